@@ -1,0 +1,66 @@
+// swift-tools-version:6.0
+// WatchRelay: a headless stand-in for the iPhone ↔ Apple Watch link (see README.md).
+// Only the toolchain and Debian's C libraries: no Swift package can be fetched here.
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "WatchRelay",
+    platforms: [.macOS(.v15), .iOS(.v18), .watchOS(.v11)],
+    products: [
+        .executable(name: "watchrelay", targets: ["watchrelay"]),
+        .library(name: "RelayProtocol", targets: ["RelayProtocol"]),
+    ],
+    targets: [
+        // C libraries from Debian, through system-library targets.
+        .systemLibrary(
+            name: "CWebSockets", pkgConfig: "libwebsockets",
+            providers: [.apt(["libwebsockets-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CCrypto", pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]),
+
+        // The contract: frames, app payloads, codec, limits. Pure Swift, no Foundation.
+        .target(
+            name: "RelayProtocol", swiftSettings: strict,
+            linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]),
+        // The relay as a synchronous state machine.
+        .target(name: "RelayCore", dependencies: ["RelayProtocol"], swiftSettings: strict),
+        // SQLite persistence (WAL) for the relay.
+        .target(
+            name: "RelayStore", dependencies: ["RelayCore", "RelayProtocol", "CSQLite", "CCrypto"],
+            swiftSettings: strict),
+        // The only module with unsafe pointers: lws server and client.
+        .target(name: "WebSocketTransport", dependencies: ["CWebSockets"], swiftSettings: strict),
+        // RelayCore + RelayStore + transport: `watchrelay serve`.
+        .target(
+            name: "RelayServer",
+            dependencies: ["RelayCore", "RelayStore", "RelayProtocol", "WebSocketTransport"],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "watchrelay",
+            dependencies: ["RelayServer", "RelayProtocol"],
+            swiftSettings: strict),
+
+        .testTarget(
+            name: "RelayProtocolTests", dependencies: ["RelayProtocol", "CWebSockets", "CSQLite"],
+            swiftSettings: strict),
+        .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore", "RelayProtocol"], swiftSettings: strict),
+        .testTarget(
+            name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore", "RelayProtocol"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "WebSocketTransportTests", dependencies: ["WebSocketTransport"], swiftSettings: strict),
+        .testTarget(
+            name: "RelayServerTests",
+            dependencies: ["RelayServer", "RelayCore", "RelayProtocol", "WebSocketTransport", "RelayStore"],
+            swiftSettings: strict),
+    ]
+)

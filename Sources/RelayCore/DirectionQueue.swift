@@ -1,0 +1,161 @@
+import RelayProtocol
+
+/// The durable traffic of one direction of a pair (named by the sender's role).
+///
+/// Invariants: `sent` holds items with a `seq`, in seq order, not yet acked; `unsent`
+/// holds items never sent, complications first, then the rest in acceptance order;
+/// the first `inFlight` items of `sent` went out on the receiver's current connection.
+struct DirectionQueue: Sendable {
+    var sent: [QueuedItem] = []
+    var unsentComplications: [QueuedItem] = []
+    var unsent: [QueuedItem] = []
+    /// Items of `sent` (from the front) already sent on the receiver's current connection.
+    var inFlight = 0
+    var inFlightBytes = 0
+    /// The last seq handed out (messages included).
+    var lastSeq: Int64 = 0
+    /// Seqs up to this are reserved in the store.
+    var seqReserved: Int64 = 0
+    var lastSentContext: Deliver?
+    var pendingTransferred: [String] = []
+    /// Finished (acked or cancelled) durable send ids, most recent last.
+    var finished: [String] = []
+    var finishedSet: Set<String> = []
+    /// Cancelled send ids (a repeated `cancel` is answered `cancelled` again); kept in
+    /// memory only, and pruned with `finished`.
+    var cancelled: Set<String> = []
+    /// Recent message ids (for `cancel` → `not_supported`), most recent last.
+    var recentMessages: [String] = []
+
+    init() {}
+
+    init(snapshot s: DirectionSnapshot) {
+        for item in s.items {
+            if item.seq != nil {
+                sent.append(item)
+            } else if item.mode == .complication {
+                unsentComplications.append(item)
+            } else {
+                unsent.append(item)
+            }
+        }
+        sent.sort { ($0.seq ?? 0) < ($1.seq ?? 0) }
+        // Every seq up to the reservation may have been used before the restart.
+        lastSeq = max(s.seqReserved, sent.last?.seq ?? 0)
+        seqReserved = lastSeq
+        lastSentContext = s.lastSentContext
+        pendingTransferred = s.pendingTransferred
+        finished = s.finishedIDs
+        finishedSet = Set(s.finishedIDs)
+    }
+
+    /// Durable sends not yet acked, cancelled or replaced, in acceptance order.
+    var outstanding: [QueuedItem] {
+        (sent + unsentComplications + unsent).sorted { $0.acceptedAt < $1.acceptedAt }
+    }
+
+    var queuedCount: Int { sent.count + unsentComplications.count + unsent.count }
+
+    /// Whether `id` is a durable send this direction still holds.
+    func holds(_ id: String) -> Bool {
+        sent.contains { $0.sendID == id } || unsentComplications.contains { $0.sendID == id }
+            || unsent.contains { $0.sendID == id }
+    }
+
+    /// Takes the next never-sent item (complications first).
+    mutating func popUnsent() -> QueuedItem? {
+        if !unsentComplications.isEmpty { return unsentComplications.removeFirst() }
+        if !unsent.isEmpty { return unsent.removeFirst() }
+        return nil
+    }
+
+    /// Removes an unsent item by id; `nil` if it is not unsent.
+    mutating func removeUnsent(_ id: String) -> QueuedItem? {
+        if let i = unsentComplications.firstIndex(where: { $0.sendID == id }) {
+            return unsentComplications.remove(at: i)
+        }
+        if let i = unsent.firstIndex(where: { $0.sendID == id }) { return unsent.remove(at: i) }
+        return nil
+    }
+
+    /// Removes a sent (unacked) item by id, keeping the in-flight counters right.
+    mutating func removeSent(_ id: String) -> QueuedItem? {
+        guard let i = sent.firstIndex(where: { $0.sendID == id }) else { return nil }
+        let item = sent.remove(at: i)
+        if i < inFlight {
+            inFlight -= 1
+            inFlightBytes -= item.size
+        }
+        return item
+    }
+
+    /// Removes every sent item with seq ≤ `seq`; returns them.
+    mutating func ack(through seq: Int64) -> [QueuedItem] {
+        var n = 0
+        while n < sent.count, let s = sent[n].seq, s <= seq { n += 1 }
+        guard n > 0 else { return [] }
+        let done = Array(sent[0..<n])
+        sent.removeFirst(n)
+        let flown = min(n, inFlight)
+        inFlight -= flown
+        inFlightBytes -= done[0..<flown].reduce(0) { $0 + $1.size }
+        if inFlight == 0 { inFlightBytes = 0 }
+        return done
+    }
+
+    /// Forgets what went out on the receiver's previous connection.
+    mutating func resetInFlight() {
+        inFlight = 0
+        inFlightBytes = 0
+    }
+
+    mutating func remember(finished ids: [String], keep: Int) {
+        for id in ids where finishedSet.insert(id).inserted { finished.append(id) }
+        if finished.count > keep {
+            for id in finished.prefix(finished.count - keep) {
+                finishedSet.remove(id)
+                cancelled.remove(id)
+            }
+            finished.removeFirst(finished.count - keep)
+        }
+    }
+
+    mutating func remember(message id: String) {
+        recentMessages.append(id)
+        if recentMessages.count > 256 { recentMessages.removeFirst(recentMessages.count - 256) }
+    }
+}
+
+/// A pair in memory: its record and both directions.
+struct PairState: Sendable {
+    var record: PairRecord
+    var toWatch = DirectionQueue()  // sent by the phone
+    var toPhone = DirectionQueue()  // sent by the watch
+    var complicationUses: [Timestamp] = []
+
+    init(record: PairRecord) {
+        self.record = record
+    }
+
+    init(snapshot s: PairSnapshot) {
+        record = s.record
+        toWatch = DirectionQueue(snapshot: s.directions[.phone] ?? DirectionSnapshot())
+        toPhone = DirectionQueue(snapshot: s.directions[.watch] ?? DirectionSnapshot())
+        complicationUses = s.complicationUses.sorted()
+    }
+
+    /// The queue of items sent by `sender`.
+    subscript(sender: Role) -> DirectionQueue {
+        get { sender == .phone ? toWatch : toPhone }
+        set {
+            if sender == .phone { toWatch = newValue } else { toPhone = newValue }
+        }
+    }
+
+    /// Complication transfers used within 24 h of `now`.
+    mutating func complicationsUsed(at now: Timestamp) -> Int {
+        let dayAgo = now.adding(milliseconds: -86_400_000)
+        complicationUses.removeAll { $0 <= dayAgo }
+        return complicationUses.count
+    }
+}

@@ -1,0 +1,69 @@
+import RelayProtocol
+
+/// The relay's rules and limits (defaults are the protocol's).
+public struct RelayConfiguration: Sendable, Hashable {
+    /// Payload limits, reply timeout and complication budget, announced in `welcome`.
+    public var limits: Limits
+    /// How long a pairing code lives. Default 120 s.
+    public var pairingCodeTTLms: Int64
+    /// Wrong codes a connection may try before it is locked. Default 5.
+    public var wrongCodesPerLink: Int
+    /// Wrong codes per client address per minute before the address is locked. Default 20.
+    public var wrongCodesPerAddress: Int
+    /// How long a lock lasts. Default 60 s.
+    public var lockoutMs: Int64
+    /// Errors per connection per minute after which it is closed with 1008. Default 100.
+    public var maxErrorsPerMinute: Int
+    /// Durable items sent and not yet acked on one connection. Default 64.
+    public var inFlightItems: Int
+    /// Bytes of durable payloads sent and not yet acked on one connection. Default 1 MiB.
+    public var inFlightBytes: Int
+    /// How many seqs are reserved per store write (seqs may skip after a restart). Default 1024.
+    public var seqReservationBlock: Int64
+    /// Finished send ids remembered per direction for duplicate detection. Default 1024.
+    public var finishedIDsKept: Int
+
+    public init(
+        limits: Limits = .default, pairingCodeTTLms: Int64 = 120_000, wrongCodesPerLink: Int = 5,
+        wrongCodesPerAddress: Int = 20, lockoutMs: Int64 = 60_000, maxErrorsPerMinute: Int = 100,
+        inFlightItems: Int = 64, inFlightBytes: Int = 1 << 20, seqReservationBlock: Int64 = 1024,
+        finishedIDsKept: Int = 1024
+    ) {
+        self.limits = limits
+        self.pairingCodeTTLms = pairingCodeTTLms
+        self.wrongCodesPerLink = wrongCodesPerLink
+        self.wrongCodesPerAddress = wrongCodesPerAddress
+        self.lockoutMs = lockoutMs
+        self.maxErrorsPerMinute = maxErrorsPerMinute
+        self.inFlightItems = inFlightItems
+        self.inFlightBytes = inFlightBytes
+        self.seqReservationBlock = seqReservationBlock
+        self.finishedIDsKept = finishedIDsKept
+    }
+}
+
+/// Where the core gets its randomness: codes, tokens, identifiers, token hashes.
+///
+/// Injected so tests are deterministic; the server passes a live one
+/// (cryptographic randomness, SHA-256).
+public struct RelayEnvironment: Sendable {
+    /// A 6-digit pairing code candidate (the core retries on collision).
+    public var pairingCode: @Sendable () -> String
+    /// A device token: ≥ 32 random bytes, base64url (≥ 43 characters).
+    public var token: @Sendable () -> String
+    /// A fresh identifier with the given prefix (`pair`, `dev`, `s`).
+    public var identifier: @Sendable (_ prefix: String) -> String
+    /// The stored form of a token (SHA-256 hex in production).
+    public var hashToken: @Sendable (String) -> String
+
+    public init(
+        pairingCode: @escaping @Sendable () -> String, token: @escaping @Sendable () -> String,
+        identifier: @escaping @Sendable (_ prefix: String) -> String,
+        hashToken: @escaping @Sendable (String) -> String
+    ) {
+        self.pairingCode = pairingCode
+        self.token = token
+        self.identifier = identifier
+        self.hashToken = hashToken
+    }
+}

@@ -1,0 +1,27 @@
+import RelayProtocol
+
+/// Something that happened to the relay: the core's input.
+public enum RelayEvent: Sendable, Hashable {
+    /// A WebSocket connection completed its upgrade.
+    case opened(LinkID, address: String)
+    /// A whole text message arrived.
+    case frame(LinkID, [UInt8])
+    /// A binary message arrived (its bytes were discarded).
+    case binary(LinkID)
+    /// A message over the hard cap arrived (its bytes were discarded).
+    case tooLarge(LinkID, size: Int)
+    /// The connection is gone.
+    case closed(LinkID)
+    /// Time passed: reply timeouts and expiries are checked.
+    case tick
+}
+
+/// Something the relay must do: the core's output, interpreted in order.
+public enum RelayAction: Sendable, Hashable {
+    /// Send a frame on a connection.
+    case send(LinkID, RelayFrame)
+    /// Close a connection (after the frames queued before this action).
+    case close(LinkID, CloseCode, reason: String)
+    /// Commit a change; every `send` after it in the same batch waits for the commit.
+    case persist(StoreMutation)
+}

@@ -1,0 +1,248 @@
+import RelayProtocol
+
+extension RelayState {
+    /// The paired session on `link`, or `not_paired`.
+    func pairedSession(_ link: LinkID, re: String?) throws(ProtocolError) -> (Session, PairID) {
+        guard let s = links[link]?.session, let pairID = s.pairID, pairs[pairID] != nil else {
+            throw ProtocolError(.notPaired, "this device is not paired", re: re)
+        }
+        return (s, pairID)
+    }
+
+    // MARK: - send
+
+    mutating func send(_ f: Send, on link: LinkID) throws(ProtocolError) {
+        let (session, pairID) = try pairedSession(link, re: f.id)
+        let sender = session.role
+        if f.mode == .complication, sender != .phone {
+            throw ProtocolError(.notSupported, "complication transfers go from the phone to the watch only", re: f.id)
+        }
+        try configuration.limits.check(.send(f))
+        // A send this device already had accepted (a retry) is not queued or delivered again.
+        if let q = pairs[pairID]?[sender], q.holds(f.id) || q.finishedSet.contains(f.id) || q.recentMessages.contains(f.id) {
+            var again = Accepted(re: f.id)
+            if f.mode == .complication {
+                again.remaining = max(0, configuration.limits.complicationsPerDay - (pairs[pairID]?.complicationsUsed(at: now) ?? 0))
+                if q.unsent.contains(where: { $0.sendID == f.id }) || q.sent.contains(where: { $0.sendID == f.id && $0.mode == .userInfo }) {
+                    again.fallback = .userInfo
+                }
+            }
+            emit(.accepted(again), to: link)
+            return
+        }
+        if f.mode == .message {
+            return try sendMessage(f, from: link, sender: sender, pairID: pairID)
+        }
+        var item = QueuedItem(sendID: f.id, mode: f.mode, payload: f.payload, acceptedAt: now)
+        var accepted = Accepted(re: f.id)
+        switch f.mode {
+        case .context:
+            replaceContext(pairID, sender: sender)
+            pairs[pairID]?[sender].unsent.append(item)
+        case .complication:
+            let used = pairs[pairID]?.complicationsUsed(at: now) ?? 0
+            let perDay = configuration.limits.complicationsPerDay
+            if used < perDay {
+                pairs[pairID]?[sender].unsentComplications.append(item)
+                pairs[pairID]?.complicationUses.append(now)
+                persist(.addComplicationUse(pairID, now))
+                accepted.remaining = perDay - used - 1
+            } else {
+                item.mode = .userInfo
+                pairs[pairID]?[sender].unsent.append(item)
+                accepted.remaining = 0
+                accepted.fallback = .userInfo
+            }
+        default:
+            pairs[pairID]?[sender].unsent.append(item)
+        }
+        persist(.insertItem(pairID, direction: sender, item))
+        emit(.accepted(accepted), to: link)
+        pump(pairID, sender: sender)
+    }
+
+    /// Latest wins: an older context still queued leaves (and leaves `outstanding`).
+    private mutating func replaceContext(_ pairID: PairID, sender: Role) {
+        guard var q = pairs[pairID]?[sender] else { return }
+        var replaced: [String] = []
+        if let i = q.unsent.firstIndex(where: { $0.mode == .context }) {
+            replaced.append(q.unsent.remove(at: i).sendID)
+        }
+        for item in q.sent where item.mode == .context {
+            if let gone = q.removeSent(item.sendID) { replaced.append(gone.sendID) }
+        }
+        guard !replaced.isEmpty else { return }
+        q.remember(finished: replaced, keep: configuration.finishedIDsKept)
+        pairs[pairID]?[sender] = q
+        persist(.deleteItems(pairID, direction: sender, sendIDs: replaced))
+        persist(.recordFinished(pairID, direction: sender, sendIDs: replaced))
+    }
+
+    private mutating func sendMessage(_ f: Send, from link: LinkID, sender: Role, pairID: PairID) throws(ProtocolError) {
+        guard let receiver = connectedLink(of: sender.peer, in: pairID), presence(ofLink: receiver).reachable else {
+            throw ProtocolError(.notReachable, "the \(sender.peer) is not reachable", re: f.id)
+        }
+        let seq = nextSeq(pairID, sender: sender)
+        pairs[pairID]?[sender].remember(message: f.id)
+        emit(.accepted(Accepted(re: f.id)), to: link)
+        let wantsReply = f.wantsReply == true
+        emit(
+            .deliver(
+                Deliver(
+                    seq: seq, mode: .message, id: f.id, from: sender, sentAt: now, payload: f.payload,
+                    wantsReply: wantsReply ? true : nil)), to: receiver)
+        if wantsReply {
+            let deadline = now.adding(milliseconds: Int64(configuration.limits.replyTimeoutMs))
+            replies[ReplyKey(pair: pairID, requesterRole: sender, sendID: f.id)] = PendingReply(
+                requester: link, replier: receiver, deadline: deadline)
+        }
+    }
+
+    func presence(ofLink link: LinkID) -> Presence {
+        guard let device = links[link]?.session?.deviceID else { return Presence(connected: false, reachable: false) }
+        return presence(of: device)
+    }
+
+    /// The next seq of `sender`'s direction, reserving a new block in the store when needed.
+    mutating func nextSeq(_ pairID: PairID, sender: Role) -> Int64 {
+        guard var q = pairs[pairID]?[sender] else { return 0 }
+        q.lastSeq += 1
+        let seq = q.lastSeq
+        if seq > q.seqReserved {
+            q.seqReserved = seq + configuration.seqReservationBlock - 1
+            persist(.setSeqReserved(pairID, direction: sender, q.seqReserved))
+        }
+        pairs[pairID]?[sender] = q
+        return seq
+    }
+
+    /// Sends queued durable items to the receiver of `sender`'s direction, within the window.
+    mutating func pump(_ pairID: PairID, sender: Role) {
+        guard let receiver = connectedLink(of: sender.peer, in: pairID) else { return }
+        while var q = pairs[pairID]?[sender] {
+            guard q.inFlight < configuration.inFlightItems,
+                q.inFlight == 0 || q.inFlightBytes < configuration.inFlightBytes
+            else { return }
+            var item: QueuedItem
+            if q.inFlight < q.sent.count {
+                item = q.sent[q.inFlight]
+            } else if let next = q.popUnsent() {
+                item = next
+                pairs[pairID]?[sender] = q
+                let seq = nextSeq(pairID, sender: sender)
+                q = pairs[pairID]![sender]
+                item.seq = seq
+                q.sent.append(item)
+                persist(.setItemSeq(pairID, direction: sender, sendID: item.sendID, seq: seq))
+                if item.mode == .context {
+                    q.lastSentContext = item.deliver(from: sender)
+                    persist(.setLastSentContext(pairID, direction: sender, item.deliver(from: sender)))
+                }
+            } else {
+                return
+            }
+            q.inFlight += 1
+            q.inFlightBytes += item.size
+            pairs[pairID]?[sender] = q
+            emit(.deliver(item.deliver(from: sender)), to: receiver)
+        }
+    }
+
+    // MARK: - ack
+
+    mutating func ack(_ f: Ack, on link: LinkID) throws(ProtocolError) {
+        let (session, pairID) = try pairedSession(link, re: f.id)
+        applyAck(pairID, sender: session.role.peer, through: f.seq)
+    }
+
+    /// Everything of `sender`'s direction with seq ≤ `seq` was processed by the receiver.
+    mutating func applyAck(_ pairID: PairID, sender: Role, through seq: Int64) {
+        guard var q = pairs[pairID]?[sender] else { return }
+        let done = q.ack(through: seq)
+        guard !done.isEmpty else { return }
+        let ids = done.map(\.sendID)
+        q.remember(finished: ids, keep: configuration.finishedIDsKept)
+        persist(.deleteItems(pairID, direction: sender, sendIDs: ids))
+        persist(.recordFinished(pairID, direction: sender, sendIDs: ids))
+        // WC's didFinish userInfoTransfer: for userInfo and complication, not for context.
+        let transferred = done.filter { $0.mode != .context }.map(\.sendID)
+        if !transferred.isEmpty {
+            if let senderLink = connectedLink(of: sender, in: pairID) {
+                pairs[pairID]?[sender] = q
+                emit(.transferred(Transferred(ids: transferred)), to: senderLink)
+            } else {
+                q.pendingTransferred += transferred
+                persist(.setPendingTransferred(pairID, direction: sender, ids: q.pendingTransferred))
+            }
+        }
+        pairs[pairID]?[sender] = q
+        pump(pairID, sender: sender)
+    }
+
+    // MARK: - cancel and outstanding
+
+    mutating func cancel(_ f: Cancel, on link: LinkID) throws(ProtocolError) {
+        let (session, pairID) = try pairedSession(link, re: f.id)
+        let sender = session.role
+        guard var q = pairs[pairID]?[sender] else { return }
+        let target = f.target
+        let unsentMode = (q.unsentComplications + q.unsent).first { $0.sendID == target }?.mode
+        let sentMode = q.sent.first { $0.sendID == target }?.mode
+        if unsentMode == .context || sentMode == .context || q.recentMessages.contains(target)
+            || q.lastSentContext?.id == target
+        {
+            throw ProtocolError(.notSupported, "only userInfo and complication transfers can be cancelled", re: f.id)
+        }
+        if q.cancelled.contains(target) {
+            emit(.cancelled(Answer(re: f.id)), to: link)
+            return
+        }
+        if unsentMode != nil, q.removeUnsent(target) != nil {
+            q.remember(finished: [target], keep: configuration.finishedIDsKept)
+            q.cancelled.insert(target)
+            pairs[pairID]?[sender] = q
+            persist(.deleteItems(pairID, direction: sender, sendIDs: [target]))
+            persist(.recordFinished(pairID, direction: sender, sendIDs: [target]))
+            emit(.cancelled(Answer(re: f.id)), to: link)
+            return
+        }
+        if sentMode != nil || q.finishedSet.contains(target) {
+            throw ProtocolError(.alreadyDelivered, "'\(target)' was already delivered", re: f.id)
+        }
+        throw ProtocolError(.unknownID, "no send '\(target)' from this device", re: f.id)
+    }
+
+    mutating func outstanding(_ f: Request, on link: LinkID) throws(ProtocolError) {
+        let (session, pairID) = try pairedSession(link, re: f.id)
+        let ids = pairs[pairID]?[session.role].outstanding.map(\.sendID) ?? []
+        emit(.outstanding(OutstandingList(re: f.id, ids: ids)), to: link)
+    }
+
+    // MARK: - reply
+
+    mutating func reply(_ f: ClientReply, on link: LinkID) throws(ProtocolError) {
+        let (session, pairID) = try pairedSession(link, re: f.id)
+        try configuration.limits.check(.reply(f))
+        let key = ReplyKey(pair: pairID, requesterRole: session.role.peer, sendID: f.re)
+        guard let pending = replies[key], pending.replier == link else {
+            throw ProtocolError(.unknownID, "no message '\(f.re)' is waiting for a reply", re: f.id)
+        }
+        replies[key] = nil
+        // A requester gone offline: the reply is dropped.
+        if let requester = pending.requester, links[requester]?.phase == .ready {
+            emit(.reply(RelayReply(re: f.re, payload: f.payload)), to: requester)
+        }
+    }
+
+    mutating func expireReplies() {
+        for (key, pending) in replies where pending.deadline <= now {
+            replies[key] = nil
+            if let requester = pending.requester, links[requester]?.phase == .ready {
+                emit(
+                    .error(ProtocolError(.replyTimeout, "no reply within the reply timeout", re: key.sendID).frame),
+                    to: requester)
+            }
+        }
+    }
+
+}

@@ -1,0 +1,168 @@
+import RelayProtocol
+
+extension RelayState {
+    // MARK: - pair.begin
+
+    mutating func pairBegin(_ f: Request, on link: LinkID) throws(ProtocolError) {
+        guard links[link]?.session?.role == .phone else {
+            throw ProtocolError(.notSupported, "only a phone can begin pairing; a watch joins with pair.join", re: f.id)
+        }
+        pruneCodes()
+        if let old = links[link]?.pairingCode { codes[old] = nil }
+        var code = environment.pairingCode()
+        var attempts = 0
+        while codes[code] != nil, attempts < 1000 {
+            code = environment.pairingCode()
+            attempts += 1
+        }
+        guard codes[code] == nil else { throw ProtocolError(.internal, "could not make a unique pairing code", re: f.id) }
+        let expiresAt = now.adding(milliseconds: configuration.pairingCodeTTLms)
+        codes[code] = PendingCode(link: link, expiresAt: expiresAt)
+        links[link]?.pairingCode = code
+        emit(.pairCode(PairCode(re: f.id, code: code, expiresAt: expiresAt)), to: link)
+    }
+
+    /// Forgets codes long expired (recently expired ones still earn `pairing_code_expired`).
+    private mutating func pruneCodes() {
+        let horizon = now.adding(milliseconds: -10 * 60_000)
+        codes = codes.filter { $0.value.expiresAt > horizon }
+        addressLockedUntil = addressLockedUntil.filter { $0.value > now }
+        let minuteAgo = now.adding(milliseconds: -60_000)
+        addressFailures = addressFailures.compactMapValues { times in
+            let recent = times.filter { $0 > minuteAgo }
+            return recent.isEmpty ? nil : recent
+        }
+    }
+
+    // MARK: - pair.join
+
+    mutating func pairJoin(_ f: PairJoin, on link: LinkID) throws(ProtocolError) {
+        guard let l = links[link], l.session?.role == .watch else {
+            throw ProtocolError(.notSupported, "only a watch joins; a phone begins with pair.begin", re: f.id)
+        }
+        pruneCodes()
+        if let until = l.lockedUntil {
+            if until > now {
+                throw ProtocolError(.pairingLocked, "too many wrong codes on this connection; wait 60 s", re: f.id)
+            }
+            links[link]?.lockedUntil = nil
+            links[link]?.wrongCodes = 0
+        }
+        if let until = addressLockedUntil[l.address], until > now {
+            throw ProtocolError(.pairingLocked, "too many wrong codes from this address; wait 60 s", re: f.id)
+        }
+        let wellFormed = f.code.utf8.count == 6 && f.code.utf8.allSatisfy { $0 >= 48 && $0 <= 57 }
+        guard wellFormed, let pending = codes[f.code], links[pending.link]?.phase == .ready else {
+            wrongCode(on: link)
+            throw ProtocolError(.pairingCodeInvalid, "no such pairing code", re: f.id)
+        }
+        guard pending.expiresAt > now else {
+            codes[f.code] = nil
+            throw ProtocolError(.pairingCodeExpired, "the pairing code expired; begin again on the phone", re: f.id)
+        }
+        codes[f.code] = nil
+        links[pending.link]?.pairingCode = nil
+        makePair(phone: pending.link, watch: link, joinID: f.id)
+    }
+
+    /// Counts a wrong code against the connection and its address; locks past the limits.
+    private mutating func wrongCode(on link: LinkID) {
+        guard var l = links[link] else { return }
+        l.wrongCodes += 1
+        if l.wrongCodes >= configuration.wrongCodesPerLink {
+            l.lockedUntil = now.adding(milliseconds: configuration.lockoutMs)
+        }
+        links[link] = l
+        var failures = addressFailures[l.address, default: []]
+        failures.append(now)
+        addressFailures[l.address] = failures
+        if failures.count >= configuration.wrongCodesPerAddress {
+            addressLockedUntil[l.address] = now.adding(milliseconds: configuration.lockoutMs)
+            addressFailures[l.address] = nil
+        }
+    }
+
+    private mutating func makePair(phone phoneLink: LinkID, watch watchLink: LinkID, joinID: String) {
+        guard let phoneSession = links[phoneLink]?.session, let watchSession = links[watchLink]?.session else { return }
+        // A device pairing again leaves its old pair.
+        for session in [phoneSession, watchSession] {
+            if let old = session.pairID {
+                dissolve(
+                    old, reason: "repaired", initiator: nil, initiatorRe: nil,
+                    keep: [phoneLink, watchLink])
+            }
+        }
+        let pairID = PairID(environment.identifier("pair"))
+        let phoneToken = environment.token()
+        let watchToken = environment.token()
+        let record = PairRecord(
+            id: pairID, createdAt: now,
+            phone: DeviceRecord(
+                id: DeviceID(environment.identifier("dev")), role: .phone, name: phoneSession.deviceName,
+                tokenHash: environment.hashToken(phoneToken)),
+            watch: DeviceRecord(
+                id: DeviceID(environment.identifier("dev")), role: .watch, name: watchSession.deviceName,
+                tokenHash: environment.hashToken(watchToken)))
+        persist(.insertPair(record))
+        pairs[pairID] = PairState(record: record)
+        register(record)
+        for (link, device) in [(phoneLink, record.phone.id), (watchLink, record.watch.id)] {
+            links[link]?.session?.pairID = pairID
+            links[link]?.session?.deviceID = device
+            deviceLinks[device] = link
+        }
+        let watchPresence = presence(of: record.watch.id)
+        emit(
+            .paired(
+                Paired(
+                    pairID: pairID.rawValue, token: phoneToken,
+                    peer: PeerInfo(
+                        name: record.watch.name, connected: true, reachable: watchPresence.reachable))), to: phoneLink)
+        emit(
+            .paired(
+                Paired(
+                    re: joinID, pairID: pairID.rawValue, token: watchToken,
+                    peer: PeerInfo(name: record.phone.name, connected: true, reachable: true))), to: watchLink)
+    }
+
+    // MARK: - unpair
+
+    mutating func unpair(_ f: Request, on link: LinkID) throws(ProtocolError) {
+        guard let session = links[link]?.session, let pairID = session.pairID else {
+            throw ProtocolError(.notPaired, "this device is not paired", re: f.id)
+        }
+        dissolve(pairID, reason: "unpair", initiator: link, initiatorRe: f.id)
+    }
+
+    /// Dissolves a pair: revokes both tokens, discards its items and pending replies, tells
+    /// the connected members (`unpaired`), and closes the member left behind with 4002.
+    ///
+    /// `initiator` stays connected, unpaired; connections in `keep` (devices pairing again)
+    /// are rebound by the caller and get no `unpaired`.
+    mutating func dissolve(
+        _ pairID: PairID, reason: String, initiator: LinkID?, initiatorRe: String?, keep: Set<LinkID> = []
+    ) {
+        guard let pair = pairs[pairID] else { return }
+        var leftBehind: [LinkID] = []
+        for device in [pair.record.phone, pair.record.watch] {
+            guard let link = deviceLinks[device.id] else { continue }
+            deviceLinks[device.id] = nil
+            links[link]?.session?.pairID = nil
+            links[link]?.session?.deviceID = nil
+            if link == initiator {
+                emit(.unpaired(Unpaired(re: initiatorRe, reason: reason)), to: link)
+            } else if !keep.contains(link) {
+                emit(.unpaired(Unpaired(reason: reason)), to: link)
+                leftBehind.append(link)
+            }
+        }
+        replies = replies.filter { $0.key.pair != pairID }
+        for device in [pair.record.phone, pair.record.watch] {
+            tokens[device.tokenHash] = nil
+            devices[device.id] = nil
+        }
+        pairs[pairID] = nil
+        persist(.deletePair(pairID))
+        for link in leftBehind { close(link, code: .unpaired, reason: "unpaired") }
+    }
+}

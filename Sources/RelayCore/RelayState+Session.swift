@@ -1,0 +1,168 @@
+import RelayProtocol
+
+extension RelayState {
+    // MARK: - hello
+
+    mutating func hello(_ h: Hello, on link: LinkID) throws(ProtocolError) {
+        guard h.protocol == 1 else {
+            close(
+                link, after: ProtocolError(.unsupportedProtocol, "protocol \(h.protocol) is not supported; speak 1", re: h.id),
+                reason: "unsupported protocol")
+            return
+        }
+        var session = Session(
+            role: h.role, deviceName: h.deviceName, sessionID: environment.identifier("s"),
+            foreground: h.role == .watch ? (h.foreground ?? true) : true)
+        var replacedPresence: Presence?
+        if let token = h.token {
+            guard let device = tokens[environment.hashToken(token)], let member = devices[device],
+                member.role == h.role, pairs[member.pair] != nil
+            else {
+                close(link, after: ProtocolError(.unauthorized, "unknown or revoked token", re: h.id), reason: "unauthorized")
+                return
+            }
+            session.pairID = member.pair
+            session.deviceID = device
+            if let old = deviceLinks[device], old != link {
+                replacedPresence = presence(of: device)
+                detach(old, notifyPeer: false)
+                close(old, code: .replaced, reason: "replaced by a newer connection")
+            }
+            deviceLinks[device] = link
+        }
+        links[link]?.session = session
+        links[link]?.phase = .ready
+
+        guard let pairID = session.pairID, let deviceID = session.deviceID, var pair = pairs[pairID] else {
+            emit(
+                .welcome(
+                    Welcome(
+                        re: h.id, session: session.sessionID, role: h.role, paired: false,
+                        limits: limitsAnnounced(for: nil))), to: link)
+            return
+        }
+        let peerRole = h.role.peer
+        let peerDevice = pair.record.device(peerRole)
+        let peerState = presence(of: peerDevice.id)
+        emit(
+            .welcome(
+                Welcome(
+                    re: h.id, session: session.sessionID, role: h.role, paired: true, pairID: pairID.rawValue,
+                    peer: PeerInfo(name: peerDevice.name, connected: peerState.connected, reachable: peerState.reachable),
+                    limits: limitsAnnounced(for: pairID), context: pair[peerRole].lastSentContext)), to: link)
+
+        // What this device owes or is owed: transferred first, then the backlog.
+        if !pair[h.role].pendingTransferred.isEmpty {
+            emit(.transferred(Transferred(ids: pair[h.role].pendingTransferred)), to: link)
+            pair[h.role].pendingTransferred = []
+            pairs[pairID] = pair
+            persist(.setPendingTransferred(pairID, direction: h.role, ids: []))
+        }
+        if let lastSeq = h.lastSeq, lastSeq > 0, lastSeq <= pair[peerRole].lastSeq {
+            applyAck(pairID, sender: peerRole, through: lastSeq)
+        }
+        pairs[pairID]?[peerRole].resetInFlight()
+        pump(pairID, sender: peerRole)
+
+        let after = presence(of: deviceID)
+        if replacedPresence != after {
+            notifyPeer(of: deviceID, presence: after)
+        }
+    }
+
+    /// The limits as announced to a device, with the pair's complication budget left.
+    mutating func limitsAnnounced(for pairID: PairID?) -> Limits {
+        var limits = configuration.limits
+        if let pairID, pairs[pairID] != nil {
+            let used = pairs[pairID]!.complicationsUsed(at: now)
+            limits.complicationsRemaining = max(0, limits.complicationsPerDay - used)
+        }
+        return limits
+    }
+
+    // MARK: - Presence
+
+    struct Presence: Equatable {
+        var connected: Bool
+        var reachable: Bool
+    }
+
+    /// Whether `device` is connected and reachable (a watch only while foreground).
+    func presence(of device: DeviceID) -> Presence {
+        guard let link = deviceLinks[device], let l = links[link], l.phase == .ready, let s = l.session else {
+            return Presence(connected: false, reachable: false)
+        }
+        return Presence(connected: true, reachable: s.role == .phone || s.foreground)
+    }
+
+    /// Tells `device`'s peer (if connected) about `device`'s presence.
+    mutating func notifyPeer(of device: DeviceID, presence p: Presence) {
+        guard let member = devices[device], let pair = pairs[member.pair] else { return }
+        let peer = pair.record.device(member.role.peer).id
+        guard let peerLink = deviceLinks[peer] else { return }
+        emit(.peer(PeerChange(connected: p.connected, reachable: p.reachable)), to: peerLink)
+    }
+
+    /// The connected link of the device of `role` in `pair`, if any.
+    func connectedLink(of role: Role, in pair: PairID) -> LinkID? {
+        guard let p = pairs[pair], let l = deviceLinks[p.record.device(role).id], links[l]?.phase == .ready else {
+            return nil
+        }
+        return l
+    }
+
+    // MARK: - state
+
+    mutating func stateChange(_ f: StateChange, on link: LinkID) throws(ProtocolError) {
+        guard let session = links[link]?.session, session.role == .watch else {
+            throw ProtocolError(.notSupported, "only a watch reports foreground state", re: f.id)
+        }
+        guard let device = session.deviceID else {
+            links[link]?.session?.foreground = f.foreground
+            return
+        }
+        let before = presence(of: device)
+        links[link]?.session?.foreground = f.foreground
+        let after = presence(of: device)
+        if before != after { notifyPeer(of: device, presence: after) }
+    }
+
+    // MARK: - Closing
+
+    /// The transport reports the connection gone.
+    mutating func linkClosed(_ link: LinkID) {
+        guard links[link] != nil else { return }
+        if links[link]?.phase != .closing { detach(link) }
+        links[link] = nil
+    }
+
+    /// Unbinds a connection from its pairing code, device and pending replies.
+    mutating func detach(_ link: LinkID, notifyPeer notify: Bool = true) {
+        guard let l = links[link] else { return }
+        if let code = l.pairingCode, codes[code]?.link == link {
+            codes[code] = nil
+        }
+        links[link]?.pairingCode = nil
+        // Replies this connection owed: the requester learns at once; requests it made: dropped later.
+        for (key, pending) in replies {
+            if pending.replier == link {
+                replies[key] = nil
+                if let r = pending.requester {
+                    emit(
+                        .error(
+                            ProtocolError(
+                                .notReachable, "the peer disconnected before replying", re: key.sendID
+                            ).frame), to: r)
+                }
+            } else if pending.requester == link {
+                replies[key]?.requester = nil
+            }
+        }
+        guard let device = l.session?.deviceID, deviceLinks[device] == link else { return }
+        deviceLinks[device] = nil
+        if let member = devices[device] {
+            pairs[member.pair]?[member.role.peer].resetInFlight()
+        }
+        if notify { notifyPeer(of: device, presence: Presence(connected: false, reachable: false)) }
+    }
+}

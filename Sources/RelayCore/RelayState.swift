@@ -1,0 +1,211 @@
+import RelayProtocol
+
+/// The relay as a synchronous state machine: events in, actions out.
+///
+/// No I/O, no clock, no randomness of its own: `now` comes with every event and the
+/// ``RelayEnvironment`` makes codes, tokens and ids. The server interprets the actions in
+/// order: it commits `.persist` mutations (in groups) before it sends the frames that follow.
+public struct RelayState: Sendable {
+    /// A connection's progress.
+    enum Phase: Sendable, Equatable {
+        /// Connected; no `hello` yet.
+        case awaitingHello
+        /// `hello` accepted.
+        case ready
+        /// The core asked to close it; further frames are ignored.
+        case closing
+    }
+
+    /// A device session on one connection.
+    struct Session: Sendable {
+        var role: Role
+        var deviceName: String
+        var sessionID: String
+        /// Set once the device belongs to a pair.
+        var pairID: PairID?
+        var deviceID: DeviceID?
+        /// Watch only.
+        var foreground: Bool
+    }
+
+    struct Link: Sendable {
+        var id: LinkID
+        var address: String
+        var phase: Phase = .awaitingHello
+        var session: Session?
+        /// The live pairing code this (phone) connection asked for.
+        var pairingCode: String?
+        var wrongCodes = 0
+        var lockedUntil: Timestamp?
+        var errorTimes: [Timestamp] = []
+    }
+
+    struct PendingCode: Sendable {
+        var link: LinkID
+        var expiresAt: Timestamp
+    }
+
+    /// A `message` with `wantsReply` waiting for its `reply`.
+    struct PendingReply: Sendable {
+        var requester: LinkID?
+        var replier: LinkID
+        var deadline: Timestamp
+    }
+
+    struct ReplyKey: Hashable, Sendable {
+        var pair: PairID
+        var requesterRole: Role
+        var sendID: String
+    }
+
+    public let configuration: RelayConfiguration
+    let environment: RelayEnvironment
+    var links: [LinkID: Link] = [:]
+    var pairs: [PairID: PairState] = [:]
+    /// Token hash → device.
+    var tokens: [String: DeviceID] = [:]
+    /// Device → (pair, role).
+    var devices: [DeviceID: (pair: PairID, role: Role)] = [:]
+    /// Device → its live connection.
+    var deviceLinks: [DeviceID: LinkID] = [:]
+    var codes: [String: PendingCode] = [:]
+    var addressFailures: [String: [Timestamp]] = [:]
+    var addressLockedUntil: [String: Timestamp] = [:]
+    var replies: [ReplyKey: PendingReply] = [:]
+    /// The actions of the event being handled.
+    var actions: [RelayAction] = []
+    var now = Timestamp(millisecondsSinceEpoch: 0)
+
+    /// A relay with the durable state loaded from the store.
+    public init(configuration: RelayConfiguration = .init(), environment: RelayEnvironment, pairs: [PairSnapshot] = []) {
+        self.configuration = configuration
+        self.environment = environment
+        for p in pairs {
+            self.pairs[p.record.id] = PairState(snapshot: p)
+            register(p.record)
+        }
+    }
+
+    mutating func register(_ record: PairRecord) {
+        for d in [record.phone, record.watch] {
+            tokens[d.tokenHash] = d.id
+            devices[d.id] = (record.id, d.role)
+        }
+    }
+
+    // MARK: - Entry point
+
+    /// Handles one event at `now` and returns what the relay must do, in order.
+    public mutating func handle(_ event: RelayEvent, now: Timestamp) -> [RelayAction] {
+        self.now = now
+        actions = []
+        switch event {
+        case .opened(let link, let address):
+            links[link] = Link(id: link, address: address)
+        case .frame(let link, let bytes):
+            guard let l = links[link], l.phase != .closing else { break }
+            do {
+                let frame = try FrameCodec.decodeClientFrame(bytes)
+                try handle(frame, on: link)
+            } catch {
+                fail(link, error)
+            }
+        case .binary(let link):
+            guard let l = links[link], l.phase != .closing else { break }
+            fail(link, ProtocolError(.unsupportedFrame, "binary messages are not supported; send text JSON"))
+        case .tooLarge(let link, let size):
+            guard let l = links[link], l.phase != .closing else { break }
+            fail(link, ProtocolError(.payloadTooLarge, "message of \(size)+ bytes is over the relay's hard cap"))
+        case .closed(let link):
+            linkClosed(link)
+        case .tick:
+            expireReplies()
+
+        }
+        let out = actions
+        actions = []
+        return out
+    }
+
+    /// The earliest time a `.tick` has work to do, if any.
+    public var nextDeadline: Timestamp? {
+        let r = replies.values.map(\.deadline).min()
+        let c = codes.values.map(\.expiresAt).min()
+        switch (r, c) {
+        case (let a?, let b?): return min(a, b)
+        case (let a?, nil): return a
+        case (nil, let b?): return b
+        default: return nil
+        }
+    }
+
+    private mutating func handle(_ frame: ClientFrame, on link: LinkID) throws(ProtocolError) {
+        guard links[link]?.phase == .ready else {
+            if case .hello(let hello) = frame { return try self.hello(hello, on: link) }
+            close(
+                link, after: ProtocolError(.helloRequired, "the first frame must be 'hello'", re: frame.id),
+                reason: "hello required")
+            return
+        }
+        switch frame {
+        case .hello(let f): throw ProtocolError(.alreadyHello, "this connection already said hello", re: f.id)
+        case .pairBegin(let f): try pairBegin(f, on: link)
+        case .pairJoin(let f): try pairJoin(f, on: link)
+        case .unpair(let f): try unpair(f, on: link)
+        case .state(let f): try stateChange(f, on: link)
+        case .send(let f): try send(f, on: link)
+        case .reply(let f): try reply(f, on: link)
+        case .ack(let f): try ack(f, on: link)
+        case .cancel(let f): try cancel(f, on: link)
+        case .outstanding(let f): try outstanding(f, on: link)
+        }
+    }
+
+    // MARK: - Output helpers
+
+    mutating func emit(_ frame: RelayFrame, to link: LinkID) {
+        actions.append(.send(link, frame))
+    }
+
+    mutating func persist(_ mutation: StoreMutation) {
+        actions.append(.persist(mutation))
+    }
+
+    mutating func close(_ link: LinkID, code: CloseCode, reason: String) {
+        guard links[link] != nil, links[link]?.phase != .closing else { return }
+        actions.append(.close(link, code, reason: reason))
+        detach(link)
+        links[link]?.phase = .closing
+    }
+
+    /// Sends `error` and closes with 1008.
+    mutating func close(_ link: LinkID, after error: ProtocolError, reason: String) {
+        emit(.error(error.frame), to: link)
+        close(link, code: .policy, reason: reason)
+    }
+
+    /// Answers a bad frame with `error`; closes a connection that errs too often.
+    mutating func fail(_ link: LinkID, _ error: any Error) {
+        let e = (error as? ProtocolError) ?? ProtocolError(.internal, "internal error")
+        emit(.error(e.frame), to: link)
+        guard var l = links[link] else { return }
+        let minuteAgo = now.adding(milliseconds: -60_000)
+        l.errorTimes.removeAll { $0 <= minuteAgo }
+        l.errorTimes.append(now)
+        links[link] = l
+        if l.errorTimes.count > configuration.maxErrorsPerMinute {
+            close(link, code: .policy, reason: "too many errors")
+        }
+    }
+
+    // MARK: - Introspection (metrics, tests)
+
+    /// Live connections, by phase.
+    public var connectionCount: Int { links.values.filter { $0.phase != .closing }.count }
+    /// Pairs that exist.
+    public var pairCount: Int { pairs.count }
+    /// Durable items not yet acked, over all pairs.
+    public var queuedItemCount: Int { pairs.values.reduce(0) { $0 + $1.toWatch.queuedCount + $1.toPhone.queuedCount } }
+    /// Pending replies.
+    public var pendingReplyCount: Int { replies.count }
+}

@@ -1,0 +1,61 @@
+/// Decodes frames from WebSocket text messages and encodes them deterministically.
+///
+/// Decoding runs the protocol's first checks in order: `bad_json` (not one UTF-8 JSON
+/// text), then `bad_frame` (not an object, `type` missing or not a string, a field
+/// missing or of the wrong type) or `unknown_type`. Errors name the offending field
+/// and carry the frame's `id` as `re` when it could be read.
+public enum FrameCodec {
+    /// Decodes a client → relay frame.
+    public static func decodeClientFrame(_ bytes: some Collection<UInt8>) throws(ProtocolError) -> ClientFrame {
+        let (type, reader) = try envelope(bytes)
+        guard let frame = try ClientFrame.decode(type: type, reader) else {
+            throw unknownType(type, reader)
+        }
+        return frame
+    }
+
+    /// Decodes a relay → client frame.
+    public static func decodeRelayFrame(_ bytes: some Collection<UInt8>) throws(ProtocolError) -> RelayFrame {
+        let (type, reader) = try envelope(bytes)
+        guard let frame = try RelayFrame.decode(type: type, reader) else {
+            throw unknownType(type, reader)
+        }
+        return frame
+    }
+
+    /// The compact, key-sorted JSON of a client frame.
+    public static func encode(_ frame: ClientFrame) -> [UInt8] {
+        encode(type: frame.type, body: frame.body)
+    }
+
+    /// The compact, key-sorted JSON of a relay frame.
+    public static func encode(_ frame: RelayFrame) -> [UInt8] {
+        encode(type: frame.type, body: frame.body)
+    }
+
+    private static func encode(type: FrameType, body: JSONValue) -> [UInt8] {
+        guard case .object(var members) = body else { return JSONWriter.encode(body) }
+        members["type"] = .string(type.rawValue)
+        return JSONWriter.encode(.object(members))
+    }
+
+    private static func envelope(_ bytes: some Collection<UInt8>) throws(ProtocolError) -> (FrameType, ObjectReader) {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(bytes)
+        } catch {
+            throw ProtocolError(.badJSON, "not a JSON text: \(error)")
+        }
+        var reader = try ObjectReader(value, path: "")
+        // Read `id` leniently first so a frame that fails later can still be answered with `re`.
+        if case .string(let id)? = reader.members["id"], (1...64).contains(id.count) {
+            reader.frameID = id
+        }
+        let type = try reader.string("type")
+        return (FrameType(rawValue: type), reader)
+    }
+
+    private static func unknownType(_ type: FrameType, _ reader: ObjectReader) -> ProtocolError {
+        ProtocolError(.unknownType, field: "type", "unknown frame type '\(type.rawValue)'", re: reader.frameID)
+    }
+}

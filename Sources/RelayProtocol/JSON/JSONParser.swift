@@ -1,0 +1,250 @@
+/// A strict RFC 8259 JSON parser over UTF-8 bytes.
+///
+/// Rejects invalid UTF-8, lone surrogate escapes, control characters in strings, leading
+/// zeros, trailing garbage and nesting deeper than ``maxDepth`` (hostile input must get an
+/// error, never exhaust the stack) and duplicate object keys (ambiguous: which one counts?).
+public struct JSONParser {
+    /// The deepest nesting of arrays and objects accepted (default 64).
+    public static let defaultMaxDepth = 64
+
+    /// Why parsing failed, with the byte offset.
+    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        public var offset: Int
+        public var reason: String
+        public var description: String { "\(reason) at byte \(offset)" }
+    }
+
+    /// Parses one JSON text that fills `bytes` entirely.
+    public static func parse(_ bytes: some Collection<UInt8>, maxDepth: Int = defaultMaxDepth) throws(Failure) -> JSONValue {
+        let array = Array(bytes)
+        return try array.withUnsafeBufferPointer { (buf) throws(Failure) -> JSONValue in
+            var p = JSONParser(buf: buf, maxDepth: maxDepth)
+            p.skipWhitespace()
+            let v = try p.parseValue(depth: 0)
+            p.skipWhitespace()
+            if p.pos != buf.count { throw p.fail("trailing characters after the JSON value") }
+            return v
+        }
+    }
+
+    private let buf: UnsafeBufferPointer<UInt8>
+    private var pos = 0
+    private let maxDepth: Int
+
+    private init(buf: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+        self.buf = buf
+        self.maxDepth = maxDepth
+    }
+
+    private func fail(_ reason: String) -> Failure { Failure(offset: pos, reason: reason) }
+
+    private mutating func skipWhitespace() {
+        while pos < buf.count {
+            switch buf[pos] {
+            case 0x20, 0x0A, 0x0D, 0x09: pos += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func parseValue(depth: Int) throws(Failure) -> JSONValue {
+        guard pos < buf.count else { throw fail("unexpected end of input") }
+        switch buf[pos] {
+        case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
+        case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw fail("unexpected character")
+        }
+    }
+
+    private mutating func expectLiteral(_ word: StaticString) throws(Failure) {
+        let n = word.utf8CodeUnitCount
+        guard pos + n <= buf.count else { throw fail("unexpected end of input") }
+        let w = word.utf8Start
+        for i in 0..<n where buf[pos + i] != w[i] { throw fail("invalid literal") }
+        pos += n
+    }
+
+    private mutating func parseObject(depth: Int) throws(Failure) -> JSONValue {
+        if depth > maxDepth { throw fail("nesting deeper than \(maxDepth)") }
+        pos += 1
+        var members: [String: JSONValue] = [:]
+        skipWhitespace()
+        if pos < buf.count, buf[pos] == UInt8(ascii: "}") {
+            pos += 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard pos < buf.count, buf[pos] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+            let key = try parseString()
+            skipWhitespace()
+            guard pos < buf.count, buf[pos] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            pos += 1
+            skipWhitespace()
+            let keyOffset = pos
+            if members.updateValue(try parseValue(depth: depth), forKey: key) != nil {
+                throw Failure(offset: keyOffset, reason: "duplicate key '\(key)'")
+            }
+            skipWhitespace()
+            guard pos < buf.count else { throw fail("unexpected end of input") }
+            if buf[pos] == UInt8(ascii: ",") {
+                pos += 1
+            } else if buf[pos] == UInt8(ascii: "}") {
+                pos += 1
+                return .object(members)
+            } else {
+                throw fail("expected ',' or '}'")
+            }
+        }
+    }
+
+    private mutating func parseArray(depth: Int) throws(Failure) -> JSONValue {
+        if depth > maxDepth { throw fail("nesting deeper than \(maxDepth)") }
+        pos += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if pos < buf.count, buf[pos] == UInt8(ascii: "]") {
+            pos += 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try parseValue(depth: depth))
+            skipWhitespace()
+            guard pos < buf.count else { throw fail("unexpected end of input") }
+            if buf[pos] == UInt8(ascii: ",") {
+                pos += 1
+            } else if buf[pos] == UInt8(ascii: "]") {
+                pos += 1
+                return .array(elements)
+            } else {
+                throw fail("expected ',' or ']'")
+            }
+        }
+    }
+
+    private mutating func parseNumber() throws(Failure) -> JSONValue {
+        let start = pos
+        var isInteger = true
+        if buf[pos] == UInt8(ascii: "-") { pos += 1 }
+        guard pos < buf.count, isDigit(buf[pos]) else { throw fail("invalid number") }
+        if buf[pos] == UInt8(ascii: "0") {
+            pos += 1
+            if pos < buf.count, isDigit(buf[pos]) { throw fail("leading zero in number") }
+        } else {
+            while pos < buf.count, isDigit(buf[pos]) { pos += 1 }
+        }
+        if pos < buf.count, buf[pos] == UInt8(ascii: ".") {
+            isInteger = false
+            pos += 1
+            guard pos < buf.count, isDigit(buf[pos]) else { throw fail("invalid fraction") }
+            while pos < buf.count, isDigit(buf[pos]) { pos += 1 }
+        }
+        if pos < buf.count, buf[pos] == UInt8(ascii: "e") || buf[pos] == UInt8(ascii: "E") {
+            isInteger = false
+            pos += 1
+            if pos < buf.count, buf[pos] == UInt8(ascii: "+") || buf[pos] == UInt8(ascii: "-") { pos += 1 }
+            guard pos < buf.count, isDigit(buf[pos]) else { throw fail("invalid exponent") }
+            while pos < buf.count, isDigit(buf[pos]) { pos += 1 }
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: buf[start..<pos]), as: UTF8.self)
+        if isInteger, let i = Int64(text) { return .int(i) }
+        guard let d = Double(text), d.isFinite else { throw fail("number out of range") }
+        return .double(d)
+    }
+
+    private func isDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }
+
+    private mutating func parseString() throws(Failure) -> String {
+        pos += 1  // opening quote
+        let start = pos
+        // Fast path: no escapes, ASCII or valid UTF-8 without control characters.
+        var sawEscape = false
+        var sawNonASCII = false
+        while pos < buf.count {
+            let b = buf[pos]
+            if b == UInt8(ascii: "\"") { break }
+            if b == UInt8(ascii: "\\") { sawEscape = true; break }
+            if b < 0x20 { throw fail("control character in string") }
+            if b >= 0x80 { sawNonASCII = true }
+            pos += 1
+        }
+        guard pos < buf.count else { throw fail("unterminated string") }
+        if !sawEscape {
+            let slice = UnsafeBufferPointer(rebasing: buf[start..<pos])
+            pos += 1
+            if sawNonASCII {
+                guard let s = String(validating: slice, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
+                return s
+            }
+            return String(decoding: slice, as: UTF8.self)
+        }
+        var bytes = Array(UnsafeBufferPointer(rebasing: buf[start..<pos]))
+        while true {
+            guard pos < buf.count else { throw fail("unterminated string") }
+            let b = buf[pos]
+            if b == UInt8(ascii: "\"") { pos += 1; break }
+            if b < 0x20 { throw fail("control character in string") }
+            if b != UInt8(ascii: "\\") {
+                bytes.append(b)
+                pos += 1
+                continue
+            }
+            pos += 1
+            guard pos < buf.count else { throw fail("unterminated escape") }
+            let e = buf[pos]
+            pos += 1
+            switch e {
+            case UInt8(ascii: "\""): bytes.append(0x22)
+            case UInt8(ascii: "\\"): bytes.append(0x5C)
+            case UInt8(ascii: "/"): bytes.append(0x2F)
+            case UInt8(ascii: "b"): bytes.append(0x08)
+            case UInt8(ascii: "f"): bytes.append(0x0C)
+            case UInt8(ascii: "n"): bytes.append(0x0A)
+            case UInt8(ascii: "r"): bytes.append(0x0D)
+            case UInt8(ascii: "t"): bytes.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = try parseHex4()
+                if (0xD800...0xDBFF).contains(scalar) {
+                    guard pos + 1 < buf.count, buf[pos] == UInt8(ascii: "\\"), buf[pos + 1] == UInt8(ascii: "u")
+                    else { throw fail("lone surrogate escape") }
+                    pos += 2
+                    let low = try parseHex4()
+                    guard (0xDC00...0xDFFF).contains(low) else { throw fail("lone surrogate escape") }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                } else if (0xDC00...0xDFFF).contains(scalar) {
+                    throw fail("lone surrogate escape")
+                }
+                guard let u = Unicode.Scalar(scalar) else { throw fail("invalid unicode escape") }
+                bytes.append(contentsOf: UTF8.encode(u).map { Array($0) } ?? [])
+            default:
+                throw fail("invalid escape")
+            }
+        }
+        guard let s = String(validating: bytes, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
+        return s
+    }
+
+    private mutating func parseHex4() throws(Failure) -> UInt32 {
+        guard pos + 4 <= buf.count else { throw fail("truncated unicode escape") }
+        var v: UInt32 = 0
+        for _ in 0..<4 {
+            let b = buf[pos]
+            let d: UInt32
+            switch b {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): d = UInt32(b - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): d = UInt32(b - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): d = UInt32(b - UInt8(ascii: "A") + 10)
+            default: throw fail("invalid unicode escape")
+            }
+            v = v << 4 | d
+            pos += 1
+        }
+        return v
+    }
+}

@@ -1,0 +1,77 @@
+/// The relay's limits, announced in `welcome.limits` (WatchConnectivity's undocumented
+/// sizes: 64 KiB for messages and userInfo, 256 KiB for the application context).
+public struct Limits: JSONRepresentable, Hashable {
+    /// Largest `message` (and `reply`) payload, compact JSON bytes. Default 65536.
+    public var messageBytes: Int
+    /// Largest `userInfo` or `complication` payload. Default 65536.
+    public var userInfoBytes: Int
+    /// Largest `context` payload. Default 262144.
+    public var contextBytes: Int
+    /// How long the relay waits for a reply before `reply_timeout`. Default 10000 ms.
+    public var replyTimeoutMs: Int
+    /// Complication transfers per pair per rolling 24 h. Default 50.
+    public var complicationsPerDay: Int
+    /// Complication transfers left now (only meaningful in `welcome`).
+    public var complicationsRemaining: Int
+
+    public init(
+        messageBytes: Int = 65536, userInfoBytes: Int = 65536, contextBytes: Int = 262_144,
+        replyTimeoutMs: Int = 10000, complicationsPerDay: Int = 50, complicationsRemaining: Int? = nil
+    ) {
+        self.messageBytes = messageBytes
+        self.userInfoBytes = userInfoBytes
+        self.contextBytes = contextBytes
+        self.replyTimeoutMs = replyTimeoutMs
+        self.complicationsPerDay = complicationsPerDay
+        self.complicationsRemaining = complicationsRemaining ?? complicationsPerDay
+    }
+
+    /// The protocol's defaults.
+    public static let `default` = Limits()
+
+    /// The relay's hard cap on one WebSocket message (default 1 MiB).
+    public static let defaultMaxFrameBytes = 1 << 20
+
+    /// The payload limit for `mode`.
+    public func payloadLimit(for mode: DeliveryMode) -> Int {
+        switch mode {
+        case .context: return contextBytes
+        case .userInfo, .complication: return userInfoBytes
+        default: return messageBytes
+        }
+    }
+
+    /// Fails with `payload_too_large` if the frame's payload is over its mode's limit.
+    /// Frames without a payload pass.
+    public func check(_ frame: ClientFrame) throws(ProtocolError) {
+        let (payload, limit, id): (Payload, Int, String)
+        switch frame {
+        case .send(let s): (payload, limit, id) = (s.payload, payloadLimit(for: s.mode), s.id)
+        case .reply(let r): (payload, limit, id) = (r.payload, messageBytes, r.id)
+        default: return
+        }
+        let size = payload.encodedSize
+        if size > limit {
+            throw ProtocolError(
+                .payloadTooLarge, field: "payload", "payload is \(size) bytes; the limit is \(limit)", re: id)
+        }
+    }
+
+    public init(reader r: ObjectReader) throws(ProtocolError) {
+        messageBytes = Int(try r.int("messageBytes", min: 0))
+        userInfoBytes = Int(try r.int("userInfoBytes", min: 0))
+        contextBytes = Int(try r.int("contextBytes", min: 0))
+        replyTimeoutMs = Int(try r.int("replyTimeoutMs", min: 0))
+        complicationsPerDay = Int(try r.int("complicationsPerDay", min: 0))
+        complicationsRemaining = Int(try r.int("complicationsRemaining", min: 0))
+    }
+
+    public var json: JSONValue {
+        [
+            "messageBytes": .int(Int64(messageBytes)), "userInfoBytes": .int(Int64(userInfoBytes)),
+            "contextBytes": .int(Int64(contextBytes)), "replyTimeoutMs": .int(Int64(replyTimeoutMs)),
+            "complicationsPerDay": .int(Int64(complicationsPerDay)),
+            "complicationsRemaining": .int(Int64(complicationsRemaining)),
+        ]
+    }
+}

@@ -1,0 +1,79 @@
+import RelayCore
+import RelayProtocol
+
+extension RelayStore {
+    /// Applies one mutation inside the caller's transaction, exactly as ``StoreMutation`` documents it.
+    func apply(_ mutation: StoreMutation) throws(SQLiteError) {
+        typealias SQL = RelayStoreSchema
+        switch mutation {
+        case .insertPair(let record):
+            let pair = SQLiteValue.text(record.id.rawValue)
+            try database.execute(SQL.upsertPair, [pair, .integer(record.createdAt.millisecondsSinceEpoch)])
+            // A re-inserted pair gets exactly the devices of the new record.
+            try database.execute(SQL.deletePairDevices, [pair])
+            for device in [record.phone, record.watch] {
+                try database.execute(
+                    SQL.upsertDevice,
+                    [
+                        .text(device.id.rawValue), pair, .text(device.role.rawValue), .text(device.name),
+                        .text(device.tokenHash),
+                    ])
+            }
+
+        case .deletePair(let pair):
+            // Devices, items, directions, finished ids and complication uses go by cascade.
+            try database.execute(SQL.deletePair, [.text(pair.rawValue)])
+
+        case .insertItem(let pair, let direction, let item):
+            try database.execute(
+                SQL.insertItem,
+                [
+                    .text(pair.rawValue), .text(direction.rawValue), .text(item.sendID), .text(item.mode.rawValue),
+                    .text(String(decoding: JSONWriter.encode(item.payload.json), as: UTF8.self)),
+                    .integer(item.acceptedAt.millisecondsSinceEpoch), item.seq.map { .integer($0) } ?? .null,
+                ])
+
+        case .setItemSeq(let pair, let direction, let sendID, let seq):
+            try database.execute(
+                SQL.setItemSeq, [.text(pair.rawValue), .text(direction.rawValue), .text(sendID), .integer(seq)])
+
+        case .deleteItems(let pair, let direction, let sendIDs):
+            for sendID in sendIDs {
+                try database.execute(SQL.deleteItem, [.text(pair.rawValue), .text(direction.rawValue), .text(sendID)])
+            }
+
+        case .setLastSentContext(let pair, let direction, let deliver):
+            try database.execute(
+                SQL.setLastSentContext,
+                [
+                    .text(pair.rawValue), .text(direction.rawValue),
+                    .text(String(decoding: deliver.jsonBytes, as: UTF8.self)),
+                ])
+
+        case .setSeqReserved(let pair, let direction, let reserved):
+            try database.execute(
+                SQL.setSeqReserved, [.text(pair.rawValue), .text(direction.rawValue), .integer(reserved)])
+
+        case .addComplicationUse(let pair, let time):
+            let usedAt = time.millisecondsSinceEpoch
+            try database.execute(SQL.insertComplicationUse, [.text(pair.rawValue), .integer(usedAt)])
+            // Keep the table bounded while the relay runs; `load` prunes against the clock too.
+            try database.execute(
+                SQL.pruneComplicationUsesOfPair,
+                [.text(pair.rawValue), .integer(usedAt - SQL.complicationWindowMilliseconds)])
+
+        case .setPendingTransferred(let pair, let direction, let ids):
+            let list = JSONWriter.encode(.array(ids.map { .string($0) }))
+            try database.execute(
+                SQL.setPendingTransferred,
+                [.text(pair.rawValue), .text(direction.rawValue), .text(String(decoding: list, as: UTF8.self))])
+
+        case .recordFinished(let pair, let direction, let sendIDs):
+            let key: [SQLiteValue] = [.text(pair.rawValue), .text(direction.rawValue)]
+            for sendID in sendIDs {
+                try database.execute(SQL.insertFinished, key + [.text(sendID)])
+            }
+            try database.execute(SQL.pruneFinished, key + [.integer(Int64(SQL.finishedLimit))])
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import RelayCore
+import RelayProtocol
+
+extension RelayStore {
+    /// Reads every table and assembles one snapshot per pair (inside the caller's transaction).
+    func readSnapshots() throws -> [PairSnapshot] {
+        typealias SQL = RelayStoreSchema
+        let pairs = try database.query(SQL.selectPairs) { row in
+            (id: PairID(row.text(0)), createdAt: Timestamp(millisecondsSinceEpoch: row.int64(1)))
+        }
+        var builders: [PairID: SnapshotBuilder] = [:]
+        for pair in pairs {
+            builders[pair.id] = SnapshotBuilder(createdAt: pair.createdAt)
+        }
+
+        for device in try database.query(SQL.selectDevices, [], DeviceRow.init) {
+            let role = try knownRole(device.role, table: "devices")
+            builders[device.pairID]?.devices[role] = DeviceRecord(
+                id: device.id, role: role, name: device.name, tokenHash: device.tokenHash)
+        }
+
+        for row in try database.query(SQL.selectDirections, [], DirectionRow.init) {
+            let direction = try knownRole(row.direction, table: "directions")
+            guard builders[row.pairID] != nil else { continue }
+            let context = try row.lastSentContext.map { bytes in
+                try decode(table: "directions") { () throws -> Deliver in try Deliver(json: JSONParser.parse(bytes)) }
+            }
+            let pending = try decode(table: "directions") { () throws -> [String] in
+                let list = try JSONParser.parse(row.pendingTransferred).arrayValue ?? [.null]
+                let ids = list.compactMap(\.stringValue)
+                guard ids.count == list.count else { throw StoredListError() }
+                return ids
+            }
+            builders[row.pairID]?.directions[direction]?.lastSentContext = context
+            builders[row.pairID]?.directions[direction]?.seqReserved = row.seqReserved
+            builders[row.pairID]?.directions[direction]?.pendingTransferred = pending
+        }
+
+        for row in try database.query(SQL.selectItems, [], ItemRow.init) {
+            let direction = try knownRole(row.direction, table: "items")
+            guard builders[row.pairID] != nil else { continue }
+            let payload = try decode(table: "items") { () throws -> Payload in
+                try Payload(json: JSONParser.parse(row.payload))
+            }
+            let item = QueuedItem(
+                sendID: row.sendID, mode: DeliveryMode(rawValue: row.mode), payload: payload,
+                acceptedAt: row.acceptedAt, seq: row.seq)
+            builders[row.pairID]?.directions[direction]?.items.append(item)
+        }
+
+        for row in try database.query(SQL.selectFinished, [], { ($0.text(0), $0.text(1), $0.text(2)) }) {
+            let direction = try knownRole(row.1, table: "finished")
+            builders[PairID(row.0)]?.directions[direction]?.finishedIDs.append(row.2)
+        }
+
+        for row in try database.query(SQL.selectComplicationUses, [], { ($0.text(0), $0.int64(1)) }) {
+            builders[PairID(row.0)]?.complicationUses.append(Timestamp(millisecondsSinceEpoch: row.1))
+        }
+
+        return try pairs.map { pair in
+            // Every pair was given a builder above, and only member updates happened since.
+            try builders[pair.id]!.snapshot(id: pair.id)
+        }
+    }
+
+    private func knownRole(_ raw: String, table: String) throws -> Role {
+        guard let role = Role.all.first(where: { $0.rawValue == raw }) else {
+            throw RelayStoreError.corruptRow(table: table, reason: "unknown direction or role '\(raw)'")
+        }
+        return role
+    }
+
+    /// Runs `body`, reporting any failure as a corrupt row of `table`.
+    private func decode<T>(table: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as RelayStoreError {
+            throw error
+        } catch {
+            throw RelayStoreError.corruptRow(table: table, reason: "\(error)")
+        }
+    }
+}
+
+/// A `pending_transferred` value that is not a JSON array of strings.
+private struct StoredListError: Error, CustomStringConvertible {
+    var description: String { "pending_transferred is not a JSON array of strings" }
+}
+
+/// One pair's rows, gathered table by table.
+private struct SnapshotBuilder {
+    var createdAt: Timestamp
+    var devices: [Role: DeviceRecord] = [:]
+    var directions: [Role: DirectionSnapshot] = [.phone: DirectionSnapshot(), .watch: DirectionSnapshot()]
+    var complicationUses: [Timestamp] = []
+
+    func snapshot(id: PairID) throws -> PairSnapshot {
+        guard let phone = devices[.phone], let watch = devices[.watch] else {
+            throw RelayStoreError.corruptRow(table: "devices", reason: "pair '\(id)' lacks its phone or its watch")
+        }
+        var directions = directions
+        for role in Role.all {
+            // Pruned on every insert; trimmed here too in case the limit shrank.
+            let finished = directions[role]?.finishedIDs ?? []
+            directions[role]?.finishedIDs = Array(finished.suffix(RelayStoreSchema.finishedLimit))
+        }
+        return PairSnapshot(
+            record: PairRecord(id: id, createdAt: createdAt, phone: phone, watch: watch), directions: directions,
+            complicationUses: complicationUses)
+    }
+}
+
+/// A `devices` row.
+private struct DeviceRow {
+    var pairID: PairID, id: DeviceID, role: String, name: String, tokenHash: String
+    init(_ row: SQLiteRow) {
+        (pairID, id, role) = (PairID(row.text(0)), DeviceID(row.text(1)), row.text(2))
+        (name, tokenHash) = (row.text(3), row.text(4))
+    }
+}
+
+/// A `directions` row, JSON columns still encoded.
+private struct DirectionRow {
+    var pairID: PairID, direction: String, lastSentContext: [UInt8]?, seqReserved: Int64, pendingTransferred: [UInt8]
+    init(_ row: SQLiteRow) {
+        (pairID, direction, lastSentContext) = (PairID(row.text(0)), row.text(1), row.optionalBytes(2))
+        (seqReserved, pendingTransferred) = (row.int64(3), row.bytes(4))
+    }
+}
+
+/// An `items` row, the payload still encoded.
+private struct ItemRow {
+    var pairID: PairID, direction: String, sendID: String, mode: String, payload: [UInt8]
+    var acceptedAt: Timestamp, seq: Int64?
+    init(_ row: SQLiteRow) {
+        (pairID, direction, sendID, mode) = (PairID(row.text(0)), row.text(1), row.text(2), row.text(3))
+        payload = row.bytes(4)
+        acceptedAt = Timestamp(millisecondsSinceEpoch: row.int64(5))
+        seq = row.optionalInt64(6)
+    }
+}

@@ -1,0 +1,81 @@
+import RelayCore
+import RelayProtocol
+
+/// The relay's durable state in one SQLite file: pairs, devices, queued items and bookkeeping.
+///
+/// The actor owns its ``SQLiteDatabase``, so all disk I/O happens on the actor's executor and
+/// never on the transport's service thread. The relay core describes changes as
+/// ``StoreMutation`` values; the server gathers those of many events and hands them to
+/// ``commit(_:)`` in one call (group commit), then releases the frames that depended on them.
+///
+/// Mutations for a pair that is no longer stored (the core may race a `deletePair`) are
+/// ignored: they change nothing and do not fail the batch. Inserting a pair that is already
+/// stored replaces its creation time and devices and keeps its queues and bookkeeping.
+public actor RelayStore {
+    /// The connection, confined to this actor.
+    let database: SQLiteDatabase
+
+    /// Opens the store at `path` (or `:memory:`), creating the file and bringing its schema up to date.
+    ///
+    /// - Parameters:
+    ///   - path: The database file; its `-wal` and `-shm` companions live beside it.
+    ///   - synchronous: Commit durability; ``SQLiteDatabase/Synchronous/full`` (the default)
+    ///     makes every returned ``commit(_:)`` survive `kill -9` and power loss.
+    /// - Throws: ``RelayStoreError/schemaTooNew(found:supported:)`` for a file from a newer
+    ///   program, ``SQLiteError`` if SQLite cannot open or migrate it.
+    public init(path: String, synchronous: SQLiteDatabase.Synchronous = .full) throws {
+        let database = try SQLiteDatabase(path: path, configuration: .init(synchronous: synchronous))
+        try database.migrate(RelayStoreSchema.migrations)
+        self.database = database
+    }
+
+    /// The schema version this program reads and writes.
+    public static var schemaVersion: Int32 { Int32(RelayStoreSchema.migrations.count) }
+
+    /// Applies `mutations` in order, in one transaction: all of them are durable when this returns, or none.
+    ///
+    /// With ``SQLiteDatabase/Synchronous/full`` the whole batch costs one fsync of the log,
+    /// so callers should batch: gather the mutations of every event handled since the last
+    /// commit and commit them together before sending the frames that depend on them.
+    /// - Throws: ``SQLiteError``; the batch is then rolled back entirely.
+    public func commit(_ mutations: [StoreMutation]) throws {
+        guard !mutations.isEmpty else { return }
+        try database.transaction(.immediate) {
+            for mutation in mutations {
+                try apply(mutation)
+            }
+        }
+    }
+
+    /// Everything stored, as the core needs it at start, after pruning expired bookkeeping.
+    ///
+    /// Complication uses at or before `now − 24 h` are deleted first. Pairs come in creation
+    /// order; each snapshot has an entry for both directions (empty where nothing is stored);
+    /// items are in acceptance order and finished ids most recent last (at most 1024).
+    /// - Parameter now: The current time, from the caller's clock.
+    /// - Throws: ``RelayStoreError/corruptRow(table:reason:)`` if a stored row cannot be
+    ///   decoded, ``SQLiteError`` if SQLite fails.
+    public func load(now: Timestamp) throws -> [PairSnapshot] {
+        let cutoff = now.millisecondsSinceEpoch - RelayStoreSchema.complicationWindowMilliseconds
+        // One transaction: the prune and the reads see a single state of the file.
+        return try database.transaction(.immediate) {
+            try database.execute(RelayStoreSchema.pruneComplicationUses, [.integer(cutoff)])
+            return try readSnapshots()
+        }
+    }
+
+    /// The number of stored pairs and queued items (for metrics and tests).
+    public func stats() throws -> (pairs: Int, queuedItems: Int) {
+        let pairs = try database.query(RelayStoreSchema.countPairs) { Int($0.int64(0)) }.first ?? 0
+        let items = try database.query(RelayStoreSchema.countItems) { Int($0.int64(0)) }.first ?? 0
+        return (pairs, items)
+    }
+
+    /// The first column of the first row of `sql` as an integer (0 if there is no row), for tests and diagnostics.
+    func scalar(_ sql: String) throws -> Int64 {
+        try database.query(sql) { $0.int64(0) }.first ?? 0
+    }
+
+    /// Whether a transaction is open on the connection (none should be, between calls).
+    var isInTransaction: Bool { database.isInTransaction }
+}

@@ -1,0 +1,137 @@
+/// The relay database's schema history and the SQL the store runs against it.
+///
+/// Tables (schema version 1):
+/// - `pairs(id, created_at)`: one row per pair; every other table cascades from it.
+/// - `devices(id, pair_id, role, name, token_hash)`: the two members, tokens as SHA-256 hex.
+/// - `items(id, pair_id, direction, send_id, mode, payload, accepted_at, seq)`: queued items;
+///   the INTEGER PRIMARY KEY `id` is the acceptance order (SQLite never gives a new row a
+///   rowid below an existing one's when there is no AUTOINCREMENT and ids are not supplied).
+/// - `directions(pair_id, direction, last_sent_context, seq_reserved, pending_transferred)`:
+///   per-direction bookkeeping, one row created on first use.
+/// - `finished(id, pair_id, direction, send_id)`: recent finished send ids, at most
+///   ``finishedLimit`` per direction.
+/// - `complication_uses(id, pair_id, used_at)`: the rolling 24 h complication budget.
+///
+/// `direction` is the sender's role (`phone` or `watch`); times are milliseconds since the
+/// Unix epoch; JSON (payloads, contexts, id lists) is stored as compact UTF-8 TEXT.
+enum RelayStoreSchema {
+    /// Finished send ids kept per direction (the most recent ones).
+    static let finishedLimit = 1024
+    /// How long a complication use counts against the budget: 24 hours, in milliseconds.
+    static let complicationWindowMilliseconds: Int64 = 24 * 60 * 60 * 1000
+
+    /// Every migration, in order; the last one's version is the schema this program writes.
+    static let migrations: [Migration] = [
+        Migration(version: 1, name: "create relay tables", sql: version1)
+    ]
+
+    private static let version1 = """
+        CREATE TABLE pairs (
+            id TEXT PRIMARY KEY NOT NULL,
+            created_at INTEGER NOT NULL
+        ) STRICT;
+        CREATE TABLE devices (
+            id TEXT PRIMARY KEY NOT NULL,
+            pair_id TEXT NOT NULL REFERENCES pairs(id) ON DELETE CASCADE,
+            role TEXT NOT NULL,
+            name TEXT NOT NULL,
+            token_hash TEXT NOT NULL,
+            UNIQUE (pair_id, role)
+        ) STRICT;
+        CREATE TABLE items (
+            id INTEGER PRIMARY KEY,
+            pair_id TEXT NOT NULL REFERENCES pairs(id) ON DELETE CASCADE,
+            direction TEXT NOT NULL,
+            send_id TEXT NOT NULL,
+            mode TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            accepted_at INTEGER NOT NULL,
+            seq INTEGER
+        ) STRICT;
+        CREATE INDEX items_by_send_id ON items(pair_id, direction, send_id);
+        CREATE TABLE directions (
+            pair_id TEXT NOT NULL REFERENCES pairs(id) ON DELETE CASCADE,
+            direction TEXT NOT NULL,
+            last_sent_context TEXT,
+            seq_reserved INTEGER NOT NULL DEFAULT 0,
+            pending_transferred TEXT NOT NULL DEFAULT '[]',
+            PRIMARY KEY (pair_id, direction)
+        ) STRICT, WITHOUT ROWID;
+        CREATE TABLE finished (
+            id INTEGER PRIMARY KEY,
+            pair_id TEXT NOT NULL REFERENCES pairs(id) ON DELETE CASCADE,
+            direction TEXT NOT NULL,
+            send_id TEXT NOT NULL
+        ) STRICT;
+        CREATE INDEX finished_by_direction ON finished(pair_id, direction, id);
+        CREATE TABLE complication_uses (
+            id INTEGER PRIMARY KEY,
+            pair_id TEXT NOT NULL REFERENCES pairs(id) ON DELETE CASCADE,
+            used_at INTEGER NOT NULL
+        ) STRICT;
+        CREATE INDEX complication_uses_by_pair ON complication_uses(pair_id, used_at);
+        """
+
+    // MARK: - Writes
+    //
+    // Writes that add rows for a pair select the pair's id from `pairs`, so a mutation for a
+    // pair that is gone (the core may race a deletePair) inserts nothing instead of failing
+    // the whole batch on the foreign key. Updates and deletes of a missing pair match nothing.
+
+    static let upsertPair = """
+        INSERT INTO pairs(id, created_at) VALUES (?1, ?2)
+        ON CONFLICT(id) DO UPDATE SET created_at = excluded.created_at
+        """
+    static let deletePairDevices = "DELETE FROM devices WHERE pair_id = ?1"
+    static let upsertDevice = """
+        INSERT INTO devices(id, pair_id, role, name, token_hash) VALUES (?1, ?2, ?3, ?4, ?5)
+        ON CONFLICT(id) DO UPDATE SET pair_id = excluded.pair_id, role = excluded.role,
+            name = excluded.name, token_hash = excluded.token_hash
+        """
+    static let deletePair = "DELETE FROM pairs WHERE id = ?1"
+    static let insertItem = """
+        INSERT INTO items(pair_id, direction, send_id, mode, payload, accepted_at, seq)
+        SELECT id, ?2, ?3, ?4, ?5, ?6, ?7 FROM pairs WHERE id = ?1
+        """
+    static let setItemSeq = "UPDATE items SET seq = ?4 WHERE pair_id = ?1 AND direction = ?2 AND send_id = ?3"
+    static let deleteItem = "DELETE FROM items WHERE pair_id = ?1 AND direction = ?2 AND send_id = ?3"
+    static let setLastSentContext = """
+        INSERT INTO directions(pair_id, direction, last_sent_context) SELECT id, ?2, ?3 FROM pairs WHERE id = ?1
+        ON CONFLICT(pair_id, direction) DO UPDATE SET last_sent_context = excluded.last_sent_context
+        """
+    static let setSeqReserved = """
+        INSERT INTO directions(pair_id, direction, seq_reserved) SELECT id, ?2, ?3 FROM pairs WHERE id = ?1
+        ON CONFLICT(pair_id, direction) DO UPDATE SET seq_reserved = excluded.seq_reserved
+        """
+    static let setPendingTransferred = """
+        INSERT INTO directions(pair_id, direction, pending_transferred) SELECT id, ?2, ?3 FROM pairs WHERE id = ?1
+        ON CONFLICT(pair_id, direction) DO UPDATE SET pending_transferred = excluded.pending_transferred
+        """
+    static let insertComplicationUse = """
+        INSERT INTO complication_uses(pair_id, used_at) SELECT id, ?2 FROM pairs WHERE id = ?1
+        """
+    static let pruneComplicationUsesOfPair = "DELETE FROM complication_uses WHERE pair_id = ?1 AND used_at <= ?2"
+    static let insertFinished = """
+        INSERT INTO finished(pair_id, direction, send_id) SELECT id, ?2, ?3 FROM pairs WHERE id = ?1
+        """
+    static let pruneFinished = """
+        DELETE FROM finished WHERE pair_id = ?1 AND direction = ?2 AND id <= (
+            SELECT id FROM finished WHERE pair_id = ?1 AND direction = ?2 ORDER BY id DESC LIMIT 1 OFFSET ?3)
+        """
+
+    // MARK: - Reads
+
+    static let pruneComplicationUses = "DELETE FROM complication_uses WHERE used_at <= ?1"
+    static let selectPairs = "SELECT id, created_at FROM pairs ORDER BY created_at, id"
+    static let selectDevices = "SELECT pair_id, id, role, name, token_hash FROM devices"
+    static let selectDirections = """
+        SELECT pair_id, direction, last_sent_context, seq_reserved, pending_transferred FROM directions
+        """
+    static let selectItems = """
+        SELECT pair_id, direction, send_id, mode, payload, accepted_at, seq FROM items ORDER BY id
+        """
+    static let selectFinished = "SELECT pair_id, direction, send_id FROM finished ORDER BY id"
+    static let selectComplicationUses = "SELECT pair_id, used_at FROM complication_uses ORDER BY used_at, id"
+    static let countPairs = "SELECT count(*) FROM pairs"
+    static let countItems = "SELECT count(*) FROM items"
+}

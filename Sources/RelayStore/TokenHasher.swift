@@ -1,0 +1,35 @@
+import CCrypto
+
+/// Hashes device tokens for storage, so the database never holds a usable token.
+public enum TokenHasher {
+    /// The lowercase hex SHA-256 digest of the UTF-8 bytes of `token`.
+    ///
+    /// `sha256Hex("abc")` is `ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad`.
+    public static func sha256Hex(_ token: String) -> String {
+        var digest = [UInt8](repeating: 0, count: 32)
+        var text = token
+        // Both buffers are owned by Swift and valid for the closures' duration: `utf8` by the
+        // string, `out` by `digest` (exactly 32 bytes, as relay_sha256 requires). libcrypto
+        // only reads the one and writes the other during the call.
+        let ok = text.withUTF8 { utf8 in
+            digest.withUnsafeMutableBufferPointer { out in
+                relay_sha256(utf8.baseAddress, utf8.count, out.baseAddress)
+            }
+        }
+        // EVP_Digest with SHA-256 fails only if libcrypto cannot allocate a context: not
+        // something a caller can handle, and a hash that silently differs would lock devices out.
+        precondition(ok == 1, "libcrypto SHA-256 failed")
+        return hex(digest)
+    }
+
+    private static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import RelayProtocol
+import Testing
+
+@Suite struct VectorTests {
+    @Test func vectorsArePresent() {
+        #expect(Vectors.validClient.count >= ClientFrame.types.count)
+        #expect(Vectors.validRelay.count >= RelayFrame.types.count)
+        #expect(Vectors.validPayload.count >= PayloadKind.all.count)
+        #expect(Vectors.invalid.count >= 20)
+        let sidecars = (try? FileManager.default.contentsOfDirectory(atPath: Vectors.root.appendingPathComponent("invalid").path))?
+            .filter { $0.hasSuffix(".expect.json") }.count ?? 0
+        #expect(sidecars == Vectors.invalid.count, "every invalid vector has a readable sidecar")
+    }
+
+    @Test func everyFrameTypeHasAValidVector() {
+        for t in ClientFrame.types {
+            #expect(Vectors.validClient.contains { Vectors.typePrefix($0.name, known: ClientFrame.types.map(\.rawValue)) == t.rawValue }, "client \(t)")
+        }
+        for t in RelayFrame.types {
+            #expect(Vectors.validRelay.contains { Vectors.typePrefix($0.name, known: RelayFrame.types.map(\.rawValue)) == t.rawValue }, "relay \(t)")
+        }
+    }
+
+    @Test(arguments: Vectors.validClient)
+    func validClientVectorDecodesAndReencodesToAnEqualValue(_ v: Vector) throws {
+        let frame = try FrameCodec.decodeClientFrame(v.bytes)
+        #expect(Vectors.typePrefix(v.name, known: ClientFrame.types.map(\.rawValue)) == frame.type.rawValue)
+        let bytes = FrameCodec.encode(frame)
+        #expect(try FrameCodec.decodeClientFrame(bytes) == frame)
+        #expect(FrameCodec.encode(try FrameCodec.decodeClientFrame(bytes)) == bytes, "encoding is deterministic")
+        // The same JSON as the vector, modulo formatting, key order and unknown fields.
+        if !v.name.contains("unknown-fields") {
+            #expect(try normalizedTimestamps(JSONParser.parse(bytes)) == normalizedTimestamps(JSONParser.parse(v.bytes)))
+        }
+        try Limits.default.check(frame)
+    }
+
+    @Test(arguments: Vectors.validRelay)
+    func validRelayVectorDecodesAndReencodesToAnEqualValue(_ v: Vector) throws {
+        let frame = try FrameCodec.decodeRelayFrame(v.bytes)
+        #expect(Vectors.typePrefix(v.name, known: RelayFrame.types.map(\.rawValue)) == frame.type.rawValue)
+        let bytes = FrameCodec.encode(frame)
+        #expect(try FrameCodec.decodeRelayFrame(bytes) == frame)
+        if !v.name.contains("unknown-fields") {
+            #expect(try normalizedTimestamps(JSONParser.parse(bytes)) == normalizedTimestamps(JSONParser.parse(v.bytes)))
+        }
+    }
+
+    @Test(arguments: Vectors.validPayload)
+    func validPayloadVectorDecodesAsItsKind(_ v: Vector) throws {
+        let json = try JSONParser.parse(v.bytes)
+        let payload = try Payload(json: json)
+        if let app = try AppPayload(payload) {
+            #expect(try normalizedTimestamps(JSONParser.parse(JSONWriter.encode(app.payload.json))) == normalizedTimestamps(json))
+            #expect(try AppPayload(Payload(json: app.payload.json)) == app)
+        } else {
+            // Model vectors (user, repo) decode as their model.
+            if v.name.contains("user") {
+                let user = try User(json: json)
+                #expect(try User(json: user.json) == user)
+            } else {
+                let repo = try Repo(json: json)
+                #expect(try Repo(json: repo.json) == repo)
+            }
+        }
+    }
+
+    @Test(arguments: Vectors.invalid)
+    func invalidVectorIsRejectedWithExactlyItsCode(_ v: InvalidVector) throws {
+        let expected = ErrorCode(rawValue: v.expect.code)
+        #expect(ErrorCode.all.contains(expected), "a protocol code")
+        switch v.expect.stage {
+        case "codec":
+            if v.expect.binary == true {
+                #expect(expected == .unsupportedFrame)
+                return
+            }
+            let error = #expect(throws: ProtocolError.self) { try FrameCodec.decodeClientFrame(v.vector.bytes) }
+            #expect(error?.code == expected)
+            if let field = v.expect.field { #expect(error?.field == field) }
+        case "limits":
+            let frame = try FrameCodec.decodeClientFrame(v.vector.bytes)
+            let error = #expect(throws: ProtocolError.self) { try Limits.default.check(frame) }
+            #expect(error?.code == expected)
+        case "session":
+            // Structurally valid; the relay's state machine rejects it (RelayCore and server tests).
+            _ = try FrameCodec.decodeClientFrame(v.vector.bytes)
+        default:
+            Issue.record("unknown stage \(v.expect.stage)")
+        }
+    }
+
+    /// Timestamps re-encode with milliseconds and optional nulls are omitted: compare
+    /// instants, and treat `null` members as absent.
+    private func normalizedTimestamps(_ v: JSONValue) -> JSONValue {
+        switch v {
+        case .string(let s):
+            if s.count >= 20, s.hasSuffix("Z"), let t = Timestamp(iso8601: s) { return .string(t.iso8601) }
+            return v
+        case .double(let d): return Int64(exactly: d).map(JSONValue.int) ?? v
+        case .array(let a): return .array(a.map(normalizedTimestamps))
+        case .object(let o): return .object(o.filter { $0.value != .null }.mapValues(normalizedTimestamps))
+        default: return v
+        }
+    }
+}

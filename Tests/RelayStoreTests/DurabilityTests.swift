@@ -1,0 +1,130 @@
+#if os(Linux)
+    import Foundation
+    import Glibc
+    import RelayCore
+    import RelayProtocol
+    import Testing
+
+    @testable import RelayStore
+
+    /// `kill -9` at any moment loses nothing whose commit returned.
+    ///
+    /// The child is this test bundle run again with ``KillChild/databaseVariable`` set and a
+    /// filter that selects ``KillChild/commitsBatchesUntilKilled()``: it commits batch after batch
+    /// and prints `committed N` after each commit returns. The parent kills it with SIGKILL in
+    /// mid-stream and checks that every batch the child reported is on disk, whole.
+    struct DurabilityTests {
+        @Test(.enabled(if: !KillChild.isChild), .timeLimit(.minutes(1)))
+        func everyReportedCommitSurvivesKill9() async throws {
+            let directory = try TemporaryDirectory()
+            let path = directory.path("relay.sqlite")
+            try await RelayStore(path: path).commit([.insertPair(Fixture.pair(KillChild.pair.rawValue))])
+
+            // Several rounds: each child resumes after the batches it finds, so recovery of a
+            // killed writer's log is itself tested under the next kill.
+            var verified = 0
+            for _ in 1...4 {
+                let reported = try runChildAndKill(path: path, atLeast: verified + 15)
+                try #require(reported >= verified + 15, "the child reported only \(reported) commits")
+
+                let loaded = try snapshot(KillChild.pair.rawValue, in: await reload(path))
+                let stored = sendIDs(loaded, .phone)
+                let batches = stored.count / KillChild.batchSize
+                #expect(stored.count % KillChild.batchSize == 0, "a batch was stored in part")
+                #expect(batches >= reported, "reported \(reported) commits, found \(batches)")
+                #expect(stored == (0..<batches).flatMap { KillChild.sendIDs(batch: $0 + 1) })
+                #expect(loaded.directions[.phone]?.seqReserved == Int64(batches))
+                verified = batches
+            }
+        }
+
+        /// Runs the child until it reports commit `atLeast`, kills it with SIGKILL a moment later,
+        /// and returns the last commit it reported.
+        private func runChildAndKill(path: String, atLeast target: Int) throws -> Int {
+            let child = Process()
+            child.executableURL = URL(
+                fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            child.arguments = ["--testing-library", "swift-testing", "--filter", "KillChild"]
+            child.environment = ProcessInfo.processInfo.environment.merging([KillChild.databaseVariable: path]) { $1 }
+            let output = Pipe()
+            child.standardOutput = output
+            child.standardError = FileHandle.nullDevice
+            try child.run()
+
+            var reader = LineReader(fd: output.fileHandleForReading.fileDescriptor)
+            let deadline = ContinuousClock.now + .seconds(20)
+            while reader.lastReported < target, !reader.atEnd, ContinuousClock.now < deadline {
+                reader.readAvailable(timeoutMilliseconds: 100)
+            }
+            // Kill at an arbitrary point, usually inside a later commit, not right after a report.
+            usleep(UInt32.random(in: 0...5000))
+            kill(child.processIdentifier, SIGKILL)
+            child.waitUntilExit()
+            while !reader.atEnd, reader.readAvailable(timeoutMilliseconds: 1000) {}  // lines written before the kill
+            #expect(child.terminationReason == .uncaughtSignal)
+            return reader.lastReported
+        }
+    }
+
+    /// The child side of ``DurabilityTests``; enabled only in the re-executed test bundle.
+    struct KillChild {
+        static let databaseVariable = "RELAY_STORE_KILL_CHILD_DB"
+        static let pair = PairID("durable")
+        static let batchSize = 10
+        static var isChild: Bool { ProcessInfo.processInfo.environment[databaseVariable] != nil }
+
+        static func sendIDs(batch: Int) -> [String] { (0..<batchSize).map { "b\(batch)-\($0)" } }
+
+        @Test(.enabled(if: KillChild.isChild))
+        func commitsBatchesUntilKilled() async throws {
+            let path = try #require(ProcessInfo.processInfo.environment[Self.databaseVariable])
+            let store = try RelayStore(path: path, synchronous: .full)
+            let loaded = try await store.load(now: Fixture.now)
+            let first = (loaded.first?.directions[.phone]?.items.count ?? 0) / Self.batchSize + 1
+            // Bounded, so an orphaned child stops by itself.
+            for batch in first..<(first + 20_000) {
+                var mutations = Self.sendIDs(batch: batch).map {
+                    StoreMutation.insertItem(Self.pair, direction: .phone, Fixture.item($0))
+                }
+                mutations.append(.setSeqReserved(Self.pair, direction: .phone, Int64(batch)))
+                try await store.commit(mutations)
+                let line = Array("committed \(batch)\n".utf8)
+                // One write(2) per line: a pipe write this small is atomic, and nothing is buffered.
+                _ = line.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+            }
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// Reads `committed N` lines from a pipe without blocking past a timeout.
+    private struct LineReader {
+        let fd: Int32
+        var pending: [UInt8] = []
+        var lastReported = 0
+        var atEnd = false
+
+        /// Waits up to `timeoutMilliseconds` for data and consumes it; `false` at end of file or timeout.
+        @discardableResult
+        mutating func readAvailable(timeoutMilliseconds: Int32) -> Bool {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, timeoutMilliseconds) > 0 else { return false }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            // `buffer` is owned by this function; read(2) fills at most its 4096 bytes.
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard count > 0 else {
+                atEnd = true
+                return false
+            }
+            pending += buffer.prefix(count)
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                if line.hasPrefix("committed "), let n = Int(line.dropFirst("committed ".count)) {
+                    lastReported = max(lastReported, n)
+                }
+            }
+            return true
+        }
+    }
+#endif

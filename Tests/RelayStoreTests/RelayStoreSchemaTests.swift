@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+
+@testable import RelayStore
+
+/// Opening relay databases: creation, migration, refusal of newer files; and token hashing.
+struct RelayStoreSchemaTests {
+    let directory: TemporaryDirectory
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    @Test func openingAnEmptyFileCreatesTheSchema() async throws {
+        let path = directory.path("relay.sqlite")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+        let store = try RelayStore(path: path)
+        #expect(try await store.scalar("PRAGMA user_version") == Int64(RelayStore.schemaVersion))
+        let tables = try await store.scalar(
+            """
+            SELECT count(*) FROM sqlite_schema WHERE type = 'table'
+            AND name IN ('pairs', 'devices', 'items', 'directions', 'finished', 'complication_uses')
+            """)
+        #expect(tables == 6)
+    }
+
+    @Test func reopeningKeepsTheSchemaVersion() async throws {
+        let path = directory.path("relay.sqlite")
+        _ = try RelayStore(path: path)
+        let store = try RelayStore(path: path)
+        #expect(try await store.scalar("PRAGMA user_version") == 1)
+    }
+
+    @Test func databaseFromANewerProgramIsRefused() throws {
+        let path = directory.path("relay.sqlite")
+        try SQLiteDatabase(path: path).setUserVersion(999)
+
+        let error = try #require(throws: RelayStoreError.self) { try RelayStore(path: path) }
+        #expect(error == .schemaTooNew(found: 999, supported: RelayStore.schemaVersion))
+        #expect(error.description.contains("schema version 999"))
+        #expect(try SQLiteDatabase(path: path).userVersion() == 999)
+    }
+
+    @Test func inMemoryStoreWorks() async throws {
+        let store = try RelayStore(path: ":memory:", synchronous: .off)
+        try await store.commit([.insertPair(Fixture.pair("p"))])
+        #expect(try await store.load(now: Fixture.now).count == 1)
+    }
+
+    // MARK: - Token hashing
+
+    @Test(arguments: [
+        ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+        ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+        (
+            "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        ),
+    ])
+    func tokenHashMatchesSHA256Vectors(input: String, digest: String) {
+        #expect(TokenHasher.sha256Hex(input) == digest)
+    }
+}

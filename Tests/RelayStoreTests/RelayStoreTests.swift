@@ -1,0 +1,244 @@
+import Foundation
+import RelayCore
+import RelayProtocol
+import Testing
+
+@testable import RelayStore
+
+/// Every mutation goes in through `commit` and comes back through `load` on a new store (a restart).
+struct RelayStoreTests {
+    let directory: TemporaryDirectory
+    let path: String
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        path = directory.path("relay.sqlite")
+    }
+
+    // MARK: - Round trips
+
+    @Test func newStoreLoadsNothing() async throws {
+        let store = try RelayStore(path: path)
+        #expect(try await store.load(now: Fixture.now).isEmpty)
+        let stats = try await store.stats()
+        #expect(stats.pairs == 0 && stats.queuedItems == 0)
+    }
+
+    @Test func insertedPairSurvivesRestartWithBothDevices() async throws {
+        let record = Fixture.pair("p1")
+        try await RelayStore(path: path).commit([.insertPair(record)])
+
+        let loaded = try await reload(path)
+        #expect(loaded == [PairSnapshot(record: record, directions: [.phone: .init(), .watch: .init()])])
+    }
+
+    @Test func reinsertedPairReplacesItsDevices() async throws {
+        var record = Fixture.pair("p1")
+        let store = try RelayStore(path: path)
+        try await store.commit([.insertPair(record)])
+        record.watch = DeviceRecord(id: DeviceID("new-watch"), role: .watch, name: "New", tokenHash: "ab")
+        try await store.commit([.insertPair(record)])
+
+        #expect(try snapshot("p1", in: await reload(path)).record == record)
+    }
+
+    @Test func everyMutationRoundTripsThroughARestart() async throws {
+        let p = PairID("p1")
+        let context = Fixture.deliver("ctx-2", seq: 7, from: .phone)
+        let mutations: [StoreMutation] = [
+            .insertPair(Fixture.pair("p1")),
+            .insertItem(p, direction: .phone, Fixture.item("a", mode: .context)),
+            .insertItem(p, direction: .phone, Fixture.item("b")),
+            .insertItem(p, direction: .watch, Fixture.item("w1", mode: .complication, seq: 3)),
+            .insertItem(p, direction: .phone, Fixture.item("c")),
+            .setItemSeq(p, direction: .phone, sendID: "b", seq: 5),
+            .deleteItems(p, direction: .phone, sendIDs: ["a"]),
+            .setLastSentContext(p, direction: .phone, context),
+            .setSeqReserved(p, direction: .phone, 64),
+            .setSeqReserved(p, direction: .watch, 128),
+            .addComplicationUse(p, Fixture.now.adding(milliseconds: -Fixture.hour)),
+            .addComplicationUse(p, Fixture.now),
+            .setPendingTransferred(p, direction: .watch, ids: ["x", "y"]),
+            .recordFinished(p, direction: .phone, sendIDs: ["a", "old-1"]),
+        ]
+        try await RelayStore(path: path).commit(mutations)
+
+        let loaded = try snapshot("p1", in: await reload(path))
+        let phone = DirectionSnapshot(
+            items: [Fixture.item("b", seq: 5), Fixture.item("c")], lastSentContext: context, seqReserved: 64,
+            pendingTransferred: [], finishedIDs: ["a", "old-1"])
+        let watch = DirectionSnapshot(
+            items: [Fixture.item("w1", mode: .complication, seq: 3)], seqReserved: 128, pendingTransferred: ["x", "y"])
+        #expect(loaded.directions[.phone] == phone)
+        #expect(loaded.directions[.watch] == watch)
+        #expect(loaded.complicationUses == [Fixture.now.adding(milliseconds: -Fixture.hour), Fixture.now])
+        #expect(loaded.record == Fixture.pair("p1"))
+    }
+
+    @Test func laterUpsertsReplaceEarlierValues() async throws {
+        let p = PairID("p1")
+        let store = try RelayStore(path: path)
+        try await store.commit([
+            .insertPair(Fixture.pair("p1")),
+            .setLastSentContext(p, direction: .watch, Fixture.deliver("c1", seq: 1, from: .watch)),
+            .setPendingTransferred(p, direction: .phone, ids: ["1", "2", "3"]),
+            .setSeqReserved(p, direction: .phone, 10),
+        ])
+        try await store.commit([
+            .setLastSentContext(p, direction: .watch, Fixture.deliver("c2", seq: 2, from: .watch)),
+            .setPendingTransferred(p, direction: .phone, ids: []),
+            .setSeqReserved(p, direction: .phone, 20),
+        ])
+
+        let loaded = try snapshot("p1", in: await reload(path))
+        #expect(loaded.directions[.watch]?.lastSentContext == Fixture.deliver("c2", seq: 2, from: .watch))
+        #expect(loaded.directions[.phone]?.pendingTransferred == [])
+        #expect(loaded.directions[.phone]?.seqReserved == 20)
+    }
+
+    // MARK: - Order and pruning
+
+    @Test func itemsKeepAcceptanceOrderAcrossDeletesAndBatches() async throws {
+        let p = PairID("p1")
+        let store = try RelayStore(path: path)
+        var expected: [String] = []
+        try await store.commit([.insertPair(Fixture.pair("p1"))])
+        for batch in 0..<5 {
+            let ids = (0..<40).map { "b\(batch)-\($0)" }
+            expected += ids
+            try await store.commit(
+                ids.flatMap { id -> [StoreMutation] in
+                    [
+                        .insertItem(p, direction: .phone, Fixture.item(id)),
+                        .insertItem(p, direction: .watch, Fixture.item("w-" + id)),
+                    ]
+                })
+            // Delete the newest item too, so a reused rowid would show up as a reordering.
+            let doomed = [ids[3], ids[17], ids[39]]
+            expected.removeAll { doomed.contains($0) }
+            try await store.commit([.deleteItems(p, direction: .phone, sendIDs: doomed)])
+        }
+
+        let loaded = try snapshot("p1", in: await reload(path))
+        #expect(sendIDs(loaded, .phone) == expected)
+        #expect(sendIDs(loaded, .watch).count == 200)
+        #expect(try await store.stats().queuedItems == expected.count + 200)
+    }
+
+    @Test func finishedIDsKeepTheMostRecent1024() async throws {
+        let p = PairID("p1")
+        let store = try RelayStore(path: path)
+        let first = (0..<1000).map { "f\($0)" }
+        let second = (1000..<1100).map { "f\($0)" }
+        try await store.commit([.insertPair(Fixture.pair("p1")), .recordFinished(p, direction: .watch, sendIDs: first)])
+        try await store.commit([.recordFinished(p, direction: .watch, sendIDs: second)])
+        try await store.commit([.recordFinished(p, direction: .phone, sendIDs: ["only"])])
+
+        let loaded = try snapshot("p1", in: await reload(path))
+        #expect(loaded.directions[.watch]?.finishedIDs == Array((first + second).suffix(1024)))
+        #expect(loaded.directions[.phone]?.finishedIDs == ["only"])
+        let stored = try await store.scalar("SELECT count(*) FROM finished")
+        #expect(stored == 1025)
+    }
+
+    @Test func complicationUsesOlderThan24HoursArePruned() async throws {
+        let p = PairID("p1")
+        let times: [Int64] = [-25, -24, -23, -1].map { $0 * Fixture.hour }
+        try await RelayStore(path: path).commit(
+            [.insertPair(Fixture.pair("p1"))]
+                + times.map { .addComplicationUse(p, Fixture.now.adding(milliseconds: $0)) })
+
+        let loaded = try snapshot("p1", in: await reload(path))
+        #expect(loaded.complicationUses == [-23, -1].map { Fixture.now.adding(milliseconds: $0 * Fixture.hour) })
+        // Pruned rows are gone, not merely hidden: a load "two hours earlier" cannot see them.
+        let earlier = try snapshot(
+            "p1", in: await reload(path, now: Fixture.now.adding(milliseconds: -2 * Fixture.hour)))
+        #expect(earlier.complicationUses.count == 2)
+    }
+
+    // MARK: - Pairs going away
+
+    @Test func deletePairCascadesToEverything() async throws {
+        let p = PairID("p1")
+        let store = try RelayStore(path: path)
+        try await store.commit([
+            .insertPair(Fixture.pair("p1")), .insertPair(Fixture.pair("p2")),
+            .insertItem(p, direction: .phone, Fixture.item("a")),
+            .insertItem(PairID("p2"), direction: .phone, Fixture.item("kept")),
+            .setLastSentContext(p, direction: .phone, Fixture.deliver("c", seq: 1, from: .phone)),
+            .setSeqReserved(p, direction: .watch, 9), .addComplicationUse(p, Fixture.now),
+            .setPendingTransferred(p, direction: .watch, ids: ["t"]),
+            .recordFinished(p, direction: .phone, sendIDs: ["f"]),
+        ])
+        try await store.commit([.deletePair(p)])
+
+        let loaded = try await reload(path)
+        #expect(loaded.map(\.record.id) == [PairID("p2")])
+        for table in ["devices", "items", "directions", "finished", "complication_uses"] {
+            let rows = try await store.scalar("SELECT count(*) FROM \(table) WHERE pair_id = 'p1'")
+            #expect(rows == 0, "table \(table)")
+        }
+        #expect(try await store.stats() == (pairs: 1, queuedItems: 1))
+    }
+
+    @Test func mutationsForAMissingPairAreIgnored() async throws {
+        let gone = PairID("gone")
+        let store = try RelayStore(path: path)
+        try await store.commit([
+            .insertPair(Fixture.pair("gone")), .deletePair(gone),
+            .insertItem(gone, direction: .phone, Fixture.item("a")),
+            .setItemSeq(gone, direction: .phone, sendID: "a", seq: 1),
+            .deleteItems(gone, direction: .phone, sendIDs: ["a"]),
+            .setLastSentContext(gone, direction: .phone, Fixture.deliver("c", seq: 1, from: .phone)),
+            .setSeqReserved(gone, direction: .phone, 3), .addComplicationUse(gone, Fixture.now),
+            .setPendingTransferred(gone, direction: .phone, ids: ["x"]),
+            .recordFinished(gone, direction: .phone, sendIDs: ["y"]), .deletePair(gone),
+            .insertPair(Fixture.pair("p2")),
+        ])
+
+        #expect(try await reload(path).map(\.record.id) == [PairID("p2")])
+        for table in ["items", "directions", "finished", "complication_uses"] {
+            #expect(try await store.scalar("SELECT count(*) FROM \(table)") == 0, "table \(table)")
+        }
+    }
+
+    @Test func failingBatchLeavesNothingBehind() async throws {
+        let p = PairID("p1")
+        let store = try RelayStore(path: path)
+        try await store.commit([.insertPair(Fixture.pair("p1"))])
+        var broken = Fixture.pair("p2")
+        broken.watch.role = .phone  // two phones violate UNIQUE(pair_id, role)
+
+        await #expect(throws: SQLiteError.self) {
+            try await store.commit([.insertItem(p, direction: .phone, Fixture.item("a")), .insertPair(broken)])
+        }
+        #expect(try await store.stats() == (pairs: 1, queuedItems: 0))
+        try await store.commit([.insertItem(p, direction: .phone, Fixture.item("b"))])
+        #expect(try sendIDs(snapshot("p1", in: await reload(path)), .phone) == ["b"])
+    }
+
+    @Test func undecodableRowIsReportedAsCorrupt() async throws {
+        let p = PairID("p1")
+        try await RelayStore(path: path).commit([
+            .insertPair(Fixture.pair("p1")), .insertItem(p, direction: .phone, Fixture.item("a")),
+        ])
+        try SQLiteDatabase(path: path).execute("UPDATE items SET payload = ?", [.text("{not json")])
+
+        let error = await #expect(throws: RelayStoreError.self) { try await reload(path) }
+        guard case .corruptRow(let table, _) = error else {
+            Issue.record("expected corruptRow, got \(String(describing: error))")
+            return
+        }
+        #expect(table == "items")
+    }
+
+    @Test func largeBatchCommitsInOneTransaction() async throws {
+        let p = PairID("p1")
+        let store = try RelayStore(path: path)
+        try await store.commit([.insertPair(Fixture.pair("p1"))])
+        let batch = (0..<100).map { StoreMutation.insertItem(p, direction: .watch, Fixture.item("i\($0)")) }
+        try await store.commit(batch)
+        #expect(try await store.stats().queuedItems == 100)
+        #expect(await store.isInTransaction == false)
+    }
+}
