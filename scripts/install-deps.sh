@@ -4,7 +4,7 @@
 set -euo pipefail
 
 DEB_PACKAGES=(libwebsockets-dev libsqlite3-dev libssl-dev pkg-config ${EXTRA_DEB_PACKAGES:-})
-PY_MODULES=(jsonschema:jsonschema referencing:referencing)
+PY_MODULES=(jsonschema:jsonschema referencing:referencing websockets:websockets)
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

@@ -72,6 +72,8 @@ public struct RelayState: Sendable {
     var addressFailures: [String: [Timestamp]] = [:]
     var addressLockedUntil: [String: Timestamp] = [:]
     var replies: [ReplyKey: PendingReply] = [:]
+    /// Client frames decoded, by type (for metrics).
+    public private(set) var framesReceived: [FrameType: Int] = [:]
     /// The actions of the event being handled.
     var actions: [RelayAction] = []
     var now = Timestamp(millisecondsSinceEpoch: 0)
@@ -106,6 +108,7 @@ public struct RelayState: Sendable {
             guard let l = links[link], l.phase != .closing else { break }
             do {
                 let frame = try FrameCodec.decodeClientFrame(bytes)
+                framesReceived[frame.type, default: 0] += 1
                 try handle(frame, on: link)
             } catch {
                 fail(link, error)

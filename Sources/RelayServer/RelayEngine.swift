@@ -1,0 +1,160 @@
+import RelayCore
+import RelayProtocol
+import WebSocketTransport
+
+/// Runs the core: feeds it events, performs its actions, and gates frames on group commits.
+///
+/// Ordering rule: a frame that follows a `.persist` in the core's output (and every frame
+/// queued after it, so per-connection order holds) waits until the store committed that
+/// mutation. Mutations that pile up while a commit runs form the next group — one fsync
+/// for many sends.
+actor RelayEngine {
+    private var core: RelayState
+    private let transport: WebSocketServer
+    private let metrics: RelayMetrics
+    private let clock: RelayClock
+    private let log: Logger
+
+    /// Mutations of the batch being filled, and its ticket.
+    private var openBatch: [StoreMutation] = []
+    private var openTicket: UInt64 = 1
+    private var committedTicket: UInt64 = 0
+    /// Actions waiting for the commit of their ticket, in order.
+    private var deferred: [(ticket: UInt64, action: RelayAction)] = []
+    private var deferredHead = 0
+    private var committerWaiting: CheckedContinuation<Bool, Never>?
+    private var stopped = false
+    /// Highest seq delivered per connection (the latency metric counts first deliveries).
+    private var deliveredSeq: [LinkID: Int64] = [:]
+
+    init(core: RelayState, transport: WebSocketServer, metrics: RelayMetrics, clock: RelayClock, log: Logger) {
+        self.core = core
+        self.transport = transport
+        self.metrics = metrics
+        self.clock = clock
+        self.log = log
+    }
+
+    // MARK: - Events
+
+    /// Hands one transport event to the core and performs what it asks.
+    func handle(_ event: ServerEvent) {
+        switch event {
+        case .opened(let id, let address):
+            log.debug("connection opened", ("conn", id.description), ("addr", address))
+            run(.opened(LinkID(id.rawValue), address: address))
+        case .message(let id, let bytes):
+            run(.frame(LinkID(id.rawValue), bytes))
+        case .binary(let id):
+            run(.binary(LinkID(id.rawValue)))
+        case .tooLarge(let id, let size):
+            run(.tooLarge(LinkID(id.rawValue), size: size))
+        case .closed(let id, let code, let reason):
+            log.debug("connection closed", ("conn", id.description), ("code", code.map(String.init) ?? "none"), ("reason", reason))
+            deliveredSeq[LinkID(id.rawValue)] = nil
+            run(.closed(LinkID(id.rawValue)))
+        }
+    }
+
+    /// Runs `.tick` when a deadline passed; refreshes the gauges.
+    func tick(refreshGauges: Bool) {
+        if let deadline = core.nextDeadline, deadline <= clock.now() {
+            run(.tick)
+        }
+        if refreshGauges {
+            metrics.gauges(
+                connections: core.connectionsByRole, pairs: core.pairCount, queued: core.queuedItemsByMode,
+                received: core.framesReceived)
+        }
+    }
+
+    private func run(_ event: RelayEvent) {
+        let actions = core.handle(event, now: clock.now())
+        var gate: UInt64 = 0
+        for action in actions {
+            switch action {
+            case .persist(let mutation):
+                openBatch.append(mutation)
+                gate = openTicket
+                if let waiter = committerWaiting {
+                    committerWaiting = nil
+                    waiter.resume(returning: true)
+                }
+            case .send, .close:
+                let ticket = max(gate, deferredHead < deferred.count ? deferred[deferred.count - 1].ticket : 0)
+                if ticket > committedTicket {
+                    deferred.append((ticket, action))
+                } else {
+                    perform(action)
+                }
+            }
+        }
+    }
+
+    private func perform(_ action: RelayAction) {
+        switch action {
+        case .send(let link, let frame):
+            transport.send(FrameCodec.encode(frame), to: ConnectionID(rawValue: link.rawValue))
+            metrics.sent(frame.type)
+            switch frame {
+            case .error(let e):
+                metrics.error(e.code)
+            case .deliver(let d):
+                if d.seq > deliveredSeq[link, default: 0] {
+                    deliveredSeq[link] = d.seq
+                    let ms = clock.now().millisecondsSinceEpoch - d.sentAt.millisecondsSinceEpoch
+                    metrics.delivered(mode: d.mode, seconds: Double(max(0, ms)) / 1000)
+                }
+            default:
+                break
+            }
+        case .close(let link, let code, let reason):
+            transport.close(ConnectionID(rawValue: link.rawValue), code: code.rawValue, reason: reason)
+        case .persist:
+            break
+        }
+    }
+
+    // MARK: - Group commit
+
+    /// The next batch to commit; waits for one. `nil` once stopped and drained.
+    func takeBatch() async -> (ticket: UInt64, mutations: [StoreMutation])? {
+        while openBatch.isEmpty {
+            if stopped { return nil }
+            let more = await withCheckedContinuation { committerWaiting = $0 }
+            if !more && openBatch.isEmpty { return nil }
+        }
+        let batch = (openTicket, openBatch)
+        openBatch = []
+        openTicket += 1
+        return batch
+    }
+
+    /// The batch of `ticket` is durable: release what waited for it.
+    func committed(_ ticket: UInt64, mutations: Int) {
+        committedTicket = ticket
+        metrics.committed(mutations: mutations)
+        while deferredHead < deferred.count, deferred[deferredHead].ticket <= ticket {
+            perform(deferred[deferredHead].action)
+            deferredHead += 1
+        }
+        if deferredHead == deferred.count {
+            deferred.removeAll(keepingCapacity: true)
+            deferredHead = 0
+        }
+    }
+
+    /// No more events will come: the committer drains the last batch and stops.
+    func stop() {
+        stopped = true
+        if let waiter = committerWaiting {
+            committerWaiting = nil
+            waiter.resume(returning: false)
+        }
+    }
+
+    /// Counts for tests and scenarios.
+    var stats: (connections: Int, pairs: Int, queued: Int) {
+        (core.connectionCount, core.pairCount, core.queuedItemCount)
+    }
+}

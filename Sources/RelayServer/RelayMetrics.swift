@@ -1,0 +1,116 @@
+import RelayProtocol
+import Synchronization
+
+/// The relay's Prometheus metrics: updated by the engine, rendered by `/metrics`.
+///
+/// Thread-safe (a `Mutex`): `/metrics` is served on the lws service thread while the
+/// engine updates counters on its own executor.
+public final class RelayMetrics: Sendable {
+    /// Upper bounds of the delivery-latency histogram, in seconds.
+    static let buckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+    struct Histogram {
+        var counts = [Int](repeating: 0, count: RelayMetrics.buckets.count)
+        var sum = 0.0
+        var count = 0
+    }
+
+    struct State {
+        var connections: [String: Int] = ["phone": 0, "watch": 0]
+        var pairs = 0
+        var queued: [String: Int] = ["context": 0, "userInfo": 0, "complication": 0]
+        var received: [String: Int] = [:]
+        var sent: [String: Int] = [:]
+        var errors: [String: Int] = [:]
+        var latency: [String: Histogram] = [:]
+        var commits = 0
+        var committedMutations = 0
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    func sent(_ type: FrameType) {
+        state.withLock { $0.sent[type.rawValue, default: 0] += 1 }
+    }
+
+    func error(_ code: ErrorCode) {
+        state.withLock { $0.errors[code.rawValue, default: 0] += 1 }
+    }
+
+    func delivered(mode: DeliveryMode, seconds: Double) {
+        state.withLock { s in
+            var h = s.latency[mode.rawValue] ?? Histogram()
+            for (i, bound) in Self.buckets.enumerated() where seconds <= bound { h.counts[i] += 1 }
+            h.sum += seconds
+            h.count += 1
+            s.latency[mode.rawValue] = h
+        }
+    }
+
+    func committed(mutations: Int) {
+        state.withLock {
+            $0.commits += 1
+            $0.committedMutations += mutations
+        }
+    }
+
+    func gauges(
+        connections: [Role: Int], pairs: Int, queued: [DeliveryMode: Int], received: [FrameType: Int]
+    ) {
+        state.withLock { s in
+            for (role, n) in connections { s.connections[role.rawValue] = n }
+            s.pairs = pairs
+            for (mode, n) in queued { s.queued[mode.rawValue] = n }
+            s.received = Dictionary(uniqueKeysWithValues: received.map { ($0.key.rawValue, $0.value) })
+        }
+    }
+
+    /// A value of the current state (tests, scenarios).
+    public var snapshot: (pairs: Int, queued: Int, connections: Int, errors: [String: Int]) {
+        state.withLock { s in
+            (s.pairs, s.queued.values.reduce(0, +), s.connections.values.reduce(0, +), s.errors)
+        }
+    }
+
+    /// The Prometheus text exposition (format 0.0.4).
+    public func render() -> String {
+        let s = state.withLock { $0 }
+        var out = ""
+        func family(_ name: String, _ type: String, _ help: String) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+        }
+        func labelled(_ name: String, _ label: String, _ values: [String: Int]) {
+            for (k, v) in values.sorted(by: { $0.key < $1.key }) { out += "\(name){\(label)=\"\(k)\"} \(v)\n" }
+        }
+        family("watchrelay_connections", "gauge", "Live authenticated connections.")
+        labelled("watchrelay_connections", "role", s.connections)
+        family("watchrelay_pairs", "gauge", "Pairs.")
+        out += "watchrelay_pairs \(s.pairs)\n"
+        family("watchrelay_frames_received_total", "counter", "Client frames decoded, by type.")
+        labelled("watchrelay_frames_received_total", "type", s.received)
+        family("watchrelay_frames_sent_total", "counter", "Relay frames sent, by type.")
+        labelled("watchrelay_frames_sent_total", "type", s.sent)
+        family("watchrelay_errors_total", "counter", "Error frames sent, by code.")
+        labelled("watchrelay_errors_total", "code", s.errors)
+        family("watchrelay_queued_items", "gauge", "Durable items stored and not yet acked.")
+        labelled("watchrelay_queued_items", "mode", s.queued)
+        family("watchrelay_store_commits_total", "counter", "Store transactions (group commits).")
+        out += "watchrelay_store_commits_total \(s.commits)\n"
+        family("watchrelay_store_mutations_total", "counter", "Store mutations committed.")
+        out += "watchrelay_store_mutations_total \(s.committedMutations)\n"
+        family(
+            "watchrelay_delivery_latency_seconds", "histogram",
+            "From accepted to deliver sent (first delivery on a connection).")
+        for (mode, h) in s.latency.sorted(by: { $0.key < $1.key }) {
+            for (i, bound) in Self.buckets.enumerated() {
+                out += "watchrelay_delivery_latency_seconds_bucket{mode=\"\(mode)\",le=\"\(bound)\"} \(h.counts[i])\n"
+            }
+            out += "watchrelay_delivery_latency_seconds_bucket{mode=\"\(mode)\",le=\"+Inf\"} \(h.count)\n"
+            out += "watchrelay_delivery_latency_seconds_sum{mode=\"\(mode)\"} \(h.sum)\n"
+            out += "watchrelay_delivery_latency_seconds_count{mode=\"\(mode)\"} \(h.count)\n"
+        }
+        return out
+    }
+}

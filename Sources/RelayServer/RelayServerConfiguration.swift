@@ -1,0 +1,34 @@
+import RelayCore
+import RelayProtocol
+import RelayStore
+
+/// Everything `watchrelay serve` can be told.
+public struct RelayServerConfiguration: Sendable {
+    /// Interface to bind. Default `127.0.0.1`.
+    public var host = "127.0.0.1"
+    /// Port; 0 picks a free one. Default 8765.
+    public var port = 8765
+    /// SQLite database file. Default `watchrelay-relay.db`.
+    public var databasePath = "watchrelay-relay.db"
+    /// `synchronous` of the store: `.full` fsyncs every group commit (default).
+    public var synchronous: SQLiteDatabase.Synchronous = .full
+    /// PEM certificate and key: serve `wss://` and `https://`.
+    public var tlsCertificatePath: String?
+    public var tlsPrivateKeyPath: String?
+    /// Hard cap on one WebSocket message. Default 1 MiB.
+    public var maxFrameBytes = Limits.defaultMaxFrameBytes
+    /// Bytes queued to one slow connection before it is closed with 1008. Default 8 MiB.
+    public var maxQueuedBytesPerConnection = 8 << 20
+    /// Ping a silent connection after this many seconds; hang up 10 s later. Default 30.
+    public var pingAfterSeconds = 30
+    public var hangupAfterSeconds = 40
+    /// The relay's rules and limits.
+    public var relay = RelayConfiguration()
+
+    public init() {}
+
+    /// The URL clients connect to.
+    func url(port: Int) -> String {
+        "\(tlsCertificatePath == nil ? "ws" : "wss")://\(host):\(port)/v1"
+    }
+}

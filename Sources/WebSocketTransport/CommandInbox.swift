@@ -1,0 +1,138 @@
+import CWebSockets
+
+/// A request from any thread to a service thread, applied on `LWS_CALLBACK_EVENT_WAIT_CANCELLED`.
+enum Command: Sendable {
+    /// Queue a message on a connection (dropped if the connection is gone or closing).
+    case send(ConnectionID, OutboundMessage)
+    /// Close a connection after its queued messages are flushed.
+    case close(ConnectionID, code: UInt16, reason: String)
+    /// Open a client connection (client contexts only).
+    case connect(ConnectRequest)
+    /// Abandon a client connection whose `connect` call was cancelled.
+    case cancelConnect(ConnectionID)
+    /// Close every connection with 1001, then stop the loop (see ``ServiceCore/beginShutdown()``).
+    case shutdown
+}
+
+/// The only way into a service thread: a `Mutex`-protected command list plus `lws_cancel_service`.
+///
+/// (The mutex is a ``LockedState``: a `Synchronization.Mutex` that ThreadSanitizer can follow.)
+///
+/// Any thread may post; the service thread takes the whole list at once on
+/// `LWS_CALLBACK_EVENT_WAIT_CANCELLED`. The service thread is woken only when the list goes from
+/// empty to non-empty, because one pending wake-up already guarantees a drain.
+final class CommandInbox: Sendable {
+    /// Where the context is in its life; commands are accepted while `starting` or `running`.
+    private enum Phase {
+        case starting, running, closed, stopped
+    }
+
+    /// The context pointer as the inbox holds it.
+    ///
+    /// `@unchecked Sendable` is safe: other threads use the pointer only for `lws_cancel_service`
+    /// (the thread-safe lws call), and only under the inbox lock while the context is alive.
+    private struct ContextHandle: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
+    private struct State {
+        var commands: [Command] = []
+        /// The live context, or nil before it exists and from just before it is destroyed.
+        var context: ContextHandle?
+        var phase = Phase.starting
+        var shutdownRequested = false
+        /// `shutdown()` callers waiting for the context to be destroyed.
+        var stopWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = LockedState(State())
+
+    /// Queues a command for the service thread.
+    ///
+    /// - Returns: false if the context is shut down (or going down), in which case nothing was queued.
+    @discardableResult
+    func post(_ command: Command) -> Bool {
+        state.withLock { state in
+            guard state.phase == .starting || state.phase == .running else { return false }
+            let wasEmpty = state.commands.isEmpty
+            state.commands.append(command)
+            // lws_cancel_service is the one lws call allowed off the service thread. It runs under
+            // the lock so the context cannot be destroyed between the check and the call.
+            if wasEmpty, let context = state.context {
+                lws_cancel_service(context.pointer)
+            }
+            return true
+        }
+    }
+
+    /// Asks the service thread to shut down (once, however often called) and returns when the
+    /// context has been destroyed and every event stream finished.
+    func shutdownAndWait() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let stoppedAlready = state.withLock { state -> Bool in
+                if state.phase == .stopped { return true }
+                state.stopWaiters.append(waiter)
+                Self.requestShutdown(&state)
+                return false
+            }
+            if stoppedAlready { waiter.resume() }
+        }
+    }
+
+    /// Asks the service thread to shut down without waiting (for `deinit`).
+    func requestShutdown() {
+        state.withLock { Self.requestShutdown(&$0) }
+    }
+
+    private static func requestShutdown(_ state: inout State) {
+        guard !state.shutdownRequested, state.phase == .starting || state.phase == .running else { return }
+        state.shutdownRequested = true
+        let wasEmpty = state.commands.isEmpty
+        state.commands.append(.shutdown)
+        if wasEmpty, let context = state.context {
+            lws_cancel_service(context.pointer)
+        }
+    }
+
+    // MARK: - Service thread only
+
+    /// Publishes the new context so posts can wake it. Service thread, right after creation.
+    func open(context: OpaquePointer) {
+        state.withLock { state in
+            state.context = ContextHandle(pointer: context)
+            state.phase = .running
+            if !state.commands.isEmpty { lws_cancel_service(context) }
+        }
+    }
+
+    /// Moves every queued command into `buffer` (which must be empty), leaving the inbox empty.
+    func take(into buffer: inout [Command]) {
+        state.withLock { state in
+            swap(&state.commands, &buffer)
+        }
+    }
+
+    /// Stops accepting commands and forgets the context, so no thread can call
+    /// `lws_cancel_service` on it any more. Service thread, just before `lws_context_destroy`.
+    ///
+    /// - Returns: the commands that were never applied.
+    func close() -> [Command] {
+        state.withLock { state in
+            state.context = nil
+            state.phase = .closed
+            defer { state.commands = [] }
+            return state.commands
+        }
+    }
+
+    /// Marks the context destroyed and resumes every `shutdownAndWait()` caller.
+    func finish() {
+        let waiters = state.withLock { state in
+            state.context = nil
+            state.phase = .stopped
+            defer { state.stopWaiters = [] }
+            return state.stopWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}

@@ -1,0 +1,29 @@
+import CWebSockets
+
+/// The lws callback of every protocol of every context this module creates.
+///
+/// A C function pointer can only be formed from a top-level func or a literal closure, so the
+/// Swift owner is found through the context's user pointer instead of a capture. Runs on the
+/// context's service thread only; Swift errors never cross into C (nothing here throws).
+func lwsCallback(
+    _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+    _ data: UnsafeMutableRawPointer?, _ length: Int
+) -> Int32 {
+    guard let wsi, let context = lws_get_context(wsi), let owner = lws_context_user(context) else { return 0 }
+    return ServiceCore.fromOpaque(owner).handle(wsi, reason, user, data, length)
+}
+
+/// Called by lws at the shutdown deadline; it only wakes `lws_service`, and the loop in
+/// ``ServiceCore/run()`` notices the deadline passed.
+func shutdownTimerFired(_ timer: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {}
+
+extension ServiceCore {
+    /// The core behind a context's user pointer.
+    ///
+    /// The pointer is the core retained once by ``ServiceLoop`` before `lws_create_context` and
+    /// released only after `lws_context_destroy` returned, so it outlives every callback; taking
+    /// it unretained adds no ownership.
+    static func fromOpaque(_ pointer: UnsafeMutableRawPointer) -> ServiceCore {
+        Unmanaged<ServiceCore>.fromOpaque(pointer).takeUnretainedValue()
+    }
+}

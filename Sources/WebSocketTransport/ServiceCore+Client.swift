@@ -1,0 +1,167 @@
+import CWebSockets
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Everything the service thread needs to open one client connection, and how to report back.
+///
+/// Immutable; owned by exactly one place at a time (the inbox, then ``ServiceCore/pendingConnects``),
+/// and whoever removes it resumes ``completion`` exactly once.
+final class ConnectRequest: Sendable {
+    let id: ConnectionID
+    let url: WebSocketURL
+    /// The offered subprotocol, or nil to offer none.
+    let subprotocol: String?
+    let allowSelfSigned: Bool
+    let maxMessageBytes: Int
+    let maxQueuedBytes: Int
+    let headers: [HTTPHeader]
+    let events: AsyncStream<ClientEvent>.Continuation
+    private let completion: CheckedContinuation<Void, any Error>
+
+    init(
+        id: ConnectionID, url: WebSocketURL, subprotocol: String?, allowSelfSigned: Bool, maxMessageBytes: Int,
+        maxQueuedBytes: Int, headers: [HTTPHeader], events: AsyncStream<ClientEvent>.Continuation,
+        completion: CheckedContinuation<Void, any Error>
+    ) {
+        self.id = id
+        self.url = url
+        self.subprotocol = subprotocol
+        self.allowSelfSigned = allowSelfSigned
+        self.maxMessageBytes = maxMessageBytes
+        self.maxQueuedBytes = maxQueuedBytes
+        self.headers = headers
+        self.events = events
+        self.completion = completion
+    }
+
+    /// Resumes `connect` successfully.
+    func succeed() {
+        completion.resume()
+    }
+
+    /// Resumes `connect` with an error and finishes the (never used) event stream.
+    func fail(_ error: any Error) {
+        events.finish()
+        completion.resume(throwing: error)
+    }
+}
+
+/// Client-side callbacks and commands.
+extension ServiceCore {
+    /// Starts a client connection (the `.connect` command); the outcome arrives as
+    /// CLIENT_ESTABLISHED, CLIENT_CONNECTION_ERROR or CLIENT_CLOSED.
+    func openClientConnection(_ request: ConnectRequest) {
+        guard let context, shutdownDeadline == nil else {
+            request.fail(TransportError.shutDown)
+            return
+        }
+        if cancelledConnects.remove(request.id) != nil {
+            request.fail(CancellationError())
+            return
+        }
+        pendingConnects[request.id] = request
+        let url = request.url
+        var flags: Int32 = 0
+        if url.isSecure {
+            flags |= Int32(LCCSCF_USE_SSL.rawValue)
+            if request.allowSelfSigned {
+                flags |= Int32(LCCSCF_ALLOW_SELFSIGNED.rawValue | LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK.rawValue)
+                flags |= Int32(LCCSCF_ALLOW_EXPIRED.rawValue)
+            }
+        }
+        let strings = [url.host, url.path, url.hostHeader, request.subprotocol ?? "", Self.clientProtocolName]
+        let copies = strings.map { strdup($0) }
+        // The strdup copies are ours and freed below: lws copies these strings into the
+        // connection's own stash during lws_client_connect_via_info.
+        defer { for copy in copies { free(copy) } }
+        var info = lws_client_connect_info()
+        info.context = context
+        info.address = UnsafePointer(copies[0])
+        info.port = Int32(url.port)
+        info.path = UnsafePointer(copies[1])
+        info.host = UnsafePointer(copies[2])
+        info.origin = UnsafePointer(copies[2])
+        info.protocol = request.subprotocol == nil ? nil : UnsafePointer(copies[3])
+        info.local_protocol_name = UnsafePointer(copies[4])
+        info.ssl_connection = flags
+        info.ietf_version_or_minus_one = -1
+        // The opaque user data carries only the integer ID, so CONNECTION_ERROR can find the request.
+        info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: UInt(request.id.rawValue))
+        info.retry_and_idle_policy = UnsafePointer(resources.retryPolicy)
+        errno = 0
+        if lws_client_connect_via_info(&info) == nil, let failed = pendingConnects.removeValue(forKey: request.id) {
+            // lws reports errors detected inside the call (DNS lookup, socket setup) only through
+            // the NULL return; errno may or may not say more.
+            let code = errno
+            let detail = code == 0 ? "address lookup or socket setup failed" : String(cString: strerror(code))
+            failed.fail(
+                TransportError.connectionFailed(
+                    url: url.text, reason: "lws_client_connect_via_info returned NULL: \(detail)"))
+        }
+    }
+
+    static var clientProtocolName: String { LWSContextResources.clientProtocolName }
+
+    /// The `.cancelConnect` command: fails the pending `connect` with `CancellationError`; the
+    /// half-open connection is then refused at CLIENT_ESTABLISHED (no pending request).
+    func cancelConnect(_ id: ConnectionID) {
+        if let request = pendingConnects.removeValue(forKey: id) {
+            request.fail(CancellationError())
+        } else if connections[id] == nil {
+            cancelledConnects.insert(id)  // the connect command has not arrived yet
+        }
+    }
+
+    /// LWS_CALLBACK_CLIENT_ESTABLISHED: moves the request into the connection table and resumes
+    /// `connect`; refuses (-1) a connection nobody waits for any more.
+    func clientEstablished(_ wsi: OpaquePointer) -> Int32 {
+        guard let id = connectionID(wsi, nil), let request = pendingConnects.removeValue(forKey: id) else {
+            return -1
+        }
+        connections[id] = ConnectionState(
+            id: id, wsi: wsi, sink: .client(request.events), maxMessageBytes: request.maxMessageBytes,
+            maxQueuedBytes: request.maxQueuedBytes)
+        request.succeed()
+        return 0
+    }
+
+    /// LWS_CALLBACK_CLIENT_CONNECTION_ERROR: fails the pending `connect` with lws's reason.
+    func clientConnectionError(_ wsi: OpaquePointer, _ data: UnsafeMutableRawPointer?, _ length: Int) {
+        guard let id = connectionID(wsi, nil), let request = pendingConnects.removeValue(forKey: id) else { return }
+        // `data` is lws's error text (may be NULL), valid only during this callback: copied now.
+        var reason = "unknown error"
+        if let data {
+            let text = UnsafeRawBufferPointer(start: data, count: length)
+            reason =
+                length > 0
+                ? String(decoding: text, as: UTF8.self)
+                : String(cString: data.assumingMemoryBound(to: CChar.self))
+        }
+        request.fail(TransportError.connectionFailed(url: request.url.text, reason: reason))
+    }
+
+    /// LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER: writes the request's extra headers.
+    ///
+    /// `data` is lws's `char **` cursor into its header buffer and `length` the space left;
+    /// a header that does not fit fails the handshake (-1) rather than being silently dropped.
+    func appendHandshakeHeaders(_ wsi: OpaquePointer, _ data: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        guard let id = connectionID(wsi, nil), let request = pendingConnects[id], !request.headers.isEmpty,
+            let data
+        else { return 0 }
+        let cursor = data.assumingMemoryBound(to: UnsafeMutablePointer<CChar>?.self)
+        var space = length
+        for header in request.headers {
+            let line = Array("\(header.name): \(header.value)\r\n".utf8)
+            guard line.count < space, let position = cursor.pointee else { return -1 }
+            // lws owns the header buffer; we write inside the `length` bytes it granted.
+            line.withUnsafeBytes { bytes in
+                UnsafeMutableRawPointer(position).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+            }
+            cursor.pointee = position + line.count
+            space -= line.count
+        }
+        return 0
+    }
+}

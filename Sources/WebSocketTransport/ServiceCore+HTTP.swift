@@ -1,0 +1,88 @@
+import CWebSockets
+
+/// An HTTP response whose headers are sent and whose body waits for HTTP_WRITEABLE.
+struct PendingHTTPResponse {
+    let body: [UInt8]
+    var offset = 0
+}
+
+/// Plain HTTP on the WebSocket port, served from protocols[0] with the configured route table.
+extension ServiceCore {
+    /// Largest body chunk written per HTTP_WRITEABLE.
+    static let httpChunkSize = 16 << 10
+
+    /// LWS_CALLBACK_HTTP: runs the route's handler (404 for unknown paths), writes the headers,
+    /// and queues the body for HTTP_WRITEABLE.
+    func httpRequest(
+        _ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ data: UnsafeMutableRawPointer?, _ length: Int
+    ) -> Int32 {
+        guard case .server(let configuration, _) = role, let user else { return -1 }
+        // `data` is lws's URI path (`length` bytes), valid only during this callback: copied now.
+        let path = data.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: length), as: UTF8.self) } ?? "/"
+        let response = configuration.httpRoutes[path]?() ?? .notFound
+        let isHead = lws_hdr_total_length(wsi, WSI_TOKEN_HEAD_URI) > 0
+        let headerCapacity = 512 + response.contentType.utf8.count
+        let failed = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: relay_lws_pre + headerCapacity) {
+            buffer -> Bool in
+            // Ours for this scope: lws writes the headers after LWS_PRE and sends (or copies) them
+            // before lws_finalize_write_http_header returns.
+            guard let base = buffer.baseAddress else { return true }
+            let start = base + relay_lws_pre
+            var position: UnsafeMutablePointer<UInt8>? = start
+            let end = base + buffer.count
+            if lws_add_http_common_headers(
+                wsi, response.lwsStatus, response.contentType, lws_filepos_t(response.body.count), &position, end) != 0
+            {
+                return true
+            }
+            return lws_finalize_write_http_header(wsi, start, &position, end) != 0
+        }
+        if failed { return -1 }
+        if response.body.isEmpty || isHead {
+            return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+        }
+        let id = nextHTTPResponseID
+        nextHTTPResponseID += 1
+        // The HTTP per-session data is lws's; it holds only this integer, the key of the body.
+        user.storeBytes(of: id, as: UInt64.self)
+        httpResponses[id] = PendingHTTPResponse(body: response.body)
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+
+    /// LWS_CALLBACK_HTTP_WRITEABLE: writes the next body chunk; completes the transaction after
+    /// the last one (lws then closes or keeps the connection alive for another request).
+    func httpWriteable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
+        guard let user else { return 0 }
+        let id = user.load(as: UInt64.self)
+        guard var pending = httpResponses[id] else { return 0 }  // spurious WRITEABLE
+        let remaining = pending.body.count - pending.offset
+        let count = min(remaining, Self.httpChunkSize)
+        let isLast = count == remaining
+        let start = stagingBuffer(for: count)
+        // The staging buffer is the core's; the body array is borrowed only for the copy.
+        pending.body.withUnsafeBytes { bytes in
+            start.copyMemory(from: bytes.baseAddress! + pending.offset, byteCount: count)
+        }
+        let mode = isLast ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP
+        if lws_write(wsi, start.assumingMemoryBound(to: UInt8.self), count, mode) < 0 {
+            httpResponses[id] = nil
+            return -1
+        }
+        pending.offset += count
+        if isLast {
+            httpResponses[id] = nil
+            user.storeBytes(of: 0, as: UInt64.self)
+            return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+        }
+        httpResponses[id] = pending
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+
+    /// LWS_CALLBACK_CLOSED_HTTP: forgets an unfinished response.
+    func httpClosed(_ user: UnsafeMutableRawPointer?) {
+        guard let user else { return }
+        httpResponses[user.load(as: UInt64.self)] = nil
+    }
+}

@@ -1,0 +1,82 @@
+import CWebSockets
+
+/// Server-side WebSocket callbacks: the upgrade filter and connection setup.
+extension ServiceCore {
+    /// LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: refuses (non-zero) an upgrade on another path,
+    /// without the configured subprotocol, or bound to the HTTP protocol.
+    ///
+    /// lws binds an upgrade that offers no `Sec-WebSocket-Protocol` to protocols[0] (HTTP) and
+    /// would otherwise accept it; the filter runs for that protocol too, because both entries
+    /// share this callback.
+    func filterUpgrade(_ wsi: OpaquePointer) -> Int32 {
+        guard case .server(let configuration, _) = role, shutdownDeadline == nil else { return 1 }
+        guard LWSContextResources.isBoundToWebSocketProtocol(wsi) else { return 1 }
+        guard let path = Self.header(wsi, WSI_TOKEN_GET_URI), path == configuration.path else { return 1 }
+        guard let offered = Self.header(wsi, WSI_TOKEN_PROTOCOL) else { return 1 }
+        let names = offered.split(separator: ",").map { $0.trimmingSpaces }
+        return names.contains(configuration.subprotocol[...]) ? 0 : 1
+    }
+
+    /// LWS_CALLBACK_ESTABLISHED: registers the connection and reports `.opened`.
+    func serverEstablished(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
+        guard case .server(let configuration, let events) = role, shutdownDeadline == nil, let user,
+            LWSContextResources.isBoundToWebSocketProtocol(wsi)
+        else { return -1 }
+        let id = ConnectionID.next()
+        // The per-session data is lws's (zero-filled, freed after CLOSED); it holds only this integer.
+        user.storeBytes(of: id.rawValue, as: UInt64.self)
+        let connection = ConnectionState(
+            id: id, wsi: wsi, sink: .server(events), maxMessageBytes: configuration.maxMessageBytes,
+            maxQueuedBytes: configuration.maxQueuedBytesPerConnection)
+        connections[id] = connection
+        connection.sink.opened(id, remoteAddress: Self.peerAddress(wsi))
+        return 0
+    }
+
+    /// The peer's IP address, without port or reverse DNS.
+    ///
+    /// lws listens on an IPv6 socket even for an IPv4 interface, so IPv4 peers come back as
+    /// IPv4-mapped (`::ffff:127.0.0.1`); they are reported in plain form (`127.0.0.1`) so one
+    /// client always has one address for per-address limits.
+    static func peerAddress(_ wsi: OpaquePointer) -> String {
+        let address = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 128) { buffer -> String in
+            // The temporary buffer is ours for this scope; lws writes a NUL-terminated string into it.
+            guard let base = buffer.baseAddress, let name = lws_get_peer_simple(wsi, base, buffer.count) else {
+                return ""
+            }
+            return String(cString: name)
+        }
+        return unmappingIPv4(address)
+    }
+
+    /// `::ffff:a.b.c.d` → `a.b.c.d`; anything else unchanged.
+    static func unmappingIPv4(_ address: String) -> String {
+        let prefix = "::ffff:"
+        guard address.lowercased().hasPrefix(prefix) else { return address }
+        let rest = address.dropFirst(prefix.count)
+        return rest.contains(".") ? String(rest) : address
+    }
+
+    /// A request header as text, or nil if absent or longer than 1 KiB.
+    static func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
+        let length = lws_hdr_total_length(wsi, token)
+        guard length > 0, length < 1024 else { return nil }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(length) + 1) { buffer -> String? in
+            // Ours for this scope; lws_hdr_copy writes at most `count` bytes including the NUL.
+            guard let base = buffer.baseAddress else { return nil }
+            let copied = lws_hdr_copy(wsi, base, Int32(buffer.count), token)
+            guard copied >= 0 else { return nil }
+            return String(decoding: UnsafeRawBufferPointer(start: base, count: Int(copied)), as: UTF8.self)
+        }
+    }
+}
+
+extension Substring {
+    /// The substring without leading and trailing spaces and tabs.
+    var trimmingSpaces: Substring {
+        var result = self
+        while let first = result.first, first == " " || first == "\t" { result.removeFirst() }
+        while let last = result.last, last == " " || last == "\t" { result.removeLast() }
+        return result
+    }
+}

@@ -1,0 +1,321 @@
+import CWebSockets
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The state of one lws context, owned by its service thread; the lws callback dispatches here.
+///
+/// Created, used and released on the service thread only (see ``ServiceLoop``); other threads
+/// reach it solely through its ``CommandInbox``, which is why it has no locks and is not Sendable.
+/// This file holds what server and client share: the command drain, the write path, reassembly,
+/// close handling and shutdown. Role-specific callbacks are in `ServiceCore+Server.swift`,
+/// `ServiceCore+HTTP.swift` and `ServiceCore+Client.swift`.
+final class ServiceCore {
+    let role: ServiceLoop.Role
+    let inbox: CommandInbox
+    let resources: LWSContextResources
+    /// The context, set right after `lws_create_context` returned and cleared after destroy.
+    var context: OpaquePointer?
+    /// Open WebSocket connections by ID.
+    var connections: [ConnectionID: ConnectionState] = [:]
+    /// Client connections between `lws_client_connect_via_info` and ESTABLISHED or an error.
+    var pendingConnects: [ConnectionID: ConnectRequest] = [:]
+    /// IDs whose cancellation arrived before their connect command (a race in `connect`).
+    var cancelledConnects: Set<ConnectionID> = []
+    /// HTTP responses waiting for HTTP_WRITEABLE, by the ID kept in the HTTP per-session data.
+    var httpResponses: [UInt64: PendingHTTPResponse] = [:]
+    var nextHTTPResponseID: UInt64 = 1
+    /// When the shutdown grace period ends; set by ``beginShutdown()``.
+    private(set) var shutdownDeadline: ContinuousClock.Instant?
+    /// Set on the service thread to leave the loop after the current `lws_service`.
+    var stopRequested = false
+
+    /// Reused for every drain of the inbox, so draining allocates nothing in the steady state.
+    private var commandBuffer: [Command] = []
+    /// Staging buffer for `lws_write`, which needs `LWS_PRE` writable bytes before the payload.
+    /// lws copies whatever the kernel does not take, so one buffer serves every connection.
+    private var writeBuffer: UnsafeMutableRawPointer
+    private var writeBufferCapacity: Int
+    private let serviceThread = pthread_self()
+
+    init(role: ServiceLoop.Role, inbox: CommandInbox, resources: LWSContextResources) {
+        self.role = role
+        self.inbox = inbox
+        self.resources = resources
+        writeBufferCapacity = relay_lws_pre + OutboundMessage.defaultFragmentSize
+        writeBuffer = .allocate(byteCount: writeBufferCapacity, alignment: 16)
+    }
+
+    deinit {
+        writeBuffer.deallocate()
+    }
+
+    // MARK: - Loop
+
+    /// Services the context until a stop is requested or the shutdown deadline passed.
+    func run() {
+        guard let context else { return }
+        while !stopRequested {
+            if lws_service(context, 0) < 0 { break }
+            if let deadline = shutdownDeadline, ContinuousClock.now >= deadline { break }
+        }
+    }
+
+    /// Fails the commands that never ran (the inbox is closed, so no more can arrive).
+    func discard(_ commands: [Command]) {
+        for command in commands {
+            if case .connect(let request) = command {
+                request.fail(TransportError.shutDown)
+            }
+        }
+    }
+
+    /// After `lws_context_destroy`: reports what lws did not close and finishes every stream.
+    func finishStreams() {
+        for (id, connection) in connections {
+            connection.sink.closed(id, code: nil, reason: "transport shut down")
+        }
+        connections = [:]
+        for request in pendingConnects.values { request.fail(TransportError.shutDown) }
+        pendingConnects = [:]
+        httpResponses = [:]
+        if case .server(_, let events) = role { events.finish() }
+    }
+
+    // MARK: - Callback dispatch
+
+    /// Handles one lws callback; the return value goes back to lws (non-zero closes or refuses).
+    func handle(
+        _ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+        _ data: UnsafeMutableRawPointer?, _ length: Int
+    ) -> Int32 {
+        assert(pthread_equal(pthread_self(), serviceThread) != 0, "lws callback off the service thread")
+        switch reason {
+        case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            drainInbox()
+            return 0
+        case LWS_CALLBACK_RECEIVE, LWS_CALLBACK_CLIENT_RECEIVE:
+            return receive(wsi, user, data, length)
+        case LWS_CALLBACK_SERVER_WRITEABLE, LWS_CALLBACK_CLIENT_WRITEABLE:
+            guard let id = connectionID(wsi, user), let connection = connections[id] else { return 0 }
+            return writeNext(connection)
+        case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+            if let id = connectionID(wsi, user), let connection = connections[id] {
+                // `data` is lws's buffer, valid only now: CloseFrame copies the code and reason out.
+                connection.peerClose = CloseFrame(payload: UnsafeRawBufferPointer(start: data, count: length))
+            }
+            return 0
+        case LWS_CALLBACK_CLOSED, LWS_CALLBACK_CLIENT_CLOSED:
+            connectionClosed(wsi, user)
+            return 0
+        case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+            return filterUpgrade(wsi)
+        case LWS_CALLBACK_ESTABLISHED:
+            return serverEstablished(wsi, user)
+        case LWS_CALLBACK_HTTP:
+            return httpRequest(wsi, user, data, length)
+        case LWS_CALLBACK_HTTP_WRITEABLE:
+            return httpWriteable(wsi, user)
+        case LWS_CALLBACK_CLOSED_HTTP:
+            httpClosed(user)
+            return 0
+        case LWS_CALLBACK_CLIENT_ESTABLISHED:
+            return clientEstablished(wsi)
+        case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+            clientConnectionError(wsi, data, length)
+            return 0
+        case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
+            return appendHandshakeHeaders(wsi, data, length)
+        default:
+            return 0
+        }
+    }
+
+    /// The ID lws keeps for a WebSocket connection: in the per-session data on a server, in the
+    /// opaque user data on a client (set at connect time, so even a connection error finds it).
+    func connectionID(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> ConnectionID? {
+        let raw: UInt64
+        switch role {
+        case .server:
+            // lws owns and zero-fills the per-session data; it holds a UInt64 written at ESTABLISHED.
+            guard let user else { return nil }
+            raw = user.load(as: UInt64.self)
+        case .client:
+            raw = UInt64(UInt(bitPattern: lws_get_opaque_user_data(wsi)))
+        }
+        return raw == 0 ? nil : ConnectionID(rawValue: raw)
+    }
+
+    // MARK: - Inbound
+
+    private func receive(
+        _ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ data: UnsafeMutableRawPointer?, _ length: Int
+    ) -> Int32 {
+        guard let id = connectionID(wsi, user), let connection = connections[id] else { return 0 }
+        // lws owns `data` and reuses it after this callback; the reassembler copies what it keeps.
+        let chunk = UnsafeRawBufferPointer(start: data, count: length)
+        let outcome = connection.reassembler.consume(
+            chunk, frameIsBinary: lws_frame_is_binary(wsi) != 0, isFinal: lws_is_final_fragment(wsi) != 0,
+            remainingInFrame: Int(lws_remaining_packet_payload(wsi)))
+        switch outcome {
+        case .incomplete: break
+        case .message(let bytes): connection.sink.message(id, bytes)
+        case .binary: connection.sink.binary(id)
+        case .tooLarge(let size): connection.sink.tooLarge(id, size: size)
+        }
+        return 0
+    }
+
+    // MARK: - Commands
+
+    /// Applies every queued command; called on EVENT_WAIT_CANCELLED (once per protocol per wake).
+    private func drainInbox() {
+        inbox.take(into: &commandBuffer)
+        guard !commandBuffer.isEmpty else { return }
+        for command in commandBuffer {
+            switch command {
+            case .send(let id, let message): enqueue(message, on: id)
+            case .close(let id, let code, let reason):
+                if let connection = connections[id] {
+                    requestClose(connection, CloseFrame(code: code, reason: reason))
+                }
+            case .connect(let request): openClientConnection(request)
+            case .cancelConnect(let id): cancelConnect(id)
+            case .shutdown: beginShutdown()
+            }
+        }
+        commandBuffer.removeAll(keepingCapacity: commandBuffer.capacity <= 4096)
+    }
+
+    private func enqueue(_ message: OutboundMessage, on id: ConnectionID) {
+        guard let connection = connections[id], connection.localClose == nil else { return }
+        guard connection.outbound.queuedBytes + message.payload.count <= connection.maxQueuedBytes else {
+            closeForOverflow(connection)
+            return
+        }
+        let wasIdle = connection.outbound.isEmpty
+        connection.outbound.append(message)
+        // A non-empty queue already has a WRITEABLE requested (see writeNext).
+        if wasIdle { lws_callback_on_writable(connection.wsi) }
+    }
+
+    /// Schedules a close frame after the queued messages; a second request is ignored.
+    func requestClose(_ connection: ConnectionState, _ frame: CloseFrame) {
+        guard connection.localClose == nil else { return }
+        connection.localClose = frame
+        if connection.outbound.isEmpty { lws_callback_on_writable(connection.wsi) }
+        // Backstop: a peer that stops reading never lets the queue drain; lws closes the
+        // connection (LWS_CALLBACK_CLOSED follows) if it is still open after this.
+        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, Self.closeFlushSeconds)
+    }
+
+    /// How long a closing connection may take to flush its queue before it is dropped.
+    static let closeFlushSeconds: Int32 = 5
+
+    /// The outbound cap was exceeded: drop the backlog and close with 1008.
+    private func closeForOverflow(_ connection: ConnectionState) {
+        connection.outbound.removeAll()
+        requestClose(connection, CloseFrame(code: 1008, reason: "outbound queue limit exceeded"))
+        if lws_send_pipe_choked(connection.wsi) != 0 {
+            // The peer is not reading, so no close frame could reach it: drop the connection now.
+            lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+        }
+    }
+
+    // MARK: - Outbound
+
+    /// Handles one WRITEABLE: exactly one `lws_write` (a frame of the first queued message), or
+    /// the pending close, or nothing if the callback was spurious.
+    private func writeNext(_ connection: ConnectionState) -> Int32 {
+        guard let message = connection.outbound.first else {
+            guard let close = connection.localClose else { return 0 }  // spurious WRITEABLE
+            var reason = CloseFrame.sendable(reason: close.reason)
+            let status = lws_close_status(rawValue: UInt32(CloseFrame.sendable(code: close.code ?? 1000)))
+            // lws copies the reason into the close frame it sends after we return -1.
+            reason.withUnsafeMutableBufferPointer { bytes in
+                lws_close_reason(connection.wsi, status, bytes.baseAddress, bytes.count)
+            }
+            return -1
+        }
+        let remaining = message.payload.count - message.offset
+        let count = min(remaining, message.fragmentSize)
+        ensureWriteCapacity(count)
+        let payloadStart = writeBuffer + relay_lws_pre
+        // writeBuffer is ours (allocated in init, freed in deinit); the payload array is borrowed
+        // only for the copy.
+        message.payload.withUnsafeBytes { bytes in
+            if count > 0 {
+                payloadStart.copyMemory(from: bytes.baseAddress! + message.offset, byteCount: count)
+            }
+        }
+        let flags = lws_write_ws_flags(message.kind.lwsFlag, message.offset == 0 ? 1 : 0, count == remaining ? 1 : 0)
+        let written = lws_write(
+            connection.wsi, payloadStart.assumingMemoryBound(to: UInt8.self), count,
+            lws_write_protocol(rawValue: UInt32(bitPattern: flags)))
+        if written < 0 { return -1 }
+        connection.outbound.advanceFirst(by: count)
+        if !connection.outbound.isEmpty || connection.localClose != nil {
+            lws_callback_on_writable(connection.wsi)
+        }
+        return 0
+    }
+
+    /// Grows the staging buffer when a message uses a larger fragment size than the default.
+    func ensureWriteCapacity(_ payloadBytes: Int) {
+        let needed = relay_lws_pre + payloadBytes
+        guard needed > writeBufferCapacity else { return }
+        writeBuffer.deallocate()
+        writeBufferCapacity = max(needed, writeBufferCapacity * 2)
+        writeBuffer = .allocate(byteCount: writeBufferCapacity, alignment: 16)
+    }
+
+    /// The staging buffer's payload area (after `LWS_PRE`), at least `payloadBytes` long.
+    func stagingBuffer(for payloadBytes: Int) -> UnsafeMutableRawPointer {
+        ensureWriteCapacity(payloadBytes)
+        return writeBuffer + relay_lws_pre
+    }
+
+    // MARK: - Close and shutdown
+
+    private func connectionClosed(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) {
+        guard let id = connectionID(wsi, user) else { return }  // e.g. an upgrade the filter refused
+        if let connection = connections.removeValue(forKey: id) {
+            let report = connection.closeReport
+            connection.sink.closed(id, code: report.code, reason: report.reason)
+        } else if let request = pendingConnects.removeValue(forKey: id) {
+            request.fail(
+                TransportError.connectionFailed(url: request.url.text, reason: "connection closed during the handshake")
+            )
+        }
+        if shutdownDeadline != nil && connections.isEmpty { stopRequested = true }
+    }
+
+    /// Closes every connection with 1001 and arms the grace-period deadline; the loop stops when
+    /// the last connection closed or the deadline passed.
+    func beginShutdown() {
+        guard shutdownDeadline == nil, let context else { return }
+        let grace: Duration
+        let frame: CloseFrame
+        switch role {
+        case .server(let configuration, _):
+            grace = configuration.shutdownGracePeriod
+            frame = CloseFrame(code: 1001, reason: "relay shutting down")
+        case .client(let configuration):
+            grace = configuration.shutdownGracePeriod
+            frame = CloseFrame(code: 1001, reason: "client shutting down")
+        }
+        shutdownDeadline = .now + grace
+        for connection in connections.values { requestClose(connection, frame) }
+        for request in pendingConnects.values { request.fail(TransportError.shutDown) }
+        pendingConnects = [:]
+        if connections.isEmpty {
+            stopRequested = true
+            return
+        }
+        // lws_service sleeps until something happens; this timer makes it return at the deadline.
+        let (seconds, attoseconds) = grace.components
+        let microseconds = seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+        lws_sul_schedule(context, 0, resources.shutdownTimer, shutdownTimerFired, lws_usec_t(max(1, microseconds)))
+    }
+}

@@ -1,0 +1,138 @@
+import CWebSockets
+import Dispatch
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Starts the service thread of one lws context and runs the context's whole life on it.
+///
+/// Everything that touches the context happens on that thread: `lws_create_context`, every
+/// callback, `lws_service`, `lws_context_destroy`. Other threads only post to the
+/// ``CommandInbox`` (which calls `lws_cancel_service`, the one thread-safe lws call).
+enum ServiceLoop {
+    /// What the context is for; decides protocols, options, and how events are reported.
+    enum Role: Sendable {
+        case server(ServerConfiguration, AsyncStream<ServerEvent>.Continuation)
+        case client(ClientConfiguration)
+    }
+
+    /// Spawns the service thread, creates the context there, and waits until it is ready.
+    ///
+    /// Blocks the caller only for context creation (milliseconds).
+    /// - Returns: the port the server listens on (0 for a client context).
+    static func start(role: Role, inbox: CommandInbox) throws(TransportError) -> Int {
+        LibraryLog.configureOnce()
+        let startup = StartupSignal()
+        try spawnThread {
+            run(role: role, inbox: inbox, startup: startup)
+        }
+        return try startup.wait()
+    }
+
+    /// The body of the service thread.
+    private static func run(role: Role, inbox: CommandInbox, startup: StartupSignal) {
+        let resources = LWSContextResources(role: role)
+        let core = ServiceCore(role: role, inbox: inbox, resources: resources)
+        // Retain the core once for lws (the context's user pointer). It is released below, after
+        // lws_context_destroy returned, so every callback, including those during destroy, sees it.
+        let retainedCore = Unmanaged.passRetained(core)
+        var info = resources.creationInfo(user: retainedCore.toOpaque())
+        guard let context = lws_create_context(&info) else {
+            let code = errno
+            retainedCore.release()
+            resources.deallocate()
+            inbox.finish()
+            core.finishStreams()
+            startup.finish(
+                .failure(
+                    .libraryCall(
+                        operation: "lws_create_context", code: code,
+                        message: "\(String(cString: strerror(code))) (is the port free and are the TLS files readable?)"
+                    )))
+            return
+        }
+        core.context = context
+        var port = 0
+        if case .server = role {
+            if let vhost = lws_get_vhost_by_name(context, "default") {
+                port = Int(lws_get_vhost_listen_port(vhost))
+            }
+        }
+        inbox.open(context: context)
+        startup.finish(.success(port))
+
+        core.run()
+
+        core.discard(inbox.close())
+        lws_context_destroy(context)
+        core.context = nil
+        core.finishStreams()
+        // Release the retain taken for lws above: the context and its callbacks are gone.
+        retainedCore.release()
+        resources.deallocate()
+        inbox.finish()
+    }
+
+    /// Starts a detached POSIX thread running `body`.
+    private static func spawnThread(_ body: @escaping @Sendable () -> Void) throws(TransportError) {
+        final class Payload {
+            let body: @Sendable () -> Void
+            init(body: @escaping @Sendable () -> Void) {
+                self.body = body
+            }
+        }
+        // Retained here for the new thread, which takes over the retain (takeRetainedValue).
+        let payload = Unmanaged.passRetained(Payload(body: body)).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(
+            &thread, nil,
+            { raw in
+                guard let raw else { return nil }
+                let payload = Unmanaged<Payload>.fromOpaque(raw).takeRetainedValue()
+                payload.body()
+                return nil
+            }, payload)
+        guard result == 0 else {
+            Unmanaged<Payload>.fromOpaque(payload).release()
+            throw .libraryCall(operation: "pthread_create", code: result, message: String(cString: strerror(result)))
+        }
+        pthread_detach(thread)
+    }
+}
+
+/// Hands the service thread's startup result to the thread waiting in `start`.
+private final class StartupSignal: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private let result = LockedState<Result<Int, TransportError>?>(nil)
+
+    func finish(_ outcome: Result<Int, TransportError>) {
+        result.withLock { $0 = outcome }
+        semaphore.signal()
+    }
+
+    func wait() throws(TransportError) -> Int {
+        semaphore.wait()
+        let outcome = result.withLock { $0 } ?? .failure(.shutDown)
+        return try outcome.get()
+    }
+}
+
+/// lws' process-wide log level.
+enum LibraryLog {
+    /// lws logs notices (and a warning per refused upgrade) to stderr by default; keep errors
+    /// only, unless `WATCHRELAY_LWS_LOG_LEVEL` holds an lws `LLL_*` bitmask. Set once, before the
+    /// first context exists, because lws reads the level without a lock.
+    private static let configured: Bool = {
+        var level = Int32(LLL_ERR)
+        if let text = getenv("WATCHRELAY_LWS_LOG_LEVEL"), let value = Int32(String(cString: text)) {
+            level = value
+        }
+        lws_set_log_level(level, nil)
+        return true
+    }()
+
+    static func configureOnce() {
+        _ = configured
+    }
+}

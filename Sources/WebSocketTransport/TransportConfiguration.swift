@@ -1,0 +1,160 @@
+/// Settings of a ``WebSocketServer``; every limit has a safe default.
+public struct ServerConfiguration: Sendable {
+    /// The address to listen on (an IP address or interface name); default `127.0.0.1`.
+    public var host: String
+    /// The TCP port; 0 (the default) picks an ephemeral port, reported by ``WebSocketServer/port``.
+    public var port: Int
+    /// The only path that accepts a WebSocket upgrade; default `/v1`.
+    public var path: String
+    /// The subprotocol a client must offer in `Sec-WebSocket-Protocol`; default `watchrelay.v1`.
+    public var subprotocol: String
+    /// PEM certificate file for `wss://`; set together with ``tlsPrivateKeyPath`` or not at all.
+    ///
+    /// See ``ClientConfiguration/enablesTLS`` for the lws 4.1 caveat about creating TLS contexts
+    /// while `wss://` handshakes are in flight.
+    public var tlsCertificatePath: String?
+    /// PEM private key file for `wss://`.
+    public var tlsPrivateKeyPath: String?
+    /// Largest inbound message kept, in bytes (default 1 MiB); a larger one becomes `.tooLarge`.
+    public var maxMessageBytes: Int
+    /// Largest outbound backlog per connection, in bytes (default 8 MiB); past it the connection
+    /// is closed with 1008 and its queued data dropped.
+    public var maxQueuedBytesPerConnection: Int
+    /// Seconds without a valid pong or traffic before lws pings a connection (default 30).
+    public var pingAfterSeconds: Int
+    /// Seconds without validity before lws hangs up (default 40); must exceed ``pingAfterSeconds``.
+    public var hangupAfterSeconds: Int
+    /// How long ``WebSocketServer/shutdown()`` waits for clients to acknowledge close (default 1 s).
+    public var shutdownGracePeriod: Duration
+    /// Whether lws checks that text frames are valid UTF-8, closing with 1007 if not (default true).
+    public var validatesUTF8: Bool
+    /// Plain HTTP routes served on the same port, keyed by exact path (e.g. `/healthz`).
+    ///
+    /// Any other path answers 404. - Important: handlers run on the lws service thread: they must
+    /// be fast, must not block, and must be thread-safe.
+    public var httpRoutes: [String: HTTPRouteHandler]
+
+    /// Creates a configuration; every parameter has the documented default.
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 0,
+        path: String = "/v1",
+        subprotocol: String = "watchrelay.v1",
+        tlsCertificatePath: String? = nil,
+        tlsPrivateKeyPath: String? = nil,
+        maxMessageBytes: Int = 1 << 20,
+        maxQueuedBytesPerConnection: Int = 8 << 20,
+        pingAfterSeconds: Int = 30,
+        hangupAfterSeconds: Int = 40,
+        shutdownGracePeriod: Duration = .seconds(1),
+        validatesUTF8: Bool = true,
+        httpRoutes: [String: HTTPRouteHandler] = [:]
+    ) {
+        self.host = host
+        self.port = port
+        self.path = path
+        self.subprotocol = subprotocol
+        self.tlsCertificatePath = tlsCertificatePath
+        self.tlsPrivateKeyPath = tlsPrivateKeyPath
+        self.maxMessageBytes = maxMessageBytes
+        self.maxQueuedBytesPerConnection = maxQueuedBytesPerConnection
+        self.pingAfterSeconds = pingAfterSeconds
+        self.hangupAfterSeconds = hangupAfterSeconds
+        self.shutdownGracePeriod = shutdownGracePeriod
+        self.validatesUTF8 = validatesUTF8
+        self.httpRoutes = httpRoutes
+    }
+
+    /// Whether the server speaks TLS (`wss://`, `https://`).
+    var usesTLS: Bool { tlsCertificatePath != nil }
+
+    /// Throws ``TransportError/invalidConfiguration(_:)`` naming the first bad value.
+    func validate() throws(TransportError) {
+        guard !host.isEmpty else { throw .invalidConfiguration("host is empty") }
+        guard (0...65535).contains(port) else { throw .invalidConfiguration("port \(port) is not 0...65535") }
+        guard path.hasPrefix("/") else { throw .invalidConfiguration("path \(path) does not start with /") }
+        guard Self.isToken(subprotocol) else {
+            throw .invalidConfiguration("subprotocol \"\(subprotocol)\" is not an HTTP token")
+        }
+        guard (tlsCertificatePath == nil) == (tlsPrivateKeyPath == nil) else {
+            throw .invalidConfiguration("tlsCertificatePath and tlsPrivateKeyPath must be set together")
+        }
+        try Self.validateLimits(maxMessageBytes: maxMessageBytes, maxQueuedBytes: maxQueuedBytesPerConnection)
+        try Self.validateKeepalive(ping: pingAfterSeconds, hangup: hangupAfterSeconds)
+    }
+
+    /// Checks the per-connection byte limits shared by server and client connections.
+    static func validateLimits(maxMessageBytes: Int, maxQueuedBytes: Int) throws(TransportError) {
+        guard maxMessageBytes > 0 else { throw .invalidConfiguration("maxMessageBytes must be positive") }
+        guard maxQueuedBytes > 0 else { throw .invalidConfiguration("maxQueuedBytes must be positive") }
+    }
+
+    /// Checks the ping and hang-up times shared by server and client settings.
+    static func validateKeepalive(ping: Int, hangup: Int) throws(TransportError) {
+        // lws stores both in uint16_t and asserts hangup > ping.
+        guard (1...65534).contains(ping) else { throw .invalidConfiguration("pingAfterSeconds must be 1...65534") }
+        guard hangup > ping, hangup <= 65535 else {
+            throw .invalidConfiguration("hangupAfterSeconds must be greater than pingAfterSeconds and at most 65535")
+        }
+    }
+
+    /// RFC 7230 token characters, which is what a subprotocol name may contain.
+    static func isToken(_ value: String) -> Bool {
+        !value.isEmpty
+            && value.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    return true
+                default:
+                    return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+                }
+            }
+    }
+}
+
+/// Settings of a ``WebSocketClientContext`` shared by all its connections.
+public struct ClientConfiguration: Sendable {
+    /// Seconds without a valid pong or traffic before lws pings a connection (default 30).
+    public var pingAfterSeconds: Int
+    /// Seconds without validity before lws hangs up (default 40); must exceed ``pingAfterSeconds``.
+    public var hangupAfterSeconds: Int
+    /// Seconds lws allows for each step of opening a connection: the TCP connect, the TLS
+    /// handshake, and the wait for the upgrade response (default 10).
+    public var connectTimeoutSeconds: Int
+    /// How long ``WebSocketClientContext/shutdown()`` waits for servers to acknowledge close (default 1 s).
+    public var shutdownGracePeriod: Duration
+    /// Whether lws checks that text frames are valid UTF-8, closing with 1007 if not (default true).
+    public var validatesUTF8: Bool
+    /// Whether the context can open `wss://` connections (default true).
+    ///
+    /// - Important: lws 4.1 re-creates a process-global OpenSSL index each time a TLS-enabled
+    ///   context (client, or server with a certificate) is created, and a `wss://` handshake in
+    ///   flight on another context at that moment fails ("can't get wsi from ssl privdata").
+    ///   Create TLS-enabled contexts up front, and set this to false for contexts that only use
+    ///   `ws://`, so creating them never disturbs a handshake elsewhere in the process.
+    public var enablesTLS: Bool
+
+    /// Creates a configuration; every parameter has the documented default.
+    public init(
+        pingAfterSeconds: Int = 30,
+        hangupAfterSeconds: Int = 40,
+        connectTimeoutSeconds: Int = 10,
+        shutdownGracePeriod: Duration = .seconds(1),
+        validatesUTF8: Bool = true,
+        enablesTLS: Bool = true
+    ) {
+        self.pingAfterSeconds = pingAfterSeconds
+        self.hangupAfterSeconds = hangupAfterSeconds
+        self.connectTimeoutSeconds = connectTimeoutSeconds
+        self.shutdownGracePeriod = shutdownGracePeriod
+        self.validatesUTF8 = validatesUTF8
+        self.enablesTLS = enablesTLS
+    }
+
+    /// Throws ``TransportError/invalidConfiguration(_:)`` naming the first bad value.
+    func validate() throws(TransportError) {
+        guard connectTimeoutSeconds > 0 else { throw .invalidConfiguration("connectTimeoutSeconds must be positive") }
+        try ServerConfiguration.validateKeepalive(ping: pingAfterSeconds, hangup: hangupAfterSeconds)
+    }
+}

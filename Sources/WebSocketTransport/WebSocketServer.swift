@@ -1,0 +1,77 @@
+/// A libwebsockets WebSocket server with plain HTTP routes on the same port.
+///
+/// Creating it starts one service thread that owns the lws context and listens at once.
+/// Inbound traffic arrives as ``events``; ``send(_:to:)`` and ``close(_:code:reason:)`` can be
+/// called from any thread or task and return immediately (they queue a command for the service
+/// thread). Call ``shutdown()`` to close every client with 1001 and stop.
+///
+/// Only the path and subprotocol of the configuration accept WebSocket upgrades; anything else
+/// (another path, no or another subprotocol) is refused during the handshake.
+///
+/// - Important: ``events`` is an unbounded `AsyncStream`: lws reads as fast as clients send, and
+///   every complete message is buffered until consumed. Per connection at most one message in
+///   progress is held (bounded by `maxMessageBytes`), but the stream itself is bounded only by
+///   the consumer keeping up. Consume it promptly, from a single task.
+public final class WebSocketServer: Sendable {
+    /// The port the server listens on (the ephemeral one if the configuration said 0).
+    public let port: Int
+    /// Everything that happens on the server's WebSocket connections, in order per connection.
+    ///
+    /// Finishes after ``shutdown()`` once the context is destroyed. Iterate it from one task only.
+    public let events: AsyncStream<ServerEvent>
+    /// The configuration the server runs with.
+    public let configuration: ServerConfiguration
+    private let inbox = CommandInbox()
+
+    /// Starts the service thread, creates the lws context, and listens.
+    ///
+    /// Blocks the calling thread for the few milliseconds context creation takes.
+    /// - Throws: ``TransportError/invalidConfiguration(_:)`` for a bad value, or
+    ///   ``TransportError/libraryCall(operation:code:message:)`` if lws cannot create the context
+    ///   (port taken, unreadable certificate or key, ...).
+    public init(configuration: ServerConfiguration) throws(TransportError) {
+        try configuration.validate()
+        self.configuration = configuration
+        let (events, continuation) = AsyncStream.makeStream(of: ServerEvent.self, bufferingPolicy: .unbounded)
+        self.events = events
+        port = try ServiceLoop.start(role: .server(configuration, continuation), inbox: inbox)
+    }
+
+    deinit {
+        inbox.requestShutdown()
+    }
+
+    /// Queues a text message for a connection; returns at once.
+    ///
+    /// Messages to one connection are sent in call order, one frame per 64 KiB. A message to a
+    /// closed, closing or unknown connection is dropped silently (its `closed` event tells the
+    /// caller). If the connection's queued bytes would exceed `maxQueuedBytesPerConnection`,
+    /// the queue is dropped and the connection closed with 1008.
+    /// - Parameters:
+    ///   - text: the UTF-8 payload, sent as is.
+    ///   - connection: the receiving connection.
+    public func send(_ text: [UInt8], to connection: ConnectionID) {
+        inbox.post(.send(connection, OutboundMessage(payload: text, kind: .text)))
+    }
+
+    /// Closes a connection after the messages already queued for it are sent.
+    ///
+    /// The `closed` event follows when lws has closed the connection. Codes RFC 6455 forbids in a
+    /// close frame (e.g. 1005, 1006) are sent as 1000; the reason is cut to 123 bytes.
+    /// - Parameters:
+    ///   - connection: the connection to close.
+    ///   - code: the close code, e.g. 1000 (normal) or 4001.
+    ///   - reason: a short UTF-8 text for the peer.
+    public func close(_ connection: ConnectionID, code: UInt16 = 1000, reason: String = "") {
+        inbox.post(.close(connection, code: code, reason: reason))
+    }
+
+    /// Closes every connection with 1001 ("relay shutting down"), waits up to the configured
+    /// grace period for their close handshakes, then destroys the context and finishes ``events``.
+    ///
+    /// Returns once the context is destroyed. Safe to call more than once and concurrently:
+    /// every call returns after the same shutdown completed.
+    public func shutdown() async {
+        await inbox.shutdownAndWait()
+    }
+}

@@ -1,0 +1,71 @@
+/// A small command-line parser: `--name value`, `--name=value`, boolean `--flag`, positionals.
+///
+/// No Swift package can be fetched here (no swift-argument-parser), so this covers what the
+/// subcommands need, with usage errors that name the bad option.
+struct Arguments {
+    /// A usage error: printed with the subcommand's help, exit code 2.
+    struct UsageError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private var options: [String: String] = [:]
+    private var flags: Set<String> = []
+    private(set) var positionals: [String] = []
+    private var consumed: Set<String> = []
+
+    /// Parses `args`; `booleanFlags` take no value.
+    init(_ args: [String], booleanFlags: Set<String>) throws {
+        var i = 0
+        while i < args.count {
+            let a = args[i]
+            if a == "--" {
+                positionals += args[(i + 1)...]
+                break
+            }
+            if a.hasPrefix("--") {
+                let body = String(a.dropFirst(2))
+                if let eq = body.firstIndex(of: "=") {
+                    options[String(body[..<eq])] = String(body[body.index(after: eq)...])
+                } else if booleanFlags.contains(body) {
+                    flags.insert(body)
+                } else {
+                    guard i + 1 < args.count else { throw UsageError(description: "option --\(body) needs a value") }
+                    options[body] = args[i + 1]
+                    i += 1
+                }
+            } else if a == "-h" {
+                flags.insert("help")
+            } else {
+                positionals.append(a)
+            }
+            i += 1
+        }
+    }
+
+    /// Whether boolean `--name` was given.
+    mutating func flag(_ name: String) -> Bool {
+        consumed.insert(name)
+        return flags.contains(name)
+    }
+
+    /// The value of `--name`, if given.
+    mutating func string(_ name: String) -> String? {
+        consumed.insert(name)
+        return options[name]
+    }
+
+    /// The integer value of `--name`, if given; a usage error if it is not an integer in `range`.
+    mutating func int(_ name: String, in range: ClosedRange<Int> = Int.min...Int.max) throws -> Int? {
+        guard let s = string(name) else { return nil }
+        guard let v = Int(s), range.contains(v) else {
+            throw UsageError(description: "--\(name) must be an integer in \(range.lowerBound)...\(range.upperBound), not '\(s)'")
+        }
+        return v
+    }
+
+    /// Fails on options nobody asked for (typos).
+    func rejectUnknown() throws {
+        let unknown = Set(options.keys).union(flags).subtracting(consumed).sorted()
+        if let first = unknown.first { throw UsageError(description: "unknown option --\(first)") }
+    }
+}

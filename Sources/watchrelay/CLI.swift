@@ -1,0 +1,41 @@
+import Dispatch
+import Foundation
+import RelayServer
+import RelayStore
+
+/// Shared pieces of the subcommands.
+enum CLI {
+    /// `--log-level` into a logfmt logger on standard error.
+    static func logger(_ args: inout Arguments, component: String) throws -> Logger {
+        let name = args.string("log-level") ?? "info"
+        guard let level = Logger.Level(name: name) else {
+            throw Arguments.UsageError(description: "--log-level must be debug, info, warn or error, not '\(name)'")
+        }
+        return Logger(level: level, fields: [("component", component)])
+    }
+
+    /// Returns after SIGINT or SIGTERM (their default actions are disabled for the process).
+    static func waitForTerminationSignal() async {
+        let (signals, continuation) = AsyncStream.makeStream(of: Int32.self)
+        var sources: [any DispatchSourceSignal] = []
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { continuation.yield(sig) }
+            source.resume()
+            sources.append(source)
+        }
+        for await _ in signals { break }
+        withExtendedLifetime(sources) {}
+    }
+
+    /// Writes a line to standard output at once (unbuffered, for scripts reading it).
+    static func printLine(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+}
+
+/// `full`, `normal` or `off`.
+func SQLiteSynchronousName(_ name: String) -> SQLiteDatabase.Synchronous? {
+    SQLiteDatabase.Synchronous.allCases.first { $0.rawValue.lowercased() == name.lowercased() }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import RelayCore
+import RelayProtocol
+import RelayServer
+
+/// `watchrelay serve`: run the relay until SIGINT or SIGTERM.
+enum ServeCommand {
+    static let help = """
+        USAGE: watchrelay serve [options]
+
+        Runs the relay (WatchConnectivity stand-in) on libwebsockets. Prints the URL it listens
+        on as the first line of standard output (with --port 0, the chosen port).
+        SIGINT/SIGTERM close every client with 1001 and exit 0.
+
+        OPTIONS:
+          --host HOST                 interface to bind (default 127.0.0.1)
+          --port PORT                 port, 0 = any free port (default 8765)
+          --db PATH                   SQLite database (default watchrelay-relay.db)
+          --sync full|normal|off      SQLite synchronous mode (default full: fsync per group commit)
+          --tls-cert PEM --tls-key PEM   serve wss:// and https://
+          --max-frame-bytes N         hard cap on one WebSocket message (default 1048576)
+          --max-queued-bytes N        bytes queued to one slow client before close 1008 (default 8388608)
+          --message-bytes N           message/reply payload limit (default 65536)
+          --user-info-bytes N         userInfo/complication payload limit (default 65536)
+          --context-bytes N           context payload limit (default 262144)
+          --reply-timeout-ms N        reply timeout (default 10000)
+          --complications-per-day N   complication budget per pair per 24 h (default 50)
+          --pairing-code-ttl-s N      pairing code lifetime (default 120)
+          --ping-after-s N            ping a silent client after N s (default 30); hang up 10 s later
+          --log-level LEVEL           debug, info, warn, error (default info)
+          -h, --help                  show this help
+        """
+
+    static func run(_ argv: [String]) async throws -> Int32 {
+        var args = try Arguments(argv, booleanFlags: ["help"])
+        if args.flag("help") {
+            print(help)
+            return 0
+        }
+        var c = RelayServerConfiguration()
+        c.host = args.string("host") ?? c.host
+        c.port = try args.int("port", in: 0...65535) ?? c.port
+        c.databasePath = args.string("db") ?? c.databasePath
+        if let sync = args.string("sync") {
+            guard let s = SQLiteSynchronousName(sync) else {
+                throw Arguments.UsageError(description: "--sync must be full, normal or off")
+            }
+            c.synchronous = s
+        }
+        c.tlsCertificatePath = args.string("tls-cert")
+        c.tlsPrivateKeyPath = args.string("tls-key")
+        if (c.tlsCertificatePath == nil) != (c.tlsPrivateKeyPath == nil) {
+            throw Arguments.UsageError(description: "--tls-cert and --tls-key go together")
+        }
+        c.maxFrameBytes = try args.int("max-frame-bytes", in: 1024...(64 << 20)) ?? c.maxFrameBytes
+        c.maxQueuedBytesPerConnection = try args.int("max-queued-bytes", in: 65536...(1 << 30)) ?? c.maxQueuedBytesPerConnection
+        var limits = c.relay.limits
+        limits.messageBytes = try args.int("message-bytes", in: 1...c.maxFrameBytes) ?? limits.messageBytes
+        limits.userInfoBytes = try args.int("user-info-bytes", in: 1...c.maxFrameBytes) ?? limits.userInfoBytes
+        limits.contextBytes = try args.int("context-bytes", in: 1...c.maxFrameBytes) ?? limits.contextBytes
+        limits.replyTimeoutMs = try args.int("reply-timeout-ms", in: 1...3_600_000) ?? limits.replyTimeoutMs
+        limits.complicationsPerDay = try args.int("complications-per-day", in: 0...100_000) ?? limits.complicationsPerDay
+        limits.complicationsRemaining = limits.complicationsPerDay
+        c.relay.limits = limits
+        if let ttl = try args.int("pairing-code-ttl-s", in: 1...86_400) { c.relay.pairingCodeTTLms = Int64(ttl) * 1000 }
+        if let ping = try args.int("ping-after-s", in: 1...3600) {
+            c.pingAfterSeconds = ping
+            c.hangupAfterSeconds = ping + 10
+        }
+        let log = try CLI.logger(&args, component: "relay")
+        try args.rejectUnknown()
+
+        let server = try await RelayServer.start(c, log: log)
+        CLI.printLine(server.url)
+        await CLI.waitForTerminationSignal()
+        await server.shutdown()
+        return 0
+    }
+}

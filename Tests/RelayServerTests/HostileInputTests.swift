@@ -1,0 +1,191 @@
+import Foundation
+import RelayCore
+import RelayProtocol
+import RelayServer
+import Testing
+import WebSocketTransport
+
+/// Bad input over a real socket: a clear error, the relay stays up, the connection stays
+/// usable where the contract says so.
+@Suite(.timeLimit(.minutes(1)))
+struct HostileInputTests {
+    static let vectors: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Protocol/vectors/invalid")
+
+    struct Sidecar: Decodable {
+        var code: String
+        var stage: String
+        var binary: Bool?
+    }
+
+    /// Codec- and limits-stage invalid vectors: (file name, bytes, expected code, binary).
+    static func invalidVectors(stage: String) -> [(String, [UInt8], String, Bool)] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: vectors.path)) ?? []
+        return names.filter { $0.hasSuffix(".expect.json") }.sorted().compactMap { sidecarName in
+            let stem = String(sidecarName.dropLast(".expect.json".count))
+            guard let data = FileManager.default.contents(atPath: vectors.appendingPathComponent(sidecarName).path),
+                let sidecar = try? JSONDecoder().decode(Sidecar.self, from: data), sidecar.stage == stage
+            else { return nil }
+            let file = vectors.appendingPathComponent(stem + (sidecar.binary == true ? ".bin" : ".json"))
+            guard let bytes = FileManager.default.contents(atPath: file.path) else { return nil }
+            return (stem, Array(bytes), sidecar.code, sidecar.binary == true)
+        }
+    }
+
+    @Test func everyCodecVectorEarnsItsErrorAndTheConnectionStaysUsable() async throws {
+        let relay = try await TestRelay.start()
+        let vectors = Self.invalidVectors(stage: "codec")
+        #expect(vectors.count >= 50)
+        // Stay under the 100-errors-a-minute policy: a fresh connection per 50 vectors.
+        var device = try await relay.device(.phone)
+        for (i, (name, bytes, code, binary)) in vectors.enumerated() {
+            if i > 0 && i % 50 == 0 { device = try await relay.device(.phone) }
+            if binary { device.connection.sendBinary(bytes) } else { device.sendRaw(bytes) }
+            let frame = try await device.next()
+            guard case .error(let e) = frame else {
+                Issue.record("\(name): expected error \(code), got \(frame)")
+                continue
+            }
+            #expect(e.code.rawValue == code, "\(name)")
+        }
+        // Still usable: hello works on the same connection.
+        let welcome = try await device.hello()
+        #expect(welcome.role == .phone)
+        await relay.stop()
+    }
+
+    @Test func everyLimitsVectorEarnsPayloadTooLargeAndThePairKeepsWorking() async throws {
+        let relay = try await TestRelay.start()
+        let (phone, watch, _, _) = try await pairDevices(relay)
+        let vectors = Self.invalidVectors(stage: "limits")
+        #expect(vectors.count >= 5)
+        for (name, bytes, code, _) in vectors {
+            // A reply vector goes from the replier's side; the rest from the phone.
+            let sender = name.contains("reply") ? watch : phone
+            sender.sendRaw(bytes)
+            let frame = try await sender.next()
+            guard case .error(let e) = frame else {
+                Issue.record("\(name): expected \(code), got \(frame)")
+                continue
+            }
+            #expect(e.code.rawValue == code, "\(name)")
+        }
+        phone.send(userInfo("after"))
+        guard case .accepted = try await phone.next(), case .deliver(let d) = try await watch.next() else {
+            throw TestFailure("the pair should still work")
+        }
+        #expect(d.id == "after")
+        await relay.stop()
+    }
+
+    @Test func binaryAndOversizeFramesAreRefusedAndTheConnectionStays() async throws {
+        let relay = try await TestRelay.start()
+        let phone = try await relay.device(.phone)
+        phone.connection.sendBinary([0, 1, 2, 3])
+        try await phone.expectError(.unsupportedFrame)
+        // 1 MiB + 1, in 16 KiB fragments: discarded as it arrives; error without `re`.
+        var big = Array(#"{"type":"send","id":"big","mode":"userInfo","payload":{"kind":"x","s":""#.utf8)
+        big += [UInt8](repeating: UInt8(ascii: "a"), count: (1 << 20) + 1 - big.count - 3)
+        big += Array(#""}}"#.utf8)
+        #expect(big.count == (1 << 20) + 1)
+        phone.connection.sendFragmented(big, fragmentSize: 16 << 10)
+        let f = try await phone.next()
+        guard case .error(let e) = f else { throw TestFailure("expected error, got \(f)") }
+        #expect(e.code == .payloadTooLarge && e.re == nil)
+        let welcome = try await phone.hello()
+        #expect(welcome.role == .phone)
+        await relay.stop()
+    }
+
+    @Test func aFrameBeforeHelloIsRefusedAndClosedWith1008() async throws {
+        let relay = try await TestRelay.start()
+        let d = try await relay.device(.phone)
+        d.send(.pairBegin(Request(id: "early")))
+        try await d.expectError(.helloRequired, re: "early")
+        #expect(try await d.closed() == 1008)
+        await relay.stop()
+    }
+
+    @Test func aBadTokenIsUnauthorizedAndClosed() async throws {
+        let relay = try await TestRelay.start()
+        let d = try await relay.device(.watch)
+        d.send(.hello(Hello(id: "h", role: .watch, deviceName: "W", token: String(repeating: "A", count: 43))))
+        try await d.expectError(.unauthorized, re: "h")
+        #expect(try await d.closed() == 1008)
+        await relay.stop()
+    }
+
+    @Test func sixWrongPairingCodesLockTheConnectionEvenForTheRightCode() async throws {
+        let relay = try await TestRelay.start()
+        let phone = try await relay.device(.phone)
+        try await phone.hello()
+        phone.send(.pairBegin(Request(id: "pb")))
+        guard case .pairCode(let code) = try await phone.next() else { throw TestFailure("code") }
+        let watch = try await relay.device(.watch)
+        try await watch.hello()
+        var wrong = 0
+        var attempt = 0
+        while wrong < 5 {
+            let guess = String(format: "%06d", attempt)
+            attempt += 1
+            if guess == code.code { continue }
+            watch.send(.pairJoin(PairJoin(id: "j\(wrong)", code: guess)))
+            try await watch.expectError(.pairingCodeInvalid)
+            wrong += 1
+        }
+        watch.send(.pairJoin(PairJoin(id: "right", code: code.code)))
+        try await watch.expectError(.pairingLocked, re: "right")
+        await relay.stop()
+    }
+
+    @Test func aThousandRandomGarbageFramesLeaveTheRelayUpAndCorrect() async throws {
+        let relay = try await TestRelay.start()
+        var rng = SplitMix(seed: 0x5eed)
+        let templates = [
+            #"{"type":"send","id":"x","mode":"userInfo","payload":{"kind":"k"}}"#,
+            #"{"type":"hello","id":"h","protocol":1,"role":"phone","device":{"name":"n"}}"#,
+            #"{"type":"ack","seq":3}"#,
+        ].map { Array($0.utf8) }
+        var device = try await relay.device(.phone)
+        var errors = 0
+        for i in 0..<1000 {
+            if i > 0 && i % 80 == 0 { device = try await relay.device(.phone) }
+            var bytes: [UInt8]
+            if i % 2 == 0 {
+                bytes = (0..<Int(rng.next() % 64 + 1)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            } else {
+                bytes = templates[Int(rng.next() % 3)]
+                for _ in 0..<3 { bytes[Int(rng.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: rng.next()) }
+            }
+            device.sendRaw(bytes)
+            // Random bytes may be invalid UTF-8 (lws then closes with 1007) or, rarely, a valid hello.
+            do {
+                let f = try await device.next(2)
+                if case .error = f { errors += 1 }
+            } catch {
+                device = try await relay.device(.phone)
+            }
+        }
+        #expect(errors > 500)
+        // The relay still pairs and delivers.
+        let (phone, watch, _, _) = try await pairDevices(relay)
+        phone.send(userInfo("ok"))
+        guard case .accepted = try await phone.next(), case .deliver = try await watch.next() else {
+            throw TestFailure("relay should still work")
+        }
+        await relay.stop()
+    }
+}
+
+/// A tiny deterministic generator (tests must be reproducible).
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

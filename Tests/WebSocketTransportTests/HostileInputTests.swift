@@ -1,0 +1,159 @@
+import Testing
+
+@testable import WebSocketTransport
+
+@Suite(.timeLimit(.minutes(1)))
+struct HostileInputTests {
+    @Test func oversizedFragmentedMessageIsReportedAndConnectionStaysUsable() async throws {
+        let echo = try EchoServer()
+        let client = try plainClient()
+        let connection = try await client.connect(to: echo.url)
+        let log = EventLog(connection.events)
+        let limit = 1 << 20
+        connection.sendFragmented([UInt8](repeating: UInt8(ascii: "x"), count: limit + 1), fragmentSize: 16 << 10)
+        connection.send(Array("still here".utf8))
+        let size = try await echo.log.first("tooLarge") {
+            if case .tooLarge(_, let size) = $0 { size } else { nil }
+        }
+        #expect(size == limit + 1)
+        #expect(try await log.first("echo after tooLarge") { $0.text } == "still here")
+        #expect(!echo.log.events.contains { if case .closed = $0 { true } else { false } })
+        try await stop(client)
+        try await stop(echo.server)
+    }
+
+    @Test func messageOfExactlyTheCapIsDelivered() async throws {
+        let echo = try EchoServer(ServerConfiguration(maxMessageBytes: 1000))
+        let client = try plainClient()
+        let connection = try await client.connect(to: echo.url, maxMessageBytes: 1000)
+        let log = EventLog(connection.events)
+        connection.sendFragmented([UInt8](repeating: 65, count: 1000), fragmentSize: 300)
+        connection.send([UInt8](repeating: 65, count: 1001))
+        connection.send(Array("ok".utf8))
+        try await log.waitUntil("two echoes") { $0.count >= 2 }
+        #expect(log.events.map { $0.text?.count } == [1000, 2])
+        #expect(echo.log.events.contains { if case .tooLarge(_, 1001) = $0 { true } else { false } })
+        try await stop(client)
+        try await stop(echo.server)
+    }
+
+    @Test func clientReportsTooLargeFromServer() async throws {
+        let echo = try EchoServer()
+        let client = try plainClient()
+        let connection = try await client.connect(to: echo.url, maxMessageBytes: 100)
+        let log = EventLog(connection.events)
+        let id = try await echo.openedID()
+        echo.server.send([UInt8](repeating: 66, count: 5000), to: id)
+        echo.server.send(Array("small".utf8), to: id)
+        try await log.waitUntil("two events") { $0.count >= 2 }
+        guard case .tooLarge(let size) = log.events[0] else {
+            Issue.record("expected tooLarge, got \(log.events[0])")
+            return
+        }
+        #expect(size == 5000)
+        #expect(log.events[1].text == "small")
+        try await stop(client)
+        try await stop(echo.server)
+    }
+
+    @Test func binaryMessageIsReportedAndConnectionStaysUsable() async throws {
+        let echo = try EchoServer()
+        let client = try plainClient()
+        let connection = try await client.connect(to: echo.url)
+        let log = EventLog(connection.events)
+        connection.sendBinary([0, 1, 2, 255])
+        connection.send(Array("text".utf8))
+        _ = try await echo.log.first("binary") { if case .binary = $0 { true } else { nil } }
+        #expect(try await log.first("echo after binary") { $0.text } == "text")
+        try await stop(client)
+        try await stop(echo.server)
+    }
+
+    @Test(arguments: [nil, "other.v1", "http", LWSContextResources.httpProtocolName])
+    func upgradeWithoutTheSubprotocolIsRefused(offered: String?) async throws {
+        let echo = try EchoServer()
+        let client = try plainClient()
+        await #expect(throws: TransportError.self) {
+            _ = try await client.connect(to: echo.url, subprotocol: offered)
+        }
+        // The refused connection never reached the application.
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(echo.log.events.isEmpty)
+        try await stop(client)
+        try await stop(echo.server)
+    }
+
+    @Test func rawUpgradeWithoutSubprotocolGetsNoSwitchingProtocols() async throws {
+        let echo = try EchoServer()
+        let socket = try RawSocket(port: echo.server.port)
+        let response = try socket.upgrade(port: echo.server.port, subprotocol: nil)
+        #expect(!response.contains("101"))
+        let accepted = try RawSocket(port: echo.server.port)
+        #expect(try accepted.upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
+        #expect(try await echo.log.first("opened") { if case .opened = $0 { true } else { nil } })
+        try await stop(echo.server)
+    }
+
+    @Test func upgradeOnAnotherPathIsRefused() async throws {
+        let echo = try EchoServer()
+        let client = try plainClient()
+        for path in ["/v2", "/", "/v1/extra"] {
+            await #expect(throws: TransportError.self) {
+                _ = try await client.connect(to: "ws://127.0.0.1:\(echo.server.port)\(path)")
+            }
+        }
+        #expect(echo.log.events.isEmpty)
+        _ = try await client.connect(to: "ws://127.0.0.1:\(echo.server.port)/v1?x=1")
+        try await stop(client)
+        try await stop(echo.server)
+    }
+
+    @Test func peerThatStopsReadingIsClosedAtTheOutboundCap() async throws {
+        let echo = try EchoServer(ServerConfiguration(maxQueuedBytesPerConnection: 256 << 10))
+        let socket = try RawSocket(port: echo.server.port, receiveBuffer: 4096)
+        #expect(try socket.upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
+        let id = try await echo.openedID()
+        let chunk = [UInt8](repeating: 67, count: 64 << 10)
+        // Far more than kernel buffers plus the cap can hold; the socket never reads.
+        for _ in 0..<400 {
+            echo.server.send(chunk, to: id)
+            try await Task.sleep(for: .microseconds(200))
+            if echo.log.events.contains(where: { if case .closed = $0 { true } else { false } }) { break }
+        }
+        let (code, reason) = try await echo.log.first("closed at the cap") {
+            if case .closed(id, let code, let reason) = $0 { (code, reason) } else { nil }
+        }
+        #expect(code == 1008)
+        #expect(reason == "outbound queue limit exceeded")
+        try await stop(echo.server)
+    }
+
+    @Test func silentPeerIsDroppedAfterPingAndHangup() async throws {
+        let echo = try EchoServer(ServerConfiguration(pingAfterSeconds: 1, hangupAfterSeconds: 2))
+        let socket = try RawSocket(port: echo.server.port)
+        #expect(try socket.upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
+        let upgraded = ContinuousClock.now
+        let id = try await echo.openedID()
+        // The socket never reads, so lws's ping goes unanswered and it hangs up at ~2 s.
+        let code = try await echo.log.first("hang-up", timeout: .seconds(8)) { event -> UInt16?? in
+            if case .closed(id, let code, _) = event { code } else { nil }
+        }
+        #expect(code == nil)  // lost without a close handshake
+        // Not before the ping time: the connection was idle, not refused.
+        #expect(ContinuousClock.now - upgraded >= .seconds(1))
+        try await stop(echo.server)
+    }
+
+    @Test func answeringPeerIsKeptAlivePastTheHangupTime() async throws {
+        let echo = try EchoServer(ServerConfiguration(pingAfterSeconds: 1, hangupAfterSeconds: 2))
+        let client = try plainClient()
+        let connection = try await client.connect(to: echo.url)
+        let log = EventLog(connection.events)
+        try await Task.sleep(for: .seconds(3))
+        connection.send(Array("alive".utf8))
+        #expect(try await log.first("echo") { $0.text } == "alive")
+        #expect(!echo.log.events.contains { if case .closed = $0 { true } else { false } })
+        try await stop(client)
+        try await stop(echo.server)
+    }
+}

@@ -1,0 +1,106 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A blocking TCP client on 127.0.0.1 written with plain sockets, for peers that misbehave on
+/// purpose: never reading, never answering pings, or speaking raw HTTP.
+final class RawSocket {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private let fd: Int32
+
+    /// Connects to 127.0.0.1:`port`; a non-nil `receiveBuffer` shrinks SO_RCVBUF first.
+    init(port: Int, receiveBuffer: Int32? = nil) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard result == 0 else {
+            Glibc.close(fd)
+            throw Failure(description: "connect: errno \(errno)")
+        }
+    }
+
+    deinit { Glibc.close(fd) }
+
+    func write(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw Failure(description: "send: errno \(errno)") }
+            sent += n
+        }
+    }
+
+    /// Reads until `terminator` appears, the peer closes, or `timeoutMilliseconds` pass.
+    func read(until terminator: String? = nil, timeoutMilliseconds: Int32 = 5000) -> String {
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            if let terminator, String(decoding: received, as: UTF8.self).contains(terminator) { break }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, timeoutMilliseconds) > 0 else { break }
+            let n = chunk.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
+            guard n > 0 else { break }
+            received += chunk[..<n]
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    /// Sends a WebSocket upgrade request and returns the response head.
+    func upgrade(port: Int, path: String = "/v1", subprotocol: String? = "watchrelay.v1") throws -> String {
+        var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\n"
+        request += "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        request += "Sec-WebSocket-Version: 13\r\n"
+        if let subprotocol { request += "Sec-WebSocket-Protocol: \(subprotocol)\r\n" }
+        try write(request + "\r\n")
+        return read(until: "\r\n\r\n")
+    }
+
+    /// Sends a plain HTTP GET with `Connection: close` and returns the whole response.
+    func get(_ path: String) throws -> String {
+        try write("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        return read()
+    }
+}
+
+/// A listening TCP socket on 127.0.0.1 that never accepts: connects complete in the kernel, and
+/// the peer then waits forever for an answer (for connect timeouts and cancellation).
+final class SilentListener: Sendable {
+    private let fd: Int32
+    let port: Int
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else {
+            Glibc.close(fd)
+            throw RawSocket.Failure(description: "listen: errno \(errno)")
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { Glibc.close(fd) }
+}

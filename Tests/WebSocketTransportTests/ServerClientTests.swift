@@ -1,0 +1,224 @@
+import Testing
+
+@testable import WebSocketTransport
+
+@Suite(.timeLimit(.minutes(1)))
+struct ServerClientTests {
+    @Test func contextsAreCreatedAndDestroyed() async throws {
+        let server = try WebSocketServer(configuration: ServerConfiguration())
+        #expect(server.port > 0)
+        let log = EventLog(server.events)
+        let client = try plainClient()
+        try await stop(client)
+        try await stop(server)
+        try await stop(server)  // a second call returns at once
+        try await log.waitForEnd()
+        await #expect(throws: TransportError.shutDown) {
+            _ = try await client.connect(to: "ws://127.0.0.1:\(server.port)/v1")
+        }
+    }
+
+    @Test func echoRoundTripReportsRemoteAddress() async throws {
+        let echo = try EchoServer()
+        let client = try plainClient()
+        let connection = try await client.connect(to: echo.url)
+        let log = EventLog(connection.events)
+        connection.send(Array("hello".utf8))
+        #expect(try await log.first("echo") { $0.text } == "hello")
+        let address = try await echo.log.first("opened") {
+            if case .opened(_, let address) = $0 { address } else { nil }
+        }
+        #expect(address == "127.0.0.1")
+        try await stop(client)
+        try await stop(echo.server)
+    }
+
+    @Test func manyMessagesArriveInOrder() async throws {
+        let echo = try EchoServer()
+        let client = try plainClient()
+        let connection = try await client.connect(to: echo.url)
+        let log = EventLog(connection.events)
+        let count = 2000
+        for index in 0..<count { connection.send(Array("m\(index)".utf8)) }
+        try await log.waitUntil("\(count) echoes") { $0.count >= count }
+        #expect(log.events.compactMap(\.text) == (0..<count).map { "m\($0)" })
+        try await stop(client)
+        try await stop(echo.server)
+    }
+
+    @Test func largeMessagesRoundTripInFragments() async throws {
+        let echo = try EchoServer()
+        let client = try plainClient()
+        let connection = try await client.connect(to: echo.url)
+        let log = EventLog(connection.events)
+        let payload = (0..<(600 << 10)).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+        connection.send(payload)
+        connection.sendFragmented(payload, fragmentSize: 1000)
+        try await log.waitUntil("two large echoes") { $0.count >= 2 }
+        for event in log.events {
+            guard case .message(let bytes) = event else {
+                Issue.record("unexpected \(event)")
+                continue
+            }
+            #expect(bytes == payload)
+        }
+        try await stop(client)
+        try await stop(echo.server)
+    }
+
+    @Test func hundredConcurrentConnectionsShareOneClientContext() async throws {
+        let echo = try EchoServer()
+        let client = try plainClient()
+        let url = echo.url
+        let replies = try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 0..<100 {
+                group.addTask {
+                    let connection = try await client.connect(to: url)
+                    let log = EventLog(connection.events)
+                    connection.send(Array("client \(index)".utf8))
+                    let reply = try await log.first("echo \(index)") { $0.text }
+                    connection.close()
+                    return reply
+                }
+            }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(replies == Set((0..<100).map { "client \($0)" }))
+        try await stop(client)
+        try await stop(echo.server)
+    }
+
+    @Test func serverCloseCodeReachesClient() async throws {
+        let echo = try EchoServer()
+        let client = try plainClient()
+        let connection = try await client.connect(to: echo.url)
+        let log = EventLog(connection.events)
+        let id = try await echo.openedID()
+        echo.server.send(Array("last words".utf8), to: id)
+        echo.server.close(id, code: 4001, reason: "replaced")
+        let closed = try await log.first("closed") { $0.closed }
+        #expect(closed.code == 4001)
+        #expect(closed.reason == "replaced")
+        #expect(log.events.first?.text == "last words")  // queued frames go out before the close
+        try await log.waitForEnd()
+        let serverSide = try await echo.log.first("server closed") { event -> UInt16?? in
+            if case .closed(id, let code, _) = event { code } else { nil }
+        }
+        #expect(serverSide == 4001)
+        try await stop(client)
+        try await stop(echo.server)
+    }
+
+    @Test func clientCloseCodeReachesServer() async throws {
+        let echo = try EchoServer()
+        let client = try plainClient()
+        let connection = try await client.connect(to: echo.url)
+        let log = EventLog(connection.events)
+        let id = try await echo.openedID()
+        connection.send(Array("bye".utf8))
+        connection.close(code: 1000, reason: "done")
+        let (code, reason) = try await echo.log.first("server closed") {
+            if case .closed(id, let code, let reason) = $0 { (code, reason) } else { nil }
+        }
+        #expect(code == 1000)
+        #expect(reason == "done")
+        #expect(echo.log.events.contains { $0.text == "bye" })
+        #expect(try await log.first("client closed") { $0.closed }.code == 1000)
+        try await stop(client)
+        try await stop(echo.server)
+    }
+
+    @Test func serverShutdownClosesClientsWith1001() async throws {
+        let echo = try EchoServer()
+        let client = try plainClient()
+        let first = EventLog(try await client.connect(to: echo.url).events)
+        let second = EventLog(try await client.connect(to: echo.url).events)
+        try await echo.log.waitUntil("two opened") { events in
+            events.filter { if case .opened = $0 { true } else { false } }.count == 2
+        }
+        try await stop(echo.server)
+        for log in [first, second] {
+            let closed = try await log.first("closed") { $0.closed }
+            #expect(closed.code == 1001)
+            #expect(closed.reason == "relay shutting down")
+        }
+        try await echo.log.waitForEnd()
+        let serverCodes = echo.log.events.compactMap { event -> UInt16?? in
+            if case .closed(_, let code, _) = event { code } else { nil }
+        }
+        #expect(serverCodes == [1001, 1001])
+        try await stop(client)
+    }
+
+    @Test func clientShutdownClosesConnectionsAndFinishesStreams() async throws {
+        let echo = try EchoServer()
+        let client = try plainClient()
+        let log = EventLog(try await client.connect(to: echo.url).events)
+        _ = try await echo.openedID()
+        try await stop(client)
+        try await log.waitForEnd()
+        #expect(log.events.last?.closed?.code == 1001)
+        let serverSide = try await echo.log.first("server closed") { event -> UInt16?? in
+            if case .closed(_, let code, _) = event { code } else { nil }
+        }
+        #expect(serverSide == 1001)
+        try await stop(echo.server)
+    }
+
+    @Test func connectToClosedPortThrowsWithReason() async throws {
+        let server = try WebSocketServer(configuration: ServerConfiguration())
+        let port = server.port
+        try await stop(server)
+        let client = try plainClient()
+        do {
+            _ = try await client.connect(to: "ws://127.0.0.1:\(port)/v1")
+            Issue.record("connect succeeded")
+        } catch let error as TransportError {
+            guard case .connectionFailed(_, let reason) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(!reason.isEmpty)
+        }
+        try await stop(client)
+    }
+
+    @Test func cancellingConnectThrowsCancellationError() async throws {
+        let listener = try SilentListener()
+        let client = try plainClient()
+        let attempt = Task { try await client.connect(to: "ws://127.0.0.1:\(listener.port)/v1") }
+        try await Task.sleep(for: .milliseconds(100))
+        attempt.cancel()
+        let outcome = try await withTimeout(.seconds(3), "cancelled connect") { await attempt.result }
+        #expect(throws: CancellationError.self) { try outcome.get() }
+        try await stop(client)
+    }
+
+    @Test func unansweredHandshakeTimesOut() async throws {
+        let listener = try SilentListener()
+        let url = "ws://127.0.0.1:\(listener.port)/v1"
+        let client = try WebSocketClientContext(
+            configuration: ClientConfiguration(connectTimeoutSeconds: 1, enablesTLS: false))
+        await #expect(throws: TransportError.self) {
+            try await withTimeout(.seconds(30), "handshake timeout") { _ = try await client.connect(to: url) }
+        }
+        try await stop(client)
+    }
+
+    @Test func takenPortAndBadConfigurationThrow() async throws {
+        let server = try WebSocketServer(configuration: ServerConfiguration())
+        #expect(throws: TransportError.self) {
+            _ = try WebSocketServer(configuration: ServerConfiguration(port: server.port))
+        }
+        #expect(throws: TransportError.self) {
+            _ = try WebSocketServer(configuration: ServerConfiguration(pingAfterSeconds: 10, hangupAfterSeconds: 5))
+        }
+        #expect(throws: TransportError.self) {
+            _ = try WebSocketServer(configuration: ServerConfiguration(tlsCertificatePath: "/nonexistent"))
+        }
+        let client = try plainClient()
+        await #expect(throws: TransportError.self) { _ = try await client.connect(to: "http://127.0.0.1/") }
+        try await stop(client)
+        try await stop(server)
+    }
+}

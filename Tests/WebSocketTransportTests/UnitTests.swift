@@ -1,0 +1,143 @@
+import Testing
+
+@testable import WebSocketTransport
+
+struct MessageReassemblerTests {
+    private func feed(
+        _ reassembler: inout MessageReassembler, _ bytes: [UInt8], binary: Bool = false, final: Bool
+    ) -> MessageReassembler.Outcome {
+        bytes.withUnsafeBytes { reassembler.consume($0, frameIsBinary: binary, isFinal: final) }
+    }
+
+    @Test func singleChunkMessageIsReturnedDirectly() {
+        var reassembler = MessageReassembler(maxMessageBytes: 10)
+        #expect(feed(&reassembler, [1, 2, 3], final: true) == .message([1, 2, 3]))
+        #expect(feed(&reassembler, [], final: true) == .message([]))
+        #expect(!reassembler.isMidMessage)
+    }
+
+    @Test func chunksAreJoined() {
+        var reassembler = MessageReassembler(maxMessageBytes: 10)
+        #expect(feed(&reassembler, [1, 2], final: false) == .incomplete)
+        #expect(reassembler.isMidMessage)
+        #expect(feed(&reassembler, [3], final: false) == .incomplete)
+        #expect(feed(&reassembler, [4], final: true) == .message([1, 2, 3, 4]))
+        #expect(feed(&reassembler, [5], final: true) == .message([5]))
+    }
+
+    @Test func messageOverTheCapIsDiscardedAndCountedThenTheNextOneWorks() {
+        var reassembler = MessageReassembler(maxMessageBytes: 4)
+        #expect(feed(&reassembler, [1, 2, 3], final: false) == .incomplete)
+        #expect(feed(&reassembler, [4, 5], final: false) == .incomplete)
+        #expect(feed(&reassembler, [6, 7, 8], final: true) == .tooLarge(size: 8))
+        #expect(feed(&reassembler, [9, 9, 9, 9, 9], final: true) == .tooLarge(size: 5))
+        #expect(feed(&reassembler, [1, 2, 3, 4], final: true) == .message([1, 2, 3, 4]))
+    }
+
+    @Test func binaryMessagesAreReportedWithoutBytes() {
+        var reassembler = MessageReassembler(maxMessageBytes: 4)
+        #expect(feed(&reassembler, [1], binary: true, final: true) == .binary)
+        #expect(feed(&reassembler, [1, 2, 3], binary: true, final: false) == .incomplete)
+        // Continuation frames are not binary-flagged; the first frame decided.
+        #expect(feed(&reassembler, [4, 5, 6], final: true) == .binary)
+        #expect(feed(&reassembler, [7], final: true) == .message([7]))
+    }
+}
+
+struct WebSocketURLTests {
+    @Test func parsesHostPortPathAndQuery() throws {
+        let url = try WebSocketURL(parsing: "wss://relay.example:8443/v1?x=1#frag")
+        #expect(url.isSecure)
+        #expect(url.host == "relay.example")
+        #expect(url.port == 8443)
+        #expect(url.path == "/v1?x=1")
+        #expect(url.hostHeader == "relay.example:8443")
+    }
+
+    @Test func appliesDefaults() throws {
+        let plain = try WebSocketURL(parsing: "ws://127.0.0.1")
+        #expect(plain.port == 80)
+        #expect(plain.path == "/")
+        #expect(plain.hostHeader == "127.0.0.1")
+        let query = try WebSocketURL(parsing: "WS://h?q")
+        #expect(query.path == "/?q")
+        let secure = try WebSocketURL(parsing: "wss://h/")
+        #expect(secure.port == 443)
+    }
+
+    @Test func parsesBracketedIPv6() throws {
+        let url = try WebSocketURL(parsing: "ws://[::1]:9000/v1")
+        #expect(url.host == "::1")
+        #expect(url.port == 9000)
+        #expect(url.hostHeader == "[::1]:9000")
+    }
+
+    @Test(arguments: [
+        "http://h/", "ws://", "ws://:80/", "ws://h:0/", "ws://h:70000/", "ws://u@h/", "ws://[::1/", "ws://h/a b",
+    ])
+    func rejectsInvalidURLs(text: String) {
+        #expect(throws: TransportError.self) { _ = try WebSocketURL(parsing: text) }
+    }
+}
+
+struct OutboundQueueTests {
+    @Test func countsBytesAndPopsInOrder() {
+        var queue = OutboundQueue()
+        queue.append(OutboundMessage(payload: [1, 2, 3], kind: .text))
+        queue.append(OutboundMessage(payload: [4], kind: .binary))
+        #expect(queue.queuedBytes == 4)
+        queue.advanceFirst(by: 2)
+        #expect(queue.first?.offset == 2)
+        #expect(queue.queuedBytes == 4)
+        queue.advanceFirst(by: 1)
+        #expect(queue.first?.payload == [4])
+        #expect(queue.queuedBytes == 1)
+        queue.advanceFirst(by: 1)
+        #expect(queue.isEmpty)
+        #expect(queue.queuedBytes == 0)
+    }
+
+    @Test func staysCorrectAcrossCompaction() {
+        var queue = OutboundQueue()
+        for index in 0..<5000 { queue.append(OutboundMessage(payload: [UInt8(index % 256)], kind: .text)) }
+        for index in 0..<4000 {
+            #expect(queue.first?.payload == [UInt8(index % 256)])
+            queue.advanceFirst(by: 1)
+        }
+        #expect(queue.count == 1000)
+        #expect(queue.queuedBytes == 1000)
+        #expect(queue.first?.payload == [UInt8(4000 % 256)])
+    }
+}
+
+struct CloseFrameTests {
+    @Test func parsesCodeAndReason() {
+        let payload: [UInt8] = [0x0F, 0xA1] + Array("replaced".utf8)
+        let frame = payload.withUnsafeBytes { CloseFrame(payload: $0) }
+        #expect(frame == CloseFrame(code: 4001, reason: "replaced"))
+        let empty = [UInt8]().withUnsafeBytes { CloseFrame(payload: $0) }
+        #expect(empty.code == 1005)
+        let invalidUTF8: [UInt8] = [0x03, 0xE8, 0xFF]
+        #expect(invalidUTF8.withUnsafeBytes { CloseFrame(payload: $0) }.reason == "\u{FFFD}")
+    }
+
+    @Test func mapsCodesAndCutsReasonsForTheWire() {
+        #expect(CloseFrame.sendable(code: 4001) == 4001)
+        #expect(CloseFrame.sendable(code: 1006) == 1000)
+        #expect(CloseFrame.sendable(code: 999) == 1000)
+        let long = String(repeating: "é", count: 100)  // 200 bytes
+        let cut = CloseFrame.sendable(reason: long)
+        #expect(cut.count == 122)
+        #expect(String(validating: cut, as: UTF8.self) != nil)
+    }
+}
+
+struct PeerAddressTests {
+    @Test(arguments: [
+        ("::ffff:127.0.0.1", "127.0.0.1"), ("::FFFF:10.0.0.2", "10.0.0.2"), ("::1", "::1"),
+        ("192.168.1.1", "192.168.1.1"), ("::ffff:abcd", "::ffff:abcd"),
+    ])
+    func ipv4MappedAddressesAreUnmapped(input: String, expected: String) {
+        #expect(ServiceCore.unmappingIPv4(input) == expected)
+    }
+}
