@@ -32,6 +32,8 @@ serve: run
 test: build-tests schema-check
 	@$(SWIFT) test --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
 	@scripts/test-summary.sh .build/test.log
+	@echo "conformance: an independent Python client written from Protocol/PROTOCOL.md alone"
+	@WATCHRELAY_BIN=$$($(SWIFT) build --show-bin-path)/watchrelay python3 Tests/conformance/conformance_client.py
 
 clean:
 	rm -rf .build

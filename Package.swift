@@ -44,9 +44,23 @@ let package = Package(
             name: "RelayServer",
             dependencies: ["RelayCore", "RelayStore", "RelayProtocol", "WebSocketTransport"],
             swiftSettings: strict),
+        // A WCSession-shaped session over the lws client (phone and watch).
+        .target(
+            name: "RelayClient", dependencies: ["RelayProtocol", "WebSocketTransport", "RelayStore"],
+            swiftSettings: strict),
+        // GitHub REST client (URLSession) and the fixture GitHub server.
+        .target(
+            name: "GitHubAPI", dependencies: ["RelayProtocol", "WebSocketTransport"], swiftSettings: strict),
+        // The phone companion: favorites, sync, delete handling, repo requests.
+        .target(
+            name: "PhoneApp", dependencies: ["RelayClient", "GitHubAPI", "RelayProtocol", "RelayStore"],
+            swiftSettings: strict),
+        // The headless watch: widget timeline and reload budget, profile detail, renderers.
+        .target(
+            name: "WatchApp", dependencies: ["RelayClient", "RelayProtocol", "RelayStore"], swiftSettings: strict),
         .executableTarget(
             name: "watchrelay",
-            dependencies: ["RelayServer", "RelayProtocol"],
+            dependencies: ["RelayServer", "RelayProtocol", "RelayClient", "GitHubAPI", "PhoneApp", "WatchApp"],
             swiftSettings: strict),
 
         .testTarget(
@@ -61,6 +75,18 @@ let package = Package(
         .testTarget(
             name: "RelayServerTests",
             dependencies: ["RelayServer", "RelayCore", "RelayProtocol", "WebSocketTransport", "RelayStore"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "RelayClientTests",
+            dependencies: ["RelayClient", "RelayServer", "RelayProtocol", "WebSocketTransport", "RelayStore"],
+            swiftSettings: strict),
+        .testTarget(name: "GitHubAPITests", dependencies: ["GitHubAPI", "RelayProtocol"], swiftSettings: strict),
+        .testTarget(
+            name: "PhoneAppTests",
+            dependencies: ["PhoneApp", "RelayClient", "GitHubAPI", "RelayServer", "RelayProtocol", "WebSocketTransport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "WatchAppTests", dependencies: ["WatchApp", "RelayClient", "RelayServer", "RelayProtocol"],
             swiftSettings: strict),
     ]
 )

@@ -26,11 +26,20 @@ struct DirectionQueue: Sendable {
     var cancelled: Set<String> = []
     /// Recent message ids (for `cancel` → `not_supported`), most recent last.
     var recentMessages: [String] = []
+    /// Context send ids, so a `cancel` of one is `not_supported` even once it was replaced
+    /// or acked; kept in memory only, and pruned with `finished`.
+    var contexts: Set<String> = []
+    /// Acceptance rank of each held item: `outstanding` lists sent and unsent items
+    /// interleaved, and several may share a millisecond, so `acceptedAt` cannot order them.
+    var ranks: [String: Int64] = [:]
+    var nextRank: Int64 = 0
 
     init() {}
 
     init(snapshot s: DirectionSnapshot) {
         for item in s.items {
+            ranks[item.sendID] = nextRank  // the store keeps acceptance order
+            nextRank += 1
             if item.seq != nil {
                 sent.append(item)
             } else if item.mode == .complication {
@@ -51,7 +60,7 @@ struct DirectionQueue: Sendable {
 
     /// Durable sends not yet acked, cancelled or replaced, in acceptance order.
     var outstanding: [QueuedItem] {
-        (sent + unsentComplications + unsent).sorted { $0.acceptedAt < $1.acceptedAt }
+        (sent + unsentComplications + unsent).sorted { ranks[$0.sendID, default: .max] < ranks[$1.sendID, default: .max] }
     }
 
     var queuedCount: Int { sent.count + unsentComplications.count + unsent.count }
@@ -60,6 +69,14 @@ struct DirectionQueue: Sendable {
     func holds(_ id: String) -> Bool {
         sent.contains { $0.sendID == id } || unsentComplications.contains { $0.sendID == id }
             || unsent.contains { $0.sendID == id }
+    }
+
+    /// Queues a newly accepted item (a complication ahead of the other unsent items).
+    mutating func enqueue(_ item: QueuedItem) {
+        ranks[item.sendID] = nextRank
+        nextRank += 1
+        if item.mode == .context { contexts.insert(item.sendID) }
+        if item.mode == .complication { unsentComplications.append(item) } else { unsent.append(item) }
     }
 
     /// Takes the next never-sent item (complications first).
@@ -71,6 +88,7 @@ struct DirectionQueue: Sendable {
 
     /// Removes an unsent item by id; `nil` if it is not unsent.
     mutating func removeUnsent(_ id: String) -> QueuedItem? {
+        ranks[id] = nil
         if let i = unsentComplications.firstIndex(where: { $0.sendID == id }) {
             return unsentComplications.remove(at: i)
         }
@@ -81,6 +99,7 @@ struct DirectionQueue: Sendable {
     /// Removes a sent (unacked) item by id, keeping the in-flight counters right.
     mutating func removeSent(_ id: String) -> QueuedItem? {
         guard let i = sent.firstIndex(where: { $0.sendID == id }) else { return nil }
+        ranks[id] = nil
         let item = sent.remove(at: i)
         if i < inFlight {
             inFlight -= 1
@@ -96,6 +115,7 @@ struct DirectionQueue: Sendable {
         guard n > 0 else { return [] }
         let done = Array(sent[0..<n])
         sent.removeFirst(n)
+        for item in done { ranks[item.sendID] = nil }
         let flown = min(n, inFlight)
         inFlight -= flown
         inFlightBytes -= done[0..<flown].reduce(0) { $0 + $1.size }
@@ -115,6 +135,7 @@ struct DirectionQueue: Sendable {
             for id in finished.prefix(finished.count - keep) {
                 finishedSet.remove(id)
                 cancelled.remove(id)
+                contexts.remove(id)
             }
             finished.removeFirst(finished.count - keep)
         }

@@ -38,23 +38,23 @@ extension RelayState {
         switch f.mode {
         case .context:
             replaceContext(pairID, sender: sender)
-            pairs[pairID]?[sender].unsent.append(item)
+            pairs[pairID]?[sender].enqueue(item)
         case .complication:
             let used = pairs[pairID]?.complicationsUsed(at: now) ?? 0
             let perDay = configuration.limits.complicationsPerDay
             if used < perDay {
-                pairs[pairID]?[sender].unsentComplications.append(item)
+                pairs[pairID]?[sender].enqueue(item)
                 pairs[pairID]?.complicationUses.append(now)
                 persist(.addComplicationUse(pairID, now))
                 accepted.remaining = perDay - used - 1
             } else {
                 item.mode = .userInfo
-                pairs[pairID]?[sender].unsent.append(item)
+                pairs[pairID]?[sender].enqueue(item)
                 accepted.remaining = 0
                 accepted.fallback = .userInfo
             }
         default:
-            pairs[pairID]?[sender].unsent.append(item)
+            pairs[pairID]?[sender].enqueue(item)
         }
         persist(.insertItem(pairID, direction: sender, item))
         emit(.accepted(accepted), to: link)
@@ -65,8 +65,8 @@ extension RelayState {
     private mutating func replaceContext(_ pairID: PairID, sender: Role) {
         guard var q = pairs[pairID]?[sender] else { return }
         var replaced: [String] = []
-        if let i = q.unsent.firstIndex(where: { $0.mode == .context }) {
-            replaced.append(q.unsent.remove(at: i).sendID)
+        if let old = q.unsent.first(where: { $0.mode == .context }), let gone = q.removeUnsent(old.sendID) {
+            replaced.append(gone.sendID)
         }
         for item in q.sent where item.mode == .context {
             if let gone = q.removeSent(item.sendID) { replaced.append(gone.sendID) }
@@ -189,7 +189,7 @@ extension RelayState {
         let unsentMode = (q.unsentComplications + q.unsent).first { $0.sendID == target }?.mode
         let sentMode = q.sent.first { $0.sendID == target }?.mode
         if unsentMode == .context || sentMode == .context || q.recentMessages.contains(target)
-            || q.lastSentContext?.id == target
+            || q.contexts.contains(target) || q.lastSentContext?.id == target
         {
             throw ProtocolError(.notSupported, "only userInfo and complication transfers can be cancelled", re: f.id)
         }
@@ -235,7 +235,9 @@ extension RelayState {
     }
 
     mutating func expireReplies() {
-        for (key, pending) in replies where pending.deadline <= now {
+        // In the order the requests were sent, not the dictionary's.
+        let due = replies.filter { $0.value.deadline <= now }.sorted { ($0.value.deadline, $0.key.sendID) < ($1.value.deadline, $1.key.sendID) }
+        for (key, pending) in due {
             replies[key] = nil
             if let requester = pending.requester, links[requester]?.phase == .ready {
                 emit(

@@ -57,7 +57,7 @@ extension RelayState {
             throw ProtocolError(.pairingCodeInvalid, "no such pairing code", re: f.id)
         }
         guard pending.expiresAt > now else {
-            codes[f.code] = nil
+            // Kept (until `pruneCodes`): every later try of it is `expired` too, never a wrong code.
             throw ProtocolError(.pairingCodeExpired, "the pairing code expired; begin again on the phone", re: f.id)
         }
         codes[f.code] = nil

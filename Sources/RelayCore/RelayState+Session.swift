@@ -58,10 +58,12 @@ extension RelayState {
             pairs[pairID] = pair
             persist(.setPendingTransferred(pairID, direction: h.role, ids: []))
         }
+        // Nothing is in flight on a new connection. Reset before the ack: applying it pumps
+        // the backlog, and a reset after that would send the same items a second time.
+        pairs[pairID]?[peerRole].resetInFlight()
         if let lastSeq = h.lastSeq, lastSeq > 0, lastSeq <= pair[peerRole].lastSeq {
             applyAck(pairID, sender: peerRole, through: lastSeq)
         }
-        pairs[pairID]?[peerRole].resetInFlight()
         pump(pairID, sender: peerRole)
 
         let after = presence(of: deviceID)
@@ -144,25 +146,27 @@ extension RelayState {
         }
         links[link]?.pairingCode = nil
         // Replies this connection owed: the requester learns at once; requests it made: dropped later.
+        var owed: [(key: ReplyKey, pending: PendingReply)] = []
         for (key, pending) in replies {
             if pending.replier == link {
                 replies[key] = nil
-                if let r = pending.requester {
-                    emit(
-                        .error(
-                            ProtocolError(
-                                .notReachable, "the peer disconnected before replying", re: key.sendID
-                            ).frame), to: r)
-                }
+                owed.append((key, pending))
             } else if pending.requester == link {
                 replies[key]?.requester = nil
             }
         }
-        guard let device = l.session?.deviceID, deviceLinks[device] == link else { return }
-        deviceLinks[device] = nil
-        if let member = devices[device] {
-            pairs[member.pair]?[member.role.peer].resetInFlight()
+        if let device = l.session?.deviceID, deviceLinks[device] == link {
+            deviceLinks[device] = nil
+            if let member = devices[device] {
+                pairs[member.pair]?[member.role.peer].resetInFlight()
+            }
+            if notify { notifyPeer(of: device, presence: Presence(connected: false, reachable: false)) }
         }
-        if notify { notifyPeer(of: device, presence: Presence(connected: false, reachable: false)) }
+        // After the `peer` frame (as §13.2 shows), in the order the requests were sent.
+        owed.sort { ($0.pending.deadline, $0.key.sendID) < ($1.pending.deadline, $1.key.sendID) }
+        for (key, pending) in owed {
+            guard let r = pending.requester else { continue }
+            emit(.error(ProtocolError(.notReachable, "the peer disconnected before replying", re: key.sendID).frame), to: r)
+        }
     }
 }

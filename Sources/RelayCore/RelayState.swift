@@ -101,6 +101,9 @@ public struct RelayState: Sendable {
     public mutating func handle(_ event: RelayEvent, now: Timestamp) -> [RelayAction] {
         self.now = now
         actions = []
+        // Deadlines that passed come first: a reply arriving after its request timed out is
+        // late even if no `.tick` ran in between (the requester gets one answer, not two).
+        expireReplies()
         switch event {
         case .opened(let link, let address):
             links[link] = Link(id: link, address: address)
@@ -122,7 +125,7 @@ public struct RelayState: Sendable {
         case .closed(let link):
             linkClosed(link)
         case .tick:
-            expireReplies()
+            break  // expired above
 
         }
         let out = actions
@@ -131,15 +134,11 @@ public struct RelayState: Sendable {
     }
 
     /// The earliest time a `.tick` has work to do, if any.
+    ///
+    /// Only reply timeouts: pairing codes need no tick (`pair.join` checks expiry itself),
+    /// and an expired code stays remembered, so its time would stay due and tick forever.
     public var nextDeadline: Timestamp? {
-        let r = replies.values.map(\.deadline).min()
-        let c = codes.values.map(\.expiresAt).min()
-        switch (r, c) {
-        case (let a?, let b?): return min(a, b)
-        case (let a?, nil): return a
-        case (nil, let b?): return b
-        default: return nil
-        }
+        replies.values.map(\.deadline).min()
     }
 
     private mutating func handle(_ frame: ClientFrame, on link: LinkID) throws(ProtocolError) {

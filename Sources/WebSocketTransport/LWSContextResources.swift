@@ -61,6 +61,11 @@ struct LWSContextResources {
             connectTimeoutSeconds = 0
             interface = Self.duplicate(configuration.host, into: &strings)
             options |= UInt64(LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND)
+            if Self.isIPv4Literal(configuration.host) {
+                // lws 4.1 with IPv6 on parses an IPv4 literal into the wrong sockaddr and listens
+                // on every interface (`*:port`); with IPv6 off it binds exactly that address.
+                options |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6)
+            }
             if configuration.validatesUTF8 { options |= UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) }
             if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsPrivateKeyPath {
                 options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
@@ -142,6 +147,12 @@ struct LWSContextResources {
         shutdownTimer.deinitialize(count: 1)
         shutdownTimer.deallocate()
         for string in strings { free(string) }
+    }
+
+    /// Whether `host` is a dotted IPv4 address such as `127.0.0.1`.
+    static func isIPv4Literal(_ host: String) -> Bool {
+        var address = in_addr()
+        return inet_pton(AF_INET, host, &address) == 1
     }
 
     /// A C copy of `string` owned by `strings`.

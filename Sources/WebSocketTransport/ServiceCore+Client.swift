@@ -82,7 +82,6 @@ extension ServiceCore {
         info.port = Int32(url.port)
         info.path = UnsafePointer(copies[1])
         info.host = UnsafePointer(copies[2])
-        info.origin = UnsafePointer(copies[2])
         info.protocol = request.subprotocol == nil ? nil : UnsafePointer(copies[3])
         info.local_protocol_name = UnsafePointer(copies[4])
         info.ssl_connection = flags
@@ -91,7 +90,10 @@ extension ServiceCore {
         info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: UInt(request.id.rawValue))
         info.retry_and_idle_policy = UnsafePointer(resources.retryPolicy)
         errno = 0
-        if lws_client_connect_via_info(&info) == nil, let failed = pendingConnects.removeValue(forKey: request.id) {
+        connectingID = request.id
+        let wsi = lws_client_connect_via_info(&info)
+        connectingID = nil
+        if wsi == nil, let failed = pendingConnects.removeValue(forKey: request.id) {
             // lws reports errors detected inside the call (DNS lookup, socket setup) only through
             // the NULL return; errno may or may not say more.
             let code = errno

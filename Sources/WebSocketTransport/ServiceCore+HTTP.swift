@@ -41,8 +41,8 @@ extension ServiceCore {
         if response.body.isEmpty || isHead {
             return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
         }
-        let id = nextHTTPResponseID
-        nextHTTPResponseID += 1
+        // Drawn from the ConnectionID counter so it can never be mistaken for a live connection.
+        let id = ConnectionID.next().rawValue
         // The HTTP per-session data is lws's; it holds only this integer, the key of the body.
         user.storeBytes(of: id, as: UInt64.self)
         httpResponses[id] = PendingHTTPResponse(body: response.body)

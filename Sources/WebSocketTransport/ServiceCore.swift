@@ -25,11 +25,13 @@ final class ServiceCore {
     var cancelledConnects: Set<ConnectionID> = []
     /// HTTP responses waiting for HTTP_WRITEABLE, by the ID kept in the HTTP per-session data.
     var httpResponses: [UInt64: PendingHTTPResponse] = [:]
-    var nextHTTPResponseID: UInt64 = 1
     /// When the shutdown grace period ends; set by ``beginShutdown()``.
     private(set) var shutdownDeadline: ContinuousClock.Instant?
     /// Set on the service thread to leave the loop after the current `lws_service`.
     var stopRequested = false
+    /// The client connection inside `lws_client_connect_via_info`, whose failures that call
+    /// reports by returning NULL (see ``openClientConnection(_:)``).
+    var connectingID: ConnectionID?
 
     /// Reused for every drain of the inbox, so draining allocates nothing in the steady state.
     private var commandBuffer: [Command] = []
@@ -108,6 +110,14 @@ final class ServiceCore {
             return 0
         case LWS_CALLBACK_CLOSED, LWS_CALLBACK_CLIENT_CLOSED:
             connectionClosed(wsi, user)
+            return 0
+        case LWS_CALLBACK_WSI_DESTROY:
+            // The last callback of every wsi. lws skips CLOSED / CLIENT_CONNECTION_ERROR on some
+            // paths (a client that times out waiting for the 101 only gets the h1 role's
+            // CLOSED_CLIENT_HTTP), so whatever is still registered for this wsi ends here.
+            if role.isClient || LWSContextResources.isBoundToWebSocketProtocol(wsi) {
+                connectionClosed(wsi, user)
+            }
             return 0
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             return filterUpgrade(wsi)
@@ -278,15 +288,16 @@ final class ServiceCore {
 
     // MARK: - Close and shutdown
 
+    /// Reports the end of a connection (or of a pending client connect); idempotent.
     private func connectionClosed(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) {
         guard let id = connectionID(wsi, user) else { return }  // e.g. an upgrade the filter refused
         if let connection = connections.removeValue(forKey: id) {
             let report = connection.closeReport
             connection.sink.closed(id, code: report.code, reason: report.reason)
-        } else if let request = pendingConnects.removeValue(forKey: id) {
+        } else if id != connectingID, let request = pendingConnects.removeValue(forKey: id) {
             request.fail(
-                TransportError.connectionFailed(url: request.url.text, reason: "connection closed during the handshake")
-            )
+                TransportError.connectionFailed(
+                    url: request.url.text, reason: "closed before the upgrade completed (timeout or peer hung up)"))
         }
         if shutdownDeadline != nil && connections.isEmpty { stopRequested = true }
     }

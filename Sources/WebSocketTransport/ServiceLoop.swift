@@ -15,6 +15,10 @@ enum ServiceLoop {
     enum Role: Sendable {
         case server(ServerConfiguration, AsyncStream<ServerEvent>.Continuation)
         case client(ClientConfiguration)
+
+        var isClient: Bool {
+            if case .client = self { true } else { false }
+        }
     }
 
     /// Spawns the service thread, creates the context there, and waits until it is ready.
@@ -34,29 +38,37 @@ enum ServiceLoop {
     private static func run(role: Role, inbox: CommandInbox, startup: StartupSignal) {
         let resources = LWSContextResources(role: role)
         let core = ServiceCore(role: role, inbox: inbox, resources: resources)
-        // Retain the core once for lws (the context's user pointer). It is released below, after
-        // lws_context_destroy returned, so every callback, including those during destroy, sees it.
+        // Retain the core once for lws (the context's user pointer). It is released in
+        // `tearDown`, after lws_context_destroy returned, so every callback (those during
+        // destroy included) sees a live core.
         let retainedCore = Unmanaged.passRetained(core)
         var info = resources.creationInfo(user: retainedCore.toOpaque())
+        errno = 0
         guard let context = lws_create_context(&info) else {
             let code = errno
-            retainedCore.release()
-            resources.deallocate()
-            inbox.finish()
-            core.finishStreams()
+            tearDown(context: nil, core: retainedCore, resources: resources, inbox: inbox)
             startup.finish(
                 .failure(
                     .libraryCall(
                         operation: "lws_create_context", code: code,
-                        message: "\(String(cString: strerror(code))) (is the port free and are the TLS files readable?)"
-                    )))
+                        message: "lws could not create the context (port in use, address not usable, or TLS files "
+                            + "unreadable; lws logs the cause); last errno: \(String(cString: strerror(code)))")))
             return
         }
         core.context = context
         var port = 0
-        if case .server = role {
-            if let vhost = lws_get_vhost_by_name(context, "default") {
-                port = Int(lws_get_vhost_listen_port(vhost))
+        if case .server(let configuration, _) = role {
+            port = lws_get_vhost_by_name(context, "default").map { Int(lws_get_vhost_listen_port($0)) } ?? 0
+            guard port > 0 else {
+                // lws defers a listener whose interface is not up yet instead of failing.
+                tearDown(context: context, core: retainedCore, resources: resources, inbox: inbox)
+                startup.finish(
+                    .failure(
+                        .libraryCall(
+                            operation: "lws_get_vhost_listen_port", code: Int32(port),
+                            message:
+                                "not listening on \(configuration.host):\(configuration.port) (address not usable?)")))
+                return
             }
         }
         inbox.open(context: context)
@@ -64,11 +76,20 @@ enum ServiceLoop {
 
         core.run()
 
-        core.discard(inbox.close())
-        lws_context_destroy(context)
+        tearDown(context: context, core: retainedCore, resources: resources, inbox: inbox)
+    }
+
+    /// Destroys the context (if any) and frees everything, in the order lws needs.
+    private static func tearDown(
+        context: OpaquePointer?, core retainedCore: Unmanaged<ServiceCore>, resources: LWSContextResources,
+        inbox: CommandInbox
+    ) {
+        let core = retainedCore.takeUnretainedValue()
+        core.discard(inbox.close())  // from here on no thread calls lws_cancel_service
+        if let context { lws_context_destroy(context) }
         core.context = nil
         core.finishStreams()
-        // Release the retain taken for lws above: the context and its callbacks are gone.
+        // Release the retain taken for lws in `run`: the context and its callbacks are gone.
         retainedCore.release()
         resources.deallocate()
         inbox.finish()

@@ -11,8 +11,8 @@ final class RawSocket {
 
     private let fd: Int32
 
-    /// Connects to 127.0.0.1:`port`; a non-nil `receiveBuffer` shrinks SO_RCVBUF first.
-    init(port: Int, receiveBuffer: Int32? = nil) throws {
+    /// Connects to `host`:`port`; a non-nil `receiveBuffer` shrinks SO_RCVBUF first.
+    init(port: Int, host: String = "127.0.0.1", receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
         if var size = receiveBuffer {
@@ -21,7 +21,7 @@ final class RawSocket {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_addr.s_addr = inet_addr(host)
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))

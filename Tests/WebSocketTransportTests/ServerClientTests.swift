@@ -33,6 +33,14 @@ struct ServerClientTests {
         try await stop(echo.server)
     }
 
+    @Test func serverListensOnlyOnTheConfiguredAddress() async throws {
+        let server = try WebSocketServer(configuration: ServerConfiguration(host: "127.0.0.1"))
+        _ = try RawSocket(port: server.port, host: "127.0.0.1")
+        // 127.0.0.2 is loopback too: it reaches the port only if lws listened on every address.
+        #expect(throws: RawSocket.Failure.self) { _ = try RawSocket(port: server.port, host: "127.0.0.2") }
+        try await stop(server)
+    }
+
     @Test func manyMessagesArriveInOrder() async throws {
         let echo = try EchoServer()
         let client = try plainClient()
@@ -212,6 +220,9 @@ struct ServerClientTests {
         }
         #expect(throws: TransportError.self) {
             _ = try WebSocketServer(configuration: ServerConfiguration(pingAfterSeconds: 10, hangupAfterSeconds: 5))
+        }
+        #expect(throws: TransportError.self) {  // TEST-NET-1: never a local address
+            _ = try WebSocketServer(configuration: ServerConfiguration(host: "192.0.2.1"))
         }
         #expect(throws: TransportError.self) {
             _ = try WebSocketServer(configuration: ServerConfiguration(tlsCertificatePath: "/nonexistent"))

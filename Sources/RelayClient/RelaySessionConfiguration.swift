@@ -1,0 +1,46 @@
+import RelayProtocol
+import WebSocketTransport
+
+/// How a ``RelaySession`` reaches the relay and where it keeps its state.
+public struct RelaySessionConfiguration: Sendable {
+    /// `ws://host:port/v1` or `wss://…`.
+    public var url: String
+    public var role: Role
+    /// Shown to the counterpart.
+    public var deviceName: String
+    /// Directory for `session.db` (token, pair, last seq); created if missing.
+    public var stateDirectory: String
+    /// Watch only: whether the app starts in the foreground. Default true.
+    public var foreground: Bool
+    /// Reconnect delays in seconds (the last repeats), each with ±20 % jitter.
+    public var backoff: [Double]
+    /// How long `activate()` and requests wait for the relay. Default 10 s.
+    public var requestTimeoutSeconds: Double
+    /// Accept a self-signed certificate for `wss://` (tests, local relays).
+    public var allowSelfSigned: Bool
+
+    public init(
+        url: String, role: Role, deviceName: String, stateDirectory: String, foreground: Bool = true,
+        backoff: [Double] = [0.05, 0.2, 0.5, 1, 2, 5], requestTimeoutSeconds: Double = 10,
+        allowSelfSigned: Bool = false
+    ) {
+        self.url = url
+        self.role = role
+        self.deviceName = deviceName
+        self.stateDirectory = stateDirectory
+        self.foreground = foreground
+        self.backoff = backoff
+        self.requestTimeoutSeconds = requestTimeoutSeconds
+        self.allowSelfSigned = allowSelfSigned
+    }
+}
+
+/// `WCSessionActivationState`.
+public enum ActivationState: Sendable, Hashable {
+    /// Not activated, or activating.
+    case notActivated
+    /// Was activated; the connection dropped and the session is reconnecting.
+    case inactive
+    /// Connected with a `welcome`: sends are allowed.
+    case activated
+}

@@ -1,0 +1,62 @@
+import RelayProtocol
+
+/// Why a session call failed (WatchConnectivity's `WCError`, plus the relay's own codes).
+public enum RelaySessionError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// `activate()` has not completed (WC: sessionNotActivated, 7004).
+    case notActivated
+    /// The device is not paired (WC: deviceNotPaired, 7005).
+    case notPaired
+    /// The counterpart is not reachable for live messaging (WC: notReachable, 7007).
+    case notReachable
+    /// No reply within the relay's reply timeout (WC: messageReplyTimedOut, 7012).
+    case replyTimeout
+    /// The payload is over the mode's limit (WC: payloadTooLarge, 7009).
+    case payloadTooLarge(size: Int, limit: Int)
+    /// The call does not apply to this device or item (WC: sessionNotSupported, 7002).
+    case notSupported(String)
+    /// The connection to the relay dropped before the answer came.
+    case disconnected
+    /// The relay did not answer in time.
+    case timeout(String)
+    /// The relay refused the frame with this protocol error.
+    case relay(code: ErrorCode, message: String)
+
+    /// The nearest `WCErrorCode`, when there is one.
+    public var wcCode: Int? {
+        switch self {
+        case .notActivated: return 7004
+        case .notPaired: return 7005
+        case .notReachable: return 7007
+        case .replyTimeout: return 7012
+        case .payloadTooLarge: return 7009
+        case .notSupported: return 7002
+        case .relay(let code, _): return code.wcCode
+        default: return nil
+        }
+    }
+
+    /// Maps the relay's `error` frame to the session error a WC developer expects.
+    init(_ e: ErrorFrame) {
+        switch e.code {
+        case .notPaired: self = .notPaired
+        case .notReachable: self = .notReachable
+        case .replyTimeout: self = .replyTimeout
+        case .notSupported: self = .notSupported(e.message)
+        default: self = .relay(code: e.code, message: e.message)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .notActivated: return "the session is not activated"
+        case .notPaired: return "the device is not paired"
+        case .notReachable: return "the counterpart is not reachable"
+        case .replyTimeout: return "no reply within the reply timeout"
+        case .payloadTooLarge(let size, let limit): return "payload of \(size) bytes is over the limit of \(limit)"
+        case .notSupported(let why): return "not supported: \(why)"
+        case .disconnected: return "disconnected from the relay"
+        case .timeout(let what): return "timed out waiting for \(what)"
+        case .relay(let code, let message): return "\(code): \(message)"
+        }
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import RelayClient
+import RelayProtocol
+import RelayServer
+import Testing
+
+/// RelaySession against the real relay over loopback.
+@Suite(.timeLimit(.minutes(1)))
+struct RelaySessionTests {
+    @Test func pairingByCodeActivatesBothSides() async throws {
+        let h = try await Harness.start()
+        let (phonePaired, watchPaired) = (await h.phone.isPaired, await h.watch.isPaired)
+        #expect(phonePaired && watchPaired)
+        let (phonePeer, watchPeer) = (await h.phone.peerName, await h.watch.peerName)
+        #expect(phonePeer == "Watch" && watchPeer == "Phone")
+        await h.stop()
+    }
+
+    @Test func messageWithReplyRoundTrips() async throws {
+        let h = try await Harness.start()
+        let responder = Task {
+            for await event in h.phone.events {
+                if case .message(let d) = event, d.wantsReply {
+                    try await h.phone.reply(to: d, with: Payload(kind: "pong", ["n": d.payload.members["n"] ?? nil]))
+                    return
+                }
+            }
+        }
+        let answer = try await h.watch.sendMessage(Payload(kind: "ping", ["n": 7]))
+        #expect(answer?.kind == "pong" && answer?.members["n"] == 7)
+        try await responder.value
+        await h.stop()
+    }
+
+    @Test func aBackgroundWatchIsNotReachable() async throws {
+        let h = try await Harness.start()
+        await h.watch.setForeground(false)
+        try await eventually { await !h.phone.isReachable }
+        await #expect(throws: RelaySessionError.notReachable) {
+            _ = try await h.phone.sendMessage(Payload(kind: "ping"))
+        }
+        await h.stop()
+    }
+
+    @Test func applicationContextArrivesAndIsRememberedAfterAcknowledge() async throws {
+        let h = try await Harness.start()
+        try await h.phone.updateApplicationContext(FavoritesSnapshot(revision: 1, users: []).payload)
+        let d = try await h.next(h.watch) { if case .applicationContext(let d) = $0 { d } else { nil } }
+        #expect(d.payload.kind == "favorites.snapshot")
+        await h.watch.acknowledge(d)
+        #expect(await h.watch.receivedApplicationContext == d.payload)
+        #expect(await h.phone.applicationContext == d.payload)
+        await h.stop()
+    }
+
+    @Test func transferUserInfoReturnsOnAcceptAndFinishesOnAck() async throws {
+        let h = try await Harness.start()
+        let t = try await h.watch.transferUserInfo(LoginCommand.favoritesDelete("octocat").payload)
+        #expect(await h.watch.outstandingUserInfoTransfers.map(\.id) == [t.id])
+        let d = try await h.next(h.phone) { if case .userInfo(let d) = $0 { d } else { nil } }
+        #expect(d.id == t.id)
+        await h.phone.acknowledge(d)
+        let finished = try await h.next(h.watch) { if case .userInfoTransferFinished(let id) = $0 { id } else { nil } }
+        #expect(finished == t.id)
+        #expect(await h.watch.outstandingUserInfoTransfers.isEmpty)
+        await h.stop()
+    }
+
+    @Test func complicationTransfersCountDown() async throws {
+        let h = try await Harness.start()
+        let t = try await h.phone.transferCurrentComplicationUserInfo(Payload(kind: "complication"))
+        #expect(t.isCurrentComplicationInfo && !t.fellBackToUserInfo)
+        #expect(await h.phone.remainingComplicationUserInfoTransfers == 49)
+        await #expect(throws: RelaySessionError.self) {
+            try await h.watch.transferCurrentComplicationUserInfo(Payload(kind: "complication"))
+        }
+        await h.stop()
+    }
+
+    @Test func oversizePayloadsAreRefusedBeforeSending() async throws {
+        let h = try await Harness.start()
+        let big = Payload(kind: "big", ["s": .string(String(repeating: "x", count: 70_000))])
+        await #expect(throws: RelaySessionError.payloadTooLarge(size: big.encodedSize, limit: 65536)) {
+            try await h.watch.transferUserInfo(big)
+        }
+        await h.stop()
+    }
+
+    @Test func aRestartedAppComesBackPairedFromItsStateDirectory() async throws {
+        let h = try await Harness.start()
+        await h.watch.close()
+        let again = try RelaySession(configuration: h.watchConfig)
+        try await again.activate()
+        #expect(await again.isPaired)
+        try await eventually { await again.isReachable }
+        await again.close()
+        await h.stop()
+    }
+
+    @Test func theSessionReconnectsAfterARelayRestartAndDeliversWhatWaited() async throws {
+        let h = try await Harness.start()
+        let port = h.relay.port
+        await h.relay.shutdown()
+        // While the relay is down, a transfer waits (honestly) for the relay to accept it.
+        let sent = Task { try await h.watch.transferUserInfo(LoginCommand.favoritesDelete("mattt").payload) }
+        try await Task.sleep(for: .milliseconds(200))
+        var c = RelayServerConfiguration()
+        c.port = port
+        c.databasePath = h.dir + "/relay.db"
+        let relay2 = try await RelayServer.start(c, log: .silent)
+        let t = try await sent.value
+        let d = try await h.next(h.phone) { if case .userInfo(let d) = $0 { d } else { nil } }
+        #expect(d.id == t.id)
+        await h.phone.close()
+        await h.watch.close()
+        await relay2.shutdown()
+    }
+}
+
+// MARK: - Helpers
+
+struct Harness {
+    let relay: RelayServer
+    let phone: RelaySession
+    let watch: RelaySession
+    let dir: String
+    let watchConfig: RelaySessionConfiguration
+
+    static func start() async throws -> Harness {
+        let dir = NSTemporaryDirectory() + "relayclient-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        var c = RelayServerConfiguration()
+        c.port = 0
+        c.databasePath = dir + "/relay.db"
+        c.synchronous = .normal
+        let relay = try await RelayServer.start(c, log: .silent)
+        let phoneConfig = RelaySessionConfiguration(url: relay.url, role: .phone, deviceName: "Phone", stateDirectory: dir + "/phone")
+        let watchConfig = RelaySessionConfiguration(url: relay.url, role: .watch, deviceName: "Watch", stateDirectory: dir + "/watch")
+        let phone = try RelaySession(configuration: phoneConfig)
+        let watch = try RelaySession(configuration: watchConfig)
+        try await phone.activate()
+        try await watch.activate()
+        let code = try await phone.beginPairing()
+        try await watch.pair(code: code.code)
+        try await eventually {
+            let (paired, reachable) = (await phone.isPaired, await phone.isReachable)
+            return paired && reachable
+        }
+        return Harness(relay: relay, phone: phone, watch: watch, dir: dir, watchConfig: watchConfig)
+    }
+
+    /// The first event of `session` that `match` picks.
+    func next<T: Sendable>(_ session: RelaySession, _ match: @escaping @Sendable (SessionEvent) -> T?) async throws -> T {
+        try await withDeadline(5) {
+            for await event in session.events {
+                if let t = match(event) { return t }
+            }
+            throw HarnessError("the event stream ended")
+        }
+    }
+
+    func stop() async {
+        await phone.close()
+        await watch.close()
+        await relay.shutdown()
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+func withDeadline<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            throw HarnessError("timed out after \(seconds) s")
+        }
+        let first = try await group.next()!
+        group.cancelAll()
+        return first
+    }
+}
+
+/// Polls `condition` until it holds (at most 5 s).
+func eventually(_ condition: @escaping @Sendable () async -> Bool) async throws {
+    for _ in 0..<250 {
+        if await condition() { return }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    throw HarnessError("condition not met within 5 s")
+}

@@ -1,0 +1,63 @@
+import RelayCore
+import RelayProtocol
+
+/// An in-memory store: applies the core's `StoreMutation`s to `PairSnapshot`s exactly as
+/// Model.swift documents them, so a test can "restart" the relay from what it persisted.
+struct MemoryStore {
+    private(set) var pairs: [PairID: PairSnapshot] = [:]
+    /// Finished ids kept per direction (the relay's default).
+    var finishedIDsKept = 1024
+
+    /// What a restarted relay loads.
+    var snapshots: [PairSnapshot] {
+        pairs.keys.sorted { $0.rawValue < $1.rawValue }.compactMap { pairs[$0] }
+    }
+
+    /// One direction as stored (empty if the pair or direction is unknown).
+    func direction(_ pair: PairID, _ sender: Role) -> DirectionSnapshot {
+        pairs[pair]?.directions[sender] ?? DirectionSnapshot()
+    }
+
+    mutating func apply(_ actions: [RelayAction]) {
+        for case .persist(let m) in actions { apply(m) }
+    }
+
+    mutating func apply(_ mutation: StoreMutation) {
+        switch mutation {
+        case .insertPair(let record):
+            pairs[record.id] = PairSnapshot(record: record)
+        case .deletePair(let pair):
+            pairs[pair] = nil
+        case .insertItem(let pair, let sender, let item):
+            update(pair, sender) { $0.items.append(item) }
+        case .setItemSeq(let pair, let sender, let sendID, let seq):
+            update(pair, sender) { d in
+                if let i = d.items.firstIndex(where: { $0.sendID == sendID }) { d.items[i].seq = seq }
+            }
+        case .deleteItems(let pair, let sender, let sendIDs):
+            update(pair, sender) { d in d.items.removeAll { sendIDs.contains($0.sendID) } }
+        case .setLastSentContext(let pair, let sender, let deliver):
+            update(pair, sender) { $0.lastSentContext = deliver }
+        case .setSeqReserved(let pair, let sender, let reserved):
+            update(pair, sender) { $0.seqReserved = reserved }
+        case .addComplicationUse(let pair, let time):
+            pairs[pair]?.complicationUses.append(time)
+        case .setPendingTransferred(let pair, let sender, let ids):
+            update(pair, sender) { $0.pendingTransferred = ids }
+        case .recordFinished(let pair, let sender, let sendIDs):
+            let keep = finishedIDsKept
+            update(pair, sender) { d in
+                for id in sendIDs where !d.finishedIDs.contains(id) { d.finishedIDs.append(id) }
+                if d.finishedIDs.count > keep { d.finishedIDs.removeFirst(d.finishedIDs.count - keep) }
+            }
+        }
+    }
+
+    private mutating func update(_ pair: PairID, _ sender: Role, _ body: (inout DirectionSnapshot) -> Void) {
+        guard var p = pairs[pair] else { return }
+        var d = p.directions[sender] ?? DirectionSnapshot()
+        body(&d)
+        p.directions[sender] = d
+        pairs[pair] = p
+    }
+}

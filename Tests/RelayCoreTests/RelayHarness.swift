@@ -1,0 +1,194 @@
+import RelayCore
+import RelayProtocol
+import Testing
+
+/// A relay core with a manual clock, a deterministic environment and an in-memory store:
+/// events in, decoded effects out. No sockets, no sleeping.
+struct RelayHarness {
+    static let start = Timestamp(iso8601: "2026-11-30T04:14:17.123Z")!
+    static let phoneName = "Jiwoo's iPhone"
+    static let watchName = "Jiwoo's Apple Watch"
+    static let address = "203.0.113.7"
+
+    let source: TestEnvironment
+    let configuration: RelayConfiguration
+    var state: RelayState
+    var now = RelayHarness.start
+    var store = MemoryStore()
+    /// Each role's token from the last `paired` it got.
+    var tokens: [Role: String] = [:]
+    /// The pair of the last `paired`.
+    var pairID = PairID("none")
+    private var linkCount: UInt64 = 0
+    private var frameCount = 0
+
+    init(configuration: RelayConfiguration = .init(), codes: [String] = []) {
+        self.source = TestEnvironment(codes: codes)
+        self.configuration = configuration
+        self.state = RelayState(configuration: configuration, environment: source.environment)
+    }
+
+    // MARK: - Events
+
+    /// Moves the clock on.
+    mutating func advance(ms: Int64) { now = now.adding(milliseconds: ms) }
+
+    @discardableResult
+    mutating func handle(_ event: RelayEvent, sourceLocation: SourceLocation = #_sourceLocation) -> Output {
+        let actions = state.handle(event, now: now)
+        store.apply(actions)
+        let out = Output(actions, sourceLocation: sourceLocation)
+        for (_, frame) in out.sends {
+            if let p = frame.paired {
+                pairID = PairID(p.pairID)
+                tokens[p.re == nil ? .phone : .watch] = p.token
+            }
+        }
+        return out
+    }
+
+    /// A new connection from `address`.
+    mutating func open(address: String = RelayHarness.address) -> LinkID {
+        linkCount += 1
+        let link = LinkID(linkCount)
+        let out = handle(.opened(link, address: address))
+        #expect(out.effects.isEmpty, "opening a connection sends nothing")
+        return link
+    }
+
+    @discardableResult
+    mutating func send(_ link: LinkID, _ json: String, sourceLocation: SourceLocation = #_sourceLocation) -> Output {
+        handle(.frame(link, Array(json.utf8)), sourceLocation: sourceLocation)
+    }
+
+    @discardableResult
+    mutating func send(_ link: LinkID, _ frame: ClientFrame, sourceLocation: SourceLocation = #_sourceLocation) -> Output {
+        handle(.frame(link, FrameCodec.encode(frame)), sourceLocation: sourceLocation)
+    }
+
+    /// The transport reports the connection gone.
+    @discardableResult
+    mutating func close(_ link: LinkID) -> Output { handle(.closed(link)) }
+
+    @discardableResult
+    mutating func tick() -> Output { handle(.tick) }
+
+    /// A relay restarted from what the store holds (every connection is gone).
+    mutating func restart() {
+        state = RelayState(configuration: configuration, environment: source.environment, pairs: store.snapshots)
+    }
+
+    // MARK: - Frames
+
+    /// A fresh frame id.
+    mutating func nextID(_ prefix: String = "f") -> String {
+        frameCount += 1
+        return "\(prefix)-\(frameCount)"
+    }
+
+    /// Sends `send` and returns the output.
+    @discardableResult
+    mutating func send(
+        _ link: LinkID, id: String, mode: DeliveryMode, _ payload: Payload = Payload(kind: "test.item"),
+        wantsReply: Bool? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Output {
+        send(link, .send(Send(id: id, mode: mode, payload: payload, wantsReply: wantsReply)), sourceLocation: sourceLocation)
+    }
+
+    @discardableResult
+    mutating func ack(_ link: LinkID, _ seq: Int64) -> Output { send(link, .ack(Ack(seq: seq))) }
+
+    /// The ids `outstanding` lists for the device on `link`.
+    mutating func outstanding(_ link: LinkID, sourceLocation: SourceLocation = #_sourceLocation) -> [String]? {
+        let id = nextID("o")
+        let out = send(link, .outstanding(Request(id: id)), sourceLocation: sourceLocation)
+        guard case .outstanding(let list)? = out.frames(to: link).first, list.re == id else {
+            Issue.record("no outstanding answer: \(out.trace)", sourceLocation: sourceLocation)
+            return nil
+        }
+        return list.ids
+    }
+
+    // MARK: - Sessions
+
+    /// Says `hello` on `link`.
+    @discardableResult
+    mutating func hello(
+        _ link: LinkID, _ role: Role, token: String? = nil, foreground: Bool? = nil, lastSeq: Int64? = nil,
+        id: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Output {
+        let name = role == .phone ? Self.phoneName : Self.watchName
+        let hello = Hello(
+            id: id ?? nextID("hello"), role: role, deviceName: name, token: token, foreground: foreground,
+            lastSeq: lastSeq)
+        return send(link, .hello(hello), sourceLocation: sourceLocation)
+    }
+
+    /// Opens a connection and says `hello`.
+    mutating func connect(
+        _ role: Role, token: String? = nil, foreground: Bool? = nil, lastSeq: Int64? = nil,
+        address: String = RelayHarness.address, sourceLocation: SourceLocation = #_sourceLocation
+    ) -> (LinkID, Output) {
+        let link = open(address: address)
+        let out = hello(link, role, token: token, foreground: foreground, lastSeq: lastSeq, sourceLocation: sourceLocation)
+        return (link, out)
+    }
+
+    /// Reconnects a paired device with its token.
+    mutating func reconnect(
+        _ role: Role, foreground: Bool? = nil, lastSeq: Int64? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) -> (LinkID, Output) {
+        connect(role, token: tokens[role], foreground: foreground, lastSeq: lastSeq, sourceLocation: sourceLocation)
+    }
+
+    /// `pair.begin` on a phone's link; the code it got.
+    mutating func beginPairing(_ phone: LinkID, sourceLocation: SourceLocation = #_sourceLocation) -> String {
+        let out = send(phone, .pairBegin(Request(id: nextID("begin"))), sourceLocation: sourceLocation)
+        guard let code = out.frames(to: phone).first?.pairCode?.code else {
+            Issue.record("no pair.code: \(out.trace)", sourceLocation: sourceLocation)
+            return ""
+        }
+        return code
+    }
+
+    /// `pair.join` on a watch's link.
+    @discardableResult
+    mutating func join(_ watch: LinkID, _ code: String, id: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) -> Output {
+        send(watch, .pairJoin(PairJoin(id: id ?? nextID("join"), code: code)), sourceLocation: sourceLocation)
+    }
+
+    /// A phone and a watch, both connected and paired (the watch in the foreground unless told).
+    mutating func pairDevices(
+        watchForeground: Bool? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) -> (phone: LinkID, watch: LinkID) {
+        let (phone, _) = connect(.phone, sourceLocation: sourceLocation)
+        let code = beginPairing(phone, sourceLocation: sourceLocation)
+        let (watch, _) = connect(.watch, foreground: watchForeground, sourceLocation: sourceLocation)
+        let out = join(watch, code, sourceLocation: sourceLocation)
+        #expect(out.frames(to: phone).first?.paired != nil, "phone paired", sourceLocation: sourceLocation)
+        #expect(out.frames(to: watch).first?.paired != nil, "watch paired", sourceLocation: sourceLocation)
+        return (phone, watch)
+    }
+
+    // MARK: - Expected values
+
+    /// The limits `welcome` announces with `remaining` complications left.
+    func limits(remaining: Int? = nil) -> Limits {
+        var l = configuration.limits
+        l.complicationsRemaining = remaining ?? l.complicationsPerDay
+        return l
+    }
+
+    /// The item the core stores for a `send` accepted now.
+    func item(_ id: String, _ mode: DeliveryMode, _ payload: Payload = Payload(kind: "test.item"), seq: Int64? = nil) -> QueuedItem {
+        QueuedItem(sendID: id, mode: mode, payload: payload, acceptedAt: now, seq: seq)
+    }
+
+    /// The `deliver` of an item sent by `from`.
+    func deliver(
+        _ seq: Int64, _ id: String, _ mode: DeliveryMode, from: Role, _ payload: Payload = Payload(kind: "test.item"),
+        sentAt: Timestamp? = nil, wantsReply: Bool? = nil
+    ) -> Deliver {
+        Deliver(seq: seq, mode: mode, id: id, from: from, sentAt: sentAt ?? now, payload: payload, wantsReply: wantsReply)
+    }
+}

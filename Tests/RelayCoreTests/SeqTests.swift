@@ -1,0 +1,95 @@
+import RelayCore
+import RelayProtocol
+import Testing
+
+@Suite struct SeqTests {
+    @Test func seqStartsAt1PerPairAndPerDirection() {
+        var h = RelayHarness()
+        let (phone, watch) = h.pairDevices()
+        #expect((1...3).flatMap { h.send(phone, id: "p-\($0)", mode: .userInfo).seqs(to: watch) } == [1, 2, 3])
+        #expect((1...2).flatMap { h.send(watch, id: "w-\($0)", mode: .userInfo).seqs(to: phone) } == [1, 2])
+        let (phone2, watch2) = h.pairDevices()
+        #expect(h.send(phone2, id: "q-1", mode: .userInfo).seqs(to: watch2) == [1], "a new pair counts from 1")
+    }
+
+    @Test func messagesAndDurableItemsShareOneCounterRisingInDeliveryOrder() {
+        var h = RelayHarness()
+        let (phone, watch) = h.pairDevices()
+        var seqs: [Int64] = []
+        for (id, mode) in [("u-1", DeliveryMode.userInfo), ("m-1", .message), ("x-1", .context), ("c-1", .complication), ("m-2", .message)] {
+            seqs += h.send(phone, id: id, mode: mode).seqs(to: watch)
+        }
+        #expect(seqs == [1, 2, 3, 4, 5])
+    }
+
+    @Test func aSeqIsAssignedWhenTheItemIsFirstSentNotWhenAccepted() {
+        var h = RelayHarness()
+        let (phone, watch) = h.pairDevices()
+        h.send(phone, id: "u-1", mode: .userInfo)
+        h.close(watch)
+        h.send(phone, id: "u-2", mode: .userInfo)
+        #expect(h.store.direction(h.pairID, .phone).items.map(\.seq) == [1, nil])
+        let (w2, _) = h.reconnect(.watch)
+        #expect(h.send(phone, id: "m-1", mode: .message).seqs(to: w2) == [3])
+        #expect(h.store.direction(h.pairID, .phone).items.map(\.seq) == [1, 2])
+    }
+
+    @Test func aBlockOfSeqsIsReservedInTheStoreBeforeAnySeqOfItIsUsed() {
+        var h = RelayHarness(configuration: RelayConfiguration(seqReservationBlock: 4))
+        let (phone, _) = h.pairDevices()
+        var reserved: [(seq: Int, value: Int64)] = []
+        for n in 1...9 {
+            let out = h.send(phone, id: "u-\(n)", mode: .userInfo)
+            for case .setSeqReserved(_, .phone, let v) in out.mutations { reserved.append((n, v)) }
+            if n == 1 {
+                #expect(out.trace.suffix(3) == ["persist setSeqReserved", "persist setItemSeq", "deliver → link-2"])
+            }
+        }
+        #expect(reserved.map(\.seq) == [1, 5, 9])
+        #expect(reserved.map(\.value) == [4, 8, 12])
+    }
+
+    @Test func onlyInFlightItemsGoOutBeforeAnAckAndAcksReleaseMore() {
+        var h = RelayHarness(configuration: RelayConfiguration(inFlightItems: 3))
+        let (phone, watch) = h.pairDevices()
+        h.close(watch)
+        for n in 1...5 { h.send(phone, id: "u-\(n)", mode: .userInfo) }
+        let (w2, out) = h.reconnect(.watch)
+        #expect(out.seqs(to: w2) == [1, 2, 3])
+        #expect(h.ack(w2, 1).seqs(to: w2) == [4])
+        #expect(h.send(phone, id: "u-6", mode: .userInfo).seqs(to: w2) == [], "the window is full")
+        #expect(h.ack(w2, 4).seqs(to: w2) == [5, 6])
+        #expect(h.ack(w2, 6).seqs(to: w2) == [])
+    }
+
+    @Test func aMessageIsNotHeldBackByAFullWindow() {
+        var h = RelayHarness(configuration: RelayConfiguration(inFlightItems: 1))
+        let (phone, watch) = h.pairDevices()
+        h.send(phone, id: "u-1", mode: .userInfo)
+        h.send(phone, id: "u-2", mode: .userInfo)
+        #expect(h.send(phone, id: "m-1", mode: .message).seqs(to: watch) == [2])
+        #expect(h.ack(watch, 1).seqs(to: watch) == [3])
+    }
+
+    @Test func theByteWindowHoldsBackPayloadsPastItsSize() {
+        let pad = Payload(kind: "k", ["pad": .string(String(repeating: "x", count: 50))])
+        var h = RelayHarness(configuration: RelayConfiguration(inFlightBytes: 100))
+        let (phone, watch) = h.pairDevices()
+        #expect((1...4).flatMap { h.send(phone, id: "u-\($0)", mode: .userInfo, pad).seqs(to: watch) } == [1, 2])
+        #expect(h.ack(watch, 2).seqs(to: watch) == [3, 4])
+    }
+
+    @Test func aReconnectResendsTheUnackedItemsOnceWithinTheWindow() {
+        var h = RelayHarness(configuration: RelayConfiguration(inFlightItems: 2))
+        let (phone, watch) = h.pairDevices()
+        for n in 1...3 { h.send(phone, id: "u-\(n)", mode: .userInfo) }
+        h.close(watch)
+        let (w2, out) = h.reconnect(.watch)
+        var seen = out.seqs(to: w2)
+        seen += h.send(phone, id: "u-4", mode: .userInfo).seqs(to: w2)
+        seen += h.ack(w2, 1).seqs(to: w2)
+        seen += h.ack(w2, 3).seqs(to: w2)
+        seen += h.ack(w2, 4).seqs(to: w2)
+        #expect(seen == [1, 2, 3, 4])
+    }
+}
