@@ -4,7 +4,7 @@ SHELL := bash
 SWIFT ?= swift
 BUILD_LOG := .build/build.log
 
-.PHONY: run test deps build build-tests schema-check serve clean
+.PHONY: run test deps build build-tests schema-check serve clean fuzz test-tsan
 
 deps:
 	@scripts/install-deps.sh
@@ -37,3 +37,18 @@ test: build-tests schema-check
 
 clean:
 	rm -rf .build
+
+# libFuzzer on the frame decoder and RelayCore, seeded with Protocol/vectors.
+# FUZZ_SECONDS=600 make fuzz  (default 60 s)
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@cd Fuzz && $(SWIFT) build -c release -Xswiftc -sanitize=fuzzer,address 2>&1 | tail -3
+	@scripts/fuzz-corpus.sh .build/fuzz-corpus
+	@Fuzz/.build/release/RelayFuzz .build/fuzz-corpus -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
+		-print_final_stats=1 2>&1 | tail -25
+
+# The test suite under ThreadSanitizer (CI runs it after `make test`).
+test-tsan: deps
+	@$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan 2>&1 | tail -1
+	@TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan 2>&1 \
+		| tee .build/test-tsan.log | grep -E "ThreadSanitizer|Test run with|Executed" ; exit $${PIPESTATUS[0]}

@@ -14,6 +14,7 @@ let package = Package(
     products: [
         .executable(name: "watchrelay", targets: ["watchrelay"]),
         .library(name: "RelayProtocol", targets: ["RelayProtocol"]),
+        .library(name: "RelayCore", targets: ["RelayCore"]),
     ],
     targets: [
         // C libraries from Debian, through system-library targets.

@@ -12,12 +12,17 @@ public struct HTTPResponse: Sendable, Equatable {
     public var contentType: String
     /// The body bytes, sent with a `Content-Length` header.
     public var body: [UInt8]
+    /// Further headers (e.g. `ETag`, `Link`); names are sent lowercased.
+    public var headers: [HTTPHeader]
 
     /// Creates a response from its parts.
-    public init(status: Int = 200, contentType: String = "text/plain; charset=utf-8", body: [UInt8]) {
+    public init(
+        status: Int = 200, contentType: String = "text/plain; charset=utf-8", body: [UInt8], headers: [HTTPHeader] = []
+    ) {
         self.status = status
         self.contentType = contentType
         self.body = body
+        self.headers = headers
     }
 
     /// Creates a `text/plain` UTF-8 response.

@@ -19,9 +19,18 @@ extension ServiceCore {
         guard case .server(let configuration, _) = role, let user else { return -1 }
         // `data` is lws's URI path (`length` bytes), valid only during this callback: copied now.
         let path = data.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: length), as: UTF8.self) } ?? "/"
-        let response = configuration.httpRoutes[path]?() ?? .notFound
         let isHead = lws_hdr_total_length(wsi, WSI_TOKEN_HEAD_URI) > 0
-        let headerCapacity = 512 + response.contentType.utf8.count
+        let response: HTTPResponse
+        if let route = configuration.httpRoutes[path] {
+            response = route()
+        } else if let handler = configuration.httpHandler {
+            response = handler(request(wsi, path: path, isHead: isHead))
+        } else {
+            response = .notFound
+        }
+        let headerCapacity =
+            512 + response.contentType.utf8.count
+            + response.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 8 }
         let failed = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: relay_lws_pre + headerCapacity) {
             buffer -> Bool in
             // Ours for this scope: lws writes the headers after LWS_PRE and sends (or copies) them
@@ -34,6 +43,13 @@ extension ServiceCore {
                 wsi, response.lwsStatus, response.contentType, lws_filepos_t(response.body.count), &position, end) != 0
             {
                 return true
+            }
+            for header in response.headers where header.isValid {
+                let name = Array((header.name.lowercased() + ":").utf8) + [0]
+                let value = Array(header.value.utf8)
+                if lws_add_http_header_by_name(wsi, name, value, Int32(value.count), &position, end) != 0 {
+                    return true
+                }
             }
             return lws_finalize_write_http_header(wsi, start, &position, end) != 0
         }
@@ -48,6 +64,44 @@ extension ServiceCore {
         httpResponses[id] = PendingHTTPResponse(body: response.body)
         lws_callback_on_writable(wsi)
         return 0
+    }
+
+    /// The headers the generic handler sees, copied out of lws's header table.
+    private func request(_ wsi: OpaquePointer, path: String, isHead: Bool) -> HTTPRequest {
+        let method = isHead ? "HEAD" : lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0 ? "POST" : "GET"
+        let wanted: [(String, lws_token_indexes)] = [
+            ("authorization", WSI_TOKEN_HTTP_AUTHORIZATION), ("if-none-match", WSI_TOKEN_HTTP_IF_NONE_MATCH),
+            ("accept", WSI_TOKEN_HTTP_ACCEPT), ("user-agent", WSI_TOKEN_HTTP_USER_AGENT), ("host", WSI_TOKEN_HOST),
+        ]
+        var headers: [String: String] = [:]
+        for (name, token) in wanted {
+            let length = Int(lws_hdr_total_length(wsi, token))
+            guard length > 0 else { continue }
+            headers[name] = copyHeader(length + 1) { lws_hdr_copy(wsi, $0, $1, token) }
+        }
+        var args: [String] = []
+        let fragments = Int(lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, 0)) > 0 ? 64 : 0
+        for index in 0..<fragments {
+            let length = Int(lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, Int32(index)))
+            guard length > 0 else { break }
+            if let arg = copyHeader(
+                length + 1, { lws_hdr_copy_fragment(wsi, $0, $1, WSI_TOKEN_HTTP_URI_ARGS, Int32(index)) })
+            {
+                args.append(arg)
+            }
+        }
+        return HTTPRequest(method: method, path: path, query: args.joined(separator: "&"), headers: headers)
+    }
+
+    /// Copies one header with an lws copy function into a String (nil on failure).
+    private func copyHeader(_ capacity: Int, _ copy: (UnsafeMutablePointer<CChar>, Int32) -> Int32) -> String? {
+        // A temporary buffer of ours; lws writes a NUL-terminated copy into it.
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: capacity) { buffer in
+            guard let base = buffer.baseAddress else { return nil }
+            let n = copy(base, Int32(capacity))
+            guard n >= 0 else { return nil }
+            return String(decoding: UnsafeRawBufferPointer(start: base, count: Int(n)), as: UTF8.self)
+        }
     }
 
     /// LWS_CALLBACK_HTTP_WRITEABLE: writes the next body chunk; completes the transaction after

@@ -33,6 +33,8 @@ public struct ServerConfiguration: Sendable {
     /// Any other path answers 404. - Important: handlers run on the lws service thread: they must
     /// be fast, must not block, and must be thread-safe.
     public var httpRoutes: [String: HTTPRouteHandler]
+    /// Answers any plain-HTTP request that no route matched (default nil: 404).
+    public var httpHandler: HTTPRequestHandler?
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
@@ -48,7 +50,8 @@ public struct ServerConfiguration: Sendable {
         hangupAfterSeconds: Int = 40,
         shutdownGracePeriod: Duration = .seconds(1),
         validatesUTF8: Bool = true,
-        httpRoutes: [String: HTTPRouteHandler] = [:]
+        httpRoutes: [String: HTTPRouteHandler] = [:],
+        httpHandler: HTTPRequestHandler? = nil
     ) {
         self.host = host
         self.port = port
@@ -63,6 +66,7 @@ public struct ServerConfiguration: Sendable {
         self.shutdownGracePeriod = shutdownGracePeriod
         self.validatesUTF8 = validatesUTF8
         self.httpRoutes = httpRoutes
+        self.httpHandler = httpHandler
     }
 
     /// Whether the server speaks TLS (`wss://`, `https://`).

@@ -1,0 +1,35 @@
+/// A plain-HTTP request to a ``WebSocketServer``, as the generic handler sees it.
+public struct HTTPRequest: Sendable, Equatable {
+    /// `GET`, `HEAD` or `POST`.
+    public var method: String
+    /// The URI path, e.g. `/users/octocat/repos`.
+    public var path: String
+    /// The query string without `?`, arguments joined with `&` (e.g. `page=2&per_page=100`).
+    public var query: String
+    /// The request headers the server reads, by lowercased name: `authorization`,
+    /// `if-none-match`, `accept`, `user-agent`, `host`.
+    public var headers: [String: String]
+
+    /// Creates a request from its parts.
+    public init(method: String, path: String, query: String = "", headers: [String: String] = [:]) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+    }
+
+    /// The query's arguments as name → value (the last one wins).
+    public var queryItems: [String: String] {
+        var out: [String: String] = [:]
+        for part in query.split(separator: "&") {
+            let pieces = part.split(separator: "=", maxSplits: 1)
+            out[String(pieces[0])] = pieces.count > 1 ? String(pieces[1]) : ""
+        }
+        return out
+    }
+}
+
+/// A handler for any plain-HTTP request no route matched (e.g. the fixture GitHub server).
+///
+/// - Important: Runs on the lws service thread: fast, non-blocking, thread-safe.
+public typealias HTTPRequestHandler = @Sendable (HTTPRequest) -> HTTPResponse

@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+import WebSocketTransport
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The generic plain-HTTP handler (used by the fixture GitHub server).
+@Suite(.timeLimit(.minutes(1)))
+struct HTTPHandlerTests {
+    @Test func handlerSeesPathQueryAndHeadersAndSendsExtraHeaders() async throws {
+        let server = try WebSocketServer(
+            configuration: ServerConfiguration(
+                httpRoutes: ["/healthz": { .text("ok") }],
+                httpHandler: { request in
+                    let body = "\(request.method) \(request.path) \(request.query) \(request.headers["if-none-match"] ?? "-") \(request.headers["authorization"] ?? "-")"
+                    return HTTPResponse(
+                        status: request.path == "/missing" ? 404 : 200, contentType: "application/json",
+                        body: Array(body.utf8), headers: [HTTPHeader(name: "ETag", value: "\"abc\""), HTTPHeader(name: "Link", value: "<http://x/?page=2>; rel=\"next\"")])
+                }))
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(server.port)/users/octocat/repos?page=2&per_page=3")!)
+        request.setValue("\"etag-1\"", forHTTPHeaderField: "If-None-Match")
+        request.setValue("Bearer t0k", forHTTPHeaderField: "Authorization")
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let http = try #require(response as? HTTPURLResponse)
+        #expect(http.statusCode == 200)
+        #expect(String(decoding: data, as: UTF8.self) == "GET /users/octocat/repos page=2&per_page=3 \"etag-1\" Bearer t0k")
+        #expect(http.value(forHTTPHeaderField: "ETag") == "\"abc\"")
+        #expect(http.value(forHTTPHeaderField: "Link")?.contains("rel=\"next\"") == true)
+        let (_, missing) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(server.port)/missing")!)
+        #expect((missing as? HTTPURLResponse)?.statusCode == 404)
+        let (ok, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(server.port)/healthz")!)
+        #expect(String(decoding: ok, as: UTF8.self) == "ok")
+        await server.shutdown()
+    }
+}
