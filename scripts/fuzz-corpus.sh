@@ -13,3 +13,5 @@ for f in Protocol/vectors/valid/*/*.json Protocol/vectors/invalid/*.json Protoco
     i=$((i + 1))
 done
 echo "fuzz corpus: $((i * 2)) seeds in $out"
+# Inputs that once crashed stay in the corpus.
+cp Fuzz/regressions/* "$out/" 2>/dev/null || true

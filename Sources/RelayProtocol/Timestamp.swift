@@ -75,7 +75,10 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
                 i += 1
             }
             guard digits > 0 else { return nil }
-            for _ in digits..<3 where digits < 3 { milli *= 10 }
+            // More than three fraction digits: the rest is below a millisecond (found by the fuzzer).
+            if digits < 3 {
+                for _ in digits..<3 { milli *= 10 }
+            }
         }
         var offsetMinutes: Int64 = 0
         guard i < b.count else { return nil }
