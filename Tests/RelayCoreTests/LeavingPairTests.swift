@@ -111,6 +111,17 @@ import Testing
         #expect(h.outstanding(phone) == [], "the old pair's items are gone")
     }
 
+    @Test func theSameTwoDevicesPairingAgainStartAFreshPair() {
+        var h = RelayHarness()
+        let (phone, watch) = h.pairDevices()
+        let old = h.tokens
+        h.send(phone, id: "u-1", mode: .userInfo)
+        let out = h.join(watch, h.beginPairing(phone))
+        #expect(out.trace == ["persist deletePair", "persist insertPair", "paired → \(phone)", "paired → \(watch)"])
+        #expect(h.tokens[.phone] != old[.phone] && h.tokens[.watch] != old[.watch])
+        #expect(h.send(phone, id: "u-2", mode: .userInfo).seqs(to: watch) == [1])
+    }
+
     @Test func aWatchJoiningAnotherPhoneLeavesItsOldPair() {
         var h = RelayHarness()
         let (phone, watch) = h.pairDevices()

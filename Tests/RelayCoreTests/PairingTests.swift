@@ -11,6 +11,16 @@ import Testing
         #expect(out.effects == [.send(phone, .pairCode(code))])
     }
 
+    @Test func pairingCodesNeedNoTick() {
+        var h = RelayHarness()
+        let (phone, _) = h.connect(.phone)
+        _ = h.beginPairing(phone)
+        #expect(h.state.nextDeadline == nil)
+        h.advance(ms: 200_000)
+        #expect(h.tick().effects.isEmpty)
+        #expect(h.state.nextDeadline == nil, "an expired code is no deadline either")
+    }
+
     @Test func aCodeThatCollidesWithALiveCodeIsDrawnAgain() {
         var h = RelayHarness(codes: ["482913", "482913", "482913", "000042"])
         let (phone1, _) = h.connect(.phone)
@@ -85,6 +95,15 @@ import Testing
         h.close(phone)
         let (watch, _) = h.connect(.watch)
         #expect(h.join(watch, code, id: "w-1").effects == [.send(watch, errorFrame(.pairingCodeInvalid, re: "w-1"))])
+    }
+
+    @Test func aPhoneConnectionReplacedByANewerOneVoidsItsCode() {
+        var h = RelayHarness()
+        let (phone, _) = h.pairDevices()
+        let code = h.beginPairing(phone)
+        _ = h.reconnect(.phone)
+        let (watch2, _) = h.connect(.watch)
+        #expect(h.join(watch2, code).errors(to: watch2).map(\.code) == [.pairingCodeInvalid])
     }
 
     @Test func aCodeWorksUntilJustBefore120Seconds() {
