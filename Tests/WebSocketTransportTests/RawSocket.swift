@@ -27,13 +27,12 @@ final class RawSocket {
                 Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard result == 0 else {
-            Glibc.close(fd)
-            throw Failure(description: "connect: errno \(errno)")
-        }
+        // No close here: a class whose init throws after full initialization still runs deinit,
+        // and closing twice could close a descriptor another thread has reused meanwhile.
+        guard result == 0 else { throw Failure(description: "connect: errno \(errno)") }
     }
 
-    deinit { Glibc.close(fd) }
+    deinit { if fd >= 0 { Glibc.close(fd) } }
 
     func write(_ text: String) throws {
         let bytes = Array(text.utf8)
@@ -95,12 +94,9 @@ final class SilentListener: Sendable {
                 bind(fd, pointer, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, pointer, &length) == 0
             }
         }
-        guard bound else {
-            Glibc.close(fd)
-            throw RawSocket.Failure(description: "listen: errno \(errno)")
-        }
+        guard bound else { throw RawSocket.Failure(description: "listen: errno \(errno)") }  // deinit closes
         port = Int(UInt16(bigEndian: address.sin_port))
     }
 
-    deinit { Glibc.close(fd) }
+    deinit { if fd >= 0 { Glibc.close(fd) } }
 }

@@ -41,6 +41,21 @@ struct ServerClientTests {
         try await stop(server)
     }
 
+    @Test func ipv6LoopbackRoundTrip() async throws {
+        let echo = try EchoServer(ServerConfiguration(host: "::1"))
+        let client = try plainClient()
+        let connection = try await client.connect(to: "ws://[::1]:\(echo.server.port)/v1")
+        let log = EventLog(connection.events)
+        connection.send(Array("six".utf8))
+        #expect(try await log.first("echo") { $0.text } == "six")
+        let address = try await echo.log.first("opened") {
+            if case .opened(_, let address) = $0 { address } else { nil }
+        }
+        #expect(address == "::1")
+        try await stop(client)
+        try await stop(echo.server)
+    }
+
     @Test func manyMessagesArriveInOrder() async throws {
         let echo = try EchoServer()
         let client = try plainClient()
