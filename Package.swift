@@ -81,7 +81,9 @@ let package = Package(
             name: "RelayClientTests",
             dependencies: ["RelayClient", "RelayServer", "RelayProtocol", "WebSocketTransport", "RelayStore"],
             swiftSettings: strict),
-        .testTarget(name: "GitHubAPITests", dependencies: ["GitHubAPI", "RelayProtocol"], swiftSettings: strict),
+        .testTarget(
+            name: "GitHubAPITests", dependencies: ["GitHubAPI", "RelayProtocol", "WebSocketTransport"],
+            swiftSettings: strict),
         .testTarget(
             name: "PhoneAppTests",
             dependencies: ["PhoneApp", "RelayClient", "GitHubAPI", "RelayServer", "RelayProtocol", "WebSocketTransport"],

@@ -4,7 +4,8 @@ extension GitHubClient {
     /// A client answering from memory: known logins (case-insensitive) get their user and
     /// repos (none if `repos` has no entry); any other login is ``GitHubError/userNotFound(_:)``.
     public static func fixed(users: [User], repos: [String: [Repo]] = [:]) -> GitHubClient {
-        let usersByLogin = Dictionary(users.map { ($0.login.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+        let usersByLogin = Dictionary(
+            users.map { ($0.login.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
         let reposByLogin = Dictionary(repos.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a })
         return GitHubClient(
             user: { (login) throws(GitHubError) in

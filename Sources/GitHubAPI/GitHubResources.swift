@@ -23,7 +23,9 @@ struct GitHubUserResource: Decodable {
 
     /// The app model, after checking the values the wire contract constrains.
     func model() throws(GitHubError) -> User {
-        guard (1...39).contains(login.count) else { throw .malformedResponse("user login '\(login)' is not 1...39 characters") }
+        guard (1...39).contains(login.count) else {
+            throw .malformedResponse("user login '\(login)' is not 1...39 characters")
+        }
         for (key, value) in [("public_repos", publicRepos), ("followers", followers), ("following", following)]
         where value < 0 {
             throw .malformedResponse("user \(key) is negative (\(value))")

@@ -1,0 +1,87 @@
+import Foundation
+import GitHubAPI
+import Testing
+import WebSocketTransport
+
+/// `Simulator/fixtures/github/` of this checkout.
+let fixturesDirectory: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    for _ in 0..<3 { url.deleteLastPathComponent() }
+    return url.appendingPathComponent("Simulator/fixtures/github").path
+}()
+
+/// The committed fixture catalog, loaded once.
+let fixtureCatalog: GitHubFixtureCatalog = {
+    do {
+        return try GitHubFixtureCatalog.load(directory: fixturesDirectory)
+    } catch {
+        fatalError("the committed fixtures do not load: \(error)")
+    }
+}()
+
+/// Fails with a clear message when `body` takes longer than `seconds`.
+func withTimeout<T: Sendable>(
+    _ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            throw TestFailure("timed out after \(seconds) s waiting for \(what)")
+        }
+        let first = try await group.next()!
+        group.cancelAll()
+        return first
+    }
+}
+
+/// A test failure with a message.
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A temporary directory removed at deinit.
+final class TemporaryDirectory: Sendable {
+    let path: String
+
+    init() {
+        path = NSTemporaryDirectory() + "watchrelay-github-test-" + UUID().uuidString
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    /// Writes `text` at `relativePath`, creating folders.
+    func write(_ text: String, to relativePath: String) {
+        let url = URL(fileURLWithPath: path).appendingPathComponent(relativePath)
+        try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try? Data(text.utf8).write(to: url)
+    }
+}
+
+/// Runs `body` and returns the ``GitHubError`` it threw, or records an issue if it did not throw.
+func expectGitHubError<T>(
+    sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> T
+) async -> GitHubError? {
+    do {
+        let value = try await body()
+        Issue.record("expected a GitHubError, got \(value)", sourceLocation: sourceLocation)
+        return nil
+    } catch let error as GitHubError {
+        return error
+    } catch {
+        Issue.record("expected a GitHubError, got \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+}
+
+extension HTTPResponse {
+    /// The value of the first header with this name (case-insensitive).
+    func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    /// The body as UTF-8 text.
+    var text: String { String(decoding: body, as: UTF8.self) }
+}
