@@ -90,6 +90,6 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "WatchAppTests", dependencies: ["WatchApp", "RelayClient", "RelayServer", "RelayProtocol"],
-            swiftSettings: strict),
+            exclude: ["Golden"], swiftSettings: strict),
     ]
 )

@@ -1,0 +1,61 @@
+import RelayProtocol
+
+/// A timeline entry of the `favorites` widget: what to show from ``date`` on.
+public struct FavoritesEntry: Sendable, Hashable {
+    /// What the entry shows.
+    public enum Content: Sendable, Hashable {
+        /// The redacted placeholder shown before the first timeline arrives.
+        case placeholder
+        /// There are no favorites.
+        case empty
+        /// The number of favorites only (the circular family).
+        case count
+        /// One favorite.
+        case user(User)
+    }
+
+    /// When WidgetKit should start showing this entry (it may show it later, never earlier).
+    public var date: Timestamp
+    /// What it shows.
+    public var content: Content
+    /// The number of favorites when the timeline was made.
+    public var favoritesCount: Int
+    /// For ``Content/user(_:)``: the user's 1-based position among the favorites.
+    public var position: Int?
+    /// The snapshot revision the entry was made from; `nil` before any snapshot.
+    public var revision: Int64?
+    /// True when the configured user was deleted and this entry falls back to the first favorite.
+    public var selectionFellBack: Bool
+
+    /// An entry dated `date` showing `content`.
+    public init(
+        date: Timestamp, content: Content, favoritesCount: Int, position: Int? = nil, revision: Int64? = nil,
+        selectionFellBack: Bool = false
+    ) {
+        self.date = date
+        self.content = content
+        self.favoritesCount = favoritesCount
+        self.position = position
+        self.revision = revision
+        self.selectionFellBack = selectionFellBack
+    }
+
+    /// Whether the entry is rendered redacted (`.redacted(reason: .placeholder)`).
+    public var isRedacted: Bool { content == .placeholder }
+
+    /// The user shown, if any.
+    public var user: User? {
+        if case .user(let u) = content { return u }
+        return nil
+    }
+
+    /// A one-word name of the content: `placeholder`, `empty`, `count` or `user`.
+    public var contentKind: String {
+        switch content {
+        case .placeholder: "placeholder"
+        case .empty: "empty"
+        case .count: "count"
+        case .user: "user"
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import RelayProtocol
+
+/// The watch's favorites list (GitExplorer's `FavoriteViewModel`, watch side): the stored
+/// snapshot plus the deletes sent from the watch that the phone has not confirmed yet.
+///
+/// A delete shows the user as *pending* until a snapshot without them arrives; a snapshot
+/// that still lists them keeps the mark (the delete is still in flight: it travels by
+/// `userInfo` and may wait for the phone). Snapshots apply only if their revision is newer
+/// than the stored one (the phone's context is "latest wins").
+public struct FavoritesViewModel: Sendable, Hashable {
+    /// A row of the list.
+    public struct Row: Sendable, Hashable {
+        /// The favorite.
+        public var user: User
+        /// Deleted from the watch; the phone has not sent a snapshot without them yet.
+        public var isPendingDelete: Bool
+    }
+
+    /// The newest snapshot received; `nil` before the first.
+    public private(set) var snapshot: FavoritesSnapshot?
+    /// Logins deleted from the watch and not yet gone from a snapshot, in the order deleted.
+    public private(set) var pendingDeletes: [String] = []
+
+    /// A list holding `snapshot` (the watch's stored one, if any), with nothing pending.
+    public init(snapshot: FavoritesSnapshot? = nil) {
+        self.snapshot = snapshot
+    }
+
+    /// The favorites in the phone's order, with their pending marks.
+    public var rows: [Row] {
+        (snapshot?.users ?? []).map { Row(user: $0, isPendingDelete: isPendingDelete($0.login)) }
+    }
+
+    /// The favorites' users, in the phone's order.
+    public var users: [User] { snapshot?.users ?? [] }
+
+    /// Whether `login` is awaiting the phone's confirmation of a delete.
+    public func isPendingDelete(_ login: String) -> Bool {
+        pendingDeletes.contains { Self.same($0, login) }
+    }
+
+    /// Marks `login` pending and returns the `favorites.delete` command to send by `userInfo`;
+    /// `nil` when `login` is not a favorite or is already pending (nothing new to send).
+    public mutating func delete(_ login: String) -> LoginCommand? {
+        guard let user = users.first(where: { Self.same($0.login, login) }), !isPendingDelete(login) else {
+            return nil
+        }
+        pendingDeletes.append(user.login)
+        return .favoritesDelete(user.login)
+    }
+
+    /// Stores `snapshot` if it is newer than the stored one and clears the pending mark of
+    /// every user it no longer lists; returns whether it was stored.
+    @discardableResult
+    public mutating func receive(_ snapshot: FavoritesSnapshot) -> Bool {
+        if let current = self.snapshot, snapshot.revision <= current.revision { return false }
+        self.snapshot = snapshot
+        pendingDeletes.removeAll { login in !snapshot.users.contains { Self.same($0.login, login) } }
+        return true
+    }
+
+    /// GitHub logins are case-insensitive.
+    private static func same(_ a: String, _ b: String) -> Bool {
+        a.lowercased() == b.lowercased()
+    }
+}

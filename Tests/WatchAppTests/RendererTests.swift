@@ -1,0 +1,162 @@
+import Foundation
+import RelayProtocol
+import Testing
+
+@testable import WatchApp
+
+/// Deterministic watch states for the renderers.
+enum Scenes {
+    static let now = Fx.at(minutes: 16)
+
+    /// Four favorites, rotated once, one pending delete, a configured rectangular widget and
+    /// the octocat profile loaded.
+    static func populated() -> WatchAppState {
+        var state = WatchAppState.standard(now: Fx.t0)
+        state.receive(Fx.snapshot(7, [Fx.octocat, Fx.torvalds, Fx.gaearon, Fx.dongik]), sentAt: Fx.t0, now: Fx.t0)
+        _ = state.flush(now: Fx.t0.adding(milliseconds: 100))
+        try? state.configure("stack.rectangular", selecting: "dongik-song", now: Fx.at(minutes: 1))
+        _ = state.flush(now: Fx.at(minutes: 1))
+        _ = state.flush(now: now)
+        _ = state.delete("gaearon")
+        _ = state.openProfile("octocat")
+        state.handleProfile(.replied(Fx.octocatRepos))
+        return state
+    }
+
+    /// Budgets of one: the second snapshot is refused everywhere; the phone is away.
+    static func stale() -> WatchAppState {
+        let rules = WidgetRules(smartStackBudget: 1, watchFaceBudget: 1)
+        var state = WatchAppState.standard(rules: rules, now: Fx.t0)
+        state.receive(Fx.snapshot(1, Fx.three), sentAt: Fx.t0, now: Fx.t0)
+        _ = state.flush(now: Fx.t0)
+        state.receive(Fx.snapshot(2, [Fx.dongik]), sentAt: Fx.at(minutes: 2), now: Fx.at(minutes: 2))
+        _ = state.flush(now: Fx.at(minutes: 2))
+        _ = state.openProfile("octocat")
+        state.handleProfile(.replied(Fx.octocatRepos))
+        _ = state.openProfile("octocat")
+        state.handleProfile(.unreachable)
+        _ = state.flush(now: now)
+        return state
+    }
+
+    /// A snapshot with no favorites.
+    static func empty() -> WatchAppState {
+        var state = WatchAppState.standard(now: Fx.t0)
+        state.receive(Fx.snapshot(1, []), sentAt: Fx.t0, now: Fx.t0)
+        _ = state.flush(now: Fx.t0)
+        _ = state.openProfile("ghost")
+        state.handleProfile(.failed(ReposError(login: "ghost", code: .userNotFound, message: "Not Found")))
+        return state
+    }
+
+    /// Just placed: nothing flushed yet, so every widget shows the placeholder.
+    static func placeholder() -> WatchAppState {
+        WatchAppState.standard(now: Fx.t0)
+    }
+
+    static let names = ["populated", "stale", "empty", "placeholder"]
+
+    static func make(_ name: String) -> WatchAppState {
+        switch name {
+        case "populated": populated()
+        case "stale": stale()
+        case "empty": empty()
+        default: placeholder()
+        }
+    }
+}
+
+@Suite struct RendererTests {
+    @Test(arguments: Scenes.names)
+    func renderingsAreDeterministic(scene: String) {
+        let a = Scenes.make(scene)
+        let b = Scenes.make(scene)
+        #expect(TextRenderer.render(a, now: Scenes.now) == TextRenderer.render(b, now: Scenes.now))
+        #expect(JSONRenderer.render(a, now: Scenes.now) == JSONRenderer.render(a, now: Scenes.now))
+        #expect(JSONRenderer.render(a, now: Scenes.now) == JSONRenderer.render(b, now: Scenes.now))
+        #expect(SVGRenderer.render(a.widgets, now: Scenes.now) == SVGRenderer.render(b.widgets, now: Scenes.now))
+        if let pa = a.profile, let pb = b.profile {
+            #expect(SVGRenderer.render(pa, now: Scenes.now) == SVGRenderer.render(pb, now: Scenes.now))
+        }
+    }
+
+    @Test(arguments: Scenes.names)
+    func textMatchesItsGoldenFile(scene: String) {
+        let state = Scenes.make(scene)
+        Golden.check(TextRenderer.render(state, now: Scenes.now), "\(scene).txt")
+    }
+
+    @Test(arguments: Scenes.names)
+    func svgMatchesItsGoldenFile(scene: String) {
+        let state = Scenes.make(scene)
+        Golden.check(SVGRenderer.render(state.widgets, now: Scenes.now), "\(scene)-widgets.svg")
+        if let profile = state.profile {
+            Golden.check(SVGRenderer.render(profile, now: Scenes.now), "\(scene)-profile.svg")
+        }
+    }
+
+    @Test func everyTextFrameLineIs28ColumnsWide() {
+        for scene in Scenes.names {
+            let text = TextRenderer.render(Scenes.make(scene), now: Scenes.now)
+            for line in text.split(separator: "\n") where line.hasPrefix("│") || line.hasPrefix("╭") {
+                #expect(TextMetrics.width(of: String(line)) == TextRenderer.frameWidth, "\(line)")
+            }
+        }
+    }
+
+    @Test func jsonCarriesEveryFamilyEntriesGenerationStalenessAndBudget() throws {
+        let json = JSONRenderer.json(Scenes.stale(), now: Scenes.now)
+        let widgets = try #require(json["widgets"]?["widgets"]?.arrayValue)
+        #expect(widgets.count == 4)
+        let rect = try #require(widgets.first { $0["id"]?.stringValue == "stack.rectangular" })
+        #expect(rect["stale"] == .bool(true))
+        #expect(rect["generation"] == .int(1))
+        #expect(rect["budget"]?["left"] == .int(0))
+        #expect(rect["budget"]?["limit"] == .int(1))
+        #expect(rect["pending"]?["deferred"] == .bool(true))
+        #expect(rect["families"]?.objectValue?.keys.sorted() == WidgetFamily.allCases.map(\.rawValue).sorted())
+        #expect(rect["entries"]?.arrayValue?.count == 4)
+        // The first timeline rotates on: the widget kept its old entries (revision 1).
+        #expect(rect["content"]?["lines"]?.arrayValue?.first == .string("torvalds"))
+        #expect(rect["entries"]?.arrayValue?.allSatisfy { $0["revision"] == .int(1) } == true)
+        #expect(json["profile"]?["stale"] == .bool(true))
+        #expect(json["profile"]?["status"] == .string("Phone not reachable"))
+        let bytes = Array(JSONRenderer.render(Scenes.stale(), now: Scenes.now).utf8)
+        #expect(try JSONParser.parse(bytes) == json)
+    }
+
+    @Test func eventsHaveAJSONForm() {
+        var s = WidgetScheduler(widgets: [.face(.accessoryCircular)], now: Fx.t0)
+        let events = s.flush(now: Fx.t0, favorites: Fx.snapshot(1, Fx.three)).events
+        let forms = events.map { JSONRenderer.json($0) }
+        #expect(forms.map { $0["type"] } == [.string("reloaded"), .string("rendered")])
+        #expect(forms[0]["reason"] == .string("widgetAdded"))
+        #expect(forms[0]["latencyMs"] == nil)
+        #expect(forms[1]["content"]?["lines"] == .array([.string("3")]))
+    }
+
+    @Test func svgEscapesMarkupInUserText() {
+        let evil = Fx.user("a<b>&\"c'", name: "<script>")
+        var state = WatchAppState.standard(now: Fx.t0)
+        state.receive(Fx.snapshot(1, [evil]), sentAt: Fx.t0, now: Fx.t0)
+        _ = state.flush(now: Fx.t0)
+        let svg = SVGRenderer.render(state.widgets, now: Fx.t0)
+        #expect(!svg.contains("<b>"))
+        #expect(!svg.contains("<script>"))
+        #expect(svg.contains("a&lt;b&gt;&amp;&quot;c&apos;"))
+        var profile = ProfileDetail(login: "x")
+        profile.handle(.requested)
+        profile.handle(
+            .replied(ReposReply(login: "x", repos: [Fx.repo("<&>\u{1}", stars: 1, updated: "bad")], fetchedAt: Fx.t0)))
+        let list = SVGRenderer.render(profile, now: Fx.t0)
+        #expect(list.contains("&lt;&amp;&gt;</text>"))
+        #expect(!list.contains("\u{1}"))
+    }
+
+    @Test func svgNumbersHaveAtMostOneDecimal() {
+        #expect(SVGWriter.number(12) == "12")
+        #expect(SVGWriter.number(12.46) == "12.5")
+        #expect(SVGWriter.number(-0.04) == "0")
+        #expect(SVGWriter.number(-3.25) == "-3.3")
+    }
+}
