@@ -29,6 +29,18 @@ enum CLI {
         withExtendedLifetime(sources) {}
     }
 
+    /// Standard input as lines. A blocking `readLine` loop on its own thread: nothing waits for
+    /// the thread (it ends at end of input, or with the process), only for the lines it yields.
+    static func standardInputLines() -> AsyncStream<String> {
+        let (lines, continuation) = AsyncStream.makeStream(of: String.self)
+        let thread = Thread {
+            while let line = readLine() { continuation.yield(line) }
+            continuation.finish()
+        }
+        thread.start()
+        return lines
+    }
+
     /// Writes a line to standard output at once (unbuffered, for scripts reading it).
     static func printLine(_ line: String) {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))

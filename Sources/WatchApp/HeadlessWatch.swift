@@ -1,0 +1,205 @@
+import Foundation
+import RelayClient
+import RelayProtocol
+
+/// The live headless watch: a ``RelaySession`` with the phone, the watch's own store, and
+/// ``WatchAppState`` driven by a clock.
+///
+/// Snapshots are stored first, then acked, then the widgets are asked to reload — the fix
+/// for GitExplorer's "widget did not refresh" bug. A loop runs the widget scheduler at its
+/// wake-up dates (polling the injected clock, so a manual clock drives it in tests).
+public actor HeadlessWatch {
+    /// What the watch does and sees, in order. Iterate it from one task.
+    public nonisolated let events: AsyncStream<WatchEvent>
+    /// The session with the relay (WCSession for the watch app).
+    public nonisolated let session: RelaySession
+    public nonisolated let clock: WatchClock
+
+    private let sink: AsyncStream<WatchEvent>.Continuation
+    private let store: WatchStore
+    private var state: WatchAppState
+    private var tasks: [Task<Void, Never>] = []
+
+    /// Opens the watch's state directory; call ``start()`` to connect.
+    public init(
+        relayURL: String, stateDirectory: String, deviceName: String = "Apple Watch", foreground: Bool = true,
+        rules: WidgetRules = WidgetRules(), clock: WatchClock = .system
+    ) throws {
+        try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+        store = try WatchStore(directory: stateDirectory)
+        session = try RelaySession(
+            configuration: RelaySessionConfiguration(
+                url: relayURL, role: .watch, deviceName: deviceName, stateDirectory: stateDirectory + "/session",
+                foreground: foreground))
+        self.clock = clock
+        var state = WatchAppState.standard(rules: rules, now: clock.now())
+        state.setForeground(foreground, now: clock.now())
+        if let (snapshot, sentAt) = try store.snapshot() {
+            state.receive(snapshot, sentAt: sentAt, now: clock.now())
+        }
+        for (login, _) in try store.pendingDeletes() { _ = state.delete(login) }
+        if try store.setting("noBudget") == "1" { state.setNoBudget(true) }
+        if let selected = try store.setting("selected") {
+            try? state.configure("stack.rectangular", selecting: selected, now: clock.now())
+        }
+        self.state = state
+        (events, sink) = AsyncStream.makeStream(of: WatchEvent.self)
+    }
+
+    /// Connects to the relay and starts the event and widget loops; returns once activated.
+    public func start() async throws {
+        guard tasks.isEmpty else { return }
+        let session = session
+        tasks.append(Task { for await event in session.events { await self.handle(event) } })
+        tasks.append(Task { await self.widgetLoop() })
+        try await session.activate()
+        // Deletes the relay never accepted (the app died first) go again.
+        for (login, accepted) in (try? store.pendingDeletes()) ?? [] where !accepted {
+            try? await sendDelete(login)
+        }
+    }
+
+    /// Stops the loops and closes the session.
+    public func stop() async {
+        for t in tasks { t.cancel() }
+        await session.close()
+        for t in tasks { await t.value }
+        tasks = []
+        sink.finish()
+    }
+
+    // MARK: - Commands
+
+    /// Joins the phone showing `code`.
+    public func pair(code: String) async throws {
+        try await session.pair(code: code)
+    }
+
+    /// `delete <login>`: marks the user pending and sends `favorites.delete` by userInfo;
+    /// returns once the relay accepted it (the phone may be offline).
+    public func delete(_ login: String) async throws {
+        guard let command = state.delete(login) else { return }
+        try store.setPendingDelete(command.login, accepted: false)
+        try await sendDelete(command.login)
+    }
+
+    private func sendDelete(_ login: String) async throws {
+        try await session.transferUserInfo(LoginCommand.favoritesDelete(login).payload)
+        try store.setPendingDelete(login, accepted: true)
+        sink.yield(.deleteAccepted(login: login))
+    }
+
+    /// `open <login>`: asks the phone for the repos (message with reply); returns the screen
+    /// once it is loaded, failed or offline.
+    @discardableResult
+    public func open(_ login: String) async -> ProfileDetail? {
+        guard case .sendRequest(let command)? = state.openProfile(login) else { return state.profile }
+        sink.yield(.profile(state.profile!))
+        let event: ProfileDetail.Event
+        do {
+            let reply = try await session.sendMessage(command.payload, wantsReply: true)
+            switch try reply.flatMap({ try AppPayload($0) }) {
+            case .repos(let repos)?: event = .replied(repos)
+            case .reposError(let error)?: event = .failed(error)
+            default: event = .failed(ReposError(login: login, code: .githubUnavailable, message: "unexpected reply"))
+            }
+        } catch RelaySessionError.replyTimeout, RelaySessionError.timeout {
+            event = .timeout
+        } catch {
+            event = .unreachable
+        }
+        state.handleProfile(event)
+        if let screen = state.profile { sink.yield(.profile(screen)) }
+        return state.profile
+    }
+
+    /// `select <login>` (nil: rotate): the rectangular widget's configuration intent.
+    public func select(_ login: String?) throws {
+        try state.configure("stack.rectangular", selecting: login, now: clock.now())
+        try store.setSetting("selected", login)
+    }
+
+    /// `foreground` / `background`: reachability for the phone, and free widget reloads.
+    public func setForeground(_ foreground: Bool) async {
+        state.setForeground(foreground, now: clock.now())
+        await session.setForeground(foreground)
+    }
+
+    /// The `--no-budget` debug switch.
+    public func setNoBudget(_ on: Bool) throws {
+        state.setNoBudget(on)
+        try store.setSetting("noBudget", on ? "1" : nil)
+    }
+
+    /// Asks for a reload by hand.
+    public func requestReload() {
+        state.requestReload(now: clock.now())
+    }
+
+    /// Runs the widget system's due work now; returns (and publishes) its events.
+    @discardableResult
+    public func flush() -> [WidgetEvent] {
+        let pass = state.flush(now: clock.now())
+        for e in pass.events { sink.yield(.widget(e)) }
+        return pass.events
+    }
+
+    /// The whole watch state (widgets, favorites, profile) as it is now.
+    public var current: WatchAppState { state }
+
+    // MARK: - Loops
+
+    private func handle(_ event: SessionEvent) async {
+        switch event {
+        case .applicationContext(let d):
+            await receiveContext(d)
+        case .userInfo(let d):
+            // Complication transfers carry nothing the favorites widget needs.
+            await session.acknowledge(d)
+        case .message:
+            break
+        case .reachabilityChanged(let r):
+            sink.yield(.reachability(r))
+        case .paired(_, let peer):
+            sink.yield(.paired(peer: peer))
+        case .activated(let paired):
+            sink.yield(.activated(paired: paired))
+        case .unpaired(let reason):
+            sink.yield(.error("unpaired: \(reason)"))
+        case .userInfoTransferFinished, .disconnected:
+            break
+        }
+    }
+
+    /// Stores the snapshot, then acks it, then requests the widget reload.
+    private func receiveContext(_ d: Delivery) async {
+        guard d.payload.kind == FavoritesSnapshot.kind.rawValue else {
+            await session.acknowledge(d)
+            return
+        }
+        do {
+            let snapshot = try FavoritesSnapshot(json: d.payload.json)
+            let pendingBefore = state.favorites.pendingDeletes
+            try store.save(snapshot, sentAt: d.sentAt)
+            await session.acknowledge(d)
+            if state.receive(snapshot, sentAt: d.sentAt, now: clock.now()) {
+                sink.yield(.snapshotStored(revision: snapshot.revision, logins: snapshot.users.map(\.login)))
+                for login in pendingBefore where !state.favorites.pendingDeletes.contains(login) {
+                    sink.yield(.deleteCompleted(login: login))
+                }
+            }
+        } catch {
+            sink.yield(.error("could not store the favorites snapshot: \(error)"))
+        }
+    }
+
+    /// Flushes the widget scheduler whenever the clock passes its next wake-up date.
+    private func widgetLoop() async {
+        while !Task.isCancelled {
+            if let wake = state.nextWakeUp(now: clock.now()), wake <= clock.now() {
+                flush()
+            }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+}

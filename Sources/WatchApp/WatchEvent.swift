@@ -1,0 +1,23 @@
+import RelayProtocol
+
+/// Something the headless watch did or saw, for the terminal view, scenarios and tests.
+public enum WatchEvent: Sendable, Hashable {
+    /// The session with the relay is up (after every reconnect).
+    case activated(paired: Bool)
+    /// The watch joined a pair.
+    case paired(peer: String)
+    /// The phone became reachable or not.
+    case reachability(Bool)
+    /// A favorites snapshot was stored (before the widget reload it requests).
+    case snapshotStored(revision: Int64, logins: [String])
+    /// The relay accepted a `favorites.delete` sent by userInfo.
+    case deleteAccepted(login: String)
+    /// A snapshot without a pending-delete user arrived: the delete is done.
+    case deleteCompleted(login: String)
+    /// The profile screen changed (loading, loaded, failed, offline).
+    case profile(ProfileDetail)
+    /// A widget reloaded, went stale, or rendered an entry.
+    case widget(WidgetEvent)
+    /// Something failed (shown to the user).
+    case error(String)
+}

@@ -1,0 +1,71 @@
+import RelayProtocol
+import RelayStore
+
+/// The watch's own SQLite store (`watch.db`): the last favorites snapshot, pending deletes
+/// and settings. App Groups do not cross devices: the watch keeps its copy.
+final class WatchStore {
+    private let db: SQLiteDatabase
+
+    init(directory: String) throws {
+        db = try SQLiteDatabase(path: directory + "/watch.db")
+        _ = try db.migrate([
+            Migration(
+                version: 1, name: "watch state",
+                sql: """
+                    CREATE TABLE snapshot(id INTEGER PRIMARY KEY CHECK (id = 1), revision INTEGER NOT NULL,
+                        json TEXT NOT NULL, sent_at INTEGER NOT NULL) STRICT;
+                    CREATE TABLE pending_deletes(login TEXT PRIMARY KEY NOT NULL, accepted INTEGER NOT NULL) STRICT;
+                    CREATE TABLE settings(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) STRICT;
+                    """)
+        ])
+    }
+
+    /// The stored snapshot and when it was sent, if any.
+    func snapshot() throws -> (FavoritesSnapshot, Timestamp)? {
+        try db.query("SELECT json, sent_at FROM snapshot WHERE id = 1") { row -> (FavoritesSnapshot, Timestamp)? in
+            guard let value = try? JSONParser.parse(Array(row.text(0).utf8)),
+                let snapshot = try? FavoritesSnapshot(json: value)
+            else { return nil }
+            return (snapshot, Timestamp(millisecondsSinceEpoch: row.int64(1)))
+        }.first ?? nil
+    }
+
+    /// Stores a snapshot and forgets pending deletes it no longer lists, in one transaction.
+    func save(_ snapshot: FavoritesSnapshot, sentAt: Timestamp) throws {
+        let logins = Set(snapshot.users.map { $0.login.lowercased() })
+        try db.transaction {
+            try db.execute(
+                "INSERT INTO snapshot(id, revision, json, sent_at) VALUES (1, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET revision = excluded.revision, json = excluded.json, sent_at = excluded.sent_at",
+                [.integer(snapshot.revision), .text(String(decoding: snapshot.jsonBytes, as: UTF8.self)),
+                 .integer(sentAt.millisecondsSinceEpoch)])
+            for (login, _) in try pendingDeletes() where !logins.contains(login.lowercased()) {
+                try db.execute("DELETE FROM pending_deletes WHERE login = ?", [.text(login)])
+            }
+        }
+    }
+
+    /// Pending deletes and whether the relay accepted each.
+    func pendingDeletes() throws -> [(String, Bool)] {
+        try db.query("SELECT login, accepted FROM pending_deletes ORDER BY rowid") { ($0.text(0), $0.int64(1) != 0) }
+    }
+
+    func setPendingDelete(_ login: String, accepted: Bool) throws {
+        try db.execute(
+            "INSERT INTO pending_deletes(login, accepted) VALUES (?, ?) ON CONFLICT(login) DO UPDATE SET accepted = excluded.accepted",
+            [.text(login), .integer(accepted ? 1 : 0)])
+    }
+
+    func setting(_ key: String) throws -> String? {
+        try db.query("SELECT value FROM settings WHERE key = ?", [.text(key)]) { $0.text(0) }.first
+    }
+
+    func setSetting(_ key: String, _ value: String?) throws {
+        if let value {
+            try db.execute(
+                "INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                [.text(key), .text(value)])
+        } else {
+            try db.execute("DELETE FROM settings WHERE key = ?", [.text(key)])
+        }
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import RelayProtocol
+import RelayServer
+import WatchApp
+
+/// `watchrelay watch`: the headless Apple Watch.
+enum WatchCommand {
+    static let help = """
+        USAGE: watchrelay watch --relay URL [--pair CODE] [--state DIR] [options]
+
+        The headless watch: pairs by code, stores every favorites snapshot, reloads its widgets
+        (WidgetKit semantics: timelines, reload policies, a rolling 24 h budget) and shows a
+        profile's repos from the phone.
+
+        OPTIONS:
+          --relay URL          the relay (ws://127.0.0.1:8765/v1)
+          --pair CODE          join the phone showing this 6-digit code
+          --state DIR          state directory (default ./watch-state)
+          --name NAME          device name (default "Apple Watch")
+          --background         start with the watch app in the background (not reachable)
+          --no-budget          debug switch: widget reloads cost no budget
+          --once               wait for the first snapshot (up to --wait-s), print the widgets, exit
+          --wait-s S           how long --once waits for a snapshot (default 5)
+          --json               print JSON instead of the watch-like text frames
+          --snapshot DIR       write SVG pictures of the widgets (and the repo list) into DIR
+          --log-level LEVEL    debug, info, warn, error (default info)
+          -h, --help           show this help
+
+        COMMANDS (stdin lines in interactive mode):
+          delete LOGIN     send favorites.delete by userInfo (works while the phone is offline)
+          open LOGIN       ask the phone for LOGIN's repos (message with reply)
+          select LOGIN     show LOGIN on the rectangular widget (select none: rotate)
+          foreground | background
+          widget           print the widgets now     json   print the state as JSON
+          reload           ask for a widget reload   quit
+        """
+
+    static func run(_ argv: [String]) async throws -> Int32 {
+        var args = try Arguments(argv, booleanFlags: ["help", "background", "no-budget", "once", "json"])
+        if args.flag("help") {
+            print(help)
+            return 0
+        }
+        guard let relay = args.string("relay") else { throw Arguments.UsageError(description: "--relay URL is required") }
+        let code = args.string("pair")
+        let state = args.string("state") ?? "watch-state"
+        let name = args.string("name") ?? "Apple Watch"
+        let background = args.flag("background")
+        let noBudget = args.flag("no-budget")
+        let once = args.flag("once")
+        let json = args.flag("json")
+        let svgDirectory = args.string("snapshot")
+        let wait = Double(args.string("wait-s") ?? "5") ?? 5
+        let log = try CLI.logger(&args, component: "watch")
+        try args.rejectUnknown()
+
+        let watch = try HeadlessWatch(relayURL: relay, stateDirectory: state, deviceName: name, foreground: !background)
+        if noBudget { try await watch.setNoBudget(true) }
+        try await watch.start()
+        if let code {
+            try await watch.pair(code: code)
+            CLI.printLine("paired")
+        }
+        let printer = WatchPrinter(json: json, svgDirectory: svgDirectory)
+        if once {
+            await waitForSnapshot(watch, seconds: wait)
+            await watch.flush()
+            try await printer.show(watch)
+            await watch.stop()
+            return 0
+        }
+        log.info("watch running", ("relay", relay), ("state", state))
+        try await interactive(watch, printer: printer)
+        await watch.stop()
+        return 0
+    }
+
+    /// Waits until a snapshot is stored (or the stored one is there already), at most `seconds`.
+    private static func waitForSnapshot(_ watch: HeadlessWatch, seconds: Double) async {
+        if await watch.current.favorites.snapshot != nil { return }
+        let events = watch.events
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await event in events {
+                    if case .snapshotStored = event { return }
+                }
+            }
+            group.addTask { try? await Task.sleep(for: .milliseconds(Int(seconds * 1000))) }
+            await group.next()
+            group.cancelAll()
+        }
+        try? await Task.sleep(for: .milliseconds(150))  // the reload's debounce
+    }
+
+    private static func interactive(_ watch: HeadlessWatch, printer: WatchPrinter) async throws {
+        let lines = CLI.standardInputLines()
+        await withTaskGroup(of: Void.self) { group in
+            // The live view: every reload, stale report and delete shows as it happens.
+            group.addTask {
+                for await event in watch.events {
+                    if let line = WatchPrinter.describe(event) { CLI.printLine(line) }
+                    if case .widget(let w) = event, w.reload != nil || w.staleReport != nil {
+                        try? await printer.show(watch)
+                    }
+                }
+            }
+            group.addTask {
+                for await line in lines {
+                    if await !command(line, watch: watch, printer: printer) { break }
+                }
+            }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Runs one stdin command; false on `quit`.
+    private static func command(_ line: String, watch: HeadlessWatch, printer: WatchPrinter) async -> Bool {
+        let words = line.split(separator: " ").map(String.init)
+        guard let verb = words.first else { return true }
+        let arg = words.count > 1 ? words[1] : nil
+        do {
+            switch (verb, arg) {
+            case ("quit", _), ("exit", _): return false
+            case ("delete", let login?):
+                try await watch.delete(login)
+            case ("open", let login?):
+                if let screen = await watch.open(login) {
+                    CLI.printLine(TextRenderer.render(screen, now: watch.clock.now()))
+                    try printer.writeProfile(screen, now: watch.clock.now())
+                }
+            case ("select", let login?):
+                try await watch.select(login == "none" ? nil : login)
+            case ("foreground", _): await watch.setForeground(true)
+            case ("background", _): await watch.setForeground(false)
+            case ("reload", _): await watch.requestReload()
+            case ("widget", _): try await printer.show(watch)
+            case ("json", _): CLI.printLine(JSONRenderer.render(await watch.current, now: watch.clock.now()))
+            default: CLI.printLine("unknown command: \(line) (try: delete, open, select, foreground, background, widget, reload, quit)")
+            }
+        } catch {
+            CLI.printLine("error: \(error)")
+        }
+        return true
+    }
+}
+
+/// Prints the watch as text or JSON and writes SVG pictures.
+struct WatchPrinter: Sendable {
+    var json: Bool
+    var svgDirectory: String?
+
+    func show(_ watch: HeadlessWatch) async throws {
+        let state = await watch.current
+        let now = watch.clock.now()
+        CLI.printLine(json ? JSONRenderer.render(state, now: now) : TextRenderer.render(state, now: now))
+        if let dir = svgDirectory {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            try SVGRenderer.render(state.widgets, now: now).write(toFile: dir + "/widgets.svg", atomically: true, encoding: .utf8)
+            if let profile = state.profile {
+                try writeProfile(profile, now: now)
+            }
+        }
+    }
+
+    func writeProfile(_ profile: ProfileDetail, now: Timestamp) throws {
+        guard let dir = svgDirectory else { return }
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try SVGRenderer.render(profile, now: now).write(toFile: dir + "/repos-\(profile.login).svg", atomically: true, encoding: .utf8)
+    }
+
+    /// One line for the live view, or nil for events the frames already show.
+    static func describe(_ event: WatchEvent) -> String? {
+        switch event {
+        case .activated(let paired): return "activated (paired: \(paired))"
+        case .paired(let peer): return "paired with \(peer)"
+        case .reachability(let r): return "phone \(r ? "reachable" : "not reachable")"
+        case .snapshotStored(let revision, let logins): return "snapshot r\(revision) stored: \(logins.joined(separator: ", "))"
+        case .deleteAccepted(let login): return "delete \(login): accepted by the relay (pending)"
+        case .deleteCompleted(let login): return "delete \(login): done"
+        case .profile: return nil
+        case .error(let message): return "error: \(message)"
+        case .widget(let w):
+            if let r = w.reload {
+                let latency = r.latencyMilliseconds.map { " latency=\($0)ms" } ?? ""
+                return "reload \(r.widgetID) gen=\(r.generation) reason=\(r.reason.rawValue) entries=\(r.entries.count)\(latency) budget=\(r.budgetLeft)"
+            }
+            if let s = w.staleReport { return "STALE \(s.widgetID): reload refused (no budget left)" }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,285 @@
+import Foundation
+import RelayClient
+import RelayProtocol
+import RelayServer
+import Testing
+
+@testable import WatchApp
+
+/// The headless watch with the real relay over loopback, a phone session, and a manual
+/// widget clock (no sleeping on widget time).
+@Suite(.timeLimit(.minutes(1)))
+struct LiveWatchTests {
+    @Test func aStoredSnapshotReloadsEveryWidgetWithTheNewFavorites() async throws {
+        let h = try await LiveHarness.start()
+        try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)
+        try await h.expect { if case .snapshotStored(1, _) = $0 { true } else { false } }
+        h.clock.advance(by: .seconds(1))
+        let reloads = try await h.reloads(4)
+        #expect(Set(reloads.map(\.widgetID)) == ["face.circular", "face.corner", "face.inline", "stack.rectangular"])
+        #expect(reloads.allSatisfy { $0.reasons.contains(.snapshotReceived) })
+        let rect = try #require(reloads.first { $0.widgetID == "stack.rectangular" })
+        #expect(rect.entries.compactMap(\.user?.login) == ["octocat", "torvalds", "gaearon", "octocat"])
+        await h.stop()
+    }
+
+    @Test func rapidChangesAreCoalescedIntoOneReloadPerWidget() async throws {
+        let h = try await LiveHarness.start()
+        for r in 1...3 {
+            try await h.phone.updateApplicationContext(Fx.snapshot(Int64(r), Array(Fx.three.prefix(r))).payload)
+        }
+        try await h.expect { if case .snapshotStored(3, _) = $0 { true } else { false } }
+        h.clock.advance(by: .seconds(1))
+        let reloads = try await h.reloads(4)
+        #expect(reloads.count == 4)
+        let circular = try #require(reloads.first { $0.widgetID == "face.circular" })
+        #expect(circular.entries.first?.favoritesCount == 3)
+        try await h.expectNoReload(within: .milliseconds(300))
+        await h.stop()
+    }
+
+    @Test func aSpentBudgetLeavesTheWidgetStaleUntilTheWindowRolls() async throws {
+        // In the background: a foreground watch app reloads for free.
+        let h = try await LiveHarness.start(rules: WidgetRules(smartStackBudget: 1, watchFaceBudget: 1), foreground: false)
+        // The harness's first reload was free; this one spends the single budget slot.
+        try await h.phone.updateApplicationContext(Fx.snapshot(1, [Fx.octocat]).payload)
+        try await h.expect { if case .snapshotStored(1, _) = $0 { true } else { false } }
+        h.clock.advance(by: .seconds(1))
+        _ = try await h.reloads(4)
+        // No budget left: the next change leaves every widget stale, showing the old entries.
+        try await h.phone.updateApplicationContext(Fx.snapshot(2, Fx.three).payload)
+        try await h.expect { if case .snapshotStored(2, _) = $0 { true } else { false } }
+        h.clock.advance(by: .seconds(1))
+        let stale = try await h.staleReports(4)
+        #expect(stale.count == 4)
+        #expect(await h.watch.current.widgets.widget("face.circular")?.isStale == true)
+        #expect(await h.watch.current.widgets.widget("face.circular")?.displayedEntry?.favoritesCount == 1)
+        h.clock.advance(by: .seconds(86_400))
+        let recovered = try await h.reloads(4)
+        #expect(recovered.first { $0.widgetID == "face.circular" }?.entries.first?.favoritesCount == 3)
+        await h.stop()
+    }
+
+    @Test func aDeletedSelectedUserFallsBackToTheFirstFavorite() async throws {
+        let h = try await LiveHarness.start()
+        try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)
+        try await h.expect { if case .snapshotStored(1, _) = $0 { true } else { false } }
+        try await h.watch.select("torvalds")
+        h.clock.advance(by: .seconds(1))
+        _ = try await h.reloads(4)
+        try await h.phone.updateApplicationContext(Fx.snapshot(2, [Fx.octocat, Fx.gaearon]).payload)
+        try await h.expect { if case .snapshotStored(2, _) = $0 { true } else { false } }
+        h.clock.advance(by: .seconds(1))
+        let rect = try #require(try await h.reloads(4).first { $0.widgetID == "stack.rectangular" })
+        #expect(rect.entries.first?.user?.login == "octocat")
+        #expect(rect.entries.first?.selectionFellBack == true)
+        await h.stop()
+    }
+
+    @Test func theRepoListReachesLoadedFailedAndOfflineStates() async throws {
+        let h = try await LiveHarness.start()
+        let answering = Task {
+            for await event in h.phone.events {
+                guard case .message(let d) = event, let cmd = try? LoginCommand(json: d.payload.json) else { continue }
+                let answer: Payload =
+                    cmd.login == "ghost"
+                    ? ReposError(login: "ghost", code: .userNotFound, message: "Not Found").payload
+                    : ReposReply(login: cmd.login, repos: [Fx.repo("hello", stars: 3, updated: "2026-05-01T00:00:00Z"), Fx.repo("linux", stars: 9, updated: "2026-05-02T00:00:00Z")], fetchedAt: Fx.t0).payload
+                try? await h.phone.reply(to: d, with: answer)
+            }
+        }
+        let loaded = await h.watch.open("octocat")
+        guard case .loaded(let list)? = loaded?.phase else { throw LiveError("expected loaded, got \(String(describing: loaded?.phase))") }
+        #expect(list.repos.map(\.name) == ["linux", "hello"])
+        let failed = await h.watch.open("ghost")
+        guard case .failed(.userNotFound, _)? = failed?.phase else { throw LiveError("expected failed") }
+        answering.cancel()
+        await h.phone.close()
+        try await eventually { await !h.watch.session.isReachable }
+        let offline = await h.watch.open("octocat")
+        #expect(offline?.visibleList?.isStale == true, "the cached list, marked stale")
+        await h.stop(phoneClosed: true)
+    }
+
+    @Test func aDeleteWhileThePhoneIsOfflineCompletesWhenItReturns() async throws {
+        let h = try await LiveHarness.start()
+        try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)
+        try await h.expect { if case .snapshotStored(1, _) = $0 { true } else { false } }
+        await h.phone.close()
+        try await h.watch.delete("torvalds")
+        try await h.expect { if case .deleteAccepted("torvalds") = $0 { true } else { false } }
+        #expect(await h.watch.current.favorites.isPendingDelete("torvalds"))
+        // The phone comes back, takes the delete, and pushes a snapshot without the user.
+        let phone = try RelaySession(configuration: h.phoneConfig)
+        try await phone.activate()
+        let d = try await withDeadline(5) {
+            for await e in phone.events { if case .userInfo(let d) = e { return d } }
+            throw LiveError("no userInfo")
+        }
+        #expect(try LoginCommand(json: d.payload.json) == .favoritesDelete("torvalds"))
+        try await phone.updateApplicationContext(Fx.snapshot(2, [Fx.octocat, Fx.gaearon]).payload)
+        await phone.acknowledge(d)
+        try await h.expect { if case .deleteCompleted("torvalds") = $0 { true } else { false } }
+        #expect(await !h.watch.current.favorites.isPendingDelete("torvalds"))
+        await phone.close()
+        await h.stop(phoneClosed: true)
+    }
+
+    @Test func aRestartedWatchShowsItsStoredFavorites() async throws {
+        let h = try await LiveHarness.start()
+        try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)
+        try await h.expect { if case .snapshotStored(1, _) = $0 { true } else { false } }
+        await h.watch.stop()
+        let again = try HeadlessWatch(relayURL: h.relay.url, stateDirectory: h.dir + "/watch", clock: .manual(h.clock))
+        #expect(await again.current.favorites.users.map(\.login) == ["octocat", "torvalds", "gaearon"])
+        try await again.start()
+        #expect(await again.session.isPaired)
+        await again.stop()
+        await h.phone.close()
+        await h.relay.shutdown()
+    }
+}
+
+// MARK: - Helpers
+
+struct LiveError: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+/// A relay, a phone session and a headless watch with a manual clock, paired.
+struct LiveHarness {
+    let relay: RelayServer
+    let phone: RelaySession
+    let phoneConfig: RelaySessionConfiguration
+    let watch: HeadlessWatch
+    let clock: ManualClock
+    let dir: String
+    let events: EventBuffer
+
+    static func start(rules: WidgetRules = WidgetRules(), foreground: Bool = true) async throws -> LiveHarness {
+        let dir = NSTemporaryDirectory() + "livewatch-" + UUID().uuidString
+        var c = RelayServerConfiguration()
+        c.port = 0
+        c.databasePath = dir + "-relay.db"
+        c.synchronous = .normal
+        c.relay.limits.replyTimeoutMs = 800
+        let relay = try await RelayServer.start(c, log: .silent)
+        let phoneConfig = RelaySessionConfiguration(url: relay.url, role: .phone, deviceName: "iPhone", stateDirectory: dir + "/phone")
+        let phone = try RelaySession(configuration: phoneConfig)
+        try await phone.activate()
+        let clock = ManualClock(Fx.t0)
+        let watch = try HeadlessWatch(
+            relayURL: relay.url, stateDirectory: dir + "/watch", foreground: foreground, rules: rules, clock: .manual(clock))
+        let events = EventBuffer(watch.events)
+        try await watch.start()
+        let code = try await phone.beginPairing()
+        try await watch.pair(code: code.code)
+        // The first pass places the widgets (free reloads of an empty watch); start clean.
+        clock.advance(by: .seconds(1))
+        await watch.flush()
+        try await Task.sleep(for: .milliseconds(50))
+        await events.drain()
+        return LiveHarness(relay: relay, phone: phone, phoneConfig: phoneConfig, watch: watch, clock: clock, dir: dir, events: events)
+    }
+
+    func expect(_ match: @escaping @Sendable (WatchEvent) -> Bool) async throws {
+        _ = try await events.collect(1) { match($0) ? $0 : nil }
+    }
+
+    func reloads(_ n: Int) async throws -> [WidgetReload] {
+        try await events.collect(n) { $0.reload }
+    }
+
+    func staleReports(_ n: Int) async throws -> [StaleReport] {
+        try await events.collect(n) { if case .widget(let w) = $0 { w.staleReport } else { nil } }
+    }
+
+    func expectNoReload(within: Duration) async throws {
+        let got = try? await withDeadline(Double(within.components.seconds) + Double(within.components.attoseconds) / 1e18) {
+            try await events.collect(1) { $0.reload }
+        }
+        #expect(got == nil, "no further reload")
+    }
+
+    func stop(phoneClosed: Bool = false) async {
+        await watch.stop()
+        if !phoneClosed { await phone.close() }
+        await relay.shutdown()
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+}
+
+extension WatchEvent {
+    var reload: WidgetReload? { if case .widget(let w) = self { w.reload } else { nil } }
+}
+
+/// Buffers a watch's events so tests can wait for the next ones that match.
+actor EventBuffer {
+    private var buffered: [WatchEvent] = []
+    private var waiter: CheckedContinuation<Void, Never>?
+    private var pump: Task<Void, Never>?
+
+    init(_ stream: AsyncStream<WatchEvent>) {
+        pump = nil
+        Task { await self.run(stream) }
+    }
+
+    private func run(_ stream: AsyncStream<WatchEvent>) async {
+        for await e in stream {
+            buffered.append(e)
+            waiter?.resume()
+            waiter = nil
+        }
+    }
+
+    /// Takes the next `n` events that `pick` maps (skipping others), waiting at most 5 s.
+    func collect<T: Sendable>(_ n: Int, _ pick: @escaping @Sendable (WatchEvent) -> T?) async throws -> [T] {
+        var out: [T] = []
+        let deadline = ContinuousClock.now + .seconds(5)
+        while out.count < n {
+            if !buffered.isEmpty {
+                let e = buffered.removeFirst()
+                if let t = pick(e) { out.append(t) }
+                continue
+            }
+            guard ContinuousClock.now < deadline else { throw LiveError("timed out: got \(out.count) of \(n)") }
+            try Task.checkCancellation()
+            let timer = Task { try? await Task.sleep(for: .milliseconds(20)); self.wake() }
+            await withCheckedContinuation { waiter = $0 }
+            timer.cancel()
+        }
+        return out
+    }
+
+    /// Forgets what arrived so far.
+    func drain() {
+        buffered = []
+    }
+
+    private func wake() {
+        waiter?.resume()
+        waiter = nil
+    }
+}
+
+func withDeadline<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            throw LiveError("timed out after \(seconds) s")
+        }
+        let first = try await group.next()!
+        group.cancelAll()
+        return first
+    }
+}
+
+func eventually(_ condition: @escaping @Sendable () async -> Bool) async throws {
+    for _ in 0..<250 {
+        if await condition() { return }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    throw LiveError("condition not met within 5 s")
+}
