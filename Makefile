@@ -23,17 +23,23 @@ build-tests: deps
 schema-check: deps
 	@python3 scripts/check_schemas.py
 
-# The main job. Until the demo exists this runs the relay on its embedded defaults.
+# The main job: the demo (relay, fixture GitHub, phone and watch on loopback, in seconds).
 run: build
-	@$(SWIFT) run --skip-build watchrelay serve
+	@$(SWIFT) run --skip-build watchrelay demo
 
-serve: run
+# The relay alone on its embedded defaults (ws://127.0.0.1:8765/v1).
+serve: build
+	@$(SWIFT) run --skip-build watchrelay serve
 
 test: build-tests schema-check
 	@$(SWIFT) test --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
 	@scripts/test-summary.sh .build/test.log
 	@echo "conformance: an independent Python client written from Protocol/PROTOCOL.md alone"
 	@WATCHRELAY_BIN=$$($(SWIFT) build --show-bin-path)/watchrelay python3 Tests/conformance/conformance_client.py
+	@echo "scenarios: every user flow in-process, then the kill/restart ones with the relay as a child process"
+	@$$($(SWIFT) build --show-bin-path)/watchrelay simulate Simulator/scenarios/*.json
+	@$$($(SWIFT) build --show-bin-path)/watchrelay simulate --processes Simulator/scenarios/relay-restart.json \
+		Simulator/scenarios/devices-restart.json
 
 clean:
 	rm -rf .build

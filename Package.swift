@@ -58,10 +58,15 @@ let package = Package(
             swiftSettings: strict),
         // The headless watch: widget timeline and reload budget, profile detail, renderers.
         .target(
-            name: "WatchApp", dependencies: ["RelayClient", "RelayProtocol", "RelayStore"], swiftSettings: strict),
+            name: "WatchApp", dependencies: ["RelayClient", "RelayProtocol", "RelayStore", "WebSocketTransport"],
+            swiftSettings: strict),
+        // Scenario model and runner: relay, GitHub stub, phones and watches in-process.
+        .target(
+            name: "Simulator", dependencies: ["RelayServer", "RelayClient", "PhoneApp", "WatchApp", "GitHubAPI", "RelayProtocol"],
+            swiftSettings: strict),
         .executableTarget(
             name: "watchrelay",
-            dependencies: ["RelayServer", "RelayProtocol", "RelayClient", "GitHubAPI", "PhoneApp", "WatchApp"],
+            dependencies: ["RelayServer", "RelayProtocol", "RelayClient", "GitHubAPI", "PhoneApp", "WatchApp", "Simulator"],
             swiftSettings: strict),
 
         .testTarget(
@@ -91,5 +96,6 @@ let package = Package(
         .testTarget(
             name: "WatchAppTests", dependencies: ["WatchApp", "RelayClient", "RelayServer", "RelayProtocol"],
             exclude: ["Golden"], swiftSettings: strict),
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator"], swiftSettings: strict),
     ]
 )

@@ -110,13 +110,13 @@ public final class GitHubStubServer: Sendable {
 }
 
 /// The stub's state shared by the lws service thread (which answers) and the owner (which reads
-/// counters and sets faults), behind a `Mutex`.
+/// counters and sets faults), behind a `LockedState` (a Mutex TSan can see).
 private final class GitHubStubState: Sendable {
-    private let stub: Mutex<GitHubStub>
+    private let stub: LockedState<GitHubStub>
     private let now: @Sendable () -> Date
 
     init(_ stub: GitHubStub, now: @escaping @Sendable () -> Date) {
-        self.stub = Mutex(stub)
+        self.stub = LockedState(stub)
         self.now = now
     }
 

@@ -1,9 +1,10 @@
 import RelayProtocol
 import Synchronization
+import WebSocketTransport
 
 /// The relay's Prometheus metrics: updated by the engine, rendered by `/metrics`.
 ///
-/// Thread-safe (a `Mutex`): `/metrics` is served on the lws service thread while the
+/// Thread-safe (a `LockedState`: a Mutex TSan can see): `/metrics` is served on the lws service thread while the
 /// engine updates counters on its own executor.
 public final class RelayMetrics: Sendable {
     /// Upper bounds of the delivery-latency histogram, in seconds.
@@ -27,7 +28,7 @@ public final class RelayMetrics: Sendable {
         var committedMutations = 0
     }
 
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     public init() {}
 

@@ -1,6 +1,6 @@
 import Foundation
 import RelayProtocol
-import Synchronization
+import WebSocketTransport
 
 /// The watch's notion of now: the system clock, or a manual one tests advance.
 public struct WatchClock: Sendable {
@@ -22,10 +22,10 @@ public struct WatchClock: Sendable {
 
 /// A clock for tests: starts at a fixed instant and moves by ``advance(by:)``.
 public final class ManualClock: Sendable {
-    private let current: Mutex<Timestamp>
+    private let current: LockedState<Timestamp>
 
     public init(_ start: Timestamp = Timestamp(millisecondsSinceEpoch: 1_796_000_000_000)) {
-        current = Mutex(start)
+        current = LockedState(start)
     }
 
     /// The clock's instant.

@@ -1,4 +1,5 @@
 import Synchronization
+import WebSocketTransport
 
 /// Delivers widget events to any number of observers through `AsyncStream`s, so a test or
 /// scenario can await a refresh instead of polling.
@@ -33,9 +34,9 @@ public final class WidgetEventFeed: Sendable {
     }
 }
 
-/// The feed's continuations, guarded by a `Mutex`.
+/// The feed's continuations, guarded by a `LockedState` (a Mutex TSan can see).
 private final class Subscribers: Sendable {
-    private let state = Mutex<(next: Int, continuations: [Int: AsyncStream<WidgetEvent>.Continuation])>(
+    private let state = LockedState<(next: Int, continuations: [Int: AsyncStream<WidgetEvent>.Continuation])>(
         (0, [:]))
 
     func add(_ continuation: AsyncStream<WidgetEvent>.Continuation) -> Int {

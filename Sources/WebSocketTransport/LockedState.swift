@@ -7,16 +7,18 @@ import Synchronization
 /// standard library, so a `-sanitize=thread` build reports races on state the mutex does
 /// protect. Each critical section here is also announced to TSan through `relay_tsan_acquire`
 /// / `relay_tsan_release` (see `shim.h`), which do nothing outside TSan builds. The locking
-/// itself is plain `Mutex`: one uncontended lock per call, no allocation.
-final class LockedState<Value: Sendable>: Sendable {
+/// itself is plain `Mutex`: one uncontended lock per call, no allocation. Use it instead of
+/// `Mutex` wherever the suite runs under TSan (all of WatchRelay's shared state).
+public final class LockedState<Value: Sendable>: Sendable {
     private let mutex: Mutex<Value>
 
-    init(_ value: Value) {
+    /// A lock around `value`.
+    public init(_ value: Value) {
         mutex = Mutex(value)
     }
 
     /// Runs `body` with exclusive access to the value.
-    func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result {
+    public func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result {
         mutex.withLock { value in
             // The token is only an address TSan uses to name this lock; nothing is dereferenced.
             let token = Unmanaged.passUnretained(self).toOpaque()

@@ -5,7 +5,13 @@ let usage = """
     USAGE: watchrelay <subcommand> [options]
 
     SUBCOMMANDS:
+      demo         the whole story on loopback in a few seconds (what `make run` runs)
       serve        run the relay (WatchConnectivity stand-in) on libwebsockets
+      bench        measure the relay and its peers (BENCHMARKS.md)
+      phone        the phone companion: GitHub favorites pushed to the watch
+      watch        the headless watch: widget timeline, profile repos, delete from the watch
+      github-stub  serve the fixture GitHub API (the offline default of `phone`)
+      simulate     run scenario files (Simulator/scenarios/*.json): PASS/FAIL, exit 3 on failure
 
     Run `watchrelay <subcommand> --help` for its options.
     Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario assertion failed.
@@ -15,7 +21,13 @@ let argv = Array(CommandLine.arguments.dropFirst())
 let code: Int32
 do {
     switch argv.first {
+    case "demo": code = try await DemoCommand.run(Array(argv.dropFirst()))
     case "serve": code = try await ServeCommand.run(Array(argv.dropFirst()))
+    case "bench": code = try await BenchCommand.run(Array(argv.dropFirst()))
+    case "phone": code = try await PhoneCommand.run(Array(argv.dropFirst()))
+    case "watch": code = try await WatchCommand.run(Array(argv.dropFirst()))
+    case "github-stub": code = try await GitHubStubCommand.run(Array(argv.dropFirst()))
+    case "simulate": code = try await SimulateCommand.run(Array(argv.dropFirst()))
     case "-h", "--help", "help": print(usage); code = 0
     case nil: FileHandle.standardError.write(Data((usage + "\n").utf8)); code = 2
     default:

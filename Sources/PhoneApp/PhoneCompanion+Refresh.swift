@@ -1,0 +1,134 @@
+import Foundation
+import GitHubAPI
+import RelayProtocol
+
+/// Refreshing the favorites from GitHub: periodic, manual (throttled), and for logins added by
+/// other processes.
+///
+/// A CLI subcommand (`watchrelay phone add … --state DIR`) writes the favorites, or a `refresh`
+/// request, straight into `phone.db`; the running companion polls `PRAGMA data_version`, which
+/// moves whenever another connection commits, then fetches the logins it has no data for,
+/// makes and pushes a snapshot if the content changed, and runs the requested refreshes
+/// (throttled like manual ones).
+extension PhoneCompanion {
+    /// A manual refresh: fetches every favorite now and pushes a snapshot if anything changed.
+    ///
+    /// Throttled (``PhoneConfiguration/refreshThrottle``): the first request of a window wins,
+    /// later ones inside it return ``RefreshResult/throttled(retryAfter:)`` at once. A request
+    /// made while a refresh runs joins it. Returns after the refresh and its push (or queueing).
+    public func refresh() async -> RefreshResult {
+        await refresh(trigger: .manual)
+    }
+
+    /// A refresh for `trigger`; every trigger but the periodic one goes through the throttle.
+    func refresh(trigger: RefreshTrigger) async -> RefreshResult {
+        if trigger != .periodic,
+            case .throttled(let retryAfter) = throttle.request(at: .now)
+        {
+            let result = RefreshResult.throttled(retryAfter: retryAfter)
+            record(.refreshed(trigger, result))
+            return result
+        }
+        let result: RefreshResult
+        if let running = refreshInFlight {
+            result = await running.value
+        } else {
+            let task = Task { await self.performRefresh() }
+            refreshInFlight = task
+            result = await task.value
+            refreshInFlight = nil
+        }
+        record(.refreshed(trigger, result))
+        return result
+    }
+
+    /// The periodic refresh: one at start, then one every ``PhoneConfiguration/refreshInterval``.
+    func runPeriodicRefresh() async {
+        while !Task.isCancelled {
+            _ = await refresh(trigger: .periodic)
+            try? await Task.sleep(for: configuration.refreshInterval)
+        }
+    }
+
+    private func performRefresh() async -> RefreshResult {
+        let logins: [String]
+        do {
+            logins = try store.favoriteLogins()
+        } catch {
+            report(error)
+            return .refreshed(fetched: 0, failed: [], sync: .unchanged)
+        }
+        return await apply(await fetchUsers(logins))
+    }
+
+    /// Fetches the users of `logins`, at most ``PhoneConfiguration/concurrency`` at a time, in order.
+    nonisolated func fetchUsers(_ logins: [String]) async -> [(login: String, result: Result<User, GitHubError>)] {
+        let github = self.github
+        let results = await OrderedConcurrentFetch(maxConcurrent: configuration.concurrency).mapResults(logins) {
+            (login) async throws(GitHubError) -> User in try await github.user(login)
+        }
+        return zip(logins, results).map { (login: $0, result: $1) }
+    }
+
+    /// Stores what was fetched (failures keep their last good data and are reported), then
+    /// makes and pushes a snapshot if the content changed.
+    func apply(_ results: [(login: String, result: Result<User, GitHubError>)]) async -> RefreshResult {
+        let stamp = now()
+        var failed: [String] = []
+        var fetched = 0
+        let snapshot: FavoritesSnapshot?
+        do {
+            (_, snapshot) = try commit {
+                for (login, result) in results {
+                    switch result {
+                    case .success(let user):
+                        fetched += 1
+                        try store.saveUser(user, fetchedAt: stamp)
+                    case .failure(let error):
+                        failed.append(login)
+                        report(.github(login: login, error))
+                    }
+                }
+            }
+        } catch {
+            report(error)
+            return .refreshed(fetched: 0, failed: results.map(\.login), sync: .unchanged)
+        }
+        return .refreshed(fetched: fetched, failed: failed, sync: await sync(snapshot))
+    }
+
+    // MARK: - Changes by other processes
+
+    /// Polls the store every ``PhoneConfiguration/externalPollInterval`` until cancelled.
+    func runExternalPoll() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: configuration.externalPollInterval)
+            if Task.isCancelled { break }
+            await checkExternalChanges()
+        }
+    }
+
+    /// Picks up what another process committed since the last check, if anything.
+    func checkExternalChanges() async {
+        do {
+            let version = try store.dataVersion()
+            guard version != lastDataVersion else { return }
+            lastDataVersion = version
+            let requests = try store.takeRequests()
+            let favorites = try store.favorites()
+            record(.externalChange(favorites: favorites.count))
+            let missing = favorites.filter { $0.user == nil }.map(\.login)
+            if missing.isEmpty {
+                let (_, snapshot) = try commit {}
+                _ = await sync(snapshot)
+            } else {
+                _ = await apply(await fetchUsers(missing))
+            }
+            for verb in requests where verb == "refresh" {
+                _ = await refresh(trigger: .external)
+            }
+        } catch {
+            report(error)
+        }
+    }
+}

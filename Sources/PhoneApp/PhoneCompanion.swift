@@ -1,0 +1,250 @@
+import Foundation
+import GitHubAPI
+import RelayClient
+import RelayProtocol
+
+/// The phone side of GitExplorer's watch companion: the favorites, kept in SQLite, fetched
+/// from GitHub and pushed to the watch as `favorites.snapshot` application contexts.
+///
+/// GitExplorer's `FavoriteViewModel` made real and honest:
+/// - the favorites are an ordered list in ``PhoneStore`` (survives restarts and `kill -9`);
+/// - every change (add, remove, move, a user's data) is persisted together with a new
+///   snapshot revision, in one transaction, and then pushed with
+///   `updateApplicationContext`;
+/// - refreshing fetches every favorite in parallel, at most ``PhoneConfiguration/concurrency``
+///   at a time, with the order kept (``OrderedConcurrentFetch``); a user whose fetch fails
+///   keeps the last good data;
+/// - a periodic refresh pushes only when something changed (``SnapshotLedger``); manual and
+///   watch-requested refreshes are throttled, the first request winning (``RefreshThrottle``);
+/// - `favorites.delete` from the watch is persisted, a new snapshot sent, and only then the
+///   delivery acknowledged; `profile.repos.request` is answered with the repos or the error;
+/// - errors nobody awaited go to ``errors``, what it did to ``activity``.
+///
+/// The mutating calls are honest about completion: ``add(_:)`` returns after the change is
+/// persisted *and* the relay accepted the new snapshot (``SnapshotSync/pushed(revision:)``),
+/// or, when the session is offline or not paired, after the change is persisted and the
+/// snapshot queued (``SnapshotSync/queued(revision:)``): it then goes out as soon as the
+/// session is activated and paired again, also after a restart.
+public actor PhoneCompanion {
+    /// How this companion runs.
+    public nonisolated let configuration: PhoneConfiguration
+    /// The relay session (the companion iterates its events; don't iterate them elsewhere).
+    public nonisolated let session: RelaySession
+    /// Every error nobody awaited, from GitHub, the relay and the store, merged (the newest 256 are kept if nobody reads).
+    public nonisolated let errors: AsyncStream<PhoneError>
+    /// What the companion did, for a log (the newest 256 are kept if nobody reads).
+    public nonisolated let activity: AsyncStream<PhoneActivity>
+
+    nonisolated let github: GitHubClient
+    nonisolated let now: @Sendable () -> Date
+    let store: PhoneStore
+    let errorSink: AsyncStream<PhoneError>.Continuation
+    let activitySink: AsyncStream<PhoneActivity>.Continuation
+    var ledger: SnapshotLedger
+    var sentRevision: Int64
+    var throttle: RefreshThrottle
+    var lastDataVersion: Int64 = 0
+    var tasks: [Task<Void, Never>] = []
+    var refreshInFlight: Task<RefreshResult, Never>?
+    var pushing = false
+    var pushWaiters: [CheckedContinuation<Void, Never>] = []
+    var started = false
+    var stopped = false
+
+    /// Opens the state (store and session); nothing connects until ``start()``.
+    /// - Parameters:
+    ///   - configuration: state directory, relay, refresh policy.
+    ///   - github: the GitHub dependency (``GitHubClient/live(baseURL:token:session:)`` or a double).
+    ///   - now: the wall clock, for `fetchedAt` times.
+    /// - Throws: ``PhoneError/store(_:)`` if the state cannot be opened.
+    public init(
+        configuration: PhoneConfiguration, github: GitHubClient, now: @escaping @Sendable () -> Date = { Date() }
+    ) throws(PhoneError) {
+        self.configuration = configuration
+        self.github = github
+        self.now = now
+        let store = try PhoneStore(directory: configuration.stateDirectory, synchronous: configuration.synchronous)
+        ledger = try store.ledger()
+        sentRevision = try store.sentRevision()
+        self.store = store
+        do {
+            session = try RelaySession(configuration: configuration.session)
+        } catch {
+            throw .store("cannot open the relay session in \(configuration.stateDirectory): \(error)")
+        }
+        throttle = RefreshThrottle(interval: configuration.refreshThrottle)
+        (errors, errorSink) = AsyncStream.makeStream(of: PhoneError.self, bufferingPolicy: .bufferingNewest(256))
+        (activity, activitySink) = AsyncStream.makeStream(of: PhoneActivity.self, bufferingPolicy: .bufferingNewest(256))
+    }
+
+    // MARK: - Life cycle
+
+    /// Starts the companion: makes a snapshot of the stored favorites if they changed while it
+    /// was stopped, handles the session's events, activates the session, and starts the
+    /// periodic refresh (the first one at once) and the watch on the store for other processes.
+    ///
+    /// Returns once the session is activated, or once activation timed out: that is reported
+    /// on ``errors`` and the session keeps trying in the background (the companion works
+    /// offline meanwhile and pushes what is queued when it gets through).
+    public func start() async {
+        guard !started, !stopped else { return }
+        started = true
+        do {
+            lastDataVersion = try store.dataVersion()
+            _ = try commit {}
+        } catch {
+            report(error)
+        }
+        tasks.append(Task { await self.runSessionEvents() })
+        do {
+            try await session.activate()
+        } catch {
+            report(.relay(Self.relayError(error)))
+        }
+        tasks.append(Task { await self.runPeriodicRefresh() })
+        tasks.append(Task { await self.runExternalPoll() })
+    }
+
+    /// Stops everything: cancels the refresh loops and any refresh in flight, closes the
+    /// session, waits for every task, and finishes the ``errors`` and ``activity`` streams.
+    public func shutdown() async {
+        guard !stopped else { return }
+        stopped = true
+        for task in tasks { task.cancel() }
+        refreshInFlight?.cancel()
+        await session.close()
+        for task in tasks { await task.value }
+        _ = await refreshInFlight?.value
+        tasks = []
+        errorSink.finish()
+        activitySink.finish()
+    }
+
+    /// Phone: asks the relay for a pairing code to type on the watch.
+    /// - Throws: ``PhoneError/relay(_:)`` (e.g. not activated).
+    public func pair() async throws(PhoneError) -> PairingCode {
+        try checkRunning()
+        do {
+            return try await session.beginPairing()
+        } catch {
+            throw .relay(Self.relayError(error))
+        }
+    }
+
+    // MARK: - Favorites
+
+    /// Adds `login` at the end of the favorites, with its user data fetched from GitHub first.
+    ///
+    /// Returns after the favorite is persisted and the new snapshot was accepted by the relay
+    /// (or queued while offline: see ``SnapshotSync``). Adding a favorite again changes nothing.
+    /// If GitHub is unavailable the login is still added (reported on ``errors``); it joins
+    /// the snapshot once a refresh fetched its data.
+    /// - Throws: ``PhoneError/invalidLogin(_:)``; ``PhoneError/github(login:_:)`` with
+    ///   `userNotFound` when GitHub has no such user (nothing is added); ``PhoneError/store(_:)``.
+    public func add(_ login: String) async throws(PhoneError) -> FavoriteChange {
+        try checkRunning()
+        guard Favorite.isValidLogin(login) else { throw .invalidLogin(login) }
+        if try isFavorite(login) { return FavoriteChange(listChanged: false, sync: .unchanged) }
+        var fetched: User?
+        do throws(GitHubError) {
+            fetched = try await github.user(login)
+        } catch {
+            if case .userNotFound = error { throw .github(login: login, error) }
+            report(.github(login: login, error))
+        }
+        let stamp = now()
+        let (added, snapshot) = try commit {
+            let added = try store.addFavorite(fetched?.login ?? login, now: stamp)
+            if let fetched { try store.saveUser(fetched, fetchedAt: stamp) }
+            return added
+        }
+        return FavoriteChange(listChanged: added, sync: await sync(snapshot))
+    }
+
+    /// Removes `login` from the favorites; returns after it is persisted and the new snapshot
+    /// was accepted (or queued). Idempotent: removing a login that is not a favorite changes nothing.
+    /// - Throws: ``PhoneError/store(_:)``.
+    public func remove(_ login: String) async throws(PhoneError) -> FavoriteChange {
+        try checkRunning()
+        let (removed, snapshot) = try commit { try store.removeFavorite(login) }
+        return FavoriteChange(listChanged: removed, sync: await sync(snapshot))
+    }
+
+    /// Moves `login` to `index` (0 is first; clamped to the list); returns after it is
+    /// persisted and the new snapshot was accepted (or queued).
+    /// - Throws: ``PhoneError/notAFavorite(_:)``, ``PhoneError/store(_:)``.
+    public func move(_ login: String, to index: Int) async throws(PhoneError) -> FavoriteChange {
+        try checkRunning()
+        let (moved, snapshot) = try commit { try store.moveFavorite(login, to: index) }
+        guard let moved else { throw .notAFavorite(login) }
+        return FavoriteChange(listChanged: moved, sync: await sync(snapshot))
+    }
+
+    /// The favorites in order, each with its last good data.
+    public func favorites() throws(PhoneError) -> [Favorite] {
+        try store.favorites()
+    }
+
+    /// The companion's state at a glance.
+    public func status() async -> PhoneStatus {
+        PhoneStatus(
+            activated: await session.activationState == .activated, paired: await session.isPaired,
+            reachable: await session.isReachable, revision: ledger.revision, pushedRevision: sentRevision,
+            favorites: (try? store.favoriteLogins().count) ?? 0)
+    }
+
+    /// The last snapshot made (pushed or queued), if any.
+    public var latestSnapshot: FavoritesSnapshot? { ledger.latest }
+
+    // MARK: - Helpers
+
+    func isFavorite(_ login: String) throws(PhoneError) -> Bool {
+        try store.favoriteLogins().contains { $0.lowercased() == login.lowercased() }
+    }
+
+    func checkRunning() throws(PhoneError) {
+        if stopped { throw .shutDown }
+    }
+
+    /// Runs `body` and records the resulting snapshot, in one transaction; the ledger moves
+    /// only if the transaction committed.
+    func commit<T>(_ body: () throws -> T) throws(PhoneError) -> (T, FavoritesSnapshot?) {
+        var next = ledger
+        let result = try store.write { () throws -> (T, FavoritesSnapshot?) in
+            let value = try body()
+            let snapshot = next.record(try store.currentSnapshotUsers())
+            if let snapshot { try store.saveSnapshot(snapshot) }
+            return (value, snapshot)
+        }
+        ledger = next
+        return result
+    }
+
+    func report(_ error: PhoneError) {
+        errorSink.yield(error)
+    }
+
+    func record(_ event: PhoneActivity) {
+        activitySink.yield(event)
+    }
+
+    static func relayError(_ error: any Error) -> RelaySessionError {
+        (error as? RelaySessionError) ?? .relay(code: .internal, message: String(describing: error))
+    }
+}
+
+/// The companion's state at a glance (`status` in the CLI).
+public struct PhoneStatus: Sendable, Hashable {
+    /// The session has a `welcome` from the relay.
+    public var activated: Bool
+    /// The phone is paired with a watch.
+    public var paired: Bool
+    /// The watch is reachable for messages.
+    public var reachable: Bool
+    /// The last snapshot revision made.
+    public var revision: Int64
+    /// The last revision the relay accepted.
+    public var pushedRevision: Int64
+    /// The number of favorites.
+    public var favorites: Int
+}

@@ -1,0 +1,40 @@
+import RelayClient
+import RelayStore
+
+/// How a ``PhoneCompanion`` runs: its state, its relay session, and its refresh policy.
+public struct PhoneConfiguration: Sendable {
+    /// The state directory: `phone.db` (favorites, caches, ledger) and the session's `session.db`.
+    public var stateDirectory: String
+    /// The relay session (role phone, the same state directory).
+    public var session: RelaySessionConfiguration
+    /// Time between periodic refreshes (default 30 s); the first runs at start.
+    public var refreshInterval: Duration
+    /// The manual-refresh throttle window (default 10 s; the first request wins).
+    public var refreshThrottle: Duration
+    /// The most GitHub user fetches in flight during a refresh (default 4).
+    public var concurrency: Int
+    /// How often the store is checked for changes made by other processes (default 100 ms).
+    public var externalPollInterval: Duration
+    /// How long a repo list fetched from GitHub answers `profile.repos.request` without asking
+    /// GitHub again (default 30 s); past it the list is revalidated (ETag, free when unchanged).
+    public var reposMaxAge: Duration
+    /// SQLite durability of `phone.db` (default `normal`, which survives `kill -9`).
+    public var synchronous: SQLiteDatabase.Synchronous
+
+    /// Creates a configuration with the defaults.
+    /// - Parameters:
+    ///   - relayURL: the relay, `ws://host:port/v1`.
+    ///   - stateDirectory: the phone's state directory (created if missing).
+    ///   - deviceName: the name the watch sees.
+    public init(relayURL: String, stateDirectory: String, deviceName: String = "iPhone") {
+        self.stateDirectory = stateDirectory
+        session = RelaySessionConfiguration(
+            url: relayURL, role: .phone, deviceName: deviceName, stateDirectory: stateDirectory)
+        refreshInterval = .seconds(30)
+        refreshThrottle = .seconds(10)
+        concurrency = 4
+        externalPollInterval = .milliseconds(100)
+        reposMaxAge = .seconds(30)
+        synchronous = .normal
+    }
+}

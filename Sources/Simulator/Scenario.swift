@@ -1,0 +1,150 @@
+import Foundation
+
+/// A scenario: a named list of steps over named actors (`relay`, `github`, phones, watches).
+///
+/// The JSON format is documented in `Simulator/README.md`:
+/// `{"name": "...", "description": "...", "steps": [{"action": "...", ...}, ...]}`.
+public struct Scenario: Sendable, Codable, Hashable {
+    /// A short name, shown in the report.
+    public var name: String
+    /// What the scenario checks, in words.
+    public var description: String?
+    /// The steps, run in order; the first failing one ends the scenario.
+    public var steps: [ScenarioStep]
+
+    /// A scenario with these steps.
+    public init(name: String, description: String? = nil, steps: [ScenarioStep]) {
+        self.name = name
+        self.description = description
+        self.steps = steps
+    }
+
+    /// Decodes a scenario from JSON bytes.
+    /// - Throws: ``ScenarioError/invalid(_:)`` naming what is wrong.
+    public static func decode(_ data: Data) throws -> Scenario {
+        do {
+            let scenario = try JSONDecoder().decode(Scenario.self, from: data)
+            for (i, step) in scenario.steps.enumerated() where ScenarioAction(rawValue: step.action) == nil {
+                throw ScenarioError.invalid("step \(i + 1): unknown action '\(step.action)'")
+            }
+            return scenario
+        } catch let error as ScenarioError {
+            throw error
+        } catch {
+            throw ScenarioError.invalid("not a scenario: \(error)")
+        }
+    }
+
+    /// Loads a scenario file.
+    /// - Throws: ``ScenarioError/invalid(_:)`` if it cannot be read or decoded.
+    public static func load(path: String) throws -> Scenario {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ScenarioError.invalid("cannot read \(path)")
+        }
+        do {
+            return try decode(data)
+        } catch ScenarioError.invalid(let why) {
+            throw ScenarioError.invalid("\(path): \(why)")
+        }
+    }
+}
+
+/// What a step does (its `action` field).
+public enum ScenarioAction: String, Sendable, CaseIterable {
+    // Life cycle.
+    case start, stop, restart, disconnect, reconnect
+    // Pairing.
+    case pair
+    // Phone.
+    case add, remove, move, refresh
+    // Watch.
+    case delete, open, select, foreground, background, advance, mark
+    // Waiting.
+    case wait, sleep
+    // GitHub faults.
+    case fault
+    // Expectations.
+    case expectWidget, expectReloads, expectProfile, expectPhoneFavorites, expectWatchFavorites, expectRelay
+}
+
+/// One step. Which fields matter depends on ``action`` (see `Simulator/README.md`).
+public struct ScenarioStep: Sendable, Codable, Hashable {
+    /// The step's action (a ``ScenarioAction`` raw value).
+    public var action: String
+    /// The actor: `relay`, `github`, or a phone or watch name.
+    public var actor: String?
+    /// `phone` or `watch`, for an actor whose name does not start with either.
+    public var kind: String?
+    /// For `pair`: the phone and the watch.
+    public var phone: String?
+    public var watch: String?
+    /// For `pair`: a code to type instead of the phone's (wrong code).
+    public var code: String?
+    /// For `pair`: wait this long (seconds) before typing the code (expired code).
+    public var delay: Double?
+    /// The error the step must fail with (a substring of its code or message).
+    public var expectError: String?
+    /// A GitHub login (add, remove, move, delete, open, select, fault, wait).
+    public var login: String?
+    /// For `move`: the new index (0 is first).
+    public var index: Int?
+    /// For `advance` and `sleep`: seconds.
+    public var seconds: Double?
+    /// For `wait`: `snapshot`, `reload`, `stale`, `deleteAccepted`, `deleteCompleted`,
+    /// `reachable`, `unreachable`, `paired`.
+    public var event: String?
+    /// For `wait` on `snapshot`: the revision.
+    public var revision: Int64?
+    /// Seconds to wait (default 3).
+    public var timeout: Double?
+    /// For `fault`: `down`, `garbage`, `wrongShape`, `rateLimit`, `none`.
+    public var fault: String?
+    /// A widget id (`face.circular`…) or family (`circular`, `accessoryCircular`…).
+    public var widget: String?
+    /// Expected text (exact).
+    public var equals: String?
+    /// Expected text (substring).
+    public var contains: String?
+    /// An expected count (reloads, stale reports, events to wait for).
+    public var count: Int?
+    /// An expected reload reason (e.g. `snapshotReceived`).
+    public var reason: String?
+    /// For `expectProfile`: `loaded`, `failed`, `offline`, `loading`.
+    public var state: String?
+    /// For `expectProfile`: the failure code (e.g. `user_not_found`).
+    public var errorCode: String?
+    /// For `expectProfile`: the repo names in order (or a count with ``count``).
+    public var repos: [String]?
+    /// For `expectPhoneFavorites`/`expectWatchFavorites`: the logins in order.
+    public var favorites: [String]?
+    /// For `expectWatchFavorites`: the logins pending delete.
+    public var pending: [String]?
+    /// For `expectRelay`: paired pairs, queued items, connections.
+    public var pairs: Int?
+    public var queued: Int?
+    public var connections: Int?
+    /// For `start` of a watch: the daily budgets of every widget (small budgets for stale tests).
+    public var budget: Int?
+    /// For `start` of a watch: whether the app is in the foreground (default true).
+    public var foreground: Bool?
+    /// For `expectWidget`: whether the widget must be stale.
+    public var stale: Bool?
+
+    /// A step with only its action and actor; set the other fields as needed.
+    public init(action: String, actor: String? = nil) {
+        self.action = action
+        self.actor = actor
+    }
+}
+
+/// A scenario that cannot be loaded or run as written.
+public enum ScenarioError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file is not a valid scenario, or a step is malformed.
+    case invalid(String)
+
+    public var description: String {
+        switch self {
+        case .invalid(let why): "invalid scenario: \(why)"
+        }
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import GitHubAPI
+import PhoneApp
+import WatchApp
+
+extension ScenarioRunner {
+    /// Runs one step; throws ``StepFailure`` when it or its expectation fails.
+    func perform(_ s: ScenarioStep) async throws {
+        guard let action = ScenarioAction(rawValue: s.action) else {
+            throw StepFailure(expected: "a known action", seen: "'\(s.action)'")
+        }
+        if let expected = s.expectError, action != .pair, action != .add {
+            do {
+                try await dispatch(action, s)
+            } catch let error as StepFailure {
+                throw error
+            } catch {
+                try Self.check(error: error, against: expected)
+                return
+            }
+            throw StepFailure(expected: "an error containing '\(expected)'", seen: "success")
+        }
+        try await dispatch(action, s)
+    }
+
+    static func check(error: any Error, against expected: String) throws {
+        var text = String(describing: error)
+        if let p = error as? PhoneError { text = "\(p.code): \(p.description)" }
+        guard text.localizedCaseInsensitiveContains(expected) else {
+            throw StepFailure(expected: "an error containing '\(expected)'", seen: text)
+        }
+    }
+
+    private func dispatch(_ action: ScenarioAction, _ s: ScenarioStep) async throws {
+        switch action {
+        case .start, .reconnect: try await start(s)
+        case .stop, .disconnect: try await stop(s)
+        case .restart:
+            try await stop(s)
+            try await start(s)
+        case .pair: try await pair(s)
+        case .add, .remove, .move, .refresh: try await phoneStep(action, s)
+        case .delete, .open, .select, .foreground, .background, .advance, .mark: try await watchStep(action, s)
+        case .wait: try await wait(s)
+        case .sleep: try await Task.sleep(for: .milliseconds(Int((s.seconds ?? 0.1) * 1000)))
+        case .fault: try fault(s)
+        case .expectWidget, .expectReloads, .expectProfile, .expectPhoneFavorites, .expectWatchFavorites, .expectRelay:
+            try await expect(action, s)
+        }
+    }
+
+    // MARK: - Actors
+
+    enum ActorKind { case relay, github, phone, watch }
+
+    func kind(of name: String, _ s: ScenarioStep) throws -> ActorKind {
+        if name == "relay" { return .relay }
+        if name == "github" { return .github }
+        if s.kind == "phone" || phones[name] != nil || name.lowercased().hasPrefix("phone") { return .phone }
+        if s.kind == "watch" || watches[name] != nil || name.lowercased().hasPrefix("watch") { return .watch }
+        throw StepFailure(expected: "an actor named relay, github, phone… or watch… (or a kind)", seen: "'\(name)'")
+    }
+
+    func actorName(_ s: ScenarioStep) throws -> String {
+        guard let name = s.actor else { throw StepFailure(expected: "an 'actor' field", seen: "none") }
+        return name
+    }
+
+    private func start(_ s: ScenarioStep) async throws {
+        let name = try actorName(s)
+        switch try kind(of: name, s) {
+        case .relay: try await startRelay()
+        case .github: try await startGitHub()
+        case .phone:
+            let p = phones[name] ?? SimulatedPhone(name: name, directory: directory + "/" + name)
+            phones[name] = p
+            let gh = try runningGitHubURL()
+            try await p.start(relayURL: try relayAddress(), githubURL: gh)
+        case .watch:
+            let w = watches[name] ?? SimulatedWatch(name: name, directory: directory + "/" + name)
+            watches[name] = w
+            try await w.start(relayURL: try relayAddress(), budget: s.budget, foreground: s.foreground)
+        }
+    }
+
+    private func stop(_ s: ScenarioStep) async throws {
+        let name = try actorName(s)
+        switch try kind(of: name, s) {
+        case .relay: await stopRelay()
+        case .github: await stopGitHub()
+        case .phone: try await phone(name).stop()
+        case .watch: try await watch(name).stop()
+        }
+    }
+
+    /// The relay's address (known once it started, kept while it is stopped).
+    func relayAddress() throws -> String {
+        guard !relayURL.isEmpty else { throw StepFailure(expected: "the relay started first", seen: "no relay yet") }
+        return relayURL
+    }
+
+    func runningGitHubURL() throws -> URL {
+        guard githubPort != 0 else { throw StepFailure(expected: "github started first", seen: "no github yet") }
+        return URL(string: "http://127.0.0.1:\(githubPort)")!
+    }
+
+    func phone(_ name: String?) throws -> SimulatedPhone {
+        let name = name ?? "phone"
+        guard let p = phones[name] else { throw StepFailure(expected: "a phone named '\(name)'", seen: "none started") }
+        return p
+    }
+
+    func watch(_ name: String?) throws -> SimulatedWatch {
+        let name = name ?? "watch"
+        guard let w = watches[name] else { throw StepFailure(expected: "a watch named '\(name)'", seen: "none started") }
+        return w
+    }
+
+    // MARK: - Pairing
+
+    private func pair(_ s: ScenarioStep) async throws {
+        let phone = try await phone(s.phone).running()
+        let watch = try await watch(s.watch).running()
+        let code = try await phone.pair()
+        if let delay = s.delay { try await Task.sleep(for: .milliseconds(Int(delay * 1000))) }
+        do {
+            try await watch.pair(code: s.code ?? code.code)
+        } catch {
+            guard let expected = s.expectError else {
+                throw StepFailure(expected: "the watch to pair", seen: "error: \(error)")
+            }
+            try Self.check(error: error, against: expected)
+            return
+        }
+        if let expected = s.expectError {
+            throw StepFailure(expected: "pairing to fail with '\(expected)'", seen: "paired")
+        }
+    }
+
+    // MARK: - Phone
+
+    private func phoneStep(_ action: ScenarioAction, _ s: ScenarioStep) async throws {
+        let p = try await phone(s.actor ?? s.phone).running()
+        do {
+            switch action {
+            case .add: _ = try await p.add(try login(s))
+            case .remove: _ = try await p.remove(try login(s))
+            case .move: _ = try await p.move(try login(s), to: s.index ?? 0)
+            default: _ = await p.refresh()
+            }
+        } catch {
+            guard let expected = s.expectError else { throw StepFailure(expected: "success", seen: "error: \(error)") }
+            try Self.check(error: error, against: expected)
+            return
+        }
+        if let expected = s.expectError { throw StepFailure(expected: "an error containing '\(expected)'", seen: "success") }
+    }
+
+    func login(_ s: ScenarioStep) throws -> String {
+        guard let login = s.login else { throw StepFailure(expected: "a 'login' field", seen: "none") }
+        return login
+    }
+
+    // MARK: - Watch
+
+    private func watchStep(_ action: ScenarioAction, _ s: ScenarioStep) async throws {
+        let w = try watch(s.actor ?? s.watch)
+        switch action {
+        case .delete: try await w.running().delete(try login(s))
+        case .open: _ = try await w.open(try login(s))
+        case .select: try await w.running().select(s.login)
+        case .foreground: try await w.setForeground(true)
+        case .background: try await w.setForeground(false)
+        case .advance: await w.advance(seconds: s.seconds ?? 1)
+        default: await w.log.markNow()
+        }
+    }
+
+    // MARK: - GitHub faults
+
+    private func fault(_ s: ScenarioStep) throws {
+        let gh = try runningGitHub()
+        let fault: GitHubStubFault?
+        switch s.fault ?? "none" {
+        case "down": fault = .down
+        case "garbage": fault = .garbage
+        case "wrongShape": fault = .wrongShape
+        case "secondaryRateLimit": fault = .secondaryRateLimit(retryAfterSeconds: 60)
+        case "rateLimit":
+            gh.setRateLimit(GitHubStubRateLimit(limit: s.count ?? 0))
+            return
+        case "none":
+            gh.setRateLimit(nil)
+            gh.setGlobalFault(nil)
+            if let login = s.login { gh.setFault(nil, for: login) }
+            return
+        default:
+            throw StepFailure(expected: "a fault (down, garbage, wrongShape, rateLimit, none)", seen: "'\(s.fault ?? "")'")
+        }
+        if let login = s.login { gh.setFault(fault, for: login) } else { gh.setGlobalFault(fault) }
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+
+/// Several scenario files run one after another, with the report `watchrelay simulate` prints.
+public struct ScenarioSuite: Sendable {
+    /// The exit code when every scenario passed.
+    public static let exitPassed: Int32 = 0
+    /// The exit code when a scenario's expectation (or step) failed.
+    public static let exitAssertionFailed: Int32 = 3
+
+    /// The results so far, in file order.
+    public private(set) var results: [ScenarioResult] = []
+
+    /// An empty suite.
+    public init() {}
+
+    /// Loads and runs each file with `runner`; a file that cannot be loaded is a failed
+    /// scenario (step 0). `onResult` sees each scenario's result as it finishes.
+    public mutating func run(
+        files: [String], runner: ScenarioRunner, onStart: @Sendable (String) -> Void = { _ in },
+        onResult: @Sendable (ScenarioResult) -> Void = { _ in }
+    ) async {
+        for file in files {
+            onStart(file)
+            let result: ScenarioResult
+            do {
+                let scenario = try Scenario.load(path: file)
+                result = await runner.run(scenario, file: file)
+            } catch {
+                let failure = StepFailure(expected: "a valid scenario file", seen: "\(error)")
+                result = ScenarioResult(
+                    name: URL(fileURLWithPath: file).deletingPathExtension().lastPathComponent, file: file,
+                    steps: [StepResult(index: 0, name: "load", passed: false, milliseconds: 0, failure: failure)],
+                    milliseconds: 0)
+            }
+            results.append(result)
+            onResult(result)
+        }
+    }
+
+    /// Records a result run elsewhere.
+    public mutating func append(_ result: ScenarioResult) {
+        results.append(result)
+    }
+
+    /// How many passed.
+    public var passedCount: Int { results.filter(\.passed).count }
+    /// How many failed.
+    public var failedCount: Int { results.count - passedCount }
+
+    /// `N passed, M failed`.
+    public var summary: String { "\(passedCount) passed, \(failedCount) failed" }
+
+    /// 0 if every scenario passed, else 3 (an assertion failed).
+    public var exitCode: Int32 { failedCount == 0 ? Self.exitPassed : Self.exitAssertionFailed }
+
+    /// The machine-readable report: every scenario with its steps, and the totals.
+    public var json: String {
+        let report: [String: Any] = [
+            "passed": passedCount, "failed": failedCount, "exitCode": Int(exitCode),
+            "scenarios": results.map(\.json),
+        ]
+        guard
+            let data = try? JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]),
+            let text = String(data: data, encoding: .utf8)
+        else { return "{}" }
+        return text
+    }
+}

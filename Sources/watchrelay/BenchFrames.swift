@@ -1,0 +1,147 @@
+/// The messages the generator sends, and what it reads back from delivered ones.
+///
+/// Every relay gets the same bytes: a WatchRelay `send` frame whose payload carries a send
+/// timestamp (`at`, nanoseconds of the generator's monotonic clock, offset so it always has 16
+/// digits) and a sequence number in the `id`. The WatchRelay relay delivers it as a `deliver`
+/// frame (keys sorted, so `id` and `payload.at` come early); the raw peers forward it as is;
+/// mosquitto carries it as the PUBLISH payload.
+struct BenchFrameFactory: Sendable {
+    /// The mode of the `send` frames: `message` or `userInfo`.
+    let mode: String
+    /// Size of the payload's compact JSON, which is what the relay's per-mode limit counts.
+    let payloadBytes: Int
+    /// The frame with zeroed digits; `make` patches the sequence and timestamp in.
+    private let template: [UInt8]
+    private let sequenceOffset: Int
+    private let timestampOffset: Int
+
+    /// Digits of the sequence number in the `id` (`m0000000001`).
+    static let sequenceDigits = 10
+    /// Digits of the `at` timestamp: 10^15 plus nanoseconds since the run began.
+    static let timestampDigits = 16
+    /// The smallest payload: `{"at":…,"kind":"bench","pad":""}`.
+    static let minimumPayloadBytes = #"{"at":,"kind":"bench","pad":""}"#.utf8.count + timestampDigits
+
+    /// Builds the template for `payloadBytes` (at least ``minimumPayloadBytes``).
+    init(mode: String, payloadBytes: Int) {
+        self.mode = mode
+        self.payloadBytes = max(payloadBytes, Self.minimumPayloadBytes)
+        let pad = String(repeating: "x", count: self.payloadBytes - Self.minimumPayloadBytes)
+        let zeros = String(repeating: "0", count: Self.timestampDigits)
+        let sequence = String(repeating: "0", count: Self.sequenceDigits)
+        let head = #"{"type":"send","id":"m"#
+        let middle = #"","mode":"\#(mode)","payload":{"at":"#
+        let text = head + sequence + middle + zeros + #","kind":"bench","pad":"\#(pad)"}}"#
+        template = Array(text.utf8)
+        sequenceOffset = head.utf8.count
+        timestampOffset = head.utf8.count + Self.sequenceDigits + middle.utf8.count
+    }
+
+    /// A frame with this sequence number and timestamp (`BenchClock.stamp()`).
+    func make(sequence: Int, at stamp: UInt64) -> [UInt8] {
+        var frame = template
+        frame.withUnsafeMutableBufferPointer { bytes in
+            Self.writeDigits(UInt64(sequence), into: bytes, at: sequenceOffset, count: Self.sequenceDigits)
+            Self.writeDigits(stamp, into: bytes, at: timestampOffset, count: Self.timestampDigits)
+        }
+        return frame
+    }
+
+    /// The frame used to check that a pair is linked: it has no sequence, so consumers skip it.
+    var probe: [UInt8] {
+        Array(#"{"type":"send","id":"probe","mode":"\#(mode)","payload":{"kind":"probe"}}"#.utf8)
+    }
+
+    private static func writeDigits(_ value: UInt64, into bytes: UnsafeMutableBufferPointer<UInt8>, at offset: Int, count: Int) {
+        var rest = value
+        for index in stride(from: offset + count - 1, through: offset, by: -1) {
+            bytes[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+        }
+    }
+}
+
+/// What the generator reads from a delivered message.
+struct BenchDelivery: Sendable {
+    /// The sequence number from the `id`.
+    let sequence: Int
+    /// The send timestamp from `payload.at`.
+    let sentAt: UInt64
+
+    /// Reads `"id":"m<digits>"` and `"at":<digits>` from the first bytes of a message; nil for
+    /// anything else (probes, other frames).
+    static func parse(_ bytes: [UInt8]) -> BenchDelivery? {
+        bytes.withUnsafeBufferPointer { buffer in
+            let window = min(buffer.count, 320)
+            guard let sequence = number(after: idMarker, in: buffer, limit: window),
+                let at = number(after: atMarker, in: buffer, limit: window)
+            else { return nil }
+            return BenchDelivery(sequence: Int(sequence), sentAt: at)
+        }
+    }
+
+    /// The `seq` of a WatchRelay `deliver` frame (sorted keys put it near the end).
+    static func relaySeq(_ bytes: [UInt8]) -> Int64? {
+        bytes.withUnsafeBufferPointer { buffer in
+            let start = max(0, buffer.count - 160)
+            let tail = UnsafeBufferPointer(rebasing: buffer[start...])
+            return number(after: seqMarker, in: tail, limit: tail.count).map { Int64($0) }
+        }
+    }
+
+    /// Whether a WatchRelay frame has this `type` (the last key of the relay's sorted output).
+    static func isRelayFrame(_ bytes: [UInt8], type: StaticString) -> Bool {
+        let suffix = UnsafeBufferPointer(start: type.utf8Start, count: type.utf8CodeUnitCount)
+        let closing = 2  // `"}`
+        guard bytes.count >= suffix.count + closing + 8 else { return false }
+        let start = bytes.count - closing - suffix.count
+        guard bytes[start - 8..<start].elementsEqual(#""type":""#.utf8) else { return false }
+        return bytes[start..<start + suffix.count].elementsEqual(suffix)
+    }
+
+    private static let idMarker = Array(#""id":"m"#.utf8)
+    private static let atMarker = Array(#""at":"#.utf8)
+    private static let seqMarker = Array(#""seq":"#.utf8)
+
+    /// The decimal number right after the first occurrence of `marker` within `limit` bytes.
+    private static func number(after marker: [UInt8], in buffer: UnsafeBufferPointer<UInt8>, limit: Int) -> UInt64? {
+        guard limit >= marker.count else { return nil }
+        var index = 0
+        while index <= limit - marker.count {
+            if buffer[index] == marker[0] && buffer[index..<index + marker.count].elementsEqual(marker) {
+                var cursor = index + marker.count
+                var value: UInt64 = 0
+                var digits = 0
+                while cursor < buffer.count, buffer[cursor] >= 48, buffer[cursor] <= 57, digits < 19 {
+                    value = value * 10 + UInt64(buffer[cursor] - 48)
+                    cursor += 1
+                    digits += 1
+                }
+                return digits == 0 ? nil : value
+            }
+            index += 1
+        }
+        return nil
+    }
+}
+
+/// The generator's clock: monotonic nanoseconds, as the 16-digit `at` stamps.
+enum BenchClock {
+    /// Where stamps count from (the first use in the process).
+    private static let origin = ContinuousClock.now
+    /// 10^15: keeps every stamp at 16 digits for the first ~100 days of a run.
+    static let base: UInt64 = 1_000_000_000_000_000
+
+    /// Now, as a stamp.
+    static func stamp() -> UInt64 {
+        let start = origin  // initialised on first use: read it before taking `now`
+        let (seconds, attoseconds) = (ContinuousClock.now - start).components
+        return base + UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds / 1_000_000_000))
+    }
+
+    /// Nanoseconds from `stamp` to now.
+    static func elapsed(since stamp: UInt64) -> UInt64 {
+        let now = Self.stamp()
+        return now > stamp ? now - stamp : 0
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+
+/// The settings of one `watchrelay bench` invocation.
+struct BenchOptions: Sendable {
+    /// The scenarios a run can contain, in run order.
+    enum Scenario: String, CaseIterable, Sendable {
+        case throughput, latency, pairs, connections, durable
+    }
+
+    var runs = 1
+    var scenarios = Set(Scenario.allCases)
+    var peers = BenchTarget.peers
+    /// Measured seconds of each throughput and durable point.
+    var seconds = 2.0
+    /// Warm-up before each measurement.
+    var warmup = 0.5
+    var latencySeconds = 3.0
+    var latencyRates = [1000, 10_000]
+    /// Payload of the latency and many-pairs messages.
+    var latencyBytes = 1024
+    var throughputSizes = [64, 1024, 16 * 1024, 65536]
+    var pairs = 1000
+    var pairSeconds = 10.0
+    var connections = 10_000
+    var durableBytes = 1024
+    var relayCPU = 0
+    var generatorCPU = 1
+    var output = "Benchmarks/results/latest.json"
+
+    static let help = """
+        USAGE: watchrelay bench [options]
+
+        Measures the relay (`watchrelay serve`) and its peers with one load generator: each relay
+        runs as a child process pinned to --relay-cpu with taskset; this process (the generator,
+        on the lws client) re-executes itself pinned to --generator-cpu. Every point gets a fresh
+        relay. Progress goes to standard error; the table of results (medians over --runs) to
+        standard output; JSON with every run to --output. See BENCHMARKS.md.
+
+        SCENARIOS (--scenarios, comma-separated; default all):
+          throughput   1 pair, phone → watch `message`, window of outstanding messages,
+                       payloads 64 B, 1 KiB, 16 KiB, 65536 B (the limit): messages/s, CPU-s/1k
+          latency      1 pair at fixed rates (--latency-rates): p50/p99 send → deliver
+          pairs        --pairs pairs, 1 message/s each, --pair-seconds: p99 and relay RSS (ours)
+          connections  --connections idle connections (paired): relay RSS per connection
+          durable      `userInfo` with a window of outstanding sends, --sync full and normal (ours)
+
+        OPTIONS:
+          --runs N                repeat everything N times, report medians (default 1)
+          --scenarios LIST        see above (default all)
+          --peers LIST            lws-c,python-websockets,mosquitto or none (default all three)
+          --seconds S             measured seconds per throughput/durable point (default 2)
+          --warmup S              warm-up before each measurement (default 0.5)
+          --latency-seconds S     measured seconds per latency point (default 3)
+          --latency-rates LIST    messages/s of the latency points (default 1000,10000)
+          --latency-bytes N       payload of latency and many-pairs messages (default 1024)
+          --pairs N               pairs of the many-pairs scenario (default 1000)
+          --pair-seconds S        length of the many-pairs scenario (default 10)
+          --connections N         idle connections of the scale scenario (default 10000)
+          --relay-cpu N           core of the relay processes (default 0)
+          --generator-cpu N       core of this process (default 1)
+          --output PATH           JSON results (default Benchmarks/results/latest.json)
+          --c-relay PATH          the C relay (default Benchmarks/baseline/build/relay)
+          --python-relay PATH     the Python relay (default Benchmarks/python/relay.py)
+          --mosquitto PATH        mosquitto (default /usr/sbin/mosquitto)
+          --quick                 smoke test: 0.5 s windows, 100 pairs for 3 s, 1000 connections
+          -h, --help              show this help
+        """
+
+    /// Parses the command line (after `bench`); throws a usage error naming the bad option.
+    init(_ args: inout Arguments, paths: inout BenchPaths) throws {
+        if args.flag("quick") {
+            (seconds, warmup, latencySeconds, pairs, pairSeconds, connections) = (0.5, 0.2, 1, 100, 3, 1000)
+        }
+        runs = try args.int("runs", in: 1...100) ?? runs
+        if let list = args.string("scenarios") {
+            scenarios = try Set(Self.list(list, "scenarios") { Scenario(rawValue: $0) })
+        }
+        if let list = args.string("peers") {
+            peers = list == "none" ? [] : try Self.list(list, "peers") { name in
+                BenchTarget(rawValue: name).flatMap { BenchTarget.peers.contains($0) ? $0 : nil }
+            }
+        }
+        seconds = try Self.seconds(&args, "seconds") ?? seconds
+        warmup = try Self.seconds(&args, "warmup", allowZero: true) ?? warmup
+        latencySeconds = try Self.seconds(&args, "latency-seconds") ?? latencySeconds
+        if let list = args.string("latency-rates") {
+            latencyRates = try Self.list(list, "latency-rates") { Int($0).flatMap { (1...1_000_000).contains($0) ? $0 : nil } }
+        }
+        latencyBytes = try args.int("latency-bytes", in: BenchFrameFactory.minimumPayloadBytes...65536) ?? latencyBytes
+        pairs = try args.int("pairs", in: 1...9000) ?? pairs
+        pairSeconds = try Self.seconds(&args, "pair-seconds") ?? pairSeconds
+        connections = try args.int("connections", in: 2...18000) ?? connections
+        relayCPU = try args.int("relay-cpu", in: 0...1023) ?? relayCPU
+        generatorCPU = try args.int("generator-cpu", in: 0...1023) ?? generatorCPU
+        output = args.string("output") ?? output
+        paths.cRelay = args.string("c-relay") ?? paths.cRelay
+        paths.pythonRelay = args.string("python-relay") ?? paths.pythonRelay
+        paths.mosquitto = args.string("mosquitto") ?? paths.mosquitto
+    }
+
+    /// Whether `scenario` is part of the run.
+    func includes(_ scenario: Scenario) -> Bool {
+        scenarios.contains(scenario)
+    }
+
+    private static func seconds(_ args: inout Arguments, _ name: String, allowZero: Bool = false) throws -> Double? {
+        guard let text = args.string(name) else { return nil }
+        guard let value = Double(text), value.isFinite, allowZero ? value >= 0 : value > 0, value <= 3600 else {
+            throw Arguments.UsageError(description: "--\(name) must be a number of seconds up to 3600, not '\(text)'")
+        }
+        return value
+    }
+
+    private static func list<T>(_ text: String, _ name: String, _ parse: (String) -> T?) throws -> [T] {
+        try text.split(separator: ",").map { item in
+            let trimmed = item.trimmingCharacters(in: .whitespaces)
+            guard let value = parse(trimmed) else {
+                throw Arguments.UsageError(description: "--\(name): '\(trimmed)' is not one of the allowed values")
+            }
+            return value
+        }
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import Synchronization
+
+/// A relay (or peer) the benchmark runs as a child process, pinned to one core with `taskset`.
+///
+/// Started with `posix_spawn` rather than Foundation's `Process`: a child inherits the signal
+/// mask of the thread that spawns it, and the cooperative pool's threads block SIGTERM, so a
+/// `Process` child never sees the SIGTERM that should stop it. Here the child starts with an
+/// empty mask and default SIGINT, SIGTERM and SIGPIPE.
+///
+/// Standard output goes to a file, so a child that prints its URL as its first line (as
+/// `watchrelay serve`, the C relay and the Python relay do) is read by polling that file;
+/// standard error goes to a log file, shown when the child fails.
+final class BenchChild: Sendable {
+    /// The process ID (taskset execs the command, so it is the relay's own PID).
+    let pid: Int32
+    /// What was started, for messages.
+    let name: String
+    /// Where the child's standard error goes.
+    let logPath: String
+    private let stdoutPath: String
+    /// The wait status once the child was reaped.
+    private let exitStatus = Mutex<Int32?>(nil)
+
+    /// Starts `executable arguments…` under `taskset -c cpu`.
+    ///
+    /// - Throws: `BenchError.setup` if `taskset` cannot be started.
+    init(name: String, executable: String, arguments: [String], cpu: Int, directory: String) throws {
+        self.name = name
+        stdoutPath = "\(directory)/\(name).stdout"
+        logPath = "\(directory)/\(name).stderr"
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        posix_spawnattr_setsigmask(&attributes, &mask)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGINT, SIGTERM, SIGPIPE] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv = [BenchChild.tasksetPath, "-c", String(cpu), executable] + arguments
+        // The strdup copies live until posix_spawn returned (it copies them into the child).
+        var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { for argument in cArguments { free(argument) } }
+        var child: pid_t = 0
+        let status = posix_spawn(&child, BenchChild.tasksetPath, &actions, &attributes, &cArguments, environ)
+        guard status == 0 else {
+            throw BenchError.setup("\(name): cannot start \(BenchChild.tasksetPath): \(String(cString: strerror(status)))")
+        }
+        pid = child
+    }
+
+    /// `taskset` from util-linux.
+    static let tasksetPath =
+        ["/usr/bin/taskset", "/bin/taskset"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        ?? "/usr/bin/taskset"
+
+    /// Waits (up to `timeout`) for the child's first line of standard output.
+    func firstLine(timeout: Duration = .seconds(15)) async throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let text = try? String(contentsOfFile: stdoutPath, encoding: .utf8),
+                let newline = text.firstIndex(of: "\n")
+            {
+                return String(text[..<newline])
+            }
+            guard isRunning else { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw BenchError.setup("\(name) printed no URL within \(timeout)\(failureDetail())")
+    }
+
+    /// Waits (up to `timeout`) until something accepts TCP connections on 127.0.0.1:`port`.
+    func waitForPort(_ port: Int, timeout: Duration = .seconds(15)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if BenchPorts.accepts(port: port) { return }
+            guard isRunning else { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw BenchError.setup("\(name) did not listen on port \(port) within \(timeout)\(failureDetail())")
+    }
+
+    /// Whether the child is still running (reaps it once it exited).
+    var isRunning: Bool {
+        exitStatus.withLock { status in
+            guard status == nil else { return false }
+            var raw: Int32 = 0
+            if waitpid(pid, &raw, WNOHANG) == pid { status = raw }
+            return status == nil
+        }
+    }
+
+    /// Sends SIGTERM, waits up to `grace` for the exit, then SIGKILL. Idempotent.
+    func stop(grace: Duration = .seconds(5)) async {
+        guard isRunning else { return }
+        kill(pid, SIGTERM)
+        let deadline = ContinuousClock.now + grace
+        while isRunning && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        if isRunning {
+            kill(pid, SIGKILL)
+            while isRunning { try? await Task.sleep(for: .milliseconds(5)) }
+        }
+    }
+
+    /// The exit status and the last lines of standard error, for an error message.
+    func failureDetail() -> String {
+        let state: String
+        if isRunning {
+            state = "still running"
+        } else {
+            let raw = exitStatus.withLock { $0 } ?? 0
+            // WIFEXITED / WEXITSTATUS / WTERMSIG, which do not import into Swift.
+            state = raw & 0x7F == 0 ? "exit status \((raw >> 8) & 0xFF)" : "killed by signal \(raw & 0x7F)"
+        }
+        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        let tail = log.split(separator: "\n").suffix(5).joined(separator: "\n    ")
+        return " (\(state))" + (tail.isEmpty ? "" : ":\n    \(tail)")
+    }
+}
+
+/// Free ports and TCP probes on 127.0.0.1.
+enum BenchPorts {
+    /// A port the kernel picked as free just now (bind to port 0, read it back, close).
+    static func free() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw BenchError.setup("socket: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var address = loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw BenchError.setup("bind: \(String(cString: strerror(errno)))") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Whether a TCP connect to 127.0.0.1:`port` succeeds (the socket is closed at once).
+    static func accepts(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = loopback(port: port)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+
+    private static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        return address
+    }
+}
+
+/// Failures of the benchmark itself (not of a relay's performance).
+enum BenchError: Error, CustomStringConvertible {
+    /// A tool, file or child process is missing or did not start.
+    case setup(String)
+    /// A scenario could not complete (connection refused, protocol error, timeout).
+    case scenario(String)
+
+    var description: String {
+        switch self {
+        case .setup(let message): "setup: \(message)"
+        case .scenario(let message): message
+        }
+    }
+}

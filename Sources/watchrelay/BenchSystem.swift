@@ -1,0 +1,130 @@
+import Foundation
+
+/// What the benchmark reads from `/proc` and sets with `setrlimit`: CPU time, RSS, affinity,
+/// the open-file limit, the machine description.
+enum BenchSystem {
+    /// Clock ticks per second of `/proc/<pid>/stat` times.
+    static let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+
+    /// User + system CPU seconds of process `pid` (all its threads), or nil if it is gone.
+    ///
+    /// Fields 14 and 15 of `/proc/<pid>/stat`, counted after the `)` that ends the command name
+    /// (which may itself contain spaces). Resolution: one clock tick (10 ms).
+    static func cpuSeconds(pid: Int32) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        // After ")": state is field 3, so utime (14) and stime (15) are at offsets 11 and 12.
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / ticksPerSecond
+    }
+
+    /// `VmRSS` of process `pid` in KiB, or nil if it is gone.
+    static func rssKiB(pid: Int32) -> Int? {
+        statusField("VmRSS", pid: pid).flatMap { Int($0.split(separator: " ").first ?? "") }
+    }
+
+    /// The CPUs this process may run on, as `/proc/self/status` lists them (e.g. `1` or `0-1`).
+    static func allowedCPUs() -> String {
+        statusField("Cpus_allowed_list", pid: getpid()) ?? "?"
+    }
+
+    private static func statusField(_ name: String, pid: Int32) -> String? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix(name + ":") {
+            return line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces)
+        }
+        return nil
+    }
+
+    /// Raises the soft open-file limit to the hard limit; returns the new soft limit.
+    ///
+    /// Child processes inherit it, so the relay under test can hold as many sockets.
+    @discardableResult
+    static func raiseOpenFileLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return -1 }
+        if limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+            _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        return Int(clamping: limit.rlim_cur)
+    }
+
+    /// Replaces this process with itself under `taskset -c cpu`, unless it already runs on
+    /// exactly that CPU (or did this once already). Returns only if no re-exec happened.
+    static func pinSelf(to cpu: Int) {
+        let marker = "WATCHRELAY_BENCH_PINNED"
+        guard allowedCPUs() != String(cpu), ProcessInfo.processInfo.environment[marker] == nil else { return }
+        setenv(marker, "1", 1)
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? CommandLine.arguments[0]
+        let arguments = [BenchChild.tasksetPath, "-c", String(cpu), executable] + CommandLine.arguments.dropFirst()
+        var cArguments = arguments.map { strdup($0) }
+        cArguments.append(nil)
+        // execv only returns on failure; the strdup copies then stay leaked (a handful of bytes).
+        execv(BenchChild.tasksetPath, &cArguments)
+        FileHandle.standardError.write(Data("bench: cannot re-exec under taskset; running unpinned\n".utf8))
+    }
+
+    /// The load averages from `/proc/loadavg` (1, 5, 15 minutes).
+    static func loadAverage() -> [Double] {
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+        return text.split(separator: " ").prefix(3).compactMap { Double($0) }
+    }
+
+    /// The machine, for the report: CPU model, core count, kernel, memory.
+    static func machine() -> BenchMachine {
+        let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+            .map { $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" }
+            ?? "unknown"
+        var name = utsname()
+        uname(&name)
+        let kernel = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let memory = statusLine("MemTotal", file: "/proc/meminfo").flatMap { Int($0.split(separator: " ").first ?? "") }
+        return BenchMachine(
+            cpuModel: model, cores: ProcessInfo.processInfo.activeProcessorCount, kernel: kernel,
+            memoryMiB: (memory ?? 0) / 1024, loadAverage: loadAverage())
+    }
+
+    private static func statusLine(_ name: String, file: String) -> String? {
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix(name + ":") {
+            return line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces)
+        }
+        return nil
+    }
+}
+
+/// The machine a benchmark ran on.
+struct BenchMachine: Codable, Sendable {
+    var cpuModel: String
+    var cores: Int
+    var kernel: String
+    var memoryMiB: Int
+    /// 1, 5 and 15 minute load averages when the run started.
+    var loadAverage: [Double]
+}
+
+/// CPU seconds of the relay and of the generator (this process) between two instants.
+struct BenchCPUSample {
+    let wall: ContinuousClock.Instant
+    let relay: Double
+    let generator: Double
+
+    /// Samples now; `relayPID` is the process under test.
+    init(relayPID: Int32) {
+        wall = .now
+        relay = BenchSystem.cpuSeconds(pid: relayPID) ?? 0
+        generator = BenchSystem.cpuSeconds(pid: getpid()) ?? 0
+    }
+
+    /// Seconds of wall time from `earlier` to this sample.
+    func seconds(since earlier: BenchCPUSample) -> Double {
+        let (s, attoseconds) = (wall - earlier.wall).components
+        return Double(s) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+import GitHubAPI
+import PhoneApp
+import RelayProtocol
+import RelayServer
+import WatchApp
+
+/// `watchrelay demo`: the whole story on loopback, in a few seconds (what `make run` runs).
+enum DemoCommand {
+    static let help = """
+        USAGE: watchrelay demo [--fixtures DIR] [--out DIR] [--json]
+
+        Starts a relay, the fixture GitHub server, a phone and a headless watch on free loopback
+        ports with state in a temporary directory; pairs them; adds favorites on the phone;
+        shows the watch's widgets; deletes a user from the watch; shows the widgets refreshed
+        and a profile's repo list; writes SVG pictures; exits 0.
+
+        OPTIONS:
+          --fixtures DIR   GitHub fixtures (default Simulator/fixtures/github)
+          --out DIR        where the SVG pictures go (default .build/demo)
+          -h, --help       show this help
+        """
+
+    static let favorites = ["octocat", "torvalds", "gaearon", "mattt"]
+
+    static func run(_ argv: [String]) async throws -> Int32 {
+        var args = try Arguments(argv, booleanFlags: ["help"])
+        if args.flag("help") {
+            print(help)
+            return 0
+        }
+        let fixtures = args.string("fixtures") ?? locate("Simulator/fixtures/github")
+        let out = URL(fileURLWithPath: args.string("out") ?? ".build/demo").standardizedFileURL.path
+        try args.rejectUnknown()
+        let started = Date()
+        let dir = NSTemporaryDirectory() + "watchrelay-demo-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+
+        say("WatchRelay demo — the iPhone ↔ Apple Watch link of GitExplorer, headless, on loopback")
+        var relayConfig = RelayServerConfiguration()
+        relayConfig.port = 0
+        relayConfig.databasePath = dir + "/relay.db"
+        let relay = try await RelayServer.start(relayConfig, log: Logger(level: .warning))
+        let github = try GitHubStubServer.start(fixturesDirectory: fixtures)
+        say("relay         \(relay.url)   (SQLite in \(dir))")
+        say("GitHub        \(github.baseURL.absoluteString)   (fixture server, \(fixtures))")
+
+        let phone = try PhoneCompanion(
+            configuration: PhoneConfiguration(relayURL: relay.url, stateDirectory: dir + "/phone", deviceName: "Jiwoo's iPhone"),
+            github: .live(baseURL: github.baseURL))
+        await phone.start()
+        let watch = try HeadlessWatch(relayURL: relay.url, stateDirectory: dir + "/watch", deviceName: "Jiwoo's Watch")
+        let events = DemoEvents(watch.events)
+        try await watch.start()
+
+        step("1. Pair the watch")
+        let code = try await phone.pair()
+        say("phone shows pairing code \(code.code); typing it on the watch…")
+        try await watch.pair(code: code.code)
+        say("paired: the watch and the phone each got their device token")
+
+        step("2. Add favorites on the phone")
+        for login in favorites {
+            let change = try await phone.add(login)
+            say("phone: add \(login) → \(change.sync)")
+        }
+        let stored = try await events.wait("the snapshot with every favorite") {
+            if case .snapshotStored(_, let logins) = $0, logins.count == favorites.count { return logins } else { return nil }
+        }
+        say("watch: stored the snapshot (\(stored.joined(separator: ", "))), then asked WidgetKit to reload")
+        let firstReload = try await events.wait("the widget reload") { $0.reloadEvent }
+        try await Task.sleep(for: .milliseconds(50))
+        say(reloadLine(firstReload))
+        print(TextRenderer.render(await watch.current.widgets, now: watch.clock.now()))
+
+        step("3. Delete torvalds from the watch")
+        try await watch.delete("torvalds")
+        say("watch: favorites.delete sent by userInfo; the relay accepted it (pending until the phone confirms)")
+        _ = try await events.wait("the snapshot without torvalds") {
+            if case .deleteCompleted(let login) = $0, login == "torvalds" { return login } else { return nil }
+        }
+        let secondReload = try await events.wait("the widget reload") { $0.reloadEvent }
+        try await Task.sleep(for: .milliseconds(50))
+        say("phone: removed torvalds, pushed a new snapshot; watch: delete confirmed")
+        say(reloadLine(secondReload))
+        print(TextRenderer.render(await watch.current.widgets, now: watch.clock.now()))
+
+        step("4. Open a profile on the watch")
+        let profile = await watch.open("octocat")
+        if let profile { print(TextRenderer.render(profile, now: watch.clock.now())) }
+
+        step("5. Pictures")
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let state = await watch.current
+        try SVGRenderer.render(state.widgets, now: watch.clock.now()).write(toFile: out + "/widgets.svg", atomically: true, encoding: .utf8)
+        if let profile {
+            try SVGRenderer.render(profile, now: watch.clock.now()).write(toFile: out + "/repos-octocat.svg", atomically: true, encoding: .utf8)
+        }
+        say("SVG pictures: \(out)/widgets.svg, \(out)/repos-octocat.svg")
+
+        await watch.stop()
+        await phone.shutdown()
+        await github.stop()
+        await relay.shutdown()
+        say(String(format: "done in %.1f s", Date().timeIntervalSince(started)))
+        return 0
+    }
+
+    private static func reloadLine(_ r: WidgetReload) -> String {
+        let latency = r.latencyMilliseconds.map { ", \($0) ms after the phone sent it" } ?? ""
+        return "widget \(r.widgetID) reloaded: generation \(r.generation), reason \(r.reason.rawValue)\(latency)"
+    }
+
+    private static func step(_ title: String) {
+        print("\n── \(title) " + String(repeating: "─", count: max(0, 60 - title.count)))
+    }
+
+    private static func say(_ line: String) {
+        print("  " + line)
+    }
+
+    /// A path relative to the current directory, else to the source tree this binary came from.
+    static func locate(_ relative: String) -> String {
+        if FileManager.default.fileExists(atPath: relative) { return relative }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        return root.appendingPathComponent(relative).path
+    }
+}
+
+extension WatchEvent {
+    /// The reload of the rectangular widget (the one that shows a user).
+    fileprivate var reloadEvent: WidgetReload? {
+        if case .widget(let w) = self, let r = w.reload, r.widgetID == "stack.rectangular" { return r }
+        return nil
+    }
+}
+
+/// Buffers the watch's events so the demo can wait for the next one it narrates.
+actor DemoEvents {
+    private var buffered: [WatchEvent] = []
+    private var pump: Task<Void, Never>?
+
+    init(_ stream: AsyncStream<WatchEvent>) {
+        pump = nil
+        Task { await self.consume(stream) }
+    }
+
+    private func consume(_ stream: AsyncStream<WatchEvent>) async {
+        for await e in stream { buffered.append(e) }
+    }
+
+    /// The next event `pick` maps, within 10 s.
+    func wait<T: Sendable>(_ what: String, _ pick: @Sendable (WatchEvent) -> T?) async throws -> T {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            while !buffered.isEmpty {
+                if let t = pick(buffered.removeFirst()) { return t }
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        throw DemoError(description: "the demo waited 10 s for \(what)")
+    }
+}
+
+struct DemoError: Error, CustomStringConvertible {
+    var description: String
+}

@@ -1,0 +1,78 @@
+import Foundation
+import GitHubAPI
+import RelayServer
+
+/// `watchrelay github-stub`: serve the fixture GitHub API until SIGINT or SIGTERM.
+enum GitHubStubCommand {
+    static let help = """
+        USAGE: watchrelay github-stub [options]
+
+        Serves the fixture GitHub REST API (GET /users/{login}, GET /users/{login}/repos with
+        Link pagination, ETag/304, rate-limit headers, GitHub's 404 and 403 bodies) from a
+        fixture directory. Prints its base URL as the first line of standard output (with
+        --port 0, the chosen port). SIGINT/SIGTERM stop it and exit 0.
+
+        OPTIONS:
+          --fixtures DIR        fixture directory with users/ and repos/
+                                (default Simulator/fixtures/github, found from here or the binary)
+          --port PORT           port, 0 = any free port (default 8766)
+          --host HOST           interface to bind (default 127.0.0.1)
+          --rate-limit N        allow N requests per one-hour window, then 403 (default: no limit)
+          --log-level LEVEL     debug, info, warn, error (default info)
+          -h, --help            show this help
+        """
+
+    static func run(_ argv: [String]) async throws -> Int32 {
+        var args = try Arguments(argv, booleanFlags: ["help"])
+        if args.flag("help") {
+            print(help)
+            return 0
+        }
+        let fixtures = try fixturesDirectory(args.string("fixtures"))
+        let port = try args.int("port", in: 0...65535) ?? 8766
+        let host = args.string("host") ?? "127.0.0.1"
+        let rateLimit = try args.int("rate-limit", in: 0...1_000_000).map { GitHubStubRateLimit(limit: $0) }
+        let log = try CLI.logger(&args, component: "github-stub")
+        if let extra = args.positionals.first {
+            throw Arguments.UsageError(description: "unexpected argument '\(extra)'")
+        }
+        try args.rejectUnknown()
+
+        let server = try GitHubStubServer.start(fixturesDirectory: fixtures, port: port, host: host, rateLimit: rateLimit)
+        CLI.printLine(server.baseURL.absoluteString)
+        log.info(
+            "serving GitHub fixtures", ("url", server.baseURL.absoluteString), ("fixtures", fixtures),
+            ("users", "\(server.catalog.accounts.count)"), ("rate_limit", rateLimit.map { "\($0.limit)/h" } ?? "none"))
+        await CLI.waitForTerminationSignal()
+        let counters = server.counters
+        await server.stop()
+        log.info(
+            "stopped", ("requests", "\(counters.requests)"), ("not_modified", "\(counters.notModified)"),
+            ("rate_limited", "\(counters.rateLimited)"))
+        return 0
+    }
+
+    /// The fixture directory: `explicit` if given (it must exist), else `Simulator/fixtures/github`
+    /// under the working directory or under an ancestor of the executable (a build directory).
+    static func fixturesDirectory(_ explicit: String?) throws -> String {
+        let manager = FileManager.default
+        if let explicit {
+            guard manager.fileExists(atPath: explicit + "/users") else {
+                throw Arguments.UsageError(description: "--fixtures \(explicit) has no users/ directory")
+            }
+            return explicit
+        }
+        let relative = "Simulator/fixtures/github"
+        var candidates = [manager.currentDirectoryPath + "/" + relative]
+        let executable = (try? manager.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var dir = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        while dir.path != "/" {
+            candidates.append(dir.path + "/" + relative)
+            dir = dir.deletingLastPathComponent()
+        }
+        guard let found = candidates.first(where: { manager.fileExists(atPath: $0 + "/users") }) else {
+            throw Arguments.UsageError(description: "no \(relative) found here or above the binary; pass --fixtures DIR")
+        }
+        return found
+    }
+}

@@ -1,0 +1,240 @@
+import Foundation
+import GitHubAPI
+import PhoneApp
+import RelayServer
+
+/// `watchrelay phone`: the phone companion (interactive), or one edit of a companion's state.
+enum PhoneCommand {
+    static let help = """
+        USAGE: watchrelay phone --relay URL [options]        run the companion; commands on stdin
+               watchrelay phone <command> [--state DIR]      edit the state of a (running) companion
+
+        Runs GitExplorer's phone side: favorites in SQLite (--state DIR/phone.db), fetched from
+        GitHub and pushed to the watch as favorites.snapshot contexts. Prints `github: URL`,
+        `state: DIR`, then `ok start activated=… paired=… favorites=N revision=R`; with --pair,
+        `pairing code: 123456`. Then reads commands on stdin, one per line, answering each with
+        one `ok|throttled|error <command> key=value…` line (type `help`). Errors from GitHub,
+        the relay and the store are logged as logfmt on stderr. SIGINT/SIGTERM or `quit` stop it.
+
+        COMMANDS (stdin lines, or subcommands against --state; a running companion on the same
+        state picks a change up within ~250 ms, fetches new users and pushes a snapshot):
+          add <login>            add a favorite at the end
+          remove <login>         remove a favorite (also rm, delete)
+          move <login> <index>   move a favorite to a 0-based place (also reorder)
+          list [--json]          the favorites in order, with their last known data
+          refresh                refresh from GitHub now (throttled; as a subcommand: a request)
+          repos <login>, pair, status, quit   (stdin only)
+
+        OPTIONS:
+          --relay URL              the relay, e.g. ws://127.0.0.1:8765/v1 (required to run)
+          --state DIR              state directory (default ./phone-state)
+          --pair                   ask for a pairing code at start and print it
+          --name NAME              the device name the watch sees (default iPhone)
+          --github URL             GitHub API root (default: start the built-in fixture server on
+                                   a free loopback port; https://api.github.com for the real one)
+          --fixtures DIR           fixtures for the built-in server (default Simulator/fixtures/github)
+          --github-token TOKEN     bearer token for GitHub
+          --refresh-interval S     seconds between periodic refreshes (default 30)
+          --refresh-throttle S     manual refresh throttle window in seconds (default 10)
+          --concurrency N          GitHub fetches in flight during a refresh (default 4)
+          --json                   list: print JSON
+          --log-level LEVEL        debug, info, warn, error (default info)
+          -h, --help               show this help
+        """
+
+    static func run(_ argv: [String]) async throws -> Int32 {
+        var args = try Arguments(argv, booleanFlags: ["help", "json", "pair"])
+        if args.flag("help") {
+            print(help)
+            return 0
+        }
+        let state = args.string("state") ?? "./phone-state"
+        if !args.positionals.isEmpty {
+            return try editState(&args, state: state)
+        }
+        return try await runCompanion(&args, state: state)
+    }
+
+    // MARK: - Editing the state
+
+    /// One command against the state directory, without the companion (which, if running, picks it up).
+    private static func editState(_ args: inout Arguments, state: String) throws -> Int32 {
+        var words = args.positionals
+        if args.flag("json") { words.append("--json") }
+        try args.rejectUnknown()
+        let command: PhoneConsoleCommand
+        switch PhoneConsoleCommand.parse(words) {
+        case .success(let c): command = c
+        case .failure(let e): throw Arguments.UsageError(description: e.description)
+        }
+        let verb = command.verb
+        switch command {
+        case .repos, .pair, .status, .help, .quit:
+            throw Arguments.UsageError(description: "'\(verb)' needs the running companion: type it on its stdin")
+        default: break
+        }
+        let store = try PhoneStore(directory: state)
+        do throws(PhoneError) {
+            switch command {
+            case .add(let login):
+                guard Favorite.isValidLogin(login) else { throw .invalidLogin(login) }
+                let added = try store.addFavorite(login)
+                CLI.printLine(PhoneConsole.ok(verb, [("login", login), ("added", "\(added)")]))
+            case .remove(let login):
+                let removed = try store.removeFavorite(login)
+                CLI.printLine(PhoneConsole.ok(verb, [("login", login), ("removed", "\(removed)")]))
+            case .move(let login, let index):
+                guard let moved = try store.moveFavorite(login, to: index) else { throw .notAFavorite(login) }
+                CLI.printLine(PhoneConsole.ok(verb, [("login", login), ("index", "\(index)"), ("moved", "\(moved)")]))
+            case .list(let json):
+                for line in PhoneConsole.listing(try store.favorites(), json: json) { CLI.printLine(line) }
+            case .refresh:
+                try store.enqueueRequest("refresh")
+                CLI.printLine(PhoneConsole.ok(verb, [("requested", "true")]))
+            case .repos, .pair, .status, .help, .quit:
+                break
+            }
+        } catch {
+            CLI.printLine(PhoneConsole.errorLine(verb, error))
+            return 1
+        }
+        return 0
+    }
+
+    // MARK: - Running the companion
+
+    private static func runCompanion(_ args: inout Arguments, state: String) async throws -> Int32 {
+        guard let relay = args.string("relay") else { throw Arguments.UsageError(description: "--relay URL is required") }
+        guard relay.hasPrefix("ws://") || relay.hasPrefix("wss://") else {
+            throw Arguments.UsageError(description: "--relay must be a ws:// or wss:// URL, not '\(relay)'")
+        }
+        var configuration = PhoneConfiguration(relayURL: relay, stateDirectory: state, deviceName: args.string("name") ?? "iPhone")
+        configuration.refreshInterval = try seconds(&args, "refresh-interval") ?? configuration.refreshInterval
+        configuration.refreshThrottle = try seconds(&args, "refresh-throttle") ?? configuration.refreshThrottle
+        configuration.concurrency = try args.int("concurrency", in: 1...64) ?? configuration.concurrency
+        let pairAtStart = args.flag("pair")
+        let githubURL = args.string("github")
+        let fixtures = args.string("fixtures")
+        let token = args.string("github-token")
+        _ = args.flag("json")
+        let log = try CLI.logger(&args, component: "phone")
+        try args.rejectUnknown()
+
+        var stub: GitHubStubServer?
+        let baseURL: URL
+        if let githubURL {
+            guard let url = URL(string: githubURL), url.scheme != nil else {
+                throw Arguments.UsageError(description: "--github must be a URL, not '\(githubURL)'")
+            }
+            baseURL = url
+        } else {
+            let server = try GitHubStubServer.start(fixturesDirectory: try GitHubStubCommand.fixturesDirectory(fixtures))
+            stub = server
+            baseURL = server.baseURL
+        }
+        let companion = try PhoneCompanion(configuration: configuration, github: .live(baseURL: baseURL, token: token))
+        let reporters = PhoneReporters.start(companion, log: log)
+        CLI.printLine("github: \(baseURL.absoluteString)")
+        CLI.printLine("state: \(state)")
+        await companion.start()
+        let status = await companion.status()
+        CLI.printLine(
+            PhoneConsole.ok(
+                "start",
+                [
+                    ("activated", "\(status.activated)"), ("paired", "\(status.paired)"),
+                    ("favorites", "\(status.favorites)"), ("revision", "\(status.revision)"),
+                ]))
+        if pairAtStart {
+            for line in await PhoneConsole.run(.pair, on: companion).lines { CLI.printLine(line) }
+        } else if !status.paired {
+            log.info("not paired: type 'pair' (or start with --pair) and enter the code on the watch")
+        }
+
+        let lines = standardInputLines()
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await CLI.waitForTerminationSignal()
+                return true
+            }
+            group.addTask { await console(companion, lines: lines) }
+            // Stop on a signal or `quit`; at the end of stdin keep running until a signal.
+            while let stop = await group.next() {
+                if stop {
+                    group.cancelAll()
+                    break
+                }
+            }
+        }
+        await companion.shutdown()
+        await reporters.finish()
+        await stub?.stop()
+        return 0
+    }
+
+    /// Runs stdin commands until `quit` (true) or the end of input (false).
+    private static func console(_ companion: PhoneCompanion, lines: AsyncStream<String>) async -> Bool {
+        for await line in lines {
+            guard let parsed = PhoneConsoleCommand.parse(line: line) else { continue }
+            switch parsed {
+            case .failure(let e):
+                CLI.printLine(PhoneConsole.line("error", "input", [("code", "usage"), ("msg", e.description)]))
+            case .success(let command):
+                let output = await PhoneConsole.run(command, on: companion)
+                for out in output.lines { CLI.printLine(out) }
+                if output.quit { return true }
+            }
+        }
+        return false
+    }
+
+    /// Standard input as lines. A blocking `readLine` loop on its own thread: nothing waits for
+    /// the thread (it ends at end of input, or with the process), only for the lines it yields.
+    private static func standardInputLines() -> AsyncStream<String> {
+        let (lines, continuation) = AsyncStream.makeStream(of: String.self)
+        let thread = Thread {
+            while let line = readLine() { continuation.yield(line) }
+            continuation.finish()
+        }
+        thread.start()
+        return lines
+    }
+
+    /// `--name S` as a duration in (possibly fractional) seconds.
+    private static func seconds(_ args: inout Arguments, _ name: String) throws -> Duration? {
+        guard let text = args.string(name) else { return nil }
+        guard let value = Double(text), value >= 0, value <= 86_400 else {
+            throw Arguments.UsageError(description: "--\(name) must be seconds in 0...86400, not '\(text)'")
+        }
+        return .milliseconds(Int64((value * 1000).rounded()))
+    }
+}
+
+/// The tasks printing the companion's merged error stream and its activity as logfmt on stderr.
+private struct PhoneReporters {
+    let tasks: [Task<Void, Never>]
+
+    static func start(_ companion: PhoneCompanion, log: Logger) -> PhoneReporters {
+        let errors = Task {
+            for await error in companion.errors {
+                var line = log
+                line.fields += [("source", error.source), ("code", error.code)]
+                line.warning(error.description)
+            }
+        }
+        let activity = Task {
+            for await event in companion.activity {
+                let (message, fields) = event.logLine
+                var line = log
+                line.fields += fields
+                line.info(message)
+            }
+        }
+        return PhoneReporters(tasks: [errors, activity])
+    }
+
+    /// Waits until both streams ended (``PhoneCompanion/shutdown()`` finishes them).
+    func finish() async {
+        for task in tasks { await task.value }
+    }
+}

@@ -1,0 +1,52 @@
+import PhoneApp
+import Testing
+
+/// The console's commands, as stdin lines and as subcommands.
+struct PhoneConsoleTests {
+    @Test(arguments: [
+        ("add octocat", PhoneConsoleCommand.add("octocat")),
+        ("rm octocat", .remove("octocat")),
+        ("delete octocat", .remove("octocat")),
+        ("move mattt 0", .move("mattt", to: 0)),
+        ("reorder mattt 2", .move("mattt", to: 2)),
+        ("list", .list(json: false)),
+        ("list --json", .list(json: true)),
+        ("  refresh  ", .refresh),
+        ("repos octocat", .repos("octocat")),
+        ("pair", .pair),
+        ("status", .status),
+        ("exit", .quit),
+    ])
+    func linesParse(line: String, command: PhoneConsoleCommand) throws {
+        #expect(try PhoneConsoleCommand.parse(line: line)?.get() == command)
+    }
+
+    @Test(arguments: ["add", "add a b", "move a", "move a -1", "move a x", "list --yaml", "pair now", "fly"])
+    func badLinesAreUsageErrors(line: String) {
+        guard case .failure? = PhoneConsoleCommand.parse(line: line) else {
+            Issue.record("'\(line)' parsed")
+            return
+        }
+    }
+
+    @Test func blankLinesAndCommentsAreSkipped() {
+        #expect(PhoneConsoleCommand.parse(line: "") == nil)
+        #expect(PhoneConsoleCommand.parse(line: "   ") == nil)
+        #expect(PhoneConsoleCommand.parse(line: "# add octocat") == nil)
+    }
+
+    @Test func answerLinesAreLogfmt() {
+        #expect(PhoneConsole.ok("add", [("login", "octocat"), ("sync", "pushed")]) == "ok add login=octocat sync=pushed")
+        #expect(
+            PhoneConsole.errorLine("add", .invalidLogin("a b"))
+                == #"error add source=input code=invalid_login msg="'a b' is not a GitHub login""#)
+        #expect(PhoneConsole.refreshLine(.throttled(retryAfter: .milliseconds(8_500))) == "throttled refresh retry_after_ms=8500")
+    }
+
+    @Test func listingShowsUsersWithoutDataToo() {
+        let lines = PhoneConsole.listing(
+            [Favorite(login: "octocat", position: 0, user: testUser("octocat")), Favorite(login: "newbie", position: 1)],
+            json: false)
+        #expect(lines == ["0. octocat  Octocat  repos=3 followers=1", "1. newbie  (no data yet)"])
+    }
+}

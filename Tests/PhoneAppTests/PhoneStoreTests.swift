@@ -1,0 +1,89 @@
+import Foundation
+import PhoneApp
+import RelayProtocol
+import Testing
+
+/// The phone's SQLite store: ordered favorites that survive reopening, caches, change detection.
+struct PhoneStoreTests {
+    @Test func favoritesKeepTheirOrderAcrossReopening() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let store = try PhoneStore(directory: dir.path)
+            for login in ["mattt", "octocat", "torvalds"] { try store.addFavorite(login) }
+        }
+        let store = try PhoneStore(directory: dir.path)
+        #expect(try store.favoriteLogins() == ["mattt", "octocat", "torvalds"])
+        #expect(try store.favorites().map(\.position) == [0, 1, 2])
+    }
+
+    @Test func addingIsCaseInsensitiveAndIdempotent() throws {
+        let dir = TemporaryDirectory()
+        let store = try PhoneStore(directory: dir.path)
+        #expect(try store.addFavorite("Octocat"))
+        #expect(try !store.addFavorite("octocat"))
+        #expect(try store.favoriteLogins() == ["Octocat"])
+    }
+
+    @Test func moveAndRemoveKeepPositionsDense() throws {
+        let dir = TemporaryDirectory()
+        let store = try PhoneStore(directory: dir.path)
+        for login in ["a", "b", "c", "d"] { try store.addFavorite(login) }
+        #expect(try store.moveFavorite("d", to: 0) == true)
+        #expect(try store.favoriteLogins() == ["d", "a", "b", "c"])
+        #expect(try store.moveFavorite("a", to: 99) == true, "the index is clamped")
+        #expect(try store.favoriteLogins() == ["d", "b", "c", "a"])
+        #expect(try store.moveFavorite("b", to: 1) == false)
+        #expect(try store.moveFavorite("zz", to: 0) == nil)
+        #expect(try store.removeFavorite("B"))
+        #expect(try !store.removeFavorite("b"))
+        try store.addFavorite("e")
+        #expect(try store.favoriteLogins() == ["d", "c", "a", "e"])
+    }
+
+    @Test func theLastGoodUserIsCachedAndSpellsTheLogin() throws {
+        let dir = TemporaryDirectory()
+        let store = try PhoneStore(directory: dir.path)
+        try store.addFavorite("OCTOCAT")
+        try store.saveUser(testUser("octocat", followers: 3), fetchedAt: Date(timeIntervalSince1970: 1_000))
+        let favorite = try #require(try store.favorites().first)
+        #expect(favorite.login == "octocat")
+        #expect(favorite.user?.followers == 3)
+        #expect(favorite.fetchedAt == Date(timeIntervalSince1970: 1_000))
+        #expect(try store.currentSnapshotUsers() == [testUser("octocat", followers: 3)])
+    }
+
+    @Test func anotherConnectionsCommitMovesTheDataVersion() throws {
+        let dir = TemporaryDirectory()
+        let companion = try PhoneStore(directory: dir.path)
+        let cli = try PhoneStore(directory: dir.path)
+        let before = try companion.dataVersion()
+        try companion.addFavorite("own-write")
+        #expect(try companion.dataVersion() == before, "a connection's own commits do not count")
+        try cli.addFavorite("octocat")
+        try cli.enqueueRequest("refresh")
+        #expect(try companion.dataVersion() != before)
+        #expect(try companion.takeRequests() == ["refresh"])
+        #expect(try companion.takeRequests().isEmpty)
+    }
+
+    @Test func reposAreCachedWithTheirFetchTime() throws {
+        let dir = TemporaryDirectory()
+        let store = try PhoneStore(directory: dir.path)
+        let repo = Repo(
+            id: 1, name: "Hello-World", fullName: "octocat/Hello-World", stargazersCount: 3, forksCount: 1,
+            htmlURL: "https://github.com/octocat/Hello-World", updatedAt: "2026-01-01T00:00:00Z", fork: false)
+        try store.saveRepos([repo], for: "octocat", fetchedAt: Date(timeIntervalSince1970: 2_000))
+        let cached = try #require(try store.cachedRepos("OctoCat"))
+        #expect(cached.repos == [repo] && cached.fetchedAt == Date(timeIntervalSince1970: 2_000))
+        try store.forgetRepos("octocat")
+        #expect(try store.cachedRepos("octocat") == nil)
+    }
+
+    @Test func theFileIsInWALMode() throws {
+        let dir = TemporaryDirectory()
+        let store = try PhoneStore(directory: dir.path)
+        try store.addFavorite("octocat")
+        #expect(store.path == dir.path + "/phone.db")
+        #expect(FileManager.default.fileExists(atPath: dir.path + "/phone.db-wal"))
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import GitHubAPI
+import PhoneApp
+import RelayProtocol
+import Testing
+
+/// `profile.repos.request` by message with reply, over real sockets and real HTTP.
+@Suite(.timeLimit(.minutes(1)))
+struct ReposRequestTests {
+    @Test func theWatchGetsReposByMessageWithReply() async throws {
+        let h = try await PhoneHarness.start { $0.reposMaxAge = .zero }
+        let answer = try await h.watch.message(LoginCommand.reposRequest("octocat").payload)
+        guard case .repos(let reply)? = answer else {
+            Issue.record("expected profile.repos, got \(String(describing: answer))")
+            return
+        }
+        let catalog = try #require(h.github.server.catalog.account(login: "octocat"))
+        #expect(reply.login == "octocat")
+        #expect(reply.repos.map(\.fullName) == catalog.repos.map { $0["full_name"]?.stringValue ?? "?" })
+
+        // Asked again: revalidated with the ETag, GitHub answers 304, which is free.
+        let free = h.github.server.counters.notModified
+        guard case .repos(let again)? = try await h.watch.message(LoginCommand.reposRequest("octocat").payload) else {
+            Issue.record("expected profile.repos")
+            return
+        }
+        #expect(again.repos == reply.repos)
+        #expect(again.fetchedAt >= reply.fetchedAt)
+        #expect(h.github.server.counters.notModified == free + 1)
+        await h.stop()
+    }
+
+    @Test func aFreshCachedListIsAnsweredWithoutAskingGitHub() async throws {
+        let h = try await PhoneHarness.start { $0.reposMaxAge = .seconds(60) }
+        guard case .repos(let first)? = try await h.watch.message(LoginCommand.reposRequest("torvalds").payload) else {
+            Issue.record("expected profile.repos")
+            return
+        }
+        let requests = h.github.server.counters.requests
+        guard case .repos(let cached)? = try await h.watch.message(LoginCommand.reposRequest("torvalds").payload) else {
+            Issue.record("expected profile.repos")
+            return
+        }
+        #expect(cached == first, "same list, same fetchedAt")
+        #expect(h.github.server.counters.requests == requests)
+        await h.stop()
+    }
+
+    @Test func aLongListIsTrimmedToFitTheMessageLimit() async throws {
+        let h = try await PhoneHarness.start()
+        guard case .repos(let reply)? = try await h.watch.message(LoginCommand.reposRequest("sindresorhus").payload) else {
+            Issue.record("expected profile.repos")
+            return
+        }
+        #expect(reply.payload.encodedSize <= 65_536)
+        #expect(reply.repos.count > 100, "pagination was followed before trimming")
+        let all = try #require(h.github.server.catalog.account(login: "sindresorhus")).repos
+        #expect(reply.repos.map(\.name) == all.prefix(reply.repos.count).map { $0["name"]?.stringValue ?? "?" })
+        await h.stop()
+    }
+
+    static let failures: [(String, GitHubStubFault?, GitHubStubRateLimit?, ReposErrorCode)] = [
+        ("nosuchuser", nil, nil, .userNotFound),
+        ("octocat", nil, GitHubStubRateLimit(limit: 0), .rateLimited),
+        ("octocat", .secondaryRateLimit(retryAfterSeconds: 30), nil, .rateLimited),
+        ("octocat", .down, nil, .githubUnavailable),
+        ("octocat", .garbage, nil, .githubUnavailable),
+    ]
+
+    @Test(arguments: failures)
+    func gitHubFailuresAreAnsweredWithTheirCode(
+        login: String, fault: GitHubStubFault?, rateLimit: GitHubStubRateLimit?, code: ReposErrorCode
+    ) async throws {
+        let h = try await PhoneHarness.start()
+        h.github.server.setGlobalFault(fault)
+        h.github.server.setRateLimit(rateLimit)
+        let answer = try await h.watch.message(LoginCommand.reposRequest(login).payload)
+        guard case .reposError(let error)? = answer else {
+            Issue.record("expected profile.repos.error, got \(String(describing: answer))")
+            return
+        }
+        #expect(error.login == login)
+        #expect(error.code == code)
+        #expect(!error.message.isEmpty)
+        await h.stop()
+        // The same failure reached the merged error stream.
+        var errors: [PhoneError] = []
+        for await e in h.phone.errors { errors.append(e) }
+        #expect(errors.contains { if case .github(login, let e) = $0 { e.reposErrorCode == code } else { false } })
+    }
+}
