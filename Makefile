@@ -55,6 +55,7 @@ fuzz: deps
 
 # The test suite under ThreadSanitizer (CI runs it after `make test`).
 test-tsan: deps
-	@$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan 2>&1 | tail -1
-	@TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan 2>&1 \
-		| tee .build/test-tsan.log | grep -E "ThreadSanitizer|Test run with|Executed" ; exit $${PIPESTATUS[0]}
+	@set -o pipefail; $(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan 2>&1 | tail -1
+	@set -o pipefail; WATCHRELAY_TIMEOUT_SCALE=8 TSAN_OPTIONS=halt_on_error=1 \
+		$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan 2>&1 \
+		| tee .build/test-tsan.log | grep -E "ThreadSanitizer|Test run with|Executed|✘"

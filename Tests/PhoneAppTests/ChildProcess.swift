@@ -59,7 +59,7 @@ final class ChildProcess: Sendable {
 
     /// The next stdout line starting with `prefix` (earlier lines are dropped); fails after `seconds`.
     func line(startingWith prefix: String, within seconds: Double = 10) async throws -> String {
-        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(seconds * 1000)))
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(seconds * timeoutScale * 1000)))
         while ContinuousClock.now < deadline {
             let (found, closed) = lines.state.withLock { state -> (String?, Bool) in
                 while !state.buffered.isEmpty {

@@ -150,7 +150,7 @@ actor FrameInbox {
 
     /// The first frame `match` accepts, dropping the frames before it; fails on close or after `seconds`.
     func next<T: Sendable>(_ seconds: Double = 5, _ match: @Sendable (RelayFrame) -> T?) async throws -> T {
-        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(seconds * 1000)))
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(seconds * timeoutScale * 1000)))
         while true {
             guard let received = await nextFrame(until: deadline) else {
                 throw TestFailure("timed out after \(seconds) s waiting for a frame to the watch")

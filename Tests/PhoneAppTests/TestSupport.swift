@@ -6,6 +6,10 @@ import RelayServer
 import Synchronization
 import Testing
 
+/// Stretches every in-test timeout (`WATCHRELAY_TIMEOUT_SCALE`, e.g. 8 under ThreadSanitizer,
+/// which makes child processes and fixture parsing several times slower).
+let timeoutScale = Double(ProcessInfo.processInfo.environment["WATCHRELAY_TIMEOUT_SCALE"] ?? "") ?? 1
+
 /// Fails with a clear message when `body` takes longer than `seconds`.
 func withTimeout<T: Sendable>(
     _ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T
@@ -13,8 +17,8 @@ func withTimeout<T: Sendable>(
     try await withThrowingTaskGroup(of: T.self) { group in
         group.addTask { try await body() }
         group.addTask {
-            try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
-            throw TestFailure("timed out after \(seconds) s waiting for \(what)")
+            try await Task.sleep(for: .milliseconds(Int(seconds * timeoutScale * 1000)))
+            throw TestFailure("timed out after \(seconds * timeoutScale) s waiting for \(what)")
         }
         let first = try await group.next()!
         group.cancelAll()
@@ -26,7 +30,7 @@ func withTimeout<T: Sendable>(
 func eventually(
     _ seconds: Double = 5, _ what: String = "a condition", _ condition: @escaping @Sendable () async throws -> Bool
 ) async throws {
-    let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(seconds * 1000)))
+    let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(seconds * timeoutScale * 1000)))
     while ContinuousClock.now < deadline {
         if try await condition() { return }
         try await Task.sleep(for: .milliseconds(10))
