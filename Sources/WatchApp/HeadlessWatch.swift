@@ -187,6 +187,8 @@ public actor HeadlessWatch {
                 for login in pendingBefore where !state.favorites.pendingDeletes.contains(login) {
                     sink.yield(.deleteCompleted(login: login))
                 }
+                // Without a debounce the reload is due now: don't wait for the loop's next poll.
+                if let wake = state.nextWakeUp(now: clock.now()), wake <= clock.now() { flush() }
             }
         } catch {
             sink.yield(.error("could not store the favorites snapshot: \(error)"))

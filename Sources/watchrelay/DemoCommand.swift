@@ -69,7 +69,7 @@ enum DemoCommand {
             if case .snapshotStored(_, let logins) = $0, logins.count == favorites.count { return logins } else { return nil }
         }
         say("watch: stored the snapshot (\(stored.joined(separator: ", "))), then asked WidgetKit to reload")
-        let firstReload = try await events.wait("the widget reload") { $0.reloadEvent }
+        let firstReload = try await events.wait("the widget reload") { $0.rectangularReload }
         try await Task.sleep(for: .milliseconds(50))
         say(reloadLine(firstReload))
         print(TextRenderer.render(await watch.current.widgets, now: watch.clock.now()))
@@ -80,7 +80,7 @@ enum DemoCommand {
         _ = try await events.wait("the snapshot without torvalds") {
             if case .deleteCompleted(let login) = $0, login == "torvalds" { return login } else { return nil }
         }
-        let secondReload = try await events.wait("the widget reload") { $0.reloadEvent }
+        let secondReload = try await events.wait("the widget reload") { $0.rectangularReload }
         try await Task.sleep(for: .milliseconds(50))
         say("phone: removed torvalds, pushed a new snapshot; watch: delete confirmed")
         say(reloadLine(secondReload))
@@ -126,14 +126,6 @@ enum DemoCommand {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         return root.appendingPathComponent(relative).path
-    }
-}
-
-extension WatchEvent {
-    /// The reload of the rectangular widget (the one that shows a user).
-    fileprivate var reloadEvent: WidgetReload? {
-        if case .widget(let w) = self, let r = w.reload, r.widgetID == "stack.rectangular" { return r }
-        return nil
     }
 }
 
