@@ -79,22 +79,40 @@ final class ChildProcess: Sendable {
         kill(process.processIdentifier, number)
     }
 
-    func kill9() {
+    /// SIGKILL, then waits (without blocking a thread) until the child is gone.
+    func kill9() async throws {
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        _ = try await exitStatus()
     }
 
-    /// Waits for the child to exit by itself; returns its status.
+    /// Waits for the child to exit by itself; returns its status. Polls instead of
+    /// `waitUntilExit`, which would block one of the few cooperative threads.
     func exitStatus(within seconds: Double = 10) async throws -> Int32 {
         try await eventually(seconds, "the child to exit") { !self.process.isRunning }
         return process.terminationStatus
     }
 
-    func terminate() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
+    /// Every stdout line once the child closed its stdout; fails after `seconds`.
+    func output(within seconds: Double = 10) async throws -> [String] {
+        try await eventually(seconds, "the child's output to end") { self.lines.state.withLock { $0.closed } }
+        return lines.state.withLock { state in
+            defer { state.buffered = [] }
+            return state.buffered
         }
+    }
+
+    /// Kills the child if it still runs (for `defer`; nothing waits).
+    func terminate() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
+    /// Runs `watchrelay <subcommand> <arguments>` to completion: its exit status and stdout.
+    static func run(_ arguments: [String], subcommand: String = "phone") async throws -> (status: Int32, output: String) {
+        let child = try ChildProcess(arguments, subcommand: subcommand)
+        defer { child.terminate() }
+        let lines = try await child.output()
+        let status = try await child.exitStatus()
+        return (status, lines.map { $0 + "\n" }.joined())
     }
 }
 

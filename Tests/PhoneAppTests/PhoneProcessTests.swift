@@ -29,7 +29,7 @@ struct PhoneProcessTests {
         _ = try await watch.nextSnapshot()
         let before = try await watch.nextSnapshot()
         #expect(before.users.map(\.login) == ["octocat", "mattt"])
-        first.kill9()
+        try await first.kill9()
 
         // Same state, no --pair: it comes back paired, with the list intact, and no new code.
         let second = try ChildProcess(arguments)
@@ -68,18 +68,18 @@ struct PhoneProcessTests {
         let watch = try await RawWatch.pair(relay: relay.url, code: code)
         _ = try await watch.nextSnapshot()
 
-        #expect(try runSubcommand(["add", "octocat", "--state", state.path]) == "ok add login=octocat added=true\n")
+        #expect(try await runSubcommand(["add", "octocat", "--state", state.path]) == "ok add login=octocat added=true\n")
         #expect(try await watch.nextSnapshot().users.map(\.login) == ["octocat"])
-        #expect(try runSubcommand(["add", "ghost", "--state", state.path]).hasPrefix("ok add"))
+        #expect(try await runSubcommand(["add", "ghost", "--state", state.path]).hasPrefix("ok add"))
         #expect(try await watch.nextSnapshot().users.map(\.login) == ["octocat", "ghost"])
-        #expect(try runSubcommand(["move", "ghost", "0", "--state", state.path]).hasPrefix("ok move"))
+        #expect(try await runSubcommand(["move", "ghost", "0", "--state", state.path]).hasPrefix("ok move"))
         #expect(try await watch.nextSnapshot().users.map(\.login) == ["ghost", "octocat"])
-        #expect(try runSubcommand(["remove", "octocat", "--state", state.path]).hasPrefix("ok remove"))
+        #expect(try await runSubcommand(["remove", "octocat", "--state", state.path]).hasPrefix("ok remove"))
         #expect(try await watch.nextSnapshot().users.map(\.login) == ["ghost"])
-        let json = try runSubcommand(["list", "--json", "--state", state.path])
+        let json = try await runSubcommand(["list", "--json", "--state", state.path])
         #expect(try JSONParser.parse(Array(json.utf8)).arrayValue?.count == 1)
 
-        #expect(try runSubcommand(["refresh", "--state", state.path]) == "ok refresh requested=true\n")
+        #expect(try await runSubcommand(["refresh", "--state", state.path]) == "ok refresh requested=true\n")
         phone.type("status")
         #expect(try await phone.line(startingWith: "ok status").contains("favorites=1"))
 
@@ -89,18 +89,10 @@ struct PhoneProcessTests {
         await relay.stop()
     }
 
-    /// Runs `watchrelay phone <args>` to completion; returns its stdout.
-    private func runSubcommand(_ args: [String]) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: ChildProcess.binary)
-        p.arguments = ["phone"] + args
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0)
-        return String(decoding: data, as: UTF8.self)
+    /// Runs `watchrelay phone <args>` to completion; expects exit 0 and returns its stdout.
+    private func runSubcommand(_ args: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let (status, output) = try await ChildProcess.run(args)
+        #expect(status == 0, sourceLocation: sourceLocation)
+        return output
     }
 }
