@@ -4,7 +4,7 @@ SHELL := bash
 SWIFT ?= swift
 BUILD_LOG := .build/build.log
 
-.PHONY: run test deps build build-tests schema-check serve clean fuzz test-tsan
+.PHONY: run test deps build build-tests schema-check serve clean fuzz test-tsan soak
 
 deps:
 	@scripts/install-deps.sh
@@ -59,3 +59,7 @@ test-tsan: deps
 	@set -o pipefail; WATCHRELAY_TIMEOUT_SCALE=8 TSAN_OPTIONS=halt_on_error=1 \
 		$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan 2>&1 \
 		| tee .build/test-tsan.log | grep -E "ThreadSanitizer|Test run with|Executed|✘"
+
+# The long form of the fault suite: 20 rounds of SIGKILL of the relay during durable traffic.
+soak: build-tests
+	@WATCHRELAY_SOAK_ROUNDS=20 $(SWIFT) test --skip-build --filter RestartTests 2>&1 | grep -E "✘|Test run with"

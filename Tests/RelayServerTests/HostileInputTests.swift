@@ -189,3 +189,29 @@ struct SplitMix: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// Load-shaped faults that still fit in `make test`.
+@Suite(.timeLimit(.minutes(1)))
+struct ConnectionBurstTests {
+    @Test func twoThousandConnectionsOpenedAndClosedInABurstLeaveTheRelayServing() async throws {
+        let relay = try await TestRelay.start()
+        let connections = try await withThrowingTaskGroup(of: ClientConnection.self) { group in
+            for _ in 0..<2000 {
+                group.addTask { try await relay.clients.connect(to: relay.url) }
+            }
+            var out: [ClientConnection] = []
+            for try await c in group { out.append(c) }
+            return out
+        }
+        #expect(connections.count == 2000)
+        for c in connections { c.close() }
+        // The relay still pairs and delivers.
+        let (phone, watch, _, _) = try await pairDevices(relay)
+        phone.send(userInfo("after-burst"))
+        guard case .accepted = try await phone.next(), case .deliver(let d) = try await watch.next() else {
+            throw TestFailure("the relay should still serve pairs")
+        }
+        #expect(d.id == "after-burst")
+        await relay.stop()
+    }
+}

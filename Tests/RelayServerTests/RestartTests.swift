@@ -6,11 +6,14 @@ import WebSocketTransport
 
 /// `kill -9` of the relay while durable traffic is in flight loses nothing accepted and hands
 /// nothing to the receiving app twice.
-@Suite(.timeLimit(.minutes(2)), .serialized)
+@Suite(.timeLimit(.minutes(10)), .serialized)
 struct RestartTests {
     static let itemsPerRound = 120
 
-    @Test(arguments: [0, 1, 2])
+    /// 3 rounds in `make test`; `make soak` runs 20 (`WATCHRELAY_SOAK_ROUNDS`).
+    static let rounds = Array(0..<(Int(ProcessInfo.processInfo.environment["WATCHRELAY_SOAK_ROUNDS"] ?? "") ?? 3))
+
+    @Test(arguments: rounds)
     func relayKilledMidFlowDeliversEveryAcceptedItemExactlyOnce(round: Int) async throws {
         let dir = TemporaryDirectory()
         let db = dir.path + "/relay.db"
