@@ -4,7 +4,7 @@ SHELL := bash
 SWIFT ?= swift
 BUILD_LOG := .build/build.log
 
-.PHONY: run test deps build build-tests schema-check serve clean fuzz test-tsan soak
+.PHONY: run test deps build build-tests schema-check serve clean fuzz test-tsan soak bench
 
 deps:
 	@scripts/install-deps.sh
@@ -63,3 +63,14 @@ test-tsan: deps
 # The long form of the fault suite: 20 rounds of SIGKILL of the relay during durable traffic.
 soak: build-tests
 	@WATCHRELAY_SOAK_ROUNDS=20 $(SWIFT) test --skip-build --filter RestartTests 2>&1 | grep -E "✘|Test run with"
+
+# Benchmarks against peers (raw lws C relay, Python websockets relay, mosquitto), same generator.
+# RUNS=5 make bench for medians of five runs; results in Benchmarks/results/latest.json.
+RUNS ?= 1
+bench: deps
+	@EXTRA_DEB_PACKAGES=mosquitto scripts/install-deps.sh
+	@mkdir -p Benchmarks/baseline/build
+	@cc -O2 -Wall -o Benchmarks/baseline/build/relay Benchmarks/baseline/relay.c $$(pkg-config --cflags --libs libwebsockets)
+	@set -o pipefail; $(SWIFT) build -c release --product watchrelay 2>&1 | tail -1
+	@$$($(SWIFT) build -c release --show-bin-path)/watchrelay bench --runs $(RUNS) --output Benchmarks/results/latest.json
+	@$$($(SWIFT) build -c release --show-bin-path)/watchrelay bench-widget --samples 200

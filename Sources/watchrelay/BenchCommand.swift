@@ -74,10 +74,12 @@ enum BenchCommand {
             }
         }
         if options.includes(.pairs) {
-            steps.append(Step("manyPairs", .watchrelay, "\(options.pairs) pairs × 1/s") {
-                try await runner.manyPairs(
-                    .watchrelay, pairs: options.pairs, seconds: options.pairSeconds, payloadBytes: options.latencyBytes)
-            })
+            for target in targets {
+                steps.append(Step("manyPairs", target, "\(options.pairs) pairs × 1/s") {
+                    try await runner.manyPairs(
+                        target, pairs: options.pairs, seconds: options.pairSeconds, payloadBytes: options.latencyBytes)
+                })
+            }
         }
         if options.includes(.connections) {
             for target in targets {

@@ -17,12 +17,14 @@ struct BenchOptions: Sendable {
     var latencySeconds = 3.0
     var latencyRates = [1000, 10_000]
     /// Payload of the latency and many-pairs messages.
-    var latencyBytes = 1024
+    var latencyBytes = 256
     var throughputSizes = [64, 1024, 16 * 1024, 65536]
     var pairs = 1000
     var pairSeconds = 10.0
     var connections = 10_000
     var durableBytes = 1024
+    /// SQLite synchronous mode of `watchrelay serve` outside the durable scenario.
+    var relaySync = "full"
     var relayCPU = 0
     var generatorCPU = 1
     var output = "Benchmarks/results/latest.json"
@@ -40,7 +42,7 @@ struct BenchOptions: Sendable {
           throughput   1 pair, phone → watch `message`, window of outstanding messages,
                        payloads 64 B, 1 KiB, 16 KiB, 65536 B (the limit): messages/s, CPU-s/1k
           latency      1 pair at fixed rates (--latency-rates): p50/p99 send → deliver
-          pairs        --pairs pairs, 1 message/s each, --pair-seconds: p99 and relay RSS (ours)
+          pairs        --pairs pairs, 1 message/s each, --pair-seconds: p50/p99 and relay RSS
           connections  --connections idle connections (paired): relay RSS per connection
           durable      `userInfo` with a window of outstanding sends, --sync full and normal (ours)
 
@@ -52,10 +54,11 @@ struct BenchOptions: Sendable {
           --warmup S              warm-up before each measurement (default 0.5)
           --latency-seconds S     measured seconds per latency point (default 3)
           --latency-rates LIST    messages/s of the latency points (default 1000,10000)
-          --latency-bytes N       payload of latency and many-pairs messages (default 1024)
+          --latency-bytes N       payload of latency and many-pairs messages (default 256)
           --pairs N               pairs of the many-pairs scenario (default 1000)
           --pair-seconds S        length of the many-pairs scenario (default 10)
           --connections N         idle connections of the scale scenario (default 10000)
+          --relay-sync MODE       `watchrelay serve --sync` outside the durable scenario (default full)
           --relay-cpu N           core of the relay processes (default 0)
           --generator-cpu N       core of this process (default 1)
           --output PATH           JSON results (default Benchmarks/results/latest.json)
@@ -90,6 +93,12 @@ struct BenchOptions: Sendable {
         pairs = try args.int("pairs", in: 1...9000) ?? pairs
         pairSeconds = try Self.seconds(&args, "pair-seconds") ?? pairSeconds
         connections = try args.int("connections", in: 2...18000) ?? connections
+        if let sync = args.string("relay-sync") {
+            guard ["full", "normal", "off"].contains(sync) else {
+                throw Arguments.UsageError(description: "--relay-sync must be full, normal or off")
+            }
+            relaySync = sync
+        }
         relayCPU = try args.int("relay-cpu", in: 0...1023) ?? relayCPU
         generatorCPU = try args.int("generator-cpu", in: 0...1023) ?? generatorCPU
         output = args.string("output") ?? output

@@ -5,13 +5,13 @@ extension BenchRunner {
     /// p50/p99 of phone `send` → watch delivery for one pair at `rate` messages/s.
     func latency(_ target: BenchTarget, rate: Int, payloadBytes: Int) async throws -> BenchResult {
         let limit = Self.duration(options.warmup + options.latencySeconds + 30)
-        return try await withRelay(target, tag: "lat-\(rate)", limit: limit) { relay, context, connector in
+        return try await withRelay(target, tag: "lat-\(rate)", limit: limit) { relay, clients, connector in
             let pair = try await connector.open(0)
             var result = BenchResult(scenario: "latency", target: target.rawValue, label: "\(rate)/s")
             try await paced(
                 [pair], rate: rate, seconds: options.latencySeconds, warmup: options.warmup,
                 factory: BenchFrameFactory(mode: "message", payloadBytes: payloadBytes), relay: relay,
-                context: context, into: &result)
+                clients: clients, into: &result)
             result.note = "1 pair, payload \(payloadBytes) B, " + (result.note ?? "")
             return result
         }
@@ -22,7 +22,7 @@ extension BenchRunner {
         -> BenchResult
     {
         let limit = Self.duration(seconds + 120)
-        return try await withRelay(target, tag: "pairs-\(count)", limit: limit) { relay, context, connector in
+        return try await withRelay(target, tag: "pairs-\(count)", connections: count * 2, limit: limit) { relay, clients, connector in
             let rssBefore = relay.rssKiB
             let opened = ContinuousClock.now
             let pairs = try await openPairs(count, with: connector, what: "\(target.rawValue) many pairs")
@@ -31,7 +31,7 @@ extension BenchRunner {
             try await paced(
                 pairs, rate: count, seconds: seconds, warmup: 1,
                 factory: BenchFrameFactory(mode: "message", payloadBytes: payloadBytes), relay: relay,
-                context: context, into: &result)
+                clients: clients, into: &result)
             result.note =
                 "payload \(payloadBytes) B, \(count) pairs opened in \(Self.format(openSeconds)) s, relay RSS "
                 + "\(rssBefore / 1024) MiB before; " + (result.note ?? "")
@@ -43,7 +43,7 @@ extension BenchRunner {
     /// latency of messages sent after the warm-up. Fills rate, CPU, percentiles and RSS.
     private func paced(
         _ pairs: [BenchPair], rate: Int, seconds: Double, warmup: Double, factory: BenchFrameFactory,
-        relay: BenchRelay, context: WebSocketClientContext, into result: inout BenchResult
+        relay: BenchRelay, clients: BenchClients, into result: inout BenchResult
     ) async throws {
         let tally = BenchTally()
         let total = Int((Double(rate) * (warmup + seconds)).rounded())
@@ -85,7 +85,7 @@ extension BenchRunner {
                 tally.delivered.load(ordering: .relaxed) >= total
             }
             result.relayRSSMiB = Double(relay.rssKiB) / 1024
-            await context.shutdown()
+            await clients.shutdown()
             for try await part in group { samples += part }
             let start = measureStart ?? end
             Self.fill(&result, from: start, to: end, messages: samples.count)

@@ -91,7 +91,7 @@ struct BenchStampQueue {
 /// Opens pairs in each dialect: connects both sides and completes the handshake, so the phone
 /// can send and the watch receives as soon as `open` returns.
 struct BenchConnector: Sendable {
-    let context: WebSocketClientContext
+    let clients: BenchClients
     let dialect: BenchDialect
     /// The relay's URL: `ws://127.0.0.1:PORT/v1` for WatchRelay, `ws://127.0.0.1:PORT/` for peers.
     let url: String
@@ -101,21 +101,24 @@ struct BenchConnector: Sendable {
 
     /// Opens pair `index`; with `probe`, a path-paired link is also checked end to end.
     func open(_ index: Int, probe: Bool = true) async throws -> BenchPair {
+        let context = clients.context(forPair: index)
         switch dialect {
-        case .watchRelay: return try await openWatchRelay(index)
-        case .pathPairing: return try await openPathPair(index, probe: probe)
-        case .mqtt: return try await openMQTT(index)
+        case .watchRelay: return try await openWatchRelay(index, context)
+        case .pathPairing: return try await openPathPair(index, context, probe: probe)
+        case .mqtt: return try await openMQTT(index, context)
         }
     }
 
-    private func connect(_ url: String, subprotocol: String?) async throws -> ClientConnection {
+    private func connect(_ url: String, subprotocol: String?, on context: WebSocketClientContext) async throws
+        -> ClientConnection
+    {
         try await context.connect(
             to: url, subprotocol: subprotocol, maxMessageBytes: 1 << 20, maxQueuedBytes: Self.maxQueuedBytes)
     }
 
     /// `hello` on both sides, `pair.begin` / `pair.join`, and both `paired` frames.
-    private func openWatchRelay(_ index: Int) async throws -> BenchPair {
-        let phone = try await connect(url, subprotocol: "watchrelay.v1")
+    private func openWatchRelay(_ index: Int, _ context: WebSocketClientContext) async throws -> BenchPair {
+        let phone = try await connect(url, subprotocol: "watchrelay.v1", on: context)
         phone.send(Self.hello(role: "phone", id: "hp\(index)"))
         _ = try await Self.awaitFrame(phone, type: "welcome")
         phone.send(Array(#"{"type":"pair.begin","id":"pb\#(index)"}"#.utf8))
@@ -123,7 +126,7 @@ struct BenchConnector: Sendable {
         guard let code = Self.stringValue(of: "code", in: codeFrame) else {
             throw BenchError.scenario("pair.code without a code: \(String(decoding: codeFrame, as: UTF8.self))")
         }
-        let watch = try await connect(url, subprotocol: "watchrelay.v1")
+        let watch = try await connect(url, subprotocol: "watchrelay.v1", on: context)
         watch.send(Self.hello(role: "watch", id: "hw\(index)"))
         _ = try await Self.awaitFrame(watch, type: "welcome")
         watch.send(Array(#"{"type":"pair.join","id":"pj\#(index)","code":"\#(code)"}"#.utf8))
@@ -133,23 +136,23 @@ struct BenchConnector: Sendable {
     }
 
     /// Connects watch then phone; with `probe`, sends probes until one reaches the watch.
-    private func openPathPair(_ index: Int, probe: Bool) async throws -> BenchPair {
+    private func openPathPair(_ index: Int, _ context: WebSocketClientContext, probe: Bool) async throws -> BenchPair {
         let base = url.hasSuffix("/") ? url : url + "/"
-        let watch = try await connect(base + "pair/\(index)/watch", subprotocol: nil)
-        let phone = try await connect(base + "pair/\(index)/phone", subprotocol: nil)
+        let watch = try await connect(base + "pair/\(index)/watch", subprotocol: nil, on: context)
+        let phone = try await connect(base + "pair/\(index)/phone", subprotocol: nil, on: context)
         let pair = BenchPair(index: index, phone: phone, watch: watch, dialect: .pathPairing)
         if probe { try await Self.probe(pair) }
         return pair
     }
 
     /// CONNECT both, SUBSCRIBE the watch; SUBACK means later PUBLISHes reach it.
-    private func openMQTT(_ index: Int) async throws -> BenchPair {
-        let watch = try await connect(url, subprotocol: BenchMQTT.subprotocol)
+    private func openMQTT(_ index: Int, _ context: WebSocketClientContext) async throws -> BenchPair {
+        let watch = try await connect(url, subprotocol: BenchMQTT.subprotocol, on: context)
         watch.sendBinary(BenchMQTT.connect(clientID: "bench-w\(index)"))
         try await Self.awaitBinary(watch, what: "CONNACK")
         watch.sendBinary(BenchMQTT.subscribe(topic: BenchMQTT.topic(pair: index), packetID: 1))
         try await Self.awaitBinary(watch, what: "SUBACK")
-        let phone = try await connect(url, subprotocol: BenchMQTT.subprotocol)
+        let phone = try await connect(url, subprotocol: BenchMQTT.subprotocol, on: context)
         phone.sendBinary(BenchMQTT.connect(clientID: "bench-p\(index)"))
         try await Self.awaitBinary(phone, what: "CONNACK")
         return BenchPair(index: index, phone: phone, watch: watch, dialect: .mqtt)

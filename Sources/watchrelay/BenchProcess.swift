@@ -21,6 +21,8 @@ final class BenchChild: Sendable {
     private let stdoutPath: String
     /// The wait status once the child was reaped.
     private let exitStatus = Mutex<Int32?>(nil)
+    /// Set by ``kill()``: the exit was intended.
+    private let killed = Atomic<Bool>(false)
 
     /// Starts `executable arguments…` under `taskset -c cpu`.
     ///
@@ -99,16 +101,30 @@ final class BenchChild: Sendable {
         }
     }
 
+    /// Whether the child exited without being asked to.
+    var exitedUnexpectedly: Bool {
+        !isRunning && !killed.load(ordering: .relaxed)
+    }
+
+    /// Kills the child with SIGKILL at once (its connections end with a reset) and reaps it.
+    func kill() async {
+        killed.store(true, ordering: .relaxed)
+        guard isRunning else { return }
+        Glibc.kill(pid, SIGKILL)
+        while isRunning { try? await Task.sleep(for: .milliseconds(5)) }
+    }
+
     /// Sends SIGTERM, waits up to `grace` for the exit, then SIGKILL. Idempotent.
     func stop(grace: Duration = .seconds(5)) async {
         guard isRunning else { return }
-        kill(pid, SIGTERM)
+        killed.store(true, ordering: .relaxed)
+        Glibc.kill(pid, SIGTERM)
         let deadline = ContinuousClock.now + grace
         while isRunning && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
         if isRunning {
-            kill(pid, SIGKILL)
+            Glibc.kill(pid, SIGKILL)
             while isRunning { try? await Task.sleep(for: .milliseconds(5)) }
         }
     }

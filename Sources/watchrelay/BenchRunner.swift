@@ -31,6 +31,46 @@ final class BenchTally: Sendable {
     }
 }
 
+/// The generator's lws client contexts for one scenario point.
+///
+/// lws 4.1 as Debian builds it services a context with poll(), which scans every socket of the
+/// context on each wake-up, so one context holding thousands of connections spends most of its
+/// time in poll(). The generator therefore spreads connections over several contexts (each
+/// with its own service thread, all on the generator core); pair `n` uses context
+/// `n % count`, both of its connections on the same one.
+final class BenchClients: Sendable {
+    /// Connections per context the generator aims for.
+    static let connectionsPerContext = 256
+    /// Upper bound on contexts (service threads).
+    static let maximumContexts = 16
+
+    let contexts: [WebSocketClientContext]
+
+    /// Client settings for the generator: no TLS, no UTF-8 check (the relay's bytes are ours),
+    /// keepalive well past any scenario.
+    static let configuration = ClientConfiguration(
+        pingAfterSeconds: 600, hangupAfterSeconds: 660, connectTimeoutSeconds: 10,
+        shutdownGracePeriod: .seconds(2), validatesUTF8: false, enablesTLS: false)
+
+    /// Creates enough contexts for `connections`.
+    init(connections: Int) throws {
+        let count = min(Self.maximumContexts, max(1, (connections + Self.connectionsPerContext - 1) / Self.connectionsPerContext))
+        contexts = try (0..<count).map { _ in try WebSocketClientContext(configuration: Self.configuration) }
+    }
+
+    /// The context of pair `index`.
+    func context(forPair index: Int) -> WebSocketClientContext {
+        contexts[index % contexts.count]
+    }
+
+    /// Shuts every context down (closing its connections and finishing their event streams).
+    func shutdown() async {
+        await withTaskGroup(of: Void.self) { group in
+            for context in contexts { group.addTask { await context.shutdown() } }
+        }
+    }
+}
+
 /// What every scenario point shares: where relays run, which cores, how to report progress.
 struct BenchRunner: Sendable {
     let options: BenchOptions
@@ -38,24 +78,19 @@ struct BenchRunner: Sendable {
     /// Scratch directory for databases, configs and child logs.
     let directory: String
 
-    /// Client settings for the generator: no TLS, no UTF-8 check (the relay's bytes are ours),
-    /// keepalive well past any scenario.
-    static let clientConfiguration = ClientConfiguration(
-        pingAfterSeconds: 600, hangupAfterSeconds: 660, connectTimeoutSeconds: 10,
-        shutdownGracePeriod: .seconds(2), validatesUTF8: false, enablesTLS: false)
-
-    /// Runs `body` against a fresh relay of `target` and a fresh client context, then shuts
-    /// both down, whatever happens. After `limit` the context is shut down anyway, which ends
-    /// every event stream, so a stuck scenario fails instead of hanging.
+    /// Runs `body` against a fresh relay of `target` and fresh client contexts (one per
+    /// ``BenchClients/connectionsPerContext`` of the `connections` the scenario opens), then
+    /// shuts both down, whatever happens. After `limit` the contexts are shut down anyway,
+    /// which ends every event stream, so a stuck scenario fails instead of hanging.
     func withRelay<T: Sendable>(
-        _ target: BenchTarget, tag: String, sync: String = "full", limit: Duration,
-        _ body: (BenchRelay, WebSocketClientContext, BenchConnector) async throws -> T
+        _ target: BenchTarget, tag: String, sync: String? = nil, connections: Int = 2, limit: Duration,
+        _ body: (BenchRelay, BenchClients, BenchConnector) async throws -> T
     ) async throws -> T {
         let relay = try await BenchRelay.start(
-            target, paths: paths, cpu: options.relayCPU, directory: directory, tag: tag, sync: sync)
-        let context: WebSocketClientContext
+            target, paths: paths, cpu: options.relayCPU, directory: directory, tag: tag, sync: sync ?? options.relaySync)
+        let clients: BenchClients
         do {
-            context = try WebSocketClientContext(configuration: Self.clientConfiguration)
+            clients = try BenchClients(connections: connections)
         } catch {
             await relay.stop()
             throw error
@@ -63,18 +98,18 @@ struct BenchRunner: Sendable {
         let watchdog = Task {
             try await Task.sleep(for: limit)
             BenchProgress.note("time limit (\(limit)) reached: closing every connection")
-            await context.shutdown()
+            await clients.shutdown()
         }
-        let connector = BenchConnector(context: context, dialect: target.dialect, url: relay.url)
+        let connector = BenchConnector(clients: clients, dialect: target.dialect, url: relay.url)
         let outcome: Result<T, any Error>
         do {
-            outcome = .success(try await body(relay, context, connector))
+            outcome = .success(try await body(relay, clients, connector))
         } catch {
             outcome = .failure(error)
         }
         watchdog.cancel()
-        await context.shutdown()
-        if !relay.child.isRunning {
+        await clients.shutdown()
+        if relay.child.exitedUnexpectedly {
             await relay.stop()
             if case .success = outcome {
                 throw BenchError.scenario("\(target.rawValue) exited during the scenario\(relay.child.failureDetail())")

@@ -5,6 +5,7 @@ let usage = """
     USAGE: watchrelay <subcommand> [options]
 
     SUBCOMMANDS:
+      bench-widget phone favorites change → watch widget reloaded, p50/p99
       demo         the whole story on loopback in a few seconds (what `make run` runs)
       serve        run the relay (WatchConnectivity stand-in) on libwebsockets
       bench        measure the relay and its peers (BENCHMARKS.md)
@@ -21,6 +22,7 @@ let argv = Array(CommandLine.arguments.dropFirst())
 let code: Int32
 do {
     switch argv.first {
+    case "bench-widget": code = try await WidgetBench.run(Array(argv.dropFirst()))
     case "demo": code = try await DemoCommand.run(Array(argv.dropFirst()))
     case "serve": code = try await ServeCommand.run(Array(argv.dropFirst()))
     case "bench": code = try await BenchCommand.run(Array(argv.dropFirst()))
