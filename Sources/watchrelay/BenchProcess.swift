@@ -58,6 +58,7 @@ final class BenchChild: Sendable {
             throw BenchError.setup("\(name): cannot start \(BenchChild.tasksetPath): \(String(cString: strerror(status)))")
         }
         pid = child
+        BenchChildren.live.withLock { _ = $0.insert(child) }
     }
 
     /// `taskset` from util-linux.
@@ -93,12 +94,14 @@ final class BenchChild: Sendable {
 
     /// Whether the child is still running (reaps it once it exited).
     var isRunning: Bool {
-        exitStatus.withLock { status in
+        let running = exitStatus.withLock { status in
             guard status == nil else { return false }
             var raw: Int32 = 0
             if waitpid(pid, &raw, WNOHANG) == pid { status = raw }
             return status == nil
         }
+        if !running { BenchChildren.live.withLock { _ = $0.remove(pid) } }
+        return running
     }
 
     /// Whether the child exited without being asked to.
@@ -142,6 +145,29 @@ final class BenchChild: Sendable {
         let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         let tail = log.split(separator: "\n").suffix(5).joined(separator: "\n    ")
         return " (\(state))" + (tail.isEmpty ? "" : ":\n    \(tail)")
+    }
+}
+
+/// The children still running, so an interrupted benchmark does not leave relays behind.
+enum BenchChildren {
+    /// PIDs of started and not yet reaped children.
+    static let live = Mutex<Set<Int32>>([])
+
+    /// On SIGINT, SIGTERM or SIGHUP: SIGKILL every live child, then exit with 128 + signal.
+    ///
+    /// Returns the dispatch sources, which must stay alive for the handlers to run.
+    static func killOnTermination() -> [any DispatchSourceSignal] {
+        [SIGINT, SIGTERM, SIGHUP].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                for pid in live.withLock({ $0 }) { Glibc.kill(pid, SIGKILL) }
+                FileHandle.standardError.write(Data("bench: interrupted (signal \(number)); relays killed\n".utf8))
+                exit(128 + number)
+            }
+            source.resume()
+            return source
+        }
     }
 }
 

@@ -25,6 +25,8 @@ struct BenchReport: Codable, Sendable {
     var durationSeconds: Double
     var machine: BenchMachine
     var loadAverageAfter: [Double]
+    /// The 1, 5 and 15 minute load averages when each run began.
+    var loadAtRunStarts: [[Double]]
     var runs: Int
     var relayCPU: Int
     var generatorCPU: Int
@@ -37,8 +39,9 @@ struct BenchReport: Codable, Sendable {
     /// Builds the report: medians per row across runs, then ratios and goals from the medians.
     init(
         startedAt: String, durationSeconds: Double, machine: BenchMachine, options: BenchOptions,
-        allRuns: [[BenchResult]]
+        allRuns: [[BenchResult]], loadAtRunStarts: [[Double]]
     ) {
+        self.loadAtRunStarts = loadAtRunStarts
         self.startedAt = startedAt
         self.durationSeconds = durationSeconds
         self.machine = machine
@@ -135,7 +138,9 @@ struct BenchReport: Codable, Sendable {
         lines.append("WatchRelay benchmarks — \(startedAt), \(runs) run(s), medians, \(Self.number(durationSeconds, 0)) s")
         lines.append(
             "\(machine.cpuModel), \(machine.cores) cores, Linux \(machine.kernel); relay on CPU \(relayCPU), "
-                + "generator on CPU \(generatorCPU); load average \(load) at start, \(loadAfter) at end")
+                + "generator on CPU \(generatorCPU); load average \(load) at start, \(loadAfter) at end; 1-minute load at "
+                + "each run's start: " + loadAtRunStarts.map { Self.number($0.first ?? 0, 2) }.joined(separator: ", "))
+        lines.append("Figures are medians over the runs; notes are from the first run that succeeded.")
         lines.append("")
         lines.append(
             "| scenario | relay | point | msg/s | relay CPU-s/1k | relay CPU | gen CPU | p50 ms | p99 ms | relay RSS MiB | RSS/conn KiB | notes |")
@@ -146,7 +151,10 @@ struct BenchReport: Codable, Sendable {
                 Self.cell(row.relayCPUPercent, 0, suffix: " %"), Self.cell(row.generatorCPUPercent, 0, suffix: " %"),
                 Self.cell(row.p50Milliseconds, 3), Self.cell(row.p99Milliseconds, 3), Self.cell(row.relayRSSMiB, 1),
                 Self.cell(row.rssPerConnectionKiB, 1),
-                ([row.status == "ok" ? nil : row.status, row.note].compactMap { $0 }).joined(separator: "; "),
+                ([
+                    row.status == "ok" ? nil : row.status, row.relayRSSBeforeMiB.map { "RSS before \(Self.number($0, 1)) MiB" },
+                    row.note,
+                ].compactMap { $0 }).joined(separator: "; "),
             ]
             lines.append("| " + cells.map { $0.replacingOccurrences(of: "|", with: "/") }.joined(separator: " | ") + " |")
         }

@@ -24,6 +24,8 @@ struct BenchResult: Codable, Sendable {
     var p99Milliseconds: Double?
     /// Relay resident set size at the end of the measurement.
     var relayRSSMiB: Double?
+    /// Relay resident set size before the scenario opened its connections.
+    var relayRSSBeforeMiB: Double?
     /// (RSS after − RSS before) / connections.
     var rssPerConnectionKiB: Double?
     /// Messages measured, or connections opened.
@@ -48,7 +50,8 @@ struct BenchResult: Codable, Sendable {
 
     private enum CodingKeys: String, CodingKey {
         case scenario, target, label, status, messagesPerSecond, relayCPUSecondsPer1k, relayCPUPercent
-        case generatorCPUPercent, p50Milliseconds, p99Milliseconds, relayRSSMiB, rssPerConnectionKiB, count
+        case generatorCPUPercent, p50Milliseconds, p99Milliseconds, relayRSSMiB, relayRSSBeforeMiB, rssPerConnectionKiB
+        case count
         case anomalies, note
     }
 
@@ -56,7 +59,7 @@ struct BenchResult: Codable, Sendable {
     static var metrics: [WritableKeyPath<BenchResult, Double?>] {
         [
         \.messagesPerSecond, \.relayCPUSecondsPer1k, \.relayCPUPercent, \.generatorCPUPercent,
-        \.p50Milliseconds, \.p99Milliseconds, \.relayRSSMiB, \.rssPerConnectionKiB,
+        \.p50Milliseconds, \.p99Milliseconds, \.relayRSSMiB, \.relayRSSBeforeMiB, \.rssPerConnectionKiB,
         ]
     }
 

@@ -27,6 +27,7 @@ extension BenchRunner {
                 scenario: "connections", target: target.rawValue, label: "\(pairs.count * 2) idle")
             result.count = pairs.count * 2
             result.relayRSSMiB = Double(rssAfter) / 1024
+            result.relayRSSBeforeMiB = Double(rssBefore) / 1024
             result.rssPerConnectionKiB = Double(rssAfter - rssBefore) / Double(pairs.count * 2)
             let method =
                 switch target.dialect {
@@ -35,8 +36,7 @@ extension BenchRunner {
                 case .mqtt: "\(pairs.count * 2) CONNECTs, \(pairs.count) SUBSCRIBEs"
                 }
             result.note =
-                "\(method) in \(Self.format(openSeconds)) s (\(Int(Double(pairs.count) / max(openSeconds, 0.001))) pairs/s); "
-                + "RSS \(rssBefore / 1024) → \(rssAfter / 1024) MiB"
+                "\(method) in \(Self.format(openSeconds)) s (\(Int(Double(pairs.count) / max(openSeconds, 0.001))) pairs/s)"
             // Kill the relay, let every connection see its reset, then shut the context down:
             // closing thousands of open connections one by one from this side is much slower.
             await relay.child.kill()

@@ -28,7 +28,10 @@ extension BenchRunner {
                 result.relayRSSMiB = Double(relay.rssKiB) / 1024
                 result.note = "window \(window), payload \(factory.payloadBytes) B"
                 if !drained {
-                    result.status = "failed: stalled, messages in flight not delivered within 5 s after the load stopped"
+                    result = BenchResult(scenario: "throughput", target: target.rawValue, label: label)
+                    result.status =
+                        "failed: stalled: \(after - before) delivered in \(options.seconds) s, and what was in flight "
+                        + "(window \(window)) was not delivered within 5 s after the load stopped"
                 }
                 await clients.shutdown()
                 try await group.waitForAll()
