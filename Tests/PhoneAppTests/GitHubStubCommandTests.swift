@@ -6,7 +6,7 @@ import Testing
 #endif
 
 /// `watchrelay github-stub` as a real process.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(4)))
 struct GitHubStubCommandTests {
     @Test func itPrintsItsURLServesTheFixturesAndStopsOnSIGTERM() async throws {
         let stub = try ChildProcess(

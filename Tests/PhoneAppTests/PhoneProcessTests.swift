@@ -4,7 +4,7 @@ import RelayProtocol
 import Testing
 
 /// `watchrelay phone` as a real process: kill -9 loses neither the favorites nor the pairing.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(4)))
 struct PhoneProcessTests {
     @Test func favoritesAndThePairingSurviveSIGKILL() async throws {
         let relay = try await TestRelay.start()
