@@ -26,6 +26,10 @@ struct BenchOptions: Sendable {
     /// SQLite synchronous mode of `watchrelay serve` outside the durable scenario.
     var relaySync = "full"
     var relayCPU = 0
+    /// A point during which other processes used more CPU than this (percent of one core) is
+    /// measured again, up to ``retries`` times; the least disturbed attempt is kept.
+    var maxOtherCPU = 30.0
+    var retries = 2
     var generatorCPU = 1
     var output = "Benchmarks/results/latest.json"
 
@@ -60,6 +64,9 @@ struct BenchOptions: Sendable {
           --connections N         idle connections of the scale scenario (default 10000)
           --relay-sync MODE       `watchrelay serve --sync` outside the durable scenario (default full)
           --relay-cpu N           core of the relay processes (default 0)
+          --max-other-cpu PCT     re-measure a point if other processes used more CPU than this
+                                  during it, in % of one core (default 30; the machine is shared)
+          --retries N             at most this many re-measurements per point (default 2)
           --generator-cpu N       core of this process (default 1)
           --output PATH           JSON results (default Benchmarks/results/latest.json)
           --c-relay PATH          the C relay (default Benchmarks/baseline/build/relay)
@@ -100,6 +107,13 @@ struct BenchOptions: Sendable {
             relaySync = sync
         }
         relayCPU = try args.int("relay-cpu", in: 0...1023) ?? relayCPU
+        if let text = args.string("max-other-cpu") {
+            guard let value = Double(text), value >= 0 else {
+                throw Arguments.UsageError(description: "--max-other-cpu must be a percentage, not '\(text)'")
+            }
+            maxOtherCPU = value
+        }
+        retries = try args.int("retries", in: 0...10) ?? retries
         generatorCPU = try args.int("generator-cpu", in: 0...1023) ?? generatorCPU
         output = args.string("output") ?? output
         paths.cRelay = args.string("c-relay") ?? paths.cRelay

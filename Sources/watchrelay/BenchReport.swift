@@ -143,12 +143,14 @@ struct BenchReport: Codable, Sendable {
         lines.append("Figures are medians over the runs; notes are from the first run that succeeded.")
         lines.append("")
         lines.append(
-            "| scenario | relay | point | msg/s | relay CPU-s/1k | relay CPU | gen CPU | p50 ms | p99 ms | relay RSS MiB | RSS/conn KiB | notes |")
-        lines.append("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|")
+            "| scenario | relay | point | msg/s | relay CPU-s/1k | relay CPU | gen CPU | other CPU | p50 ms | p99 ms "
+                + "| relay RSS MiB | RSS/conn KiB | notes |")
+        lines.append("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
         for row in medians {
             let cells = [
                 row.scenario, row.target, row.label, Self.cell(row.messagesPerSecond, 0), Self.cell(row.relayCPUSecondsPer1k, 4),
                 Self.cell(row.relayCPUPercent, 0, suffix: " %"), Self.cell(row.generatorCPUPercent, 0, suffix: " %"),
+                Self.cell(row.otherCPUPercent, 0, suffix: " %"),
                 Self.cell(row.p50Milliseconds, 3), Self.cell(row.p99Milliseconds, 3), Self.cell(row.relayRSSMiB, 1),
                 Self.cell(row.rssPerConnectionKiB, 1),
                 ([

@@ -20,6 +20,9 @@ struct BenchResult: Codable, Sendable {
     var relayCPUPercent: Double?
     /// Generator (this process) CPU time over wall time, in percent of one core.
     var generatorCPUPercent: Double?
+    /// CPU time of every other process on the machine over wall time, in percent of one core:
+    /// how busy the shared machine was around the measurement (200 % = both cores).
+    var otherCPUPercent: Double?
     var p50Milliseconds: Double?
     var p99Milliseconds: Double?
     /// Relay resident set size at the end of the measurement.
@@ -50,7 +53,7 @@ struct BenchResult: Codable, Sendable {
 
     private enum CodingKeys: String, CodingKey {
         case scenario, target, label, status, messagesPerSecond, relayCPUSecondsPer1k, relayCPUPercent
-        case generatorCPUPercent, p50Milliseconds, p99Milliseconds, relayRSSMiB, relayRSSBeforeMiB, rssPerConnectionKiB
+        case generatorCPUPercent, otherCPUPercent, p50Milliseconds, p99Milliseconds, relayRSSMiB, relayRSSBeforeMiB, rssPerConnectionKiB
         case count
         case anomalies, note
     }
@@ -58,7 +61,7 @@ struct BenchResult: Codable, Sendable {
     /// The numeric metrics by name, for taking medians across runs.
     static var metrics: [WritableKeyPath<BenchResult, Double?>] {
         [
-        \.messagesPerSecond, \.relayCPUSecondsPer1k, \.relayCPUPercent, \.generatorCPUPercent,
+        \.messagesPerSecond, \.relayCPUSecondsPer1k, \.relayCPUPercent, \.generatorCPUPercent, \.otherCPUPercent,
         \.p50Milliseconds, \.p99Milliseconds, \.relayRSSMiB, \.relayRSSBeforeMiB, \.rssPerConnectionKiB,
         ]
     }

@@ -183,6 +183,8 @@ struct BenchRunner: Sendable {
         result.messagesPerSecond = Double(messages) / seconds
         result.relayCPUPercent = relayCPU / seconds * 100
         result.generatorCPUPercent = (end.generator - start.generator) / seconds * 100
+        let others = (end.machine - start.machine) - relayCPU - (end.generator - start.generator)
+        result.otherCPUPercent = max(0, others) / seconds * 100
         result.relayCPUSecondsPer1k = messages > 0 ? relayCPU / Double(messages) * 1000 : nil
         result.count = messages
     }

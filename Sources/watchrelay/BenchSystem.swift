@@ -20,6 +20,18 @@ enum BenchSystem {
         return (user + system) / ticksPerSecond
     }
 
+    /// CPU seconds every core spent busy since boot (user, nice, system, irq, softirq, steal
+    /// from the first line of `/proc/stat`), for telling other processes' load apart.
+    static func machineBusySeconds() -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+            let line = text.split(separator: "\n").first, line.hasPrefix("cpu ")
+        else { return 0 }
+        let values = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        guard values.count >= 8 else { return 0 }
+        // user nice system idle iowait irq softirq steal (guest time is already in user).
+        return (values[0] + values[1] + values[2] + values[5] + values[6] + values[7]) / ticksPerSecond
+    }
+
     /// `VmRSS` of process `pid` in KiB, or nil if it is gone.
     static func rssKiB(pid: Int32) -> Int? {
         statusField("VmRSS", pid: pid).flatMap { Int($0.split(separator: " ").first ?? "") }
@@ -114,12 +126,15 @@ struct BenchCPUSample {
     let wall: ContinuousClock.Instant
     let relay: Double
     let generator: Double
+    /// Busy CPU seconds of the whole machine (every process, both cores).
+    let machine: Double
 
     /// Samples now; `relayPID` is the process under test.
     init(relayPID: Int32) {
         wall = .now
         relay = BenchSystem.cpuSeconds(pid: relayPID) ?? 0
         generator = BenchSystem.cpuSeconds(pid: getpid()) ?? 0
+        machine = BenchSystem.machineBusySeconds()
     }
 
     /// Seconds of wall time from `earlier` to this sample.

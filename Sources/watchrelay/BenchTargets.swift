@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The relays the benchmark measures: ours and the three peers.
 enum BenchTarget: String, CaseIterable, Codable, Sendable {
@@ -61,6 +62,9 @@ struct BenchPaths: Sendable {
 
 /// One relay process started for one scenario, pinned to the relay core.
 struct BenchRelay: Sendable {
+    /// Numbers the relays started by this process.
+    private static let serial = Atomic<Int>(0)
+
     let target: BenchTarget
     /// What the generator connects to.
     let url: String
@@ -75,7 +79,9 @@ struct BenchRelay: Sendable {
     static func start(
         _ target: BenchTarget, paths: BenchPaths, cpu: Int, directory: String, tag: String, sync: String = "full"
     ) async throws -> BenchRelay {
-        let name = "\(target.rawValue)-\(tag)"
+        // A serial number keeps every relay's files apart: a database left by an earlier point
+        // or run would preload its pairs into the next relay.
+        let name = "\(target.rawValue)-\(tag)-\(serial.add(1, ordering: .relaxed).newValue)"
         switch target {
         case .watchrelay:
             let child = try BenchChild(
