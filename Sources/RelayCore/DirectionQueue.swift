@@ -6,9 +6,9 @@ import RelayProtocol
 /// holds items never sent, complications first, then the rest in acceptance order;
 /// the first `inFlight` items of `sent` went out on the receiver's current connection.
 struct DirectionQueue: Sendable {
-    var sent: [QueuedItem] = []
-    var unsentComplications: [QueuedItem] = []
-    var unsent: [QueuedItem] = []
+    var sent = FIFOArray<QueuedItem>()
+    var unsentComplications = FIFOArray<QueuedItem>()
+    var unsent = FIFOArray<QueuedItem>()
     /// Items of `sent` (from the front) already sent on the receiver's current connection.
     var inFlight = 0
     var inFlightBytes = 0
@@ -19,13 +19,13 @@ struct DirectionQueue: Sendable {
     var lastSentContext: Deliver?
     var pendingTransferred: [String] = []
     /// Finished (acked or cancelled) durable send ids, most recent last.
-    var finished: [String] = []
+    var finished = FIFOArray<String>()
     var finishedSet: Set<String> = []
     /// Cancelled send ids (a repeated `cancel` is answered `cancelled` again); kept in
     /// memory only, and pruned with `finished`.
     var cancelled: Set<String> = []
     /// Recent message ids (for `cancel` → `not_supported`), most recent last.
-    var recentMessages: [String] = []
+    var recentMessages = RecentIDs(capacity: 256)
     /// Context send ids, so a `cancel` of one is `not_supported` even once it was replaced
     /// or acked; kept in memory only, and pruned with `finished`.
     var contexts: Set<String> = []
@@ -37,38 +37,39 @@ struct DirectionQueue: Sendable {
     init() {}
 
     init(snapshot s: DirectionSnapshot) {
+        var sentItems: [QueuedItem] = []
         for item in s.items {
             ranks[item.sendID] = nextRank  // the store keeps acceptance order
             nextRank += 1
             if item.seq != nil {
-                sent.append(item)
+                sentItems.append(item)
             } else if item.mode == .complication {
                 unsentComplications.append(item)
             } else {
                 unsent.append(item)
             }
         }
-        sent.sort { ($0.seq ?? 0) < ($1.seq ?? 0) }
+        sent = FIFOArray(sentItems.sorted { ($0.seq ?? 0) < ($1.seq ?? 0) })
         // Every seq up to the reservation may have been used before the restart.
         lastSeq = max(s.seqReserved, sent.last?.seq ?? 0)
         seqReserved = lastSeq
         lastSentContext = s.lastSentContext
         pendingTransferred = s.pendingTransferred
-        finished = s.finishedIDs
+        finished = FIFOArray(s.finishedIDs)
         finishedSet = Set(s.finishedIDs)
     }
 
     /// Durable sends not yet acked, cancelled or replaced, in acceptance order.
     var outstanding: [QueuedItem] {
-        (sent + unsentComplications + unsent).sorted { ranks[$0.sendID, default: .max] < ranks[$1.sendID, default: .max] }
+        (Array(sent) + unsentComplications + unsent).sorted { ranks[$0.sendID, default: .max] < ranks[$1.sendID, default: .max] }
     }
 
     var queuedCount: Int { sent.count + unsentComplications.count + unsent.count }
 
     /// Whether `id` is a durable send this direction still holds.
+    /// (Every held item has a rank, and only held items: O(1).)
     func holds(_ id: String) -> Bool {
-        sent.contains { $0.sendID == id } || unsentComplications.contains { $0.sendID == id }
-            || unsent.contains { $0.sendID == id }
+        ranks[id] != nil
     }
 
     /// Queues a newly accepted item (a complication ahead of the other unsent items).
@@ -77,6 +78,15 @@ struct DirectionQueue: Sendable {
         nextRank += 1
         if item.mode == .context { contexts.insert(item.sendID) }
         if item.mode == .complication { unsentComplications.append(item) } else { unsent.append(item) }
+    }
+
+    /// Hands out the next seq; returns the new reservation when the block ran out (the caller
+    /// persists it before anything uses the seq).
+    mutating func advanceSeq(block: Int64) -> (seq: Int64, reserved: Int64?) {
+        lastSeq += 1
+        guard lastSeq > seqReserved else { return (lastSeq, nil) }
+        seqReserved = lastSeq + block - 1
+        return (lastSeq, seqReserved)
     }
 
     /// Takes the next never-sent item (complications first).
@@ -142,8 +152,7 @@ struct DirectionQueue: Sendable {
     }
 
     mutating func remember(message id: String) {
-        recentMessages.append(id)
-        if recentMessages.count > 256 { recentMessages.removeFirst(recentMessages.count - 256) }
+        recentMessages.insert(id)
     }
 }
 
@@ -166,10 +175,13 @@ struct PairState: Sendable {
     }
 
     /// The queue of items sent by `sender`.
+    ///
+    /// `_modify` lets `pairs[id]?[sender].f()` mutate the queue in place; with only a setter,
+    /// every such call would copy the queue out and its arrays on write (O(queue) per item).
     subscript(sender: Role) -> DirectionQueue {
         get { sender == .phone ? toWatch : toPhone }
-        set {
-            if sender == .phone { toWatch = newValue } else { toPhone = newValue }
+        _modify {
+            if sender == .phone { yield &toWatch } else { yield &toPhone }
         }
     }
 

@@ -63,7 +63,8 @@ extension RelayState {
 
     /// Latest wins: an older context still queued leaves (and leaves `outstanding`).
     private mutating func replaceContext(_ pairID: PairID, sender: Role) {
-        guard var q = pairs[pairID]?[sender] else { return }
+        guard var q = takeQueue(pairID, sender) else { return }
+        defer { putQueue(q, pairID, sender) }
         var replaced: [String] = []
         if let old = q.unsent.first(where: { $0.mode == .context }), let gone = q.removeUnsent(old.sendID) {
             replaced.append(gone.sendID)
@@ -73,7 +74,6 @@ extension RelayState {
         }
         guard !replaced.isEmpty else { return }
         q.remember(finished: replaced, keep: configuration.finishedIDsKept)
-        pairs[pairID]?[sender] = q
         persist(.deleteItems(pairID, direction: sender, sendIDs: replaced))
         persist(.recordFinished(pairID, direction: sender, sendIDs: replaced))
     }
@@ -105,32 +105,39 @@ extension RelayState {
 
     /// The next seq of `sender`'s direction, reserving a new block in the store when needed.
     mutating func nextSeq(_ pairID: PairID, sender: Role) -> Int64 {
-        guard var q = pairs[pairID]?[sender] else { return 0 }
-        q.lastSeq += 1
-        let seq = q.lastSeq
-        if seq > q.seqReserved {
-            q.seqReserved = seq + configuration.seqReservationBlock - 1
-            persist(.setSeqReserved(pairID, direction: sender, q.seqReserved))
-        }
-        pairs[pairID]?[sender] = q
+        guard pairs[pairID] != nil else { return 0 }
+        let (seq, reserved) = pairs[pairID]![sender].advanceSeq(block: configuration.seqReservationBlock)
+        if let reserved { persist(.setSeqReserved(pairID, direction: sender, reserved)) }
         return seq
+    }
+
+    /// Moves `sender`'s queue of `pairID` out of `pairs` (leaving an empty one) so changing it
+    /// copies none of its arrays; ``putQueue(_:_:_:)`` puts it back. Nothing may read that
+    /// queue in between (persisting and emitting may: they do not read queues).
+    mutating func takeQueue(_ pairID: PairID, _ sender: Role) -> DirectionQueue? {
+        guard pairs[pairID] != nil else { return nil }
+        var q = DirectionQueue()
+        swap(&q, &pairs[pairID]![sender])
+        return q
+    }
+
+    /// Puts back a queue taken with ``takeQueue(_:_:)``.
+    mutating func putQueue(_ q: consuming DirectionQueue, _ pairID: PairID, _ sender: Role) {
+        pairs[pairID]?[sender] = q
     }
 
     /// Sends queued durable items to the receiver of `sender`'s direction, within the window.
     mutating func pump(_ pairID: PairID, sender: Role) {
-        guard let receiver = connectedLink(of: sender.peer, in: pairID) else { return }
-        while var q = pairs[pairID]?[sender] {
-            guard q.inFlight < configuration.inFlightItems,
-                q.inFlight == 0 || q.inFlightBytes < configuration.inFlightBytes
-            else { return }
+        guard let receiver = connectedLink(of: sender.peer, in: pairID), var q = takeQueue(pairID, sender) else { return }
+        defer { putQueue(q, pairID, sender) }
+        while q.inFlight < configuration.inFlightItems, q.inFlight == 0 || q.inFlightBytes < configuration.inFlightBytes {
             var item: QueuedItem
             if q.inFlight < q.sent.count {
                 item = q.sent[q.inFlight]
             } else if let next = q.popUnsent() {
                 item = next
-                pairs[pairID]?[sender] = q
-                let seq = nextSeq(pairID, sender: sender)
-                q = pairs[pairID]![sender]
+                let (seq, reserved) = q.advanceSeq(block: configuration.seqReservationBlock)
+                if let reserved { persist(.setSeqReserved(pairID, direction: sender, reserved)) }
                 item.seq = seq
                 q.sent.append(item)
                 persist(.setItemSeq(pairID, direction: sender, sendID: item.sendID, seq: seq))
@@ -143,7 +150,6 @@ extension RelayState {
             }
             q.inFlight += 1
             q.inFlightBytes += item.size
-            pairs[pairID]?[sender] = q
             emit(.deliver(item.deliver(from: sender)), to: receiver)
         }
     }
@@ -157,9 +163,12 @@ extension RelayState {
 
     /// Everything of `sender`'s direction with seq ≤ `seq` was processed by the receiver.
     mutating func applyAck(_ pairID: PairID, sender: Role, through seq: Int64) {
-        guard var q = pairs[pairID]?[sender] else { return }
+        guard var q = takeQueue(pairID, sender) else { return }
         let done = q.ack(through: seq)
-        guard !done.isEmpty else { return }
+        guard !done.isEmpty else {
+            putQueue(q, pairID, sender)
+            return
+        }
         let ids = done.map(\.sendID)
         q.remember(finished: ids, keep: configuration.finishedIDsKept)
         persist(.deleteItems(pairID, direction: sender, sendIDs: ids))
@@ -168,7 +177,6 @@ extension RelayState {
         let transferred = done.filter { $0.mode != .context }.map(\.sendID)
         if !transferred.isEmpty {
             if let senderLink = connectedLink(of: sender, in: pairID) {
-                pairs[pairID]?[sender] = q
                 emit(.transferred(Transferred(ids: transferred)), to: senderLink)
             } else {
                 q.pendingTransferred += transferred
@@ -184,9 +192,10 @@ extension RelayState {
     mutating func cancel(_ f: Cancel, on link: LinkID) throws(ProtocolError) {
         let (session, pairID) = try pairedSession(link, re: f.id)
         let sender = session.role
-        guard var q = pairs[pairID]?[sender] else { return }
+        guard var q = takeQueue(pairID, sender) else { return }
+        defer { putQueue(q, pairID, sender) }
         let target = f.target
-        let unsentMode = (q.unsentComplications + q.unsent).first { $0.sendID == target }?.mode
+        let unsentMode = (q.unsentComplications.first { $0.sendID == target } ?? q.unsent.first { $0.sendID == target })?.mode
         let sentMode = q.sent.first { $0.sendID == target }?.mode
         if unsentMode == .context || sentMode == .context || q.recentMessages.contains(target)
             || q.contexts.contains(target) || q.lastSentContext?.id == target
@@ -200,7 +209,6 @@ extension RelayState {
         if unsentMode != nil, q.removeUnsent(target) != nil {
             q.remember(finished: [target], keep: configuration.finishedIDsKept)
             q.cancelled.insert(target)
-            pairs[pairID]?[sender] = q
             persist(.deleteItems(pairID, direction: sender, sendIDs: [target]))
             persist(.recordFinished(pairID, direction: sender, sendIDs: [target]))
             emit(.cancelled(Answer(re: f.id)), to: link)

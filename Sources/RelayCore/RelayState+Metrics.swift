@@ -15,7 +15,9 @@ extension RelayState {
         var out: [DeliveryMode: Int] = [.context: 0, .userInfo: 0, .complication: 0]
         for pair in pairs.values {
             for q in [pair.toWatch, pair.toPhone] {
-                for item in q.sent + q.unsentComplications + q.unsent { out[item.mode, default: 0] += 1 }
+                for item in q.sent { out[item.mode, default: 0] += 1 }
+                for item in q.unsentComplications { out[item.mode, default: 0] += 1 }
+                for item in q.unsent { out[item.mode, default: 0] += 1 }
             }
         }
         return out

@@ -107,7 +107,7 @@ extension RelayState {
 
     /// The connected link of the device of `role` in `pair`, if any.
     func connectedLink(of role: Role, in pair: PairID) -> LinkID? {
-        guard let p = pairs[pair], let l = deviceLinks[p.record.device(role).id], links[l]?.phase == .ready else {
+        guard let device = pairs[pair]?.record.device(role).id, let l = deviceLinks[device], links[l]?.phase == .ready else {
             return nil
         }
         return l

@@ -29,7 +29,7 @@ extension RelayStore {
                 SQL.insertItem,
                 [
                     .text(pair.rawValue), .text(direction.rawValue), .text(item.sendID), .text(item.mode.rawValue),
-                    .text(String(decoding: JSONWriter.encode(item.payload.json), as: UTF8.self)),
+                    .text(String(decoding: item.payload.encoded, as: UTF8.self)),
                     .integer(item.acceptedAt.millisecondsSinceEpoch), item.seq.map { .integer($0) } ?? .null,
                 ])
 

@@ -42,6 +42,24 @@ import Testing
         #expect(out.seqs(to: p2) == [1, 2, 3, 4, 5, 6])
     }
 
+    @Test func aBacklogOfThousandsDrainsInOrderExactlyOnceThroughTheWindow() {
+        var h = RelayHarness()
+        let (phone, watch) = h.pairDevices()
+        h.close(phone)
+        let ids = (1...3000).map { "w-\($0)" }
+        for id in ids { h.send(watch, id: id, mode: .userInfo) }
+        let (p2, first) = h.reconnect(.phone)
+        var delivered = first.delivers(to: p2)
+        #expect(delivered.count == 64, "the in-flight window")
+        var seen = delivered.map(\.id)
+        while let last = delivered.last {
+            delivered = h.ack(p2, last.seq).delivers(to: p2)
+            seen += delivered.map(\.id)
+        }
+        #expect(seen == ids)
+        #expect(h.outstanding(watch) == [])
+    }
+
     @Test func anUnackedUserInfoIsRedeliveredWithItsSeqOnEveryReconnectUntilAcked() {
         var h = RelayHarness()
         let (phone, watch) = h.pairDevices()

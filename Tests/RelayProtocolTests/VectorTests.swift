@@ -1,5 +1,5 @@
 import Foundation
-import RelayProtocol
+@testable import RelayProtocol
 import Testing
 
 @Suite struct VectorTests {
@@ -42,6 +42,8 @@ import Testing
         #expect(Vectors.typePrefix(v.name, known: RelayFrame.types.map(\.rawValue)) == frame.type.rawValue)
         let bytes = FrameCodec.encode(frame)
         #expect(try FrameCodec.decodeRelayFrame(bytes) == frame)
+        // The direct writers of `deliver` and `accepted` write what the generic path writes.
+        #expect(bytes == FrameCodec.encodeGeneric(frame))
         if !v.name.contains("unknown-fields") {
             #expect(try normalizedTimestamps(JSONParser.parse(bytes)) == normalizedTimestamps(JSONParser.parse(v.bytes)))
         }
@@ -103,5 +105,37 @@ import Testing
         case .object(let o): return .object(o.filter { $0.value != .null }.mapValues(normalizedTimestamps))
         default: return v
         }
+    }
+}
+
+@Suite struct HotFrameEncodingTests {
+    static let payloads: [Payload] = [
+        Payload(kind: "k"),
+        Payload(kind: "é \" \\ \n \u{1}", ["z": [1, 2.5, nil, true], "a": ["nested": "x"], "ü": "y"]),
+        Payload(kind: "big", ["s": .string(String(repeating: "ab", count: 5000))]),
+    ]
+
+    @Test(arguments: payloads, [true, false, nil] as [Bool?])
+    func deliverIsWrittenAsTheGenericPathWritesIt(_ payload: Payload, wantsReply: Bool?) {
+        for mode in [DeliveryMode.message, .userInfo, .context, .complication] {
+            let d = Deliver(
+                seq: 9_007_199_254_740_993, mode: mode, id: "id \"q\"", from: .watch,
+                sentAt: Timestamp(millisecondsSinceEpoch: 1_780_000_000_123), payload: payload, wantsReply: wantsReply)
+            #expect(FrameCodec.encode(.deliver(d)) == FrameCodec.encodeGeneric(.deliver(d)))
+        }
+    }
+
+    @Test(arguments: [nil, 0, 49] as [Int?], [nil, DeliveryMode.userInfo] as [DeliveryMode?])
+    func acceptedIsWrittenAsTheGenericPathWritesIt(_ remaining: Int?, fallback: DeliveryMode?) {
+        let a = Accepted(re: "r\u{7}é", remaining: remaining, fallback: fallback)
+        #expect(FrameCodec.encode(.accepted(a)) == FrameCodec.encodeGeneric(.accepted(a)))
+    }
+
+    @Test func aPayloadKeepsItsEncodingInStepWithItsMembers() {
+        var p = Payload(kind: "a", ["n": 1])
+        #expect(p.encoded == JSONWriter.encode(p.json))
+        p.members["n"] = "two"
+        #expect(p.encoded == JSONWriter.encode(p.json))
+        #expect(p == Payload(kind: "a", ["n": "two"]))
     }
 }
