@@ -15,8 +15,9 @@ extension FrameCodec {
         JSONWriter.writeString(d.mode.rawValue, into: &out)
         out.append(contentsOf: #","payload":"#.utf8)
         out.append(contentsOf: d.payload.encoded)
-        out.append(contentsOf: #","sentAt":"#.utf8)
-        JSONWriter.writeString(d.sentAt.iso8601, into: &out)
+        out.append(contentsOf: #","sentAt":""#.utf8)  // ISO-8601 needs no escapes
+        d.sentAt.writeISO8601(into: &out)
+        out.append(UInt8(ascii: "\""))
         out.append(contentsOf: #","seq":"#.utf8)
         out.append(contentsOf: String(d.seq).utf8)
         out.append(contentsOf: #","type":"deliver""#.utf8)

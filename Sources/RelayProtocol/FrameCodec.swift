@@ -7,6 +7,23 @@
 public enum FrameCodec {
     /// Decodes a client → relay frame.
     public static func decodeClientFrame(_ bytes: some Collection<UInt8>) throws(ProtocolError) -> ClientFrame {
+        try decodeClient(bytes)
+    }
+
+    /// Decodes a client → relay frame from a WebSocket message's bytes.
+    ///
+    /// (The concrete overload is what the relay calls: the parser is specialized for arrays
+    /// here, instead of running generic code across the module boundary.)
+    public static func decodeClientFrame(_ bytes: [UInt8]) throws(ProtocolError) -> ClientFrame {
+        try decodeClient(bytes)
+    }
+
+    /// Decodes a relay → client frame from a WebSocket message's bytes (see above).
+    public static func decodeRelayFrame(_ bytes: [UInt8]) throws(ProtocolError) -> RelayFrame {
+        try decodeRelay(bytes)
+    }
+
+    private static func decodeClient<Bytes: Collection<UInt8>>(_ bytes: Bytes) throws(ProtocolError) -> ClientFrame {
         let (type, reader) = try envelope(bytes)
         guard let frame = try ClientFrame.decode(type: type, reader) else {
             throw unknownType(type, reader)
@@ -16,6 +33,10 @@ public enum FrameCodec {
 
     /// Decodes a relay → client frame.
     public static func decodeRelayFrame(_ bytes: some Collection<UInt8>) throws(ProtocolError) -> RelayFrame {
+        try decodeRelay(bytes)
+    }
+
+    private static func decodeRelay<Bytes: Collection<UInt8>>(_ bytes: Bytes) throws(ProtocolError) -> RelayFrame {
         let (type, reader) = try envelope(bytes)
         guard let frame = try RelayFrame.decode(type: type, reader) else {
             throw unknownType(type, reader)

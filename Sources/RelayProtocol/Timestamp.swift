@@ -22,6 +22,15 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// The ISO-8601 UTC form with milliseconds, e.g. `2026-11-30T04:14:17.123Z`.
     public var iso8601: String {
+        var out: [UInt8] = []
+        out.reserveCapacity(24)
+        writeISO8601(into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends ``iso8601``'s UTF-8 bytes to `out` (no intermediate strings: `deliver` frames
+    /// carry one per item).
+    public func writeISO8601(into out: inout [UInt8]) {
         let ms = millisecondsSinceEpoch
         var days = ms >= 0 ? ms / 86_400_000 : (ms - 86_399_999) / 86_400_000
         let msOfDay = ms - days * 86_400_000
@@ -36,16 +45,40 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         let d = doy - (153 * mp + 2) / 5 + 1
         let m = mp < 10 ? mp + 3 : mp - 9
         if m <= 2 { y += 1 }
-        let h = msOfDay / 3_600_000
-        let mi = msOfDay / 60_000 % 60
-        let s = msOfDay / 1000 % 60
-        let milli = msOfDay % 1000
-        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(h, 2)):\(pad(mi, 2)):\(pad(s, 2)).\(pad(milli, 3))Z"
+        Self.pad(y, 4, &out)
+        out.append(UInt8(ascii: "-"))
+        Self.pad(m, 2, &out)
+        out.append(UInt8(ascii: "-"))
+        Self.pad(d, 2, &out)
+        out.append(UInt8(ascii: "T"))
+        Self.pad(msOfDay / 3_600_000, 2, &out)
+        out.append(UInt8(ascii: ":"))
+        Self.pad(msOfDay / 60_000 % 60, 2, &out)
+        out.append(UInt8(ascii: ":"))
+        Self.pad(msOfDay / 1000 % 60, 2, &out)
+        out.append(UInt8(ascii: "."))
+        Self.pad(msOfDay % 1000, 3, &out)
+        out.append(UInt8(ascii: "Z"))
     }
 
-    private func pad(_ v: Int64, _ width: Int) -> String {
-        let s = String(v)
-        return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+    /// `v` in decimal, zero-padded to `width` digits (wider values and negatives as they are).
+    private static func pad(_ v: Int64, _ width: Int, _ out: inout [UInt8]) {
+        guard v >= 0 else {
+            out.append(contentsOf: String(v).utf8)
+            return
+        }
+        var divisor: Int64 = 1
+        var digits = 1
+        while digits < width || v / divisor >= 10 {
+            divisor *= 10
+            digits += 1
+        }
+        var rest = v
+        while divisor > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fff…](Z|±HH:MM)`; `nil` if malformed.

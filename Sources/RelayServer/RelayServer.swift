@@ -76,13 +76,7 @@ public actor RelayServer {
         let store = store
         let log = log
         // Events in order, one at a time, into the engine.
-        tasks.append(
-            Task {
-                for await event in transport.events {
-                    await engine.handle(event)
-                }
-                await engine.stop()
-            })
+        tasks.append(Task { await engine.consume(transport.events) })
         // Group commits: whatever piled up during the previous commit goes in one transaction.
         tasks.append(
             Task {

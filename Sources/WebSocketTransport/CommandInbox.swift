@@ -65,6 +65,23 @@ final class CommandInbox: Sendable {
         }
     }
 
+    /// Queues several commands, in order, with one lock and at most one wake-up.
+    ///
+    /// - Returns: false if the context is shut down (or going down), in which case nothing was queued.
+    @discardableResult
+    func post(contentsOf commands: [Command]) -> Bool {
+        guard !commands.isEmpty else { return true }
+        return state.withLock { state in
+            guard state.phase == .starting || state.phase == .running else { return false }
+            let wasEmpty = state.commands.isEmpty
+            state.commands.append(contentsOf: commands)
+            if wasEmpty, let context = state.context {
+                lws_cancel_service(context.pointer)
+            }
+            return true
+        }
+    }
+
     /// Asks the service thread to shut down (once, however often called) and returns when the
     /// context has been destroyed and every event stream finished.
     func shutdownAndWait() async {

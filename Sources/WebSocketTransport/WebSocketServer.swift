@@ -54,6 +54,12 @@ public final class WebSocketServer: Sendable {
         inbox.post(.send(connection, OutboundMessage(payload: text, kind: .text)))
     }
 
+    /// Queues every message and close of `batch`, in order, with one hand-off to the service
+    /// thread (instead of one per message); same rules as ``send(_:to:)`` and ``close(_:code:reason:)``.
+    public func send(_ batch: OutboundBatch) {
+        inbox.post(contentsOf: batch.commands)
+    }
+
     /// Closes a connection after the messages already queued for it are sent.
     ///
     /// The `closed` event follows when lws has closed the connection. Codes RFC 6455 forbids in a
@@ -73,5 +79,31 @@ public final class WebSocketServer: Sendable {
     /// every call returns after the same shutdown completed.
     public func shutdown() async {
         await inbox.shutdownAndWait()
+    }
+}
+
+/// Messages and closes collected for one hand-off to the service thread (see
+/// ``WebSocketServer/send(_:)``).
+public struct OutboundBatch: Sendable {
+    fileprivate(set) var commands: [Command] = []
+
+    public init() {}
+
+    /// Whether nothing was added.
+    public var isEmpty: Bool { commands.isEmpty }
+
+    /// Adds a text message for `connection`.
+    public mutating func send(_ text: [UInt8], to connection: ConnectionID) {
+        commands.append(.send(connection, OutboundMessage(payload: text, kind: .text)))
+    }
+
+    /// Adds a close of `connection`, after what was added for it before.
+    public mutating func close(_ connection: ConnectionID, code: UInt16 = 1000, reason: String = "") {
+        commands.append(.close(connection, code: code, reason: reason))
+    }
+
+    /// Empties the batch, keeping its storage for the next one.
+    public mutating func removeAll() {
+        commands.removeAll(keepingCapacity: true)
     }
 }

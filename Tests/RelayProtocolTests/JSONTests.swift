@@ -48,6 +48,10 @@ import Testing
         #expect(Timestamp(iso8601: "2026-11-30T04:14:17Z") == t.adding(milliseconds: -123))
         #expect(Timestamp(iso8601: "2026-11-30T06:14:17.123+02:00") == t)
         #expect(Timestamp(millisecondsSinceEpoch: 0).iso8601 == "1970-01-01T00:00:00.000Z")
+        #expect(Timestamp(millisecondsSinceEpoch: 253_402_300_799_999).iso8601 == "9999-12-31T23:59:59.999Z")
+        #expect(Timestamp(millisecondsSinceEpoch: 253_402_300_800_000).iso8601 == "10000-01-01T00:00:00.000Z")
+        #expect(Timestamp(millisecondsSinceEpoch: -62_135_596_800_000).iso8601 == "0001-01-01T00:00:00.000Z")
+        #expect(Timestamp(millisecondsSinceEpoch: 1_000_000_000_007).iso8601 == "2001-09-09T01:46:40.007Z")
         #expect(Timestamp(iso8601: "2024-02-29T00:00:00Z")?.iso8601 == "2024-02-29T00:00:00.000Z")
         #expect(Timestamp(iso8601: "2026-11-30T04:14:17.1Z") == t.adding(milliseconds: -23))
         // Found by the fuzzer: many fraction digits trapped instead of parsing.
