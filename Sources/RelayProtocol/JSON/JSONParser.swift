@@ -78,6 +78,8 @@ public struct JSONParser {
             pos += 1
             return .object(members)
         }
+        // Frames have up to 8 fields: one allocation instead of growing 1 → 2 → 4 → 8.
+        members.reserveCapacity(8)
         while true {
             skipWhitespace()
             guard pos < buf.count, buf[pos] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
