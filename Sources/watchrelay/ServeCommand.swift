@@ -27,8 +27,8 @@ enum ServeCommand {
           --complications-per-day N   complication budget per pair per 24 h (default 50)
           --pairing-code-ttl-s N      pairing code lifetime (default 120)
           --ping-after-s N            ping a silent client after N s (default 30)
-          --hangup-after-s N          drop a client silent for N s, pong included (default ping + 10;
-                                      must exceed --ping-after-s)
+          --hangup-after-s N          hang up on a client that sent nothing, not even a pong, for
+                                      N s (default ping + 10; must exceed --ping-after-s)
           --log-level LEVEL           debug, info, warn, error (default info)
           -h, --help                  show this help
         """
