@@ -63,9 +63,12 @@ test-tsan: deps
 		--skip PhoneProcessTests --skip GitHubStubCommandTests 2>&1 \
 		| tee .build/test-tsan.log | grep -E "ThreadSanitizer|Test run with|Executed|✘"
 
-# The long form of the fault suite: 20 rounds of SIGKILL of the relay during durable traffic.
+# The long form of the fault suite: 20 rounds each of SIGKILL of the relay during durable
+# traffic, a watch that stops reading (closed with 1008 at the outbound cap), and a SIGSTOPped
+# watch process (dropped by the ping policy). `make test` runs 3, 1 and 1 rounds.
 soak: build-tests
-	@WATCHRELAY_SOAK_ROUNDS=20 $(SWIFT) test --skip-build --filter RestartTests 2>&1 | grep -E "✘|Test run with"
+	@WATCHRELAY_SOAK_ROUNDS=20 $(SWIFT) test --skip-build \
+		--filter "RestartTests|SlowConsumerTests|StoppedClientTests" 2>&1 | grep -E "✘|Test run with"
 
 # Benchmarks against peers (raw lws C relay, Python websockets relay, mosquitto), same generator.
 # RUNS=5 make bench for medians of five runs; results in Benchmarks/results/latest.json.

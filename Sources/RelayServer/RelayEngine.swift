@@ -65,6 +65,7 @@ actor RelayEngine {
             run(.tooLarge(LinkID(id.rawValue), size: size))
         case .closed(let id, let code, let reason):
             log.debug("connection closed", ("conn", id.description), ("code", code.map(String.init) ?? "none"), ("reason", reason))
+            metrics.closed(code: code)
             deliveredSeq[LinkID(id.rawValue)] = nil
             run(.closed(LinkID(id.rawValue)))
         }

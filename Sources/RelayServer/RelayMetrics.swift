@@ -23,6 +23,7 @@ public final class RelayMetrics: Sendable {
         var received: [String: Int] = [:]
         var sent: [String: Int] = [:]
         var errors: [String: Int] = [:]
+        var closes: [String: Int] = [:]
         var latency: [String: Histogram] = [:]
         var commits = 0
         var committedMutations = 0
@@ -38,6 +39,12 @@ public final class RelayMetrics: Sendable {
 
     func error(_ code: ErrorCode) {
         state.withLock { $0.errors[code.rawValue, default: 0] += 1 }
+    }
+
+    /// A WebSocket connection ended: the close code of its handshake (the peer's if it closed
+    /// first, else the relay's), or `none` when it was lost without one (e.g. a ping hang-up).
+    func closed(code: UInt16?) {
+        state.withLock { $0.closes[code.map(String.init) ?? "none", default: 0] += 1 }
     }
 
     func delivered(mode: DeliveryMode, seconds: Double) {
@@ -75,6 +82,11 @@ public final class RelayMetrics: Sendable {
         }
     }
 
+    /// WebSocket connections ended so far, by close code (`none`: lost without a close handshake).
+    public var closes: [String: Int] {
+        state.withLock { $0.closes }
+    }
+
     /// The Prometheus text exposition (format 0.0.4).
     public func render() -> String {
         let s = state.withLock { $0 }
@@ -95,6 +107,10 @@ public final class RelayMetrics: Sendable {
         labelled("watchrelay_frames_sent_total", "type", s.sent)
         family("watchrelay_errors_total", "counter", "Error frames sent, by code.")
         labelled("watchrelay_errors_total", "code", s.errors)
+        family(
+            "watchrelay_closed_connections_total", "counter",
+            "WebSocket connections ended, by close code (none: lost without a close handshake).")
+        labelled("watchrelay_closed_connections_total", "code", s.closes)
         family("watchrelay_queued_items", "gauge", "Durable items stored and not yet acked.")
         labelled("watchrelay_queued_items", "mode", s.queued)
         family("watchrelay_store_commits_total", "counter", "Store transactions (group commits).")

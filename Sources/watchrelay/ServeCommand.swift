@@ -26,7 +26,9 @@ enum ServeCommand {
           --reply-timeout-ms N        reply timeout (default 10000)
           --complications-per-day N   complication budget per pair per 24 h (default 50)
           --pairing-code-ttl-s N      pairing code lifetime (default 120)
-          --ping-after-s N            ping a silent client after N s (default 30); hang up 10 s later
+          --ping-after-s N            ping a silent client after N s (default 30)
+          --hangup-after-s N          hang up on a client that sent nothing, not even a pong, for
+                                      N s (default ping + 10; must exceed --ping-after-s)
           --log-level LEVEL           debug, info, warn, error (default info)
           -h, --help                  show this help
         """
@@ -66,6 +68,13 @@ enum ServeCommand {
         if let ping = try args.int("ping-after-s", in: 1...3600) {
             c.pingAfterSeconds = ping
             c.hangupAfterSeconds = ping + 10
+        }
+        if let hangup = try args.int("hangup-after-s", in: 2...3610) {
+            guard hangup > c.pingAfterSeconds else {
+                throw Arguments.UsageError(
+                    description: "--hangup-after-s (\(hangup)) must exceed --ping-after-s (\(c.pingAfterSeconds))")
+            }
+            c.hangupAfterSeconds = hangup
         }
         let log = try CLI.logger(&args, component: "relay")
         try args.rejectUnknown()

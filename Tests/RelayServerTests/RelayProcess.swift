@@ -1,4 +1,8 @@
 import Foundation
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+import Synchronization
 import Testing
 
 /// `watchrelay serve` as a real child process (so `kill` means SIGKILL).
@@ -16,14 +20,20 @@ final class RelayProcess: @unchecked Sendable {
         return dir.appendingPathComponent("watchrelay").path
     }
 
-    /// Starts a relay on port 0 with `db`; returns once it printed its URL.
-    static func start(db: String, extra: [String] = []) throws -> RelayProcess {
+    /// Starts a relay on port 0 with `db`; returns once it printed its URL. With `debugLog`, its
+    /// debug log (every connection's open and close, with the close code) goes to that file.
+    static func start(db: String, extra: [String] = [], debugLog: String? = nil) throws -> RelayProcess {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = ["serve", "--port", "0", "--db", db, "--log-level", "error"] + extra
+        p.arguments = ["serve", "--port", "0", "--db", db, "--log-level", debugLog == nil ? "error" : "debug"] + extra
         let out = Pipe()
         p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
+        if let debugLog {
+            _ = FileManager.default.createFile(atPath: debugLog, contents: nil)
+            p.standardError = FileHandle(forWritingAtPath: debugLog)
+        } else {
+            p.standardError = FileHandle.nullDevice
+        }
         try p.run()
         var line = Data()
         let deadline = Date().addingTimeInterval(10)
@@ -44,6 +54,52 @@ final class RelayProcess: @unchecked Sendable {
         self.url = url
     }
 
+    /// The port from ``url`` (`ws://127.0.0.1:PORT/v1`).
+    var port: Int {
+        Int(url.split(separator: ":").last?.split(separator: "/").first ?? "") ?? 0
+    }
+
+    /// The child's resident set size (VmRSS in /proc/PID/status), in KiB.
+    func residentKiB() throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        else { throw TestFailure("no VmRSS for the relay") }
+        return kib
+    }
+
+    /// `GET /metrics`: every sample line as `name{labels}` → value.
+    func metrics() async throws -> [String: Double] {
+        let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
+        var samples: [String: Double] = [:]
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2, let value = Double(parts[1]) { samples[String(parts[0])] = value }
+        }
+        return samples
+    }
+
+    /// `GET /healthz` answered `200 ok`.
+    func healthy() async throws -> Bool {
+        let (data, response) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/healthz")!)
+        return (response as? HTTPURLResponse)?.statusCode == 200 && String(decoding: data, as: UTF8.self).hasPrefix("ok")
+    }
+
+    /// Polls `/metrics` until `condition` holds; fails after `seconds` (scaled for slow runs).
+    func waitForMetrics(
+        _ what: String, within seconds: Double = 20, _ condition: ([String: Double]) -> Bool
+    ) async throws -> [String: Double] {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * timeoutScale * 1000))
+        while true {
+            let samples = try await metrics()
+            if condition(samples) { return samples }
+            guard ContinuousClock.now < deadline else {
+                throw TestFailure("/metrics never showed \(what) within \(seconds * timeoutScale) s")
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
     func kill9() {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
@@ -53,6 +109,106 @@ final class RelayProcess: @unchecked Sendable {
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()
+        }
+    }
+}
+
+/// `WATCHRELAY_TIMEOUT_SCALE` (the TSan run sets 8): stretches the generous waits of the
+/// child-process tests; nothing is asserted about how long anything took.
+let timeoutScale = Double(ProcessInfo.processInfo.environment["WATCHRELAY_TIMEOUT_SCALE"] ?? "") ?? 1
+
+/// `watchrelay watch` as a real child process (the headless watch: RelaySession over lws), so
+/// a test can SIGSTOP, SIGCONT and SIGKILL a real client. Stdin stays open (interactive mode).
+final class WatchProcess: @unchecked Sendable {
+    // @unchecked: the Process and pipe are only touched by the owning test task; the stdout
+    // lines are read on a thread of their own into a Sendable LockedLines.
+    let process: Process
+    private let input = Pipe()
+    private let lines = LockedLines()
+
+    init(relay: String, pairCode: String, stateDirectory: String) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: RelayProcess.binary)
+        process.arguments = [
+            "watch", "--relay", relay, "--pair", pairCode, "--state", stateDirectory, "--name", "Stopped Watch",
+            "--log-level", "error",
+        ]
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let lines = self.lines
+        let handle = output.fileHandleForReading
+        // A blocking reader of the child's stdout; it ends when the child's stdout closes.
+        Thread {
+            while true {
+                let chunk = handle.availableData
+                lines.append(chunk)
+                if chunk.isEmpty { return }
+            }
+        }.start()
+    }
+
+    var pid: pid_t { process.processIdentifier }
+
+    /// Waits for a stdout line starting with `prefix`.
+    func line(startingWith prefix: String, within seconds: Double = 20) async throws {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * timeoutScale * 1000))
+        while ContinuousClock.now < deadline {
+            let (found, closed) = lines.take(prefix)
+            if found { return }
+            if closed { throw TestFailure("the watch exited before printing '\(prefix)'") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw TestFailure("the watch printed no '\(prefix)' line within \(seconds * timeoutScale) s")
+    }
+
+    func signal(_ number: Int32) {
+        if process.isRunning { kill(process.processIdentifier, number) }
+    }
+
+    /// SIGKILL (works on a stopped process too) and reap; safe to call twice.
+    func kill9() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// Stdout of a child split into lines, shared between its reader thread and the test.
+final class LockedLines: Sendable {
+    private struct State {
+        var partial = Data()
+        var buffered: [String] = []
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+
+    func append(_ chunk: Data) {
+        state.withLock { s in
+            if chunk.isEmpty {
+                s.closed = true
+                return
+            }
+            s.partial.append(chunk)
+            while let newline = s.partial.firstIndex(of: UInt8(ascii: "\n")) {
+                s.buffered.append(String(decoding: s.partial[s.partial.startIndex..<newline], as: UTF8.self))
+                s.partial = Data(s.partial[(newline + 1)...])
+            }
+        }
+    }
+
+    /// Drops lines up to and including the first starting with `prefix`; whether one was found,
+    /// and whether the stream ended.
+    func take(_ prefix: String) -> (found: Bool, closed: Bool) {
+        state.withLock { s in
+            while !s.buffered.isEmpty {
+                if s.buffered.removeFirst().hasPrefix(prefix) { return (true, s.closed) }
+            }
+            return (false, s.closed)
         }
     }
 }

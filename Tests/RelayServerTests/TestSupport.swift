@@ -149,11 +149,18 @@ extension AsyncStream.Iterator {
 
 /// Pairs a fresh phone and watch on `relay`; returns them connected and paired with their tokens.
 func pairDevices(_ relay: TestRelay) async throws -> (phone: TestDevice, watch: TestDevice, phoneToken: String, watchToken: String) {
-    let phone = try await relay.device(.phone)
+    try await pairDevices(url: relay.url, clients: relay.clients)
+}
+
+/// Pairs a fresh phone and watch on the relay at `url` (an in-process or child relay).
+func pairDevices(url: String, clients: WebSocketClientContext) async throws -> (
+    phone: TestDevice, watch: TestDevice, phoneToken: String, watchToken: String
+) {
+    let phone = try await TestDevice.connect(url, clients: clients, role: .phone, name: "Test phone")
     try await phone.hello()
     phone.send(.pairBegin(Request(id: "pb-1")))
     guard case .pairCode(let code) = try await phone.next() else { throw TestFailure("expected pair.code") }
-    let watch = try await relay.device(.watch)
+    let watch = try await TestDevice.connect(url, clients: clients, role: .watch, name: "Test watch")
     try await watch.hello()
     watch.send(.pairJoin(PairJoin(id: "pj-1", code: code.code)))
     guard case .paired(let wp) = try await watch.next() else { throw TestFailure("expected paired (watch)") }

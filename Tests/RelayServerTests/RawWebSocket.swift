@@ -1,0 +1,158 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A WebSocket client on plain blocking sockets, for a peer that misbehaves on purpose: it says
+/// `hello` like any client, then stops reading, so the relay's writes pile up in the kernel and
+/// then in the relay's own per-connection queue.
+///
+/// Only what such a peer needs: the upgrade, masked text frames out, and frames in (for the
+/// `welcome`, and to look for a close frame once the relay dropped the connection).
+final class RawWebSocket {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// One frame as read: opcode and (unmasked) payload.
+    struct Frame {
+        var opcode: UInt8
+        var payload: [UInt8]
+    }
+
+    private let fd: Int32
+    /// Bytes read from the socket and not yet parsed into frames.
+    private var buffer: [UInt8] = []
+
+    /// Connects to 127.0.0.1:`port` with a small receive buffer (so the peer fills up quickly).
+    init(port: Int, receiveBuffer: Int32 = 4096) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
+        var size = receiveBuffer
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        // deinit closes the descriptor, also when this throws (the class is fully initialized).
+        guard result == 0 else { throw Failure(description: "connect: errno \(errno)") }
+    }
+
+    deinit { if fd >= 0 { Glibc.close(fd) } }
+
+    /// The `/v1` upgrade offering `watchrelay.v1`; fails unless the answer is `101`.
+    func upgrade(port: Int) throws {
+        var request = "GET /v1 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\n"
+        request += "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        request += "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: watchrelay.v1\r\n\r\n"
+        try write(Array(request.utf8))
+        let terminator = Array("\r\n\r\n".utf8)
+        while true {
+            if let end = Self.find(terminator, in: buffer) {
+                let head = String(decoding: buffer[..<end], as: UTF8.self)
+                buffer.removeFirst(end + terminator.count)
+                guard head.hasPrefix("HTTP/1.1 101") else { throw Failure(description: "upgrade refused: \(head)") }
+                return
+            }
+            guard try fill(timeoutMilliseconds: 5000) else { throw Failure(description: "no upgrade response") }
+        }
+    }
+
+    /// Sends one masked text frame (clients must mask, RFC 6455 §5.3).
+    func sendText(_ payload: [UInt8]) throws {
+        var frame: [UInt8] = [0x81]
+        if payload.count < 126 {
+            frame.append(0x80 | UInt8(payload.count))
+        } else if payload.count <= 0xFFFF {
+            frame += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+        } else {
+            frame.append(0x80 | 127)
+            for shift in stride(from: 56, through: 0, by: -8) { frame.append(UInt8((payload.count >> shift) & 0xFF)) }
+        }
+        let mask: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
+        frame += mask
+        frame += payload.enumerated().map { $0.element ^ mask[$0.offset & 3] }
+        try write(frame)
+    }
+
+    /// The next whole frame, or nil if the connection ended (or `timeoutMilliseconds` of silence).
+    func readFrame(timeoutMilliseconds: Int32 = 5000) throws -> Frame? {
+        while true {
+            if let frame = parseFrame() { return frame }
+            guard try fill(timeoutMilliseconds: timeoutMilliseconds) else { return nil }
+        }
+    }
+
+    /// Reads everything until the connection ends, at most `maxBytes`; returns the close frame's
+    /// code if one arrived (nil when the relay dropped the TCP connection without one), and the
+    /// bytes read. A reset (the relay discarded what it had queued) ends the read like EOF.
+    func drainUntilClosed(maxBytes: Int = 256 << 20) -> (closeCode: UInt16??, bytes: Int) {
+        var total = buffer.count
+        var closeCode: UInt16?? = nil
+        while true {
+            while let frame = parseFrame() {
+                guard frame.opcode == 0x8 else { continue }
+                closeCode = .some(frame.payload.count >= 2 ? UInt16(frame.payload[0]) << 8 | UInt16(frame.payload[1]) : nil)
+            }
+            let before = buffer.count
+            guard total < maxBytes, (try? fill(timeoutMilliseconds: 5000)) == true else { break }
+            total += buffer.count - before
+        }
+        return (closeCode, total)
+    }
+
+    // MARK: - Private
+
+    private func write(_ bytes: [UInt8]) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw Failure(description: "send: errno \(errno)") }
+            sent += n
+        }
+    }
+
+    /// Reads what is available into `buffer`; false on EOF, error or `timeoutMilliseconds` of silence.
+    private func fill(timeoutMilliseconds: Int32) throws -> Bool {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, timeoutMilliseconds) > 0 else { return false }
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        let n = chunk.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
+        guard n > 0 else { return false }
+        buffer += chunk[..<n]
+        return true
+    }
+
+    /// Takes one whole frame off the front of `buffer` (server frames are unmasked).
+    private func parseFrame() -> Frame? {
+        guard buffer.count >= 2 else { return nil }
+        let opcode = buffer[0] & 0x0F
+        var length = Int(buffer[1] & 0x7F)
+        var header = 2
+        if length == 126 {
+            guard buffer.count >= 4 else { return nil }
+            length = Int(buffer[2]) << 8 | Int(buffer[3])
+            header = 4
+        } else if length == 127 {
+            guard buffer.count >= 10 else { return nil }
+            length = buffer[2..<10].reduce(0) { $0 << 8 | Int($1) }
+            header = 10
+        }
+        guard buffer.count >= header + length else { return nil }
+        let frame = Frame(opcode: opcode, payload: Array(buffer[header..<(header + length)]))
+        buffer.removeFirst(header + length)
+        return frame
+    }
+
+    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        for i in 0...(haystack.count - needle.count) where haystack[i..<(i + needle.count)].elementsEqual(needle) {
+            return i
+        }
+        return nil
+    }
+}
