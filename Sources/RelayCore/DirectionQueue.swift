@@ -178,8 +178,11 @@ struct PairState: Sendable {
     ///
     /// `_modify` lets `pairs[id]?[sender].f()` mutate the queue in place; with only a setter,
     /// every such call would copy the queue out and its arrays on write (O(queue) per item).
+    /// `_read` lets a lookup borrow the queue instead of copying it.
     subscript(sender: Role) -> DirectionQueue {
-        get { sender == .phone ? toWatch : toPhone }
+        _read {
+            if sender == .phone { yield toWatch } else { yield toPhone }
+        }
         _modify {
             if sender == .phone { yield &toWatch } else { yield &toPhone }
         }
