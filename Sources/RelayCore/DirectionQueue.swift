@@ -14,8 +14,10 @@ struct DirectionQueue: Sendable {
     var inFlightBytes = 0
     /// The last seq handed out (messages included).
     var lastSeq: Int64 = 0
-    /// Seqs up to this are reserved in the store.
+    /// Seqs up to this are reserved in the store (or being reserved: see ``aheadFrom``).
     var seqReserved: Int64 = 0
+    /// The first seq of the block reserved ahead while its commit may still be pending.
+    var aheadFrom: Int64?
     var lastSentContext: Deliver?
     var pendingTransferred: [String] = []
     /// Finished (acked or cancelled) durable send ids, most recent last.
@@ -80,13 +82,30 @@ struct DirectionQueue: Sendable {
         if item.mode == .complication { unsentComplications.append(item) } else { unsent.append(item) }
     }
 
-    /// Hands out the next seq; returns the new reservation when the block ran out (the caller
-    /// persists it before anything uses the seq).
-    mutating func advanceSeq(block: Int64) -> (seq: Int64, reserved: Int64?) {
+    /// Hands out the next seq, and says what the store must learn about reservations first.
+    ///
+    /// Seqs are reserved in the store in blocks so they never repeat after a crash. The first
+    /// block is reserved when needed (frames wait for that commit). The next one is reserved
+    /// ahead, when half of the current block is left, without holding any frame; only the
+    /// first seq of that block waits for its commit, which by then has long happened. So no
+    /// send stalls behind an fsync in the steady state.
+    mutating func advanceSeq(block: Int64) -> (seq: Int64, reservation: SeqReservation?) {
         lastSeq += 1
-        guard lastSeq > seqReserved else { return (lastSeq, nil) }
-        seqReserved = lastSeq + block - 1
-        return (lastSeq, seqReserved)
+        if lastSeq > seqReserved {
+            seqReserved = lastSeq + block - 1
+            aheadFrom = nil
+            return (lastSeq, .now(seqReserved))
+        }
+        if lastSeq == aheadFrom {
+            aheadFrom = nil
+            return (lastSeq, .awaitAhead)
+        }
+        if aheadFrom == nil, seqReserved - lastSeq < block / 2 {
+            aheadFrom = seqReserved + 1
+            seqReserved += block
+            return (lastSeq, .ahead(seqReserved))
+        }
+        return (lastSeq, nil)
     }
 
     /// Takes the next never-sent item (complications first).
@@ -194,4 +213,14 @@ struct PairState: Sendable {
         complicationUses.removeAll { $0 <= dayAgo }
         return complicationUses.count
     }
+}
+
+/// What ``DirectionQueue/advanceSeq(block:)`` asks of the store.
+enum SeqReservation: Equatable {
+    /// Reserve up to this now; the seq waits for the commit.
+    case now(Int64)
+    /// Reserve up to this in the background.
+    case ahead(Int64)
+    /// The seq is the first of the block reserved ahead: it waits for that commit.
+    case awaitAhead
 }

@@ -24,4 +24,10 @@ public enum RelayAction: Sendable, Hashable {
     case close(LinkID, CloseCode, reason: String)
     /// Commit a change; every `send` after it in the same batch waits for the commit.
     case persist(StoreMutation)
+    /// Commit a change made ahead of need (the next block of seqs, reserved while half of the
+    /// current one is left): frames after it do not wait for it.
+    case persistAhead(StoreMutation)
+    /// Frames after this wait until the last `persistAhead` of this pair direction is
+    /// committed (the first seq of the block reserved ahead is being used).
+    case awaitAhead(PairID, direction: Role)
 }

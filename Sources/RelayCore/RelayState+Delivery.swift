@@ -106,9 +106,19 @@ extension RelayState {
     /// The next seq of `sender`'s direction, reserving a new block in the store when needed.
     mutating func nextSeq(_ pairID: PairID, sender: Role) -> Int64 {
         guard pairs[pairID] != nil else { return 0 }
-        let (seq, reserved) = pairs[pairID]![sender].advanceSeq(block: configuration.seqReservationBlock)
-        if let reserved { persist(.setSeqReserved(pairID, direction: sender, reserved)) }
+        let (seq, reservation) = pairs[pairID]![sender].advanceSeq(block: configuration.seqReservationBlock)
+        record(reservation, pairID, sender)
         return seq
+    }
+
+    /// Turns a seq reservation step into store actions.
+    mutating func record(_ reservation: SeqReservation?, _ pairID: PairID, _ sender: Role) {
+        switch reservation {
+        case .now(let upTo): persist(.setSeqReserved(pairID, direction: sender, upTo))
+        case .ahead(let upTo): actions.append(.persistAhead(.setSeqReserved(pairID, direction: sender, upTo)))
+        case .awaitAhead: actions.append(.awaitAhead(pairID, direction: sender))
+        case nil: break
+        }
     }
 
     /// Moves `sender`'s queue of `pairID` out of `pairs` (leaving an empty one) so changing it
@@ -136,8 +146,8 @@ extension RelayState {
                 item = q.sent[q.inFlight]
             } else if let next = q.popUnsent() {
                 item = next
-                let (seq, reserved) = q.advanceSeq(block: configuration.seqReservationBlock)
-                if let reserved { persist(.setSeqReserved(pairID, direction: sender, reserved)) }
+                let (seq, reservation) = q.advanceSeq(block: configuration.seqReservationBlock)
+                record(reservation, pairID, sender)
                 item.seq = seq
                 q.sent.append(item)
                 persist(.setItemSeq(pairID, direction: sender, sendID: item.sendID, seq: seq))

@@ -26,6 +26,8 @@ actor RelayEngine {
     private var stopped = false
     /// Highest seq delivered per connection (the latency metric counts first deliveries).
     private var deliveredSeq: [LinkID: Int64] = [:]
+    /// The batch holding each pair direction's last seq reservation made ahead.
+    private var aheadTickets: [AheadKey: UInt64] = [:]
     /// Frames and closes of the current step, handed to the transport in one go.
     private var outbound = OutboundBatch()
 
@@ -89,11 +91,18 @@ actor RelayEngine {
         for action in actions {
             switch action {
             case .persist(let mutation):
-                openBatch.append(mutation)
+                enqueue(mutation)
                 gate = openTicket
-                if let waiter = committerWaiting {
-                    committerWaiting = nil
-                    waiter.resume(returning: true)
+            case .persistAhead(let mutation):
+                enqueue(mutation)
+                if case .setSeqReserved(let pair, let direction, _) = mutation {
+                    aheadTickets[AheadKey(pair: pair, direction: direction)] = openTicket
+                }
+            case .awaitAhead(let pair, let direction):
+                if let ticket = aheadTickets.removeValue(forKey: AheadKey(pair: pair, direction: direction)),
+                    ticket > committedTicket
+                {
+                    gate = max(gate, ticket)
                 }
             case .send, .close:
                 let ticket = max(gate, deferredHead < deferred.count ? deferred[deferred.count - 1].ticket : 0)
@@ -105,6 +114,15 @@ actor RelayEngine {
             }
         }
         flush()
+    }
+
+    /// Adds a mutation to the batch being filled and wakes the committer.
+    private func enqueue(_ mutation: StoreMutation) {
+        openBatch.append(mutation)
+        if let waiter = committerWaiting {
+            committerWaiting = nil
+            waiter.resume(returning: true)
+        }
     }
 
     /// Hands what this step produced to the transport.
@@ -133,7 +151,7 @@ actor RelayEngine {
             }
         case .close(let link, let code, let reason):
             outbound.close(ConnectionID(rawValue: link.rawValue), code: code.rawValue, reason: reason)
-        case .persist:
+        case .persist, .persistAhead, .awaitAhead:
             break
         }
     }
@@ -181,4 +199,10 @@ actor RelayEngine {
     var stats: (connections: Int, pairs: Int, queued: Int) {
         (core.connectionCount, core.pairCount, core.queuedItemCount)
     }
+}
+
+/// A pair direction, for ``RelayEngine``'s seq reservations made ahead.
+private struct AheadKey: Hashable {
+    let pair: PairID
+    let direction: Role
 }

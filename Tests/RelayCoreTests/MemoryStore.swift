@@ -19,7 +19,12 @@ struct MemoryStore {
     }
 
     mutating func apply(_ actions: [RelayAction]) {
-        for case .persist(let m) in actions { apply(m) }
+        for action in actions {
+            switch action {
+            case .persist(let m), .persistAhead(let m): apply(m)
+            default: break
+            }
+        }
     }
 
     mutating func apply(_ mutation: StoreMutation) {

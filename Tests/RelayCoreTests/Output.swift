@@ -29,7 +29,8 @@ struct Output {
         self.actions = actions
         for action in actions {
             switch action {
-            case .persist(let m): effects.append(.persist(m))
+            case .persist(let m), .persistAhead(let m): effects.append(.persist(m))
+            case .awaitAhead: break
             case .close(let l, let c, _): effects.append(.close(l, c))
             case .send(let l, let frame):
                 let bytes = FrameCodec.encode(frame)

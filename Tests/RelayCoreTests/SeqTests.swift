@@ -45,7 +45,8 @@ import Testing
                 #expect(out.trace.suffix(3) == ["persist setSeqReserved", "persist setItemSeq", "deliver → link-2"])
             }
         }
-        #expect(reserved.map(\.seq) == [1, 5, 9])
+        // The first block when needed, the next ones ahead, once half of the block is used.
+        #expect(reserved.map(\.seq) == [1, 3, 7])
         #expect(reserved.map(\.value) == [4, 8, 12])
     }
 
@@ -91,5 +92,38 @@ import Testing
         seen += h.ack(w2, 3).seqs(to: w2)
         seen += h.ack(w2, 4).seqs(to: w2)
         #expect(seen == [1, 2, 3, 4])
+    }
+
+    @Test func theNextSeqBlockIsReservedAheadWithoutHoldingFramesAndOnlyItsFirstSeqWaits() {
+        var h = RelayHarness()
+        let (phone, watch) = h.pairDevices()
+        var reservations: [(seq: Int, action: RelayAction)] = []
+        for n in 1...2100 {
+            let out = h.send(phone, id: "m-\(n)", mode: .message)
+            #expect(out.seqs(to: watch) == [Int64(n)])
+            for action in out.actions {
+                switch action {
+                case .persist, .persistAhead, .awaitAhead: reservations.append((n, action))
+                default: break
+                }
+            }
+        }
+        #expect(reservations.map(\.seq) == [1, 513, 1025, 1537, 2049])
+        #expect(reservations[0].action == .persist(.setSeqReserved(h.pairID, direction: .phone, 1024)))
+        #expect(reservations[1].action == .persistAhead(.setSeqReserved(h.pairID, direction: .phone, 2048)))
+        #expect(reservations[2].action == .awaitAhead(h.pairID, direction: .phone))
+        #expect(reservations[3].action == .persistAhead(.setSeqReserved(h.pairID, direction: .phone, 3072)))
+        #expect(reservations[4].action == .awaitAhead(h.pairID, direction: .phone))
+    }
+
+    @Test func afterARestartSeqsContinuePastEveryReservationMadeAhead() {
+        var h = RelayHarness()
+        let (phone, watch) = h.pairDevices()
+        for n in 1...600 { h.send(phone, id: "m-\(n)", mode: .message) }
+        h.restart()
+        let (p2, _) = h.reconnect(.phone)
+        let (w2, _) = h.reconnect(.watch)
+        _ = (phone, watch)
+        #expect(h.send(p2, id: "after", mode: .message).seqs(to: w2) == [2049], "the ahead block (to 2048) was stored")
     }
 }
