@@ -36,10 +36,9 @@ test: build-tests schema-check
 	@scripts/test-summary.sh .build/test.log
 	@echo "conformance: an independent Python client written from Protocol/PROTOCOL.md alone"
 	@WATCHRELAY_BIN=$$($(SWIFT) build --show-bin-path)/watchrelay python3 Tests/conformance/conformance_client.py
-	@echo "scenarios: every user flow in-process, then the kill/restart ones with the relay as a child process"
+	@echo "scenarios: every user flow in-process, then again with the relay, phone and watch as child processes (kill = SIGKILL)"
 	@$$($(SWIFT) build --show-bin-path)/watchrelay simulate Simulator/scenarios/*.json
-	@$$($(SWIFT) build --show-bin-path)/watchrelay simulate --processes Simulator/scenarios/relay-restart.json \
-		Simulator/scenarios/devices-restart.json
+	@$$($(SWIFT) build --show-bin-path)/watchrelay simulate --processes Simulator/scenarios/*.json
 
 clean:
 	rm -rf .build

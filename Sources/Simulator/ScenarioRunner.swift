@@ -125,6 +125,7 @@ public actor ScenarioRunner {
         if let sec = s.seconds { parts.append("\(sec)s") }
         if let w = s.widget { parts.append(w) }
         if let c = s.code { parts.append("code \(c)") }
+        if let status = s.status { parts.append("\(status)") }
         if let e = s.expectError { parts.append("(expect error \(e))") }
         return parts.joined(separator: " ")
     }
