@@ -22,7 +22,7 @@ final class RelayChildProcess: ScenarioRelay {
             name: "relay", executable: executable,
             arguments: [
                 "serve", "--port", String(port), "--db", database, "--sync", "normal", "--reply-timeout-ms", "1500",
-                "--pairing-code-ttl-s", "1", "--log-level", "error",
+                "--pairing-code-ttl-s", "1", "--log-level", "error", "--exit-on-stdin-eof",
             ],
             logPath: database + ".stderr.log",
             onLine: { line in lines.withLock { $0.append(line) } }, onEnd: {})

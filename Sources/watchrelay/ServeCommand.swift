@@ -27,12 +27,14 @@ enum ServeCommand {
           --complications-per-day N   complication budget per pair per 24 h (default 50)
           --pairing-code-ttl-s N      pairing code lifetime (default 120)
           --ping-after-s N            ping a silent client after N s (default 30); hang up 10 s later
+          --exit-on-stdin-eof         also stop at the end of standard input (a parent process that
+                                      holds the pipe: when it dies, so does the relay)
           --log-level LEVEL           debug, info, warn, error (default info)
           -h, --help                  show this help
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        var args = try Arguments(argv, booleanFlags: ["help"])
+        var args = try Arguments(argv, booleanFlags: ["help", "exit-on-stdin-eof"])
         if args.flag("help") {
             print(help)
             return 0
@@ -67,12 +69,21 @@ enum ServeCommand {
             c.pingAfterSeconds = ping
             c.hangupAfterSeconds = ping + 10
         }
+        let stdinEnds = args.flag("exit-on-stdin-eof")
         let log = try CLI.logger(&args, component: "relay")
         try args.rejectUnknown()
 
         let server = try await RelayServer.start(c, log: log)
         CLI.printLine(server.url)
-        await CLI.waitForTerminationSignal()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await CLI.waitForTerminationSignal() }
+            if stdinEnds {
+                let lines = CLI.standardInputLines()
+                group.addTask { for await _ in lines {} }
+            }
+            await group.next()
+            group.cancelAll()
+        }
         await server.shutdown()
         return 0
     }
