@@ -152,11 +152,11 @@ final class ChildProcess: Sendable {
             Glibc.kill(pid, SIGKILL)
             while isRunning { try? await Task.sleep(for: .milliseconds(5)) }
         }
-        await closeInput()
+        closeInput()
     }
 
     /// Closes the child's standard input (a `--machine` child then stops by itself).
-    func closeInput() async {
+    func closeInput() {
         input.withLock { fd in
             if fd >= 0 { close(fd) }
             fd = -1

@@ -103,7 +103,7 @@ enum WatchCommand {
             return 0
         }
         log.info("watch running", ("relay", relay), ("state", state))
-        try await interactive(watch, printer: printer)
+        try await interactive(watch, printer: printer, clock: manualClock)
         await watch.stop()
         return 0
     }
@@ -125,7 +125,7 @@ enum WatchCommand {
         try? await Task.sleep(for: .milliseconds(150))  // the reload's debounce
     }
 
-    private static func interactive(_ watch: HeadlessWatch, printer: WatchPrinter) async throws {
+    private static func interactive(_ watch: HeadlessWatch, printer: WatchPrinter, clock: ManualClock?) async throws {
         let lines = CLI.standardInputLines()
         await withTaskGroup(of: Void.self) { group in
             // The live view: every reload, stale report and delete shows as it happens.
@@ -139,7 +139,7 @@ enum WatchCommand {
             }
             group.addTask {
                 for await line in lines {
-                    if await !command(line, watch: watch, printer: printer) { break }
+                    if await !command(line, watch: watch, printer: printer, clock: clock) { break }
                 }
             }
             await group.next()
@@ -148,7 +148,9 @@ enum WatchCommand {
     }
 
     /// Runs one stdin command; false on `quit`.
-    private static func command(_ line: String, watch: HeadlessWatch, printer: WatchPrinter) async -> Bool {
+    private static func command(
+        _ line: String, watch: HeadlessWatch, printer: WatchPrinter, clock: ManualClock?
+    ) async -> Bool {
         let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
         guard let first = words.first, !first.hasPrefix("#") else { return true }
         let command: WatchConsoleCommand
@@ -172,8 +174,14 @@ enum WatchCommand {
                 }
             case .select(let login): try await watch.select(login)
             case .foreground(let on): await watch.setForeground(on)
-            case .advance:
-                CLI.printLine("error: advance needs --manual-clock (use --machine for scripted clocks)")
+            case .advance(let seconds):
+                guard let clock else {
+                    CLI.printLine("error: advance needs a watch started with --manual-clock")
+                    return true
+                }
+                clock.advance(by: .milliseconds(Int64((seconds * 1000).rounded())))
+                await watch.flush()
+                CLI.printLine("clock: \(watch.clock.now().iso8601)")
             case .reload: await watch.requestReload()
             case .flush: await watch.flush()
             case .widget: try await printer.show(watch)

@@ -140,7 +140,7 @@ struct LineProtocolTests {
         #expect(state?["state"]?["widgets"]?["widgets"]?.arrayValue?.count == 4)
 
         // The end of stdin stops a machine-driven watch (its driver is gone).
-        await watch.process.closeInput()
+        watch.process.closeInput()
         let deadline = ContinuousClock.now + .seconds(30)
         while watch.process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         #expect(watch.process.termination == "exit status 0")
