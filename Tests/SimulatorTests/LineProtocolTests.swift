@@ -36,7 +36,7 @@ final class LineChild: Sendable {
             try await Task.sleep(for: .milliseconds(10))
         }
         Issue.record("no \(what) in: \(box.lines.withLock { $0 }.joined(separator: "\n")) \(process.stderrTail())")
-        throw CancellationError()
+        throw LineTimeout(what: what)
     }
 
     /// The responses so far.
@@ -45,6 +45,11 @@ final class LineChild: Sendable {
     func send(_ line: String) {
         #expect(process.write(line: line))
     }
+}
+
+/// A line that did not come within the (generous) wait.
+struct LineTimeout: Error {
+    var what: String
 }
 
 /// The lines a child printed.
