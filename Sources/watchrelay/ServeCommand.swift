@@ -17,6 +17,8 @@ enum ServeCommand {
           --port PORT                 port, 0 = any free port (default 8765)
           --db PATH                   SQLite database (default watchrelay-relay.db)
           --sync full|normal|off      SQLite synchronous mode (default full: fsync per group commit)
+          --exit-on-stdin-eof         also stop at the end of standard input (a parent process that
+                                      holds the pipe: when it dies, so does the relay)
           --tls-cert PEM --tls-key PEM   serve wss:// and https://
           --max-frame-bytes N         hard cap on one WebSocket message (default 1048576)
           --max-queued-bytes N        bytes queued to one slow client before close 1008 (default 8388608)
@@ -27,8 +29,6 @@ enum ServeCommand {
           --complications-per-day N   complication budget per pair per 24 h (default 50)
           --pairing-code-ttl-s N      pairing code lifetime (default 120)
           --ping-after-s N            ping a silent client after N s (default 30); hang up 10 s later
-          --exit-on-stdin-eof         also stop at the end of standard input (a parent process that
-                                      holds the pipe: when it dies, so does the relay)
           --log-level LEVEL           debug, info, warn, error (default info)
           -h, --help                  show this help
         """
@@ -39,6 +39,7 @@ enum ServeCommand {
             print(help)
             return 0
         }
+        let stdinEnds = args.flag("exit-on-stdin-eof")
         var c = RelayServerConfiguration()
         c.host = args.string("host") ?? c.host
         c.port = try args.int("port", in: 0...65535) ?? c.port
@@ -69,7 +70,6 @@ enum ServeCommand {
             c.pingAfterSeconds = ping
             c.hangupAfterSeconds = ping + 10
         }
-        let stdinEnds = args.flag("exit-on-stdin-eof")
         let log = try CLI.logger(&args, component: "relay")
         try args.rejectUnknown()
 
