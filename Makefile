@@ -36,10 +36,9 @@ test: build-tests schema-check
 	@scripts/test-summary.sh .build/test.log
 	@echo "conformance: an independent Python client written from Protocol/PROTOCOL.md alone"
 	@WATCHRELAY_BIN=$$($(SWIFT) build --show-bin-path)/watchrelay python3 Tests/conformance/conformance_client.py
-	@echo "scenarios: every user flow in-process, then the kill/restart ones with the relay as a child process"
+	@echo "scenarios: every user flow in-process, then again with the relay, phone and watch as child processes (kill = SIGKILL)"
 	@$$($(SWIFT) build --show-bin-path)/watchrelay simulate Simulator/scenarios/*.json
-	@$$($(SWIFT) build --show-bin-path)/watchrelay simulate --processes Simulator/scenarios/relay-restart.json \
-		Simulator/scenarios/devices-restart.json
+	@$$($(SWIFT) build --show-bin-path)/watchrelay simulate --processes Simulator/scenarios/*.json
 
 clean:
 	rm -rf .build
@@ -53,14 +52,15 @@ fuzz: deps
 	@Fuzz/.build/release/RelayFuzz .build/fuzz-corpus -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
 		-print_final_stats=1 2>&1 | tail -25
 
-# The test suite under ThreadSanitizer (CI runs it after `make test`). The two suites that
-# start `watchrelay` child processes and time their output are left out: instrumented children
-# on a loaded 2-core machine outlast any fair timeout; they run in `make test`.
+# The test suite under ThreadSanitizer (CI runs it after `make test`). The suites that start
+# `watchrelay` child processes and wait on them with scenario timeouts are left out:
+# instrumented children on a loaded 2-core machine outlast any fair timeout; they run in
+# `make test`.
 test-tsan: deps
 	@set -o pipefail; $(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan 2>&1 | tail -1
 	@set -o pipefail; WATCHRELAY_TIMEOUT_SCALE=8 TSAN_OPTIONS=halt_on_error=1 \
 		$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan \
-		--skip PhoneProcessTests --skip GitHubStubCommandTests 2>&1 \
+		--skip PhoneProcessTests --skip GitHubStubCommandTests --skip ProcessModeTests 2>&1 \
 		| tee .build/test-tsan.log | grep -E "ThreadSanitizer|Test run with|Executed|✘"
 
 # The long form of the fault suite: 20 rounds each of SIGKILL of the relay during durable

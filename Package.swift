@@ -60,7 +60,8 @@ let package = Package(
         .target(
             name: "WatchApp", dependencies: ["RelayClient", "RelayProtocol", "RelayStore", "WebSocketTransport"],
             swiftSettings: strict),
-        // Scenario model and runner: relay, GitHub stub, phones and watches in-process.
+        // Scenario model and runner: relay, GitHub stub, phones and watches in-process, or the
+        // relay, phones and watches as `watchrelay` child processes (--processes).
         .target(
             name: "Simulator", dependencies: ["RelayServer", "RelayClient", "PhoneApp", "WatchApp", "GitHubAPI", "RelayProtocol"],
             swiftSettings: strict),

@@ -1,4 +1,6 @@
 import Foundation
+import RelayServer
+import Synchronization
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -6,56 +8,51 @@ import Foundation
 
 /// `watchrelay serve` as a real child process, for `simulate --processes`: stopping it is a
 /// SIGKILL (a crash), and its counters come from its `/metrics` endpoint.
-final class RelayChildProcess: @unchecked Sendable {
-    // @unchecked: the Process is only touched by the runner actor that owns this object.
-    private let process: Process
+final class RelayChildProcess: ScenarioRelay {
+    private let process: ChildProcess
     /// `ws://127.0.0.1:PORT/v1`, as the relay printed it.
     let url: String
     /// The port it listens on.
     let port: Int
 
     /// Starts `executable serve` on `port` (0: any) with `database`; returns once it printed its URL.
-    static func start(executable: String, port: Int, database: String) throws -> RelayChildProcess {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = [
-            "serve", "--port", String(port), "--db", database, "--sync", "normal", "--reply-timeout-ms", "1500",
-            "--pairing-code-ttl-s", "1", "--log-level", "error",
-        ]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        var line = Data()
-        let deadline = Date().addingTimeInterval(10)
-        while !line.contains(UInt8(ascii: "\n")) && Date() < deadline {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
+    static func start(executable: String, port: Int, database: String) async throws -> RelayChildProcess {
+        let lines = Mutex<[String]>([])
+        let process = try ChildProcess(
+            name: "relay", executable: executable,
+            arguments: [
+                "serve", "--port", String(port), "--db", database, "--sync", "normal", "--reply-timeout-ms", "1500",
+                "--pairing-code-ttl-s", "1", "--log-level", "error", "--exit-on-stdin-eof",
+            ],
+            logPath: database + ".stderr.log",
+            onLine: { line in lines.withLock { $0.append(line) } }, onEnd: {})
+        let deadline = ContinuousClock.now + .seconds(15)
+        while lines.withLock({ $0.isEmpty }) && process.isRunning && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
         }
-        guard let text = String(data: line, encoding: .utf8)?.split(separator: "\n").first, text.hasPrefix("ws"),
-            let bound = URL(string: String(text))?.port
-        else {
-            p.terminate()
-            throw StepFailure(expected: "`watchrelay serve` to print its URL", seen: "nothing (\(executable))")
+        guard let text = lines.withLock({ $0.first }), text.hasPrefix("ws"), let bound = URL(string: text)?.port else {
+            await process.kill()
+            throw StepFailure(
+                expected: "`watchrelay serve` to print its URL",
+                seen: "nothing (\(executable)) \(process.termination ?? "") \(process.stderrTail())")
         }
-        return RelayChildProcess(process: p, url: String(text), port: bound)
+        return RelayChildProcess(process: process, url: text, port: bound)
     }
 
-    private init(process: Process, url: String, port: Int) {
+    private init(process: ChildProcess, url: String, port: Int) {
         self.process = process
         self.url = url
         self.port = port
     }
 
-    /// SIGKILL, then waits for the process to end.
-    func kill9() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+    /// SIGKILL, then waits until the process is reaped.
+    func stop() async {
+        await process.kill()
     }
 
-    /// The relay's counters, read from `/metrics`: pairs, queued items, connections.
+    var record: ChildProcessRecord? { process.record }
+
+    /// The relay's counters, read from `/metrics`: connections, pairs, queued items.
     func stats() async throws -> (connections: Int, pairs: Int, queued: Int) {
         let metrics = URL(string: "http://127.0.0.1:\(port)/metrics")!
         let (data, _) = try await URLSession.shared.data(from: metrics)
@@ -71,4 +68,25 @@ final class RelayChildProcess: @unchecked Sendable {
         }
         return (connections, pairs, queued)
     }
+}
+
+/// The relay in this process: ``RelayServer`` with the scenarios' short timeouts.
+struct InProcessRelay: ScenarioRelay {
+    let server: RelayServer
+
+    static func start(port: Int, database: String) async throws -> InProcessRelay {
+        var c = RelayServerConfiguration()
+        c.port = port
+        c.databasePath = database
+        c.synchronous = .normal
+        c.relay.limits.replyTimeoutMs = 1500
+        c.relay.pairingCodeTTLms = 1500
+        return InProcessRelay(server: try await RelayServer.start(c, log: .silent))
+    }
+
+    var url: String { server.url }
+    var port: Int { server.port }
+    var record: ChildProcessRecord? { nil }
+    func stop() async { await server.shutdown() }
+    func stats() async throws -> (connections: Int, pairs: Int, queued: Int) { await server.stats }
 }

@@ -52,7 +52,7 @@ public struct Scenario: Sendable, Codable, Hashable {
 /// What a step does (its `action` field).
 public enum ScenarioAction: String, Sendable, CaseIterable {
     // Life cycle.
-    case start, stop, restart, disconnect, reconnect
+    case start, stop, kill, restart, disconnect, reconnect
     // Pairing.
     case pair
     // Phone.
@@ -65,6 +65,7 @@ public enum ScenarioAction: String, Sendable, CaseIterable {
     case fault
     // Expectations.
     case expectWidget, expectReloads, expectProfile, expectPhoneFavorites, expectWatchFavorites, expectRelay
+    case expectGitHub
 }
 
 /// One step. Which fields matter depends on ``action`` (see `Simulator/README.md`).
@@ -113,6 +114,10 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
     public var state: String?
     /// For `expectProfile`: the failure code (e.g. `user_not_found`).
     public var errorCode: String?
+    /// For `expectProfile`: a substring of the screen's status line (e.g. `User not found`).
+    public var message: String?
+    /// For `expectGitHub`: an HTTP status the fixture server answered (with ``count``: how often).
+    public var status: Int?
     /// For `expectProfile`: the repo names in order (or a count with ``count``).
     public var repos: [String]?
     /// For `expectPhoneFavorites`/`expectWatchFavorites`: the logins in order.

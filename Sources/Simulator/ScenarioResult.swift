@@ -47,6 +47,8 @@ public struct ScenarioResult: Sendable, Hashable {
     public var steps: [StepResult]
     /// How long it took, in milliseconds.
     public var milliseconds: Int
+    /// The child processes it ran (`--processes`), in the order they ended.
+    public var processes: [ChildProcessRecord] = []
 
     /// Whether every step passed.
     public var passed: Bool { steps.allSatisfy(\.passed) }
@@ -73,6 +75,11 @@ public struct ScenarioResult: Sendable, Hashable {
             },
         ]
         if let file { out["file"] = file }
+        if !processes.isEmpty {
+            out["processes"] = processes.map { p -> [String: Any] in
+                ["actor": p.actor, "pid": Int(p.pid), "termination": p.termination ?? "running"]
+            }
+        }
         if let failureMessage { out["failure"] = failureMessage }
         return out
     }

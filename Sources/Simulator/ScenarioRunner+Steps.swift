@@ -34,7 +34,7 @@ extension ScenarioRunner {
     private func dispatch(_ action: ScenarioAction, _ s: ScenarioStep) async throws {
         switch action {
         case .start, .reconnect: try await start(s)
-        case .stop, .disconnect: try await stop(s)
+        case .stop, .kill, .disconnect: try await stop(s)
         case .restart:
             try await stop(s)
             try await start(s)
@@ -44,7 +44,8 @@ extension ScenarioRunner {
         case .wait: try await wait(s)
         case .sleep: try await Task.sleep(for: .milliseconds(Int((s.seconds ?? 0.1) * 1000)))
         case .fault: try fault(s)
-        case .expectWidget, .expectReloads, .expectProfile, .expectPhoneFavorites, .expectWatchFavorites, .expectRelay:
+        case .expectWidget, .expectReloads, .expectProfile, .expectPhoneFavorites, .expectWatchFavorites, .expectRelay,
+            .expectGitHub:
             try await expect(action, s)
         }
     }
@@ -72,15 +73,29 @@ extension ScenarioRunner {
         case .relay: try await startRelay()
         case .github: try await startGitHub()
         case .phone:
-            let p = phones[name] ?? SimulatedPhone(name: name, directory: directory + "/" + name)
+            let p = phones[name] ?? makePhone(name)
             phones[name] = p
             let gh = try runningGitHubURL()
             try await p.start(relayURL: try relayAddress(), githubURL: gh)
         case .watch:
-            let w = watches[name] ?? SimulatedWatch(name: name, directory: directory + "/" + name)
+            let w = watches[name] ?? makeWatch(name)
             watches[name] = w
             try await w.start(relayURL: try relayAddress(), budget: s.budget, foreground: s.foreground)
         }
+    }
+
+    /// A phone in this process, or a child process with `--processes`.
+    private func makePhone(_ name: String) -> any ScenarioPhone {
+        let dir = directory + "/" + name
+        guard let childExecutable else { return SimulatedPhone(name: name, directory: dir) }
+        return PhoneChildProcess(name: name, directory: dir, executable: childExecutable)
+    }
+
+    /// A watch in this process, or a child process with `--processes`.
+    private func makeWatch(_ name: String) -> any ScenarioWatch {
+        let dir = directory + "/" + name
+        guard let childExecutable else { return SimulatedWatch(name: name, directory: dir) }
+        return WatchChildProcess(name: name, directory: dir, executable: childExecutable)
     }
 
     private func stop(_ s: ScenarioStep) async throws {
@@ -104,13 +119,13 @@ extension ScenarioRunner {
         return URL(string: "http://127.0.0.1:\(githubPort)")!
     }
 
-    func phone(_ name: String?) throws -> SimulatedPhone {
+    func phone(_ name: String?) throws -> any ScenarioPhone {
         let name = name ?? "phone"
         guard let p = phones[name] else { throw StepFailure(expected: "a phone named '\(name)'", seen: "none started") }
         return p
     }
 
-    func watch(_ name: String?) throws -> SimulatedWatch {
+    func watch(_ name: String?) throws -> any ScenarioWatch {
         let name = name ?? "watch"
         guard let w = watches[name] else { throw StepFailure(expected: "a watch named '\(name)'", seen: "none started") }
         return w
@@ -119,12 +134,12 @@ extension ScenarioRunner {
     // MARK: - Pairing
 
     private func pair(_ s: ScenarioStep) async throws {
-        let phone = try await phone(s.phone).running()
-        let watch = try await watch(s.watch).running()
-        let code = try await phone.pair()
+        let phone = try phone(s.phone)
+        let watch = try watch(s.watch)
+        let code = try await phone.pairingCode()
         if let delay = s.delay { try await Task.sleep(for: .milliseconds(Int(delay * 1000))) }
         do {
-            try await watch.pair(code: s.code ?? code.code)
+            try await watch.pair(code: s.code ?? code)
         } catch {
             guard let expected = s.expectError else {
                 throw StepFailure(expected: "the watch to pair", seen: "error: \(error)")
@@ -140,13 +155,13 @@ extension ScenarioRunner {
     // MARK: - Phone
 
     private func phoneStep(_ action: ScenarioAction, _ s: ScenarioStep) async throws {
-        let p = try await phone(s.actor ?? s.phone).running()
+        let p = try phone(s.actor ?? s.phone)
         do {
             switch action {
-            case .add: _ = try await p.add(try login(s))
-            case .remove: _ = try await p.remove(try login(s))
-            case .move: _ = try await p.move(try login(s), to: s.index ?? 0)
-            default: _ = await p.refresh()
+            case .add: try await p.add(try login(s))
+            case .remove: try await p.remove(try login(s))
+            case .move: try await p.move(try login(s), to: s.index ?? 0)
+            default: try await p.refresh()
             }
         } catch {
             guard let expected = s.expectError else { throw StepFailure(expected: "success", seen: "error: \(error)") }
@@ -166,13 +181,13 @@ extension ScenarioRunner {
     private func watchStep(_ action: ScenarioAction, _ s: ScenarioStep) async throws {
         let w = try watch(s.actor ?? s.watch)
         switch action {
-        case .delete: try await w.running().delete(try login(s))
+        case .delete: try await w.delete(try login(s))
         case .open: _ = try await w.open(try login(s))
-        case .select: try await w.running().select(s.login)
+        case .select: try await w.select(s.login)
         case .foreground: try await w.setForeground(true)
         case .background: try await w.setForeground(false)
-        case .advance: await w.advance(seconds: s.seconds ?? 1)
-        default: await w.log.markNow()
+        case .advance: try await w.advance(seconds: s.seconds ?? 1)
+        default: w.log.markNow()
         }
     }
 

@@ -1,42 +1,46 @@
 import Foundation
 import GitHubAPI
-import RelayServer
 
 /// Runs scenarios against real components over loopback: the relay, the fixture GitHub
-/// server, phone companions and headless watches, all in this process.
+/// server, phone companions and headless watches — in this process, or (with a
+/// `childExecutable`) the relay, every phone and every watch as `watchrelay` child processes.
 ///
 /// Each run gets a fresh temporary directory with one state directory per actor; stopping
-/// an actor keeps its directory, so starting it again is the same device restarted. The
-/// relay and the GitHub stub keep their first port across restarts.
+/// an actor keeps its directory, so starting it again is the same device restarted (for a
+/// child process: a new process on the same SQLite stores after a SIGKILL). The relay and
+/// the GitHub stub keep their first port across restarts. The GitHub stub always runs in
+/// this process: it is the test double whose faults the steps set.
 public actor ScenarioRunner {
     /// Where the fixture GitHub users and repos are (`Simulator/fixtures/github`).
     public nonisolated let fixturesDirectory: String
-    /// `watchrelay` to run the relay as a child process (`serve`), or `nil` for in-process.
-    public nonisolated let relayExecutable: String?
+    /// `watchrelay` to run the relay, phones and watches as child processes, or `nil` for in-process.
+    public nonisolated let childExecutable: String?
     /// Called with each step's result as it finishes (for a live report).
     private let onStep: @Sendable (StepResult) -> Void
 
     var directory = ""
-    var relay: RelayServer?
-    var relayChild: RelayChildProcess?
+    var relay: (any ScenarioRelay)?
     var relayPort = 0
     var relayURL = ""
     var github: GitHubStubServer?
     var githubPort = 0
-    var phones: [String: SimulatedPhone] = [:]
-    var watches: [String: SimulatedWatch] = [:]
+    var phones: [String: any ScenarioPhone] = [:]
+    var watches: [String: any ScenarioWatch] = [:]
+    /// The child processes of the current run that ended (relay restarts).
+    var relayRecords: [ChildProcessRecord] = []
 
     /// A runner using the fixtures in `fixturesDirectory`.
     /// - Parameters:
-    ///   - relayExecutable: a `watchrelay` binary: the relay then runs as a child process
-    ///     (`watchrelay serve`) and stopping it is a SIGKILL; phones and watches stay in-process.
+    ///   - childExecutable: a `watchrelay` binary: the relay (`serve`), phones (`phone --machine`)
+    ///     and watches (`watch --machine`) then run as child processes, and stopping one is a
+    ///     SIGKILL; `nil` runs them in this process.
     ///   - onStep: called with each step's result as it finishes.
     public init(
-        fixturesDirectory: String, relayExecutable: String? = nil,
+        fixturesDirectory: String, childExecutable: String? = nil,
         onStep: @escaping @Sendable (StepResult) -> Void = { _ in }
     ) {
         self.fixturesDirectory = fixturesDirectory
-        self.relayExecutable = relayExecutable
+        self.childExecutable = childExecutable
         self.onStep = onStep
     }
 
@@ -75,22 +79,30 @@ public actor ScenarioRunner {
             onStep(result)
             if failure != nil { break }
         }
-        await tearDown()
-        return ScenarioResult(name: scenario.name, file: file, steps: results, milliseconds: Self.ms(since: began))
+        let processes = await tearDown()
+        var result = ScenarioResult(name: scenario.name, file: file, steps: results, milliseconds: Self.ms(since: began))
+        result.processes = processes
+        return result
     }
 
-    /// Stops every actor and removes the run's directory.
-    func tearDown() async {
+    /// Stops every actor (SIGKILL for child processes) and removes the run's directory;
+    /// returns the child processes the run started, in the order they ended.
+    func tearDown() async -> [ChildProcessRecord] {
         for w in watches.values { await w.stop() }
         for p in phones.values { await p.stop() }
         await stopRelay()
         await github?.stop()
+        var records = relayRecords
+        for p in phones.values { records += await p.processes }
+        for w in watches.values { records += await w.processes }
         github = nil
         watches = [:]
         phones = [:]
+        relayRecords = []
         relayPort = 0
         githubPort = 0
         try? FileManager.default.removeItem(atPath: directory)
+        return records
     }
 
     static func ms(since t0: ContinuousClock.Instant) -> Int {
@@ -113,6 +125,7 @@ public actor ScenarioRunner {
         if let sec = s.seconds { parts.append("\(sec)s") }
         if let w = s.widget { parts.append(w) }
         if let c = s.code { parts.append("code \(c)") }
+        if let status = s.status { parts.append("\(status)") }
         if let e = s.expectError { parts.append("(expect error \(e))") }
         return parts.joined(separator: " ")
     }
@@ -120,33 +133,25 @@ public actor ScenarioRunner {
     // MARK: - Relay and GitHub
 
     func startRelay() async throws {
-        guard relay == nil, relayChild == nil else { return }
-        if let relayExecutable {
-            let child = try RelayChildProcess.start(
-                executable: relayExecutable, port: relayPort, database: directory + "/relay.db")
-            relayChild = child
-            relayPort = child.port
-            relayURL = child.url
-            return
+        guard relay == nil else { return }
+        let database = directory + "/relay.db"
+        let started: any ScenarioRelay
+        if let childExecutable {
+            started = try await RelayChildProcess.start(executable: childExecutable, port: relayPort, database: database)
+        } else {
+            started = try await InProcessRelay.start(port: relayPort, database: database)
         }
-        var c = RelayServerConfiguration()
-        c.port = relayPort
-        c.databasePath = directory + "/relay.db"
-        c.synchronous = .normal
-        c.relay.limits.replyTimeoutMs = 1500
-        c.relay.pairingCodeTTLms = 1500
-        let server = try await RelayServer.start(c, log: .silent)
-        relay = server
-        relayPort = server.port
-        relayURL = server.url
+        relay = started
+        relayPort = started.port
+        relayURL = started.url
     }
 
     /// In-process: a clean shutdown. A child process: SIGKILL.
     func stopRelay() async {
-        await relay?.shutdown()
-        relay = nil
-        relayChild?.kill9()
-        relayChild = nil
+        guard let relay else { return }
+        await relay.stop()
+        if let record = relay.record { relayRecords.append(record) }
+        self.relay = nil
     }
 
     func startGitHub() async throws {
@@ -163,9 +168,8 @@ public actor ScenarioRunner {
 
     /// The running relay's counters (in-process, or from the child's `/metrics`).
     func relayStats() async throws -> (connections: Int, pairs: Int, queued: Int) {
-        if let relay { return await relay.stats }
-        if let relayChild { return try await relayChild.stats() }
-        throw StepFailure(expected: "the relay running", seen: "stopped")
+        guard let relay else { throw StepFailure(expected: "the relay running", seen: "stopped") }
+        return try await relay.stats()
     }
 
     func runningGitHub() throws -> GitHubStubServer {

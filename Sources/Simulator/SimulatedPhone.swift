@@ -2,13 +2,13 @@ import Foundation
 import GitHubAPI
 import PhoneApp
 
-/// A phone companion in a scenario: its state directory survives stop/start (the same
+/// A phone companion in this process: its state directory survives stop/start (the same
 /// phone, restarted). A stopped companion cannot start again, so each start makes a new
-/// ``PhoneCompanion`` over the same state.
-actor SimulatedPhone {
-    let name: String
+/// ``PhoneCompanion`` over the same state. Stopping is a clean shutdown, not a crash.
+actor SimulatedPhone: ScenarioPhone {
+    nonisolated let name: String
     let directory: String
-    private(set) var phone: PhoneCompanion?
+    private var phone: PhoneCompanion?
     private var drains: [Task<Void, Never>] = []
 
     init(name: String, directory: String) {
@@ -17,6 +17,7 @@ actor SimulatedPhone {
     }
 
     var isRunning: Bool { phone != nil }
+    var processes: [ChildProcessRecord] { [] }
 
     /// Opens the state and connects (returns once activated or timed out).
     func start(relayURL: String, githubURL: URL) async throws {
@@ -46,8 +47,15 @@ actor SimulatedPhone {
         phone = nil
     }
 
-    func running() throws -> PhoneCompanion {
+    private func running() throws -> PhoneCompanion {
         guard let phone else { throw StepFailure(expected: "phone '\(name)' running", seen: "stopped") }
         return phone
     }
+
+    func pairingCode() async throws -> String { try await running().pair().code }
+    func add(_ login: String) async throws { _ = try await running().add(login) }
+    func remove(_ login: String) async throws { _ = try await running().remove(login) }
+    func move(_ login: String, to index: Int) async throws { _ = try await running().move(login, to: index) }
+    func refresh() async throws { _ = try await running().refresh() }
+    func favorites() async throws -> [String] { try await running().favorites().map(\.login) }
 }

@@ -1,20 +1,23 @@
 import Foundation
 import RelayProtocol
+import Synchronization
 import WatchApp
 
-/// A headless watch in a scenario: its state directory, its manual widget clock and its
-/// event log survive stop/start (the same watch, restarted).
-actor SimulatedWatch {
-    let name: String
+/// A headless watch in this process: its state directory, its manual widget clock and its
+/// event log survive stop/start (the same watch, restarted). Stopping is a clean shutdown.
+actor SimulatedWatch: ScenarioWatch {
+    nonisolated let name: String
     let directory: String
     let clock: ManualClock
-    let log = WatchEventLog()
-    private(set) var watch: HeadlessWatch?
+    nonisolated let log = WatchEventLog()
+    private var watch: HeadlessWatch?
     private var pump: Task<Void, Never>?
+    /// Events of the current incarnation moved into ``log``.
+    private var pumped = EventCount()
     private var rules = WidgetRules()
     private var foreground = true
     /// The profile screen from the last `open`.
-    private(set) var lastProfile: ProfileDetail?
+    private(set) var lastProfile: ProfileView?
 
     init(name: String, directory: String) {
         self.name = name
@@ -23,9 +26,8 @@ actor SimulatedWatch {
     }
 
     var isRunning: Bool { watch != nil }
+    var processes: [ChildProcessRecord] { [] }
 
-    /// Opens the state and connects. The first start places the widgets (their free first
-    /// reloads) and marks the log, so a scenario starts clean.
     func start(relayURL: String, budget: Int?, foreground: Bool?) async throws {
         guard watch == nil else { return }
         let first = !FileManager.default.fileExists(atPath: directory)
@@ -35,14 +37,21 @@ actor SimulatedWatch {
             relayURL: relayURL, stateDirectory: directory, deviceName: name, foreground: self.foreground, rules: rules,
             clock: .manual(clock))
         let log = log
-        pump = Task { await log.pump(w.events) }
+        let count = EventCount()
+        pumped = count
+        pump = Task {
+            for await event in w.events {
+                log.append(WatchObservation(event))
+                count.increment()
+            }
+            count.finish()
+        }
         watch = w
         try await w.start()
+        await settle()
         if first {
-            clock.advance(by: .seconds(1))
-            await w.flush()
-            try? await Task.sleep(for: .milliseconds(30))
-            await log.markNow()
+            try await advance(seconds: 1)
+            log.markNow()
         }
     }
 
@@ -55,32 +64,97 @@ actor SimulatedWatch {
         watch = nil
     }
 
-    func running() throws -> HeadlessWatch {
+    private func running() throws -> HeadlessWatch {
         guard let watch else { throw StepFailure(expected: "watch '\(name)' running", seen: "stopped") }
         return watch
     }
 
-    /// `open <login>`: the screen once loaded, failed or offline.
-    func open(_ login: String) async throws -> ProfileDetail? {
-        let p = try await running().open(login)
+    /// Returns once every event the watch published so far is in ``log``.
+    private func settle() async {
+        guard let watch else { return }
+        await pumped.wait(until: await watch.publishedEvents)
+    }
+
+    func pair(code: String) async throws {
+        try await running().pair(code: code)
+        await settle()
+    }
+
+    func delete(_ login: String) async throws {
+        try await running().delete(login)
+        await settle()
+    }
+
+    func open(_ login: String) async throws -> ProfileView? {
+        let p = try await running().open(login).map(ProfileView.init)
         lastProfile = p
+        await settle()
         return p
+    }
+
+    func select(_ login: String?) async throws {
+        try await running().select(login)
     }
 
     func setForeground(_ on: Bool) async throws {
         foreground = on
         try await running().setForeground(on)
+        await settle()
     }
 
-    /// Advances the widget clock; the watch's loop flushes what became due.
-    func advance(seconds: Double) async {
-        clock.advance(by: .milliseconds(Int64(seconds * 1000)))
-        // Let the widget loop (10 ms polling) run its pass.
-        try? await Task.sleep(for: .milliseconds(40))
+    /// Advances the widget clock and runs the reloads that became due.
+    func advance(seconds: Double) async throws {
+        clock.advance(by: .milliseconds(Int64((seconds * 1000).rounded())))
+        try await running().flush()
+        await settle()
     }
 
-    /// The state now (running or not, the stored state of the last run).
-    func current() async -> WatchAppState? {
-        await watch?.current
+    func view() async throws -> WatchView {
+        WatchView(try await running().current)
+    }
+}
+
+/// How many events a consumer handled, so a caller can wait until it handled a given number.
+final class EventCount: Sendable {
+    private struct State {
+        var count = 0
+        var finished = false
+        var waiters: [(target: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    private let state = Mutex(State())
+
+    /// One more event handled.
+    func increment() {
+        let due = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.count += 1
+            let count = s.count
+            let due = s.waiters.filter { $0.target <= count }.map(\.continuation)
+            s.waiters.removeAll { $0.target <= count }
+            return due
+        }
+        for c in due { c.resume() }
+    }
+
+    /// The consumer ended: nobody waits any more.
+    func finish() {
+        let all = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.finished = true
+            defer { s.waiters = [] }
+            return s.waiters.map(\.continuation)
+        }
+        for c in all { c.resume() }
+    }
+
+    /// Returns once `target` events were handled (or the consumer ended).
+    func wait(until target: Int) async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { s -> Bool in
+                if s.finished || s.count >= target { return true }
+                s.waiters.append((target, c))
+                return false
+            }
+            if now { c.resume() }
+        }
     }
 }

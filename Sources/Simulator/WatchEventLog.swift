@@ -1,75 +1,67 @@
-import Foundation
-import WatchApp
+import Synchronization
 
-/// Every event a simulated watch published during a run, across its restarts, with a
-/// cursor for `wait` steps and a mark for `expectReloads` steps.
+/// Everything a scenario's watch did during a run, across its restarts (and, for a child
+/// process, across its SIGKILLs), with a cursor for `wait` steps and a mark for
+/// `expectReloads` steps.
 ///
 /// `wait` looks for the next matching events after the cursor and moves the cursor past
 /// them; `mark` remembers where the log is so that reloads can be counted "since the mark".
-actor WatchEventLog {
-    private(set) var events: [WatchEvent] = []
-    private var cursor = 0
-    private var markIndex = 0
-
-    /// Appends the events of `stream` until it finishes (one call per watch incarnation).
-    func pump(_ stream: AsyncStream<WatchEvent>) async {
-        for await event in stream { events.append(event) }
+/// Appends are synchronous (a `Mutex`), so a child's reader thread records the event lines
+/// before it hands over the response that follows them.
+final class WatchEventLog: Sendable {
+    private struct State {
+        var events: [WatchObservation] = []
+        var cursor = 0
+        var markIndex = 0
     }
+
+    private let state = Mutex(State())
+
+    /// Records one event.
+    func append(_ event: WatchObservation) {
+        state.withLock { $0.events.append(event) }
+    }
+
+    /// How many events were recorded.
+    var count: Int { state.withLock { $0.events.count } }
 
     /// Moves the cursor and the mark to the end of the log.
     func markNow() {
-        cursor = events.count
-        markIndex = events.count
+        state.withLock {
+            $0.cursor = $0.events.count
+            $0.markIndex = $0.events.count
+        }
     }
 
     /// The events since the last mark.
-    func sinceMark() -> [WatchEvent] {
-        Array(events[min(markIndex, events.count)...])
+    func sinceMark() -> [WatchObservation] {
+        state.withLock { Array($0.events[min($0.markIndex, $0.events.count)...]) }
     }
 
     /// Waits until `count` events after the cursor match `pick`; moves the cursor past the
-    /// last one and returns them, or returns what it found by the deadline (fewer).
+    /// last one and returns them, or returns what it found by the deadline (fewer) with the
+    /// latest events seen.
     func waitFor(
-        _ count: Int, timeout: Double, _ pick: @Sendable (WatchEvent) -> Bool
-    ) async -> (found: [WatchEvent], seen: [WatchEvent]) {
+        _ count: Int, timeout: Double, _ pick: @Sendable (WatchObservation) -> Bool
+    ) async -> (found: [WatchObservation], seen: [WatchObservation]) {
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
         while true {
-            var found: [WatchEvent] = []
-            var end = cursor
-            for i in cursor..<events.count where found.count < count && pick(events[i]) {
-                found.append(events[i])
-                end = i + 1
+            let result = state.withLock { s -> (found: [WatchObservation], seen: [WatchObservation])? in
+                var found: [WatchObservation] = []
+                var end = s.cursor
+                for i in s.cursor..<s.events.count where found.count < count && pick(s.events[i]) {
+                    found.append(s.events[i])
+                    end = i + 1
+                }
+                if found.count >= count {
+                    s.cursor = end
+                    return (found, [])
+                }
+                if ContinuousClock.now >= deadline { return (found, Array(s.events[s.cursor...].suffix(8))) }
+                return nil
             }
-            if found.count >= count {
-                cursor = end
-                return (found, [])
-            }
-            if ContinuousClock.now >= deadline {
-                return (found, Array(events[cursor...].suffix(8)))
-            }
+            if let result { return result }
             try? await Task.sleep(for: .milliseconds(10))
-        }
-    }
-}
-
-extension WatchEvent {
-    /// A short line for failure messages.
-    var summary: String {
-        switch self {
-        case .activated(let paired): "activated(paired: \(paired))"
-        case .paired(let peer): "paired(\(peer))"
-        case .reachability(let r): r ? "reachable" : "unreachable"
-        case .snapshotStored(let revision, let logins): "snapshot(\(revision): \(logins.joined(separator: ",")))"
-        case .deleteAccepted(let login): "deleteAccepted(\(login))"
-        case .deleteCompleted(let login): "deleteCompleted(\(login))"
-        case .profile(let p): "profile(\(p.login): \(p.phase.name))"
-        case .widget(let w):
-            switch w {
-            case .reloaded(let r): "reload(\(r.widgetID): \(r.reasons.map(\.rawValue).joined(separator: ",")))"
-            case .stale(let s): "stale(\(s.widgetID))"
-            case .rendered(let e): "rendered(\(e.widgetID))"
-            }
-        case .error(let e): "error(\(e))"
         }
     }
 }

@@ -19,6 +19,8 @@ public actor HeadlessWatch {
     private let store: WatchStore
     private var state: WatchAppState
     private var tasks: [Task<Void, Never>] = []
+    /// How many events went to ``events`` so far.
+    public private(set) var publishedEvents = 0
 
     /// Opens the watch's state directory; call ``start()`` to connect.
     public init(
@@ -86,7 +88,7 @@ public actor HeadlessWatch {
     private func sendDelete(_ login: String) async throws {
         try await session.transferUserInfo(LoginCommand.favoritesDelete(login).payload)
         try store.setPendingDelete(login, accepted: true)
-        sink.yield(.deleteAccepted(login: login))
+        publish(.deleteAccepted(login: login))
     }
 
     /// `open <login>`: asks the phone for the repos (message with reply); returns the screen
@@ -94,7 +96,7 @@ public actor HeadlessWatch {
     @discardableResult
     public func open(_ login: String) async -> ProfileDetail? {
         guard case .sendRequest(let command)? = state.openProfile(login) else { return state.profile }
-        sink.yield(.profile(state.profile!))
+        publish(.profile(state.profile!))
         let event: ProfileDetail.Event
         do {
             let reply = try await session.sendMessage(command.payload, wantsReply: true)
@@ -109,7 +111,7 @@ public actor HeadlessWatch {
             event = .unreachable
         }
         state.handleProfile(event)
-        if let screen = state.profile { sink.yield(.profile(screen)) }
+        if let screen = state.profile { publish(.profile(screen)) }
         return state.profile
     }
 
@@ -140,12 +142,19 @@ public actor HeadlessWatch {
     @discardableResult
     public func flush() -> [WidgetEvent] {
         let pass = state.flush(now: clock.now())
-        for e in pass.events { sink.yield(.widget(e)) }
+        for e in pass.events { publish(.widget(e)) }
         return pass.events
     }
 
     /// The whole watch state (widgets, favorites, profile) as it is now.
     public var current: WatchAppState { state }
+
+    /// Puts `event` on ``events`` and counts it (``publishedEvents``): a consumer that counts
+    /// what it read knows when it has seen everything published before a given moment.
+    private func publish(_ event: WatchEvent) {
+        publishedEvents += 1
+        sink.yield(event)
+    }
 
     // MARK: - Loops
 
@@ -159,14 +168,16 @@ public actor HeadlessWatch {
         case .message:
             break
         case .reachabilityChanged(let r):
-            sink.yield(.reachability(r))
+            publish(.reachability(r))
         case .paired(_, let peer):
-            sink.yield(.paired(peer: peer))
+            publish(.paired(peer: peer))
         case .activated(let paired):
-            sink.yield(.activated(paired: paired))
+            publish(.activated(paired: paired))
         case .unpaired(let reason):
-            sink.yield(.error("unpaired: \(reason)"))
-        case .userInfoTransferFinished, .disconnected:
+            publish(.error("unpaired: \(reason)"))
+        case .disconnected:
+            publish(.disconnected)
+        case .userInfoTransferFinished:
             break
         }
     }
@@ -183,15 +194,15 @@ public actor HeadlessWatch {
             try store.save(snapshot, sentAt: d.sentAt)
             await session.acknowledge(d)
             if state.receive(snapshot, sentAt: d.sentAt, now: clock.now()) {
-                sink.yield(.snapshotStored(revision: snapshot.revision, logins: snapshot.users.map(\.login)))
+                publish(.snapshotStored(revision: snapshot.revision, logins: snapshot.users.map(\.login)))
                 for login in pendingBefore where !state.favorites.pendingDeletes.contains(login) {
-                    sink.yield(.deleteCompleted(login: login))
+                    publish(.deleteCompleted(login: login))
                 }
                 // Without a debounce the reload is due now: don't wait for the loop's next poll.
                 if let wake = state.nextWakeUp(now: clock.now()), wake <= clock.now() { flush() }
             }
         } catch {
-            sink.yield(.error("could not store the favorites snapshot: \(error)"))
+            publish(.error("could not store the favorites snapshot: \(error)"))
         }
     }
 

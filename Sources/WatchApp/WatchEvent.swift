@@ -6,6 +6,8 @@ public enum WatchEvent: Sendable, Hashable {
     case activated(paired: Bool)
     /// The watch joined a pair.
     case paired(peer: String)
+    /// The connection to the relay dropped (the session reconnects by itself; ``activated`` follows).
+    case disconnected
     /// The phone became reachable or not.
     case reachability(Bool)
     /// A favorites snapshot was stored (before the widget reload it requests).

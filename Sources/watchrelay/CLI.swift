@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import RelayServer
 import RelayStore
+import Synchronization
 
 /// Shared pieces of the subcommands.
 enum CLI {
@@ -41,10 +42,14 @@ enum CLI {
         return lines
     }
 
-    /// Writes a line to standard output at once (unbuffered, for scripts reading it).
+    /// Writes a line to standard output at once (unbuffered, for scripts reading it). Lines
+    /// from different tasks never interleave: a pipe write over `PIPE_BUF` bytes is not atomic.
     static func printLine(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        let data = Data((line + "\n").utf8)
+        outputLock.withLock { _ in FileHandle.standardOutput.write(data) }
     }
+
+    private static let outputLock = Mutex<Void>(())
 }
 
 /// `full`, `normal` or `off`.

@@ -38,12 +38,21 @@ enum PhoneCommand {
           --refresh-throttle S     manual refresh throttle window in seconds (default 10)
           --concurrency N          GitHub fetches in flight during a refresh (default 4)
           --json                   list: print JSON
+          --machine                the line protocol for programs (Simulator/README.md): one JSON
+                                   object per stdout line (`ready`, then a `response` per request
+                                   and `event`s: activated, paired, reachability, snapshotPushed,
+                                   refreshed, deletedByWatch, pairingCode, error, disconnected…);
+                                   requests are console lines or {"id":1,"command":"add","args":["x"]};
+                                   bad input answers ok=false code=bad_request; end of stdin stops it
+          --reconnect-backoff LIST seconds between reconnect attempts, e.g. 0.05,0.1,0.2
+          --request-timeout-s S    relay request timeout (default 10)
+          --external-poll-s S      how often the state is checked for other processes' edits (default 0.1)
           --log-level LEVEL        debug, info, warn, error (default info)
           -h, --help               show this help
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        var args = try Arguments(argv, booleanFlags: ["help", "json", "pair"])
+        var args = try Arguments(argv, booleanFlags: ["help", "json", "pair", "machine"])
         if args.flag("help") {
             print(help)
             return 0
@@ -112,6 +121,13 @@ enum PhoneCommand {
         configuration.refreshInterval = try seconds(&args, "refresh-interval") ?? configuration.refreshInterval
         configuration.refreshThrottle = try seconds(&args, "refresh-throttle") ?? configuration.refreshThrottle
         configuration.concurrency = try args.int("concurrency", in: 1...64) ?? configuration.concurrency
+        configuration.externalPollInterval = try seconds(&args, "external-poll-s") ?? configuration.externalPollInterval
+        if let timeout = try seconds(&args, "request-timeout-s") {
+            configuration.session.requestTimeoutSeconds = Double(timeout.components.seconds)
+                + Double(timeout.components.attoseconds) / 1e18
+        }
+        if let backoff = try backoffList(&args) { configuration.session.backoff = backoff }
+        let machine = args.flag("machine")
         let pairAtStart = args.flag("pair")
         let githubURL = args.string("github")
         let fixtures = args.string("fixtures")
@@ -133,6 +149,9 @@ enum PhoneCommand {
             baseURL = server.baseURL
         }
         let companion = try PhoneCompanion(configuration: configuration, github: .live(baseURL: baseURL, token: token))
+        if machine {
+            return await runMachine(companion, github: baseURL, state: state, pairAtStart: pairAtStart, stub: stub)
+        }
         let reporters = PhoneReporters.start(companion, log: log)
         CLI.printLine("github: \(baseURL.absoluteString)")
         CLI.printLine("state: \(state)")
@@ -170,6 +189,48 @@ enum PhoneCommand {
         await reporters.finish()
         await stub?.stop()
         return 0
+    }
+
+    /// `--machine`: the line protocol; stops on a signal, `quit` or the end of stdin.
+    private static func runMachine(
+        _ companion: PhoneCompanion, github: URL, state: String, pairAtStart: Bool, stub: GitHubStubServer?
+    ) async -> Int32 {
+        let reporters = PhoneMachine.reporters(companion)
+        await companion.start()
+        let status = await companion.status()
+        CLI.printLine(
+            MachineProtocol.ready(
+                role: "phone",
+                [
+                    "github": .string(github.absoluteString), "state": .string(state), "pid": .int(Int64(getpid())),
+                    "activated": .bool(status.activated), "paired": .bool(status.paired),
+                    "favorites": .int(Int64(status.favorites)), "revision": .int(status.revision),
+                ]))
+        if pairAtStart {
+            let request = MachineProtocol.Request(id: nil, words: ["pair"])
+            CLI.printLine(await PhoneMachine.run(request, on: companion).0)
+        }
+        let lines = CLI.standardInputLines()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await CLI.waitForTerminationSignal() }
+            group.addTask { _ = await PhoneMachine.console(companion, lines: lines) }
+            await group.next()
+            group.cancelAll()
+        }
+        await companion.shutdown()
+        for task in reporters { await task.value }
+        await stub?.stop()
+        return 0
+    }
+
+    /// `--reconnect-backoff 0.05,0.1,0.2`: seconds between reconnect attempts.
+    private static func backoffList(_ args: inout Arguments) throws -> [Double]? {
+        guard let text = args.string("reconnect-backoff") else { return nil }
+        let values = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard !values.isEmpty, values.allSatisfy({ $0 != nil && $0! >= 0 && $0! <= 3600 }) else {
+            throw Arguments.UsageError(description: "--reconnect-backoff must be seconds separated by commas, not '\(text)'")
+        }
+        return values.compactMap { $0 }
     }
 
     /// Runs stdin commands until `quit` (true) or the end of input (false).

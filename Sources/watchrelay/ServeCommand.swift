@@ -17,6 +17,8 @@ enum ServeCommand {
           --port PORT                 port, 0 = any free port (default 8765)
           --db PATH                   SQLite database (default watchrelay-relay.db)
           --sync full|normal|off      SQLite synchronous mode (default full: fsync per group commit)
+          --exit-on-stdin-eof         also stop at the end of standard input (a parent process that
+                                      holds the pipe: when it dies, so does the relay)
           --tls-cert PEM --tls-key PEM   serve wss:// and https://
           --max-frame-bytes N         hard cap on one WebSocket message (default 1048576)
           --max-queued-bytes N        bytes queued to one slow client before close 1008 (default 8388608)
@@ -34,11 +36,12 @@ enum ServeCommand {
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        var args = try Arguments(argv, booleanFlags: ["help"])
+        var args = try Arguments(argv, booleanFlags: ["help", "exit-on-stdin-eof"])
         if args.flag("help") {
             print(help)
             return 0
         }
+        let stdinEnds = args.flag("exit-on-stdin-eof")
         var c = RelayServerConfiguration()
         c.host = args.string("host") ?? c.host
         c.port = try args.int("port", in: 0...65535) ?? c.port
@@ -81,7 +84,15 @@ enum ServeCommand {
 
         let server = try await RelayServer.start(c, log: log)
         CLI.printLine(server.url)
-        await CLI.waitForTerminationSignal()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await CLI.waitForTerminationSignal() }
+            if stdinEnds {
+                let lines = CLI.standardInputLines()
+                group.addTask { for await _ in lines {} }
+            }
+            await group.next()
+            group.cancelAll()
+        }
         await server.shutdown()
         return 0
     }

@@ -1,22 +1,27 @@
 import Foundation
 import Simulator
 
-/// `watchrelay simulate FILE…`: runs scenarios (relay, GitHub stub, phones and watches in-process).
+/// `watchrelay simulate FILE…`: runs scenarios (relay, GitHub stub, phones and watches in-process,
+/// or with `--processes` the relay, phones and watches as child processes).
 enum SimulateCommand {
     static let help = """
         USAGE: watchrelay simulate [options] FILE...
 
         Runs each scenario file (Simulator/README.md describes the format) against the real
-        relay, the fixture GitHub server, phone companions and headless watches, all in this
-        process over loopback, each actor with its state in a temporary directory. Prints one
-        line per step, PASS or FAIL per scenario (a failure names the step, what was expected
-        and what was seen), then `N passed, M failed`.
+        relay, the fixture GitHub server, phone companions and headless watches over loopback,
+        each actor with its state in a temporary directory. Prints one line per step, PASS or
+        FAIL per scenario (a failure names the step, what was expected and what was seen), then
+        `N passed, M failed`.
 
         OPTIONS:
           --json                print one JSON report instead of the lines
-          --processes           run the relay as a child process (`watchrelay serve`, this
-                                binary), so stopping it is a SIGKILL; phones and watches
-                                stay in-process
+          --processes           run the relay (`watchrelay serve`), every phone (`watchrelay
+                                phone --machine`) and every watch (`watchrelay watch --machine
+                                --manual-clock`) as child processes of this binary: `stop`,
+                                `kill` and `restart` SIGKILL them, `start` runs a new process
+                                on the same state. The fixture GitHub server stays in this
+                                process. Children are killed when a scenario ends or fails
+                                and on SIGINT/SIGTERM/SIGHUP.
           --fixtures DIR        GitHub fixture directory (default Simulator/fixtures/github,
                                 found from here or the binary)
           -h, --help            show this help
@@ -37,7 +42,10 @@ enum SimulateCommand {
         let files = args.positionals
         guard !files.isEmpty else { throw Arguments.UsageError(description: "simulate needs at least one scenario FILE") }
 
-        let runner = ScenarioRunner(fixturesDirectory: fixtures, relayExecutable: processes ? executable() : nil) { step in
+        // An interrupted run leaves no child behind.
+        let signalSources = processes ? killChildrenOnTermination() : []
+        defer { withExtendedLifetime(signalSources) {} }
+        let runner = ScenarioRunner(fixturesDirectory: fixtures, childExecutable: processes ? executable() : nil) { step in
             if !json { CLI.printLine(step.line) }
         }
         var suite = ScenarioSuite()
@@ -56,7 +64,24 @@ enum SimulateCommand {
         return suite.exitCode
     }
 
-    /// This binary (`watchrelay`), to run `serve` as a child process.
+    /// On SIGINT, SIGTERM or SIGHUP: SIGKILL every child still running, then exit with 128 + signal.
+    /// Returns the dispatch sources, which must stay alive for the handlers to run.
+    private static func killChildrenOnTermination() -> [any DispatchSourceSignal] {
+        [SIGINT, SIGTERM, SIGHUP].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                let killed = ChildProcesses.killAll()
+                FileHandle.standardError.write(
+                    Data("simulate: interrupted (signal \(number)); \(killed) child process(es) killed\n".utf8))
+                exit(128 + number)
+            }
+            source.resume()
+            return source
+        }
+    }
+
+    /// This binary (`watchrelay`), to run `serve`, `phone` and `watch` as child processes.
     static func executable() -> String {
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("watchrelay").path

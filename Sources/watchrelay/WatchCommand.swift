@@ -19,24 +19,29 @@ enum WatchCommand {
           --name NAME          device name (default "Apple Watch")
           --background         start with the watch app in the background (not reachable)
           --no-budget          debug switch: widget reloads cost no budget
+          --budget N           daily reload budget of every widget (default 70, 75 on the face)
+          --manual-clock MS    the widget clock starts at MS (milliseconds since 1970) and moves
+                               only with the `advance SECONDS` command (for scripts and tests)
           --once               wait for the first snapshot (up to --wait-s), print the widgets, exit
           --wait-s S           how long --once waits for a snapshot (default 5)
           --json               print JSON instead of the watch-like text frames
+          --machine            the line protocol for programs (Simulator/README.md): one JSON
+                               object per stdout line (`ready`, a `response` per request, `event`s:
+                               snapshot, reloaded, stale, rendered, profile, deleteAccepted,
+                               deleteCompleted, paired, activated, disconnected, reachability,
+                               error); requests are the commands below or
+                               {"id":1,"command":"open","args":["octocat"]}; bad input answers
+                               ok=false code=bad_request; end of stdin stops the watch
           --snapshot DIR       write SVG pictures of the widgets (and the repo list) into DIR
           --log-level LEVEL    debug, info, warn, error (default info)
           -h, --help           show this help
 
         COMMANDS (stdin lines in interactive mode):
-          delete LOGIN     send favorites.delete by userInfo (works while the phone is offline)
-          open LOGIN       ask the phone for LOGIN's repos (message with reply)
-          select LOGIN     show LOGIN on the rectangular widget (select none: rotate)
-          foreground | background
-          widget           print the widgets now     json   print the state as JSON
-          reload           ask for a widget reload   quit
+        \(WatchConsoleCommand.helpText.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        var args = try Arguments(argv, booleanFlags: ["help", "background", "no-budget", "once", "json"])
+        var args = try Arguments(argv, booleanFlags: ["help", "background", "no-budget", "once", "json", "machine"])
         if args.flag("help") {
             print(help)
             return 0
@@ -49,13 +54,41 @@ enum WatchCommand {
         let noBudget = args.flag("no-budget")
         let once = args.flag("once")
         let json = args.flag("json")
+        let machine = args.flag("machine")
         let svgDirectory = args.string("snapshot")
         let wait = Double(args.string("wait-s") ?? "5") ?? 5
+        var rules = WidgetRules()
+        if let budget = try args.int("budget", in: 0...100_000) {
+            rules = WidgetRules(smartStackBudget: budget, watchFaceBudget: budget)
+        }
+        let manualClock = try args.int("manual-clock", in: 0...Int(Int64.max / 2)).map {
+            ManualClock(Timestamp(millisecondsSinceEpoch: Int64($0)))
+        }
         let log = try CLI.logger(&args, component: "watch")
         try args.rejectUnknown()
+        if let extra = args.positionals.first { throw Arguments.UsageError(description: "unexpected argument '\(extra)'") }
 
-        let watch = try HeadlessWatch(relayURL: relay, stateDirectory: state, deviceName: name, foreground: !background)
+        let watch = try HeadlessWatch(
+            relayURL: relay, stateDirectory: state, deviceName: name, foreground: !background, rules: rules,
+            clock: manualClock.map { WatchClock.manual($0) } ?? .system)
         if noBudget { try await watch.setNoBudget(true) }
+        if machine {
+            try await watch.start()
+            let paired = await watch.session.isPaired
+            CLI.printLine(
+                MachineProtocol.ready(
+                    role: "watch",
+                    [
+                        "state": .string(state), "pid": .int(Int64(getpid())), "paired": .bool(paired),
+                        "nowMs": .int(watch.clock.now().millisecondsSinceEpoch), "manualClock": .bool(manualClock != nil),
+                    ]))
+            if let code {
+                let request = MachineProtocol.Request(id: nil, words: ["pair", code])
+                CLI.printLine(await WatchMachine.run(request, on: watch, clock: manualClock).0)
+            }
+            await WatchMachine.run(watch, manualClock: manualClock)
+            return 0
+        }
         try await watch.start()
         if let code {
             try await watch.pair(code: code)
@@ -70,7 +103,7 @@ enum WatchCommand {
             return 0
         }
         log.info("watch running", ("relay", relay), ("state", state))
-        try await interactive(watch, printer: printer)
+        try await interactive(watch, printer: printer, clock: manualClock)
         await watch.stop()
         return 0
     }
@@ -92,7 +125,7 @@ enum WatchCommand {
         try? await Task.sleep(for: .milliseconds(150))  // the reload's debounce
     }
 
-    private static func interactive(_ watch: HeadlessWatch, printer: WatchPrinter) async throws {
+    private static func interactive(_ watch: HeadlessWatch, printer: WatchPrinter, clock: ManualClock?) async throws {
         let lines = CLI.standardInputLines()
         await withTaskGroup(of: Void.self) { group in
             // The live view: every reload, stale report and delete shows as it happens.
@@ -106,7 +139,7 @@ enum WatchCommand {
             }
             group.addTask {
                 for await line in lines {
-                    if await !command(line, watch: watch, printer: printer) { break }
+                    if await !command(line, watch: watch, printer: printer, clock: clock) { break }
                 }
             }
             await group.next()
@@ -115,28 +148,45 @@ enum WatchCommand {
     }
 
     /// Runs one stdin command; false on `quit`.
-    private static func command(_ line: String, watch: HeadlessWatch, printer: WatchPrinter) async -> Bool {
-        let words = line.split(separator: " ").map(String.init)
-        guard let verb = words.first else { return true }
-        let arg = words.count > 1 ? words[1] : nil
+    private static func command(
+        _ line: String, watch: HeadlessWatch, printer: WatchPrinter, clock: ManualClock?
+    ) async -> Bool {
+        let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        guard let first = words.first, !first.hasPrefix("#") else { return true }
+        let command: WatchConsoleCommand
+        switch WatchConsoleCommand.parse(words) {
+        case .success(let c): command = c
+        case .failure(let e):
+            CLI.printLine("error: \(e)")
+            return true
+        }
         do {
-            switch (verb, arg) {
-            case ("quit", _), ("exit", _): return false
-            case ("delete", let login?):
-                try await watch.delete(login)
-            case ("open", let login?):
+            switch command {
+            case .quit: return false
+            case .pair(let code):
+                try await watch.pair(code: code)
+                CLI.printLine("paired")
+            case .delete(let login): try await watch.delete(login)
+            case .open(let login):
                 if let screen = await watch.open(login) {
                     CLI.printLine(TextRenderer.render(screen, now: watch.clock.now()))
                     try printer.writeProfile(screen, now: watch.clock.now())
                 }
-            case ("select", let login?):
-                try await watch.select(login == "none" ? nil : login)
-            case ("foreground", _): await watch.setForeground(true)
-            case ("background", _): await watch.setForeground(false)
-            case ("reload", _): await watch.requestReload()
-            case ("widget", _): try await printer.show(watch)
-            case ("json", _): CLI.printLine(JSONRenderer.render(await watch.current, now: watch.clock.now()))
-            default: CLI.printLine("unknown command: \(line) (try: delete, open, select, foreground, background, widget, reload, quit)")
+            case .select(let login): try await watch.select(login)
+            case .foreground(let on): await watch.setForeground(on)
+            case .advance(let seconds):
+                guard let clock else {
+                    CLI.printLine("error: advance needs a watch started with --manual-clock")
+                    return true
+                }
+                clock.advance(by: .milliseconds(Int64((seconds * 1000).rounded())))
+                await watch.flush()
+                CLI.printLine("clock: \(watch.clock.now().iso8601)")
+            case .reload: await watch.requestReload()
+            case .flush: await watch.flush()
+            case .widget: try await printer.show(watch)
+            case .state, .status: CLI.printLine(JSONRenderer.render(await watch.current, now: watch.clock.now()))
+            case .help: CLI.printLine(WatchConsoleCommand.helpText)
             }
         } catch {
             CLI.printLine("error: \(error)")
@@ -173,6 +223,7 @@ struct WatchPrinter: Sendable {
     static func describe(_ event: WatchEvent) -> String? {
         switch event {
         case .activated(let paired): return "activated (paired: \(paired))"
+        case .disconnected: return "disconnected from the relay (reconnecting)"
         case .paired(let peer): return "paired with \(peer)"
         case .reachability(let r): return "phone \(r ? "reachable" : "not reachable")"
         case .snapshotStored(let revision, let logins): return "snapshot r\(revision) stored: \(logins.joined(separator: ", "))"

@@ -55,8 +55,10 @@ struct FailureReportTests {
         }
     }
 
-    /// The CLI (built next to the tests): exit code 3 and the failure on standard output.
-    @Test func theCLIExitsWith3OnAFailedExpectation() throws {
+    /// The CLI (built next to the tests): exit code 3 and the failure on standard output, with
+    /// the actors in this process and as child processes.
+    @Test(arguments: [false, true])
+    func theCLIExitsWith3OnAFailedExpectation(processes: Bool) throws {
         let exe = try #require(ProcessModeTests.binary, "watchrelay must be built next to the tests (make test does)")
         let file = NSTemporaryDirectory() + "broken-\(UUID().uuidString).json"
         let data = try JSONEncoder().encode(Self.broken)
@@ -64,7 +66,7 @@ struct FailureReportTests {
         defer { try? FileManager.default.removeItem(atPath: file) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: exe)
-        process.arguments = ["simulate", "--fixtures", Repo.fixtures, file]
+        process.arguments = ["simulate", "--fixtures", Repo.fixtures] + (processes ? ["--processes"] : []) + [file]
         let out = Pipe()
         process.standardOutput = out
         try process.run()
@@ -73,5 +75,6 @@ struct FailureReportTests {
         #expect(process.terminationStatus == 3)
         #expect(text.contains("FAIL broken-on-purpose"))
         #expect(text.contains("0 passed, 1 failed"))
+        #expect(text.contains(#"expected: face.circular text "99\nFAV""#), "\(text)")
     }
 }

@@ -1,0 +1,209 @@
+import Foundation
+import Synchronization
+
+/// A `watchrelay` child process of `simulate --processes`: standard input and output are
+/// pipes, standard error goes to a log file; ``kill()`` is a SIGKILL.
+///
+/// Started with `posix_spawn` rather than Foundation's `Process`: the child gets an empty
+/// signal mask and default SIGINT/SIGTERM/SIGPIPE (a cooperative-pool thread's mask would
+/// otherwise be inherited), and every pipe end is opened close-on-exec, so no other child
+/// inherits one — a child's stdin reaches end-of-file as soon as this process closes it or
+/// dies, and its stdout as soon as it dies.
+///
+/// Standard output is read by a dedicated thread (blocking `read`), which hands each line to
+/// `onLine` in order; it ends at end-of-file, i.e. when the child ends, and then calls `onEnd`.
+final class ChildProcess: Sendable {
+    /// The child's process ID.
+    let pid: pid_t
+    /// What was started (the actor's name), for messages.
+    let name: String
+    /// Where the child's standard error goes.
+    let logPath: String
+    /// The write end of the child's standard input (-1 once closed).
+    private let input: Mutex<Int32>
+    /// The wait status once the child was reaped.
+    private let exitStatus = Mutex<Int32?>(nil)
+
+    /// Starts `executable arguments…`.
+    /// - Parameters:
+    ///   - onLine: called on the reader thread with each line of standard output, in order.
+    ///   - onEnd: called on the reader thread once standard output ended (the child ended).
+    /// - Throws: ``StepFailure`` if the process cannot be started.
+    init(
+        name: String, executable: String, arguments: [String], logPath: String,
+        onLine: @escaping @Sendable (String) -> Void, onEnd: @escaping @Sendable () -> Void
+    ) throws {
+        self.name = name
+        self.logPath = logPath
+        ChildProcesses.ignoreSIGPIPE()
+        var stdinPipe: [Int32] = [-1, -1]
+        var stdoutPipe: [Int32] = [-1, -1]
+        let (child, status) = try ChildProcesses.spawnLock.withLock { _ -> (pid_t, Int32) in
+            // Glibc's module has no pipe2: pipe, then close-on-exec, under the lock every spawn
+            // of this module takes, so no other child is started in between and inherits them.
+            guard pipe(&stdinPipe) == 0 else { throw Self.failure(name, "pipe", errno) }
+            guard pipe(&stdoutPipe) == 0 else {
+                close(stdinPipe[0])
+                close(stdinPipe[1])
+                throw Self.failure(name, "pipe", errno)
+            }
+            for fd in stdinPipe + stdoutPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            // dup2 clears close-on-exec on the copies, so only fds 0, 1 and 2 reach the child.
+            posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
+            posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
+            posix_spawn_file_actions_addopen(&actions, 2, logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            var attributes = posix_spawnattr_t()
+            posix_spawnattr_init(&attributes)
+            defer { posix_spawnattr_destroy(&attributes) }
+            var mask = sigset_t()
+            sigemptyset(&mask)
+            posix_spawnattr_setsigmask(&attributes, &mask)
+            var defaults = sigset_t()
+            sigemptyset(&defaults)
+            for signal in [SIGINT, SIGTERM, SIGPIPE] { sigaddset(&defaults, signal) }
+            posix_spawnattr_setsigdefault(&attributes, &defaults)
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+            let argv = [executable] + arguments
+            // The strdup copies live until posix_spawn returned (it copies them into the child).
+            var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+            defer { for argument in cArguments { free(argument) } }
+            var child: pid_t = 0
+            let status = posix_spawn(&child, executable, &actions, &attributes, &cArguments, environ)
+            return (child, status)
+        }
+        // The child's ends are the child's now.
+        close(stdinPipe[0])
+        close(stdoutPipe[1])
+        guard status == 0 else {
+            close(stdinPipe[1])
+            close(stdoutPipe[0])
+            throw Self.failure(name, "posix_spawn \(executable)", status)
+        }
+        pid = child
+        input = Mutex(stdinPipe[1])
+        ChildProcesses.live.withLock { _ = $0.insert(child) }
+        let output = stdoutPipe[0]
+        let reader = Thread {
+            Self.readLines(output, onLine)
+            close(output)
+            onEnd()
+        }
+        reader.name = "watchrelay-child-\(name)"
+        // Ends at the child's end-of-output: nothing waits for the thread, only for its lines.
+        reader.start()
+    }
+
+    private static func failure(_ name: String, _ operation: String, _ code: Int32) -> StepFailure {
+        StepFailure(expected: "child process '\(name)' to start", seen: "\(operation): \(String(cString: strerror(code)))")
+    }
+
+    /// Reads `fd` to its end, calling `onLine` with each complete line.
+    private static func readLines(_ fd: Int32, _ onLine: @Sendable (String) -> Void) {
+        var pending: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            pending.append(contentsOf: chunk[0..<n])
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                onLine(String(decoding: pending[..<newline], as: UTF8.self))
+                pending.removeSubrange(...newline)
+            }
+        }
+        if !pending.isEmpty { onLine(String(decoding: pending, as: UTF8.self)) }
+    }
+
+    /// Writes one line to the child's standard input; false if the pipe is closed (the
+    /// child ended: SIGPIPE is ignored, so the write fails with EPIPE).
+    func write(line: String) -> Bool {
+        input.withLock { fd in
+            guard fd >= 0 else { return false }
+            var bytes = Array((line + "\n").utf8)
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return false }
+                offset += n
+            }
+            return true
+        }
+    }
+
+    /// Whether the child still runs (reaps it once it ended).
+    var isRunning: Bool {
+        let running = exitStatus.withLock { status in
+            guard status == nil else { return false }
+            var raw: Int32 = 0
+            if waitpid(pid, &raw, WNOHANG) == pid { status = raw }
+            return status == nil
+        }
+        if !running { ChildProcesses.live.withLock { _ = $0.remove(pid) } }
+        return running
+    }
+
+    /// SIGKILL, then waits until the child is reaped; closes its standard input. Idempotent.
+    func kill() async {
+        if isRunning {
+            Glibc.kill(pid, SIGKILL)
+            while isRunning { try? await Task.sleep(for: .milliseconds(5)) }
+        }
+        closeInput()
+    }
+
+    /// Closes the child's standard input (a `--machine` child then stops by itself).
+    func closeInput() {
+        input.withLock { fd in
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
+    }
+
+    /// How the child ended: `killed by signal 9`, `exit status 0`, or nil while it runs.
+    var termination: String? {
+        guard !isRunning, let raw = exitStatus.withLock({ $0 }) else { return nil }
+        // WIFEXITED / WEXITSTATUS / WTERMSIG, which do not import into Swift.
+        return raw & 0x7F == 0 ? "exit status \((raw >> 8) & 0xFF)" : "killed by signal \(raw & 0x7F)"
+    }
+
+    /// The last lines of standard error, for failure messages.
+    func stderrTail(_ lines: Int = 5) -> String {
+        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").suffix(lines).joined(separator: " | ")
+    }
+}
+
+/// The child processes still running, so that an interrupted or failed run leaves none behind.
+public enum ChildProcesses {
+    /// PIDs of started and not yet reaped children.
+    static let live = Mutex<Set<pid_t>>([])
+
+    /// Held while a child's pipes are made and it is spawned.
+    static let spawnLock = Mutex<Void>(())
+
+    /// SIGKILLs every child still running; returns how many there were. Safe to call from a
+    /// signal source's handler.
+    @discardableResult
+    public static func killAll() -> Int {
+        let pids = live.withLock { $0 }
+        for pid in pids { Glibc.kill(pid, SIGKILL) }
+        return pids.count
+    }
+
+    /// How many children are running now.
+    public static var count: Int { live.withLock { $0.count } }
+
+    /// Writing to the pipe of a child that died must fail with EPIPE, not kill this process.
+    static func ignoreSIGPIPE() {
+        ignored.withLock { done in
+            if !done { signal(SIGPIPE, SIG_IGN) }
+            done = true
+        }
+    }
+
+    private static let ignored = Mutex(false)
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// A phone as a child process: `watchrelay phone --machine` on the phone's state directory,
+/// driven over the line protocol (``MachineChannel``). ``stop()`` is a SIGKILL; the next
+/// ``start(relayURL:githubURL:)`` runs a new process on the same state (SQLite stores).
+actor PhoneChildProcess: ScenarioPhone {
+    nonisolated let name: String
+    let directory: String
+    let executable: String
+    private var channel: MachineChannel?
+    private(set) var processes: [ChildProcessRecord] = []
+
+    init(name: String, directory: String, executable: String) {
+        self.name = name
+        self.directory = directory
+        self.executable = executable
+    }
+
+    var isRunning: Bool { channel.map { $0.process.isRunning } ?? false }
+
+    func start(relayURL: String, githubURL: URL) async throws {
+        if let channel, channel.process.isRunning { return }
+        await stop()
+        // The simulator's settings of an in-process phone (SimulatedPhone), as options.
+        let arguments = [
+            "phone", "--machine", "--relay", relayURL, "--state", directory, "--name", name,
+            "--github", githubURL.absoluteString, "--refresh-interval", "3600", "--refresh-throttle", "0",
+            "--external-poll-s", "3600", "--reconnect-backoff", "0.05,0.1,0.2", "--request-timeout-s", "3",
+            "--log-level", "warn",
+        ]
+        channel = try await MachineChannel.start(
+            name: name, executable: executable, arguments: arguments, logPath: directory + ".stderr.log",
+            onEvent: { _, _ in })
+    }
+
+    /// SIGKILL; the state directory stays.
+    func stop() async {
+        guard let channel else { return }
+        await channel.kill()
+        processes.append(channel.process.record)
+        self.channel = nil
+    }
+
+    private func running() throws -> MachineChannel {
+        guard let channel else { throw StepFailure(expected: "phone '\(name)' running", seen: "stopped") }
+        guard channel.process.isRunning else {
+            let process = channel.process
+            throw StepFailure(
+                expected: "phone '\(name)' running",
+                seen: "its process \(process.pid) ended (\(process.termination ?? "?")): \(process.stderrTail())")
+        }
+        return channel
+    }
+
+    func pairingCode() async throws -> String {
+        let answer = try await running().request("pair")
+        guard let code = answer["code"]?.stringValue else {
+            throw StepFailure(expected: "a pairing code from '\(name)'", seen: "\(answer)")
+        }
+        return code
+    }
+
+    func add(_ login: String) async throws { _ = try await running().request("add", [login]) }
+    func remove(_ login: String) async throws { _ = try await running().request("remove", [login]) }
+    func move(_ login: String, to index: Int) async throws { _ = try await running().request("move", [login, String(index)]) }
+    func refresh() async throws { _ = try await running().request("refresh") }
+
+    func favorites() async throws -> [String] {
+        let answer = try await running().request("list")
+        return (answer["logins"]?.arrayValue ?? []).compactMap(\.stringValue)
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// A phone in a scenario: a ``PhoneCompanion`` in this process (``SimulatedPhone``) or
+/// `watchrelay phone --machine` as a child process (``PhoneChildProcess``). The runner drives
+/// both the same way; its state directory survives ``stop()``, so the next ``start(relayURL:githubURL:)``
+/// is the same phone restarted.
+protocol ScenarioPhone: Actor {
+    nonisolated var name: String { get }
+    var isRunning: Bool { get }
+    /// Opens the state and connects; returns once the session activated (or timed out).
+    func start(relayURL: String, githubURL: URL) async throws
+    /// In-process: a clean shutdown. A child: SIGKILL. The state directory stays.
+    func stop() async
+    /// Asks the relay for a pairing code to type on the watch.
+    func pairingCode() async throws -> String
+    /// Adds a favorite; returns once the relay took the snapshot or it was queued offline.
+    func add(_ login: String) async throws
+    func remove(_ login: String) async throws
+    func move(_ login: String, to index: Int) async throws
+    /// Refreshes every favorite from GitHub.
+    func refresh() async throws
+    /// The favorites' logins, in order.
+    func favorites() async throws -> [String]
+    /// The child processes this phone ran (none in-process).
+    var processes: [ChildProcessRecord] { get }
+}
+
+/// A watch in a scenario: a ``HeadlessWatch`` in this process (``SimulatedWatch``) or
+/// `watchrelay watch --machine --manual-clock` as a child process (``WatchChildProcess``).
+/// Its state directory, its widget clock (manual, moved only by ``advance(seconds:)``) and its
+/// event log survive ``stop()``.
+///
+/// Every command returns after the events it caused are in ``log``.
+protocol ScenarioWatch: Actor {
+    nonisolated var name: String { get }
+    /// Every event of every incarnation.
+    nonisolated var log: WatchEventLog { get }
+    var isRunning: Bool { get }
+    /// Opens the state and connects. The first start places the widgets (their free first
+    /// reloads) and marks the log. `budget` and `foreground`, once given, hold for later starts.
+    func start(relayURL: String, budget: Int?, foreground: Bool?) async throws
+    /// In-process: a clean shutdown. A child: SIGKILL. The state directory stays.
+    func stop() async
+    func pair(code: String) async throws
+    /// Deletes a favorite (durable userInfo); returns once the relay accepted it.
+    func delete(_ login: String) async throws
+    /// Opens a profile's repo list; returns the screen once loaded, failed or offline.
+    func open(_ login: String) async throws -> ProfileView?
+    /// The screen of the last ``open(_:)``.
+    var lastProfile: ProfileView? { get }
+    func select(_ login: String?) async throws
+    func setForeground(_ on: Bool) async throws
+    /// Moves the widget clock; the reloads that became due run before it returns.
+    func advance(seconds: Double) async throws
+    /// The widgets and favorites now.
+    func view() async throws -> WatchView
+    /// The child processes this watch ran (none in-process).
+    var processes: [ChildProcessRecord] { get }
+}
+
+/// The relay in a scenario: ``RelayServer`` in this process or `watchrelay serve` as a child.
+protocol ScenarioRelay: Sendable {
+    /// `ws://127.0.0.1:PORT/v1`.
+    var url: String { get }
+    var port: Int { get }
+    /// In-process: a clean shutdown. A child: SIGKILL.
+    func stop() async
+    /// The relay's counters: connections, pairs, queued items.
+    func stats() async throws -> (connections: Int, pairs: Int, queued: Int)
+    /// The child process, if it is one.
+    var record: ChildProcessRecord? { get }
+}
+
+/// One child process a scenario ran (`simulate --processes`): which actor, its PID, and how it
+/// ended (`killed by signal 9` after a `stop`, `kill` or the end of the run).
+public struct ChildProcessRecord: Sendable, Hashable {
+    /// The actor's name (`relay`, `phone`, `watch`…).
+    public var actor: String
+    /// The process ID.
+    public var pid: Int32
+    /// How it ended, e.g. `killed by signal 9`; nil if it was still running when recorded.
+    public var termination: String?
+
+    /// Whether it ended by SIGKILL.
+    public var wasKilled: Bool { termination == "killed by signal \(SIGKILL)" }
+
+    public init(actor: String, pid: Int32, termination: String?) {
+        self.actor = actor
+        self.pid = pid
+        self.termination = termination
+    }
+}
+
+extension ChildProcess {
+    /// What became of this process, for the run's report.
+    var record: ChildProcessRecord {
+        ChildProcessRecord(actor: name, pid: pid, termination: termination)
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import PhoneApp
+import RelayProtocol
+
+/// `watchrelay phone --machine`: the console's commands answered as JSON lines, and the
+/// companion's activity and errors as event lines (``MachineProtocol``).
+enum PhoneMachine {
+    /// Runs stdin requests until `quit` (true) or the end of input (false, which also stops a
+    /// machine-driven companion: its driver is gone).
+    static func console(_ companion: PhoneCompanion, lines: AsyncStream<String>) async -> Bool {
+        for await line in lines {
+            guard let parsed = MachineProtocol.parse(line) else { continue }
+            switch parsed {
+            case .failure(let bad):
+                CLI.printLine(MachineProtocol.failure(bad))
+            case .success(let request):
+                let (answer, quit) = await run(request, on: companion)
+                CLI.printLine(answer)
+                if quit { return true }
+            }
+        }
+        return false
+    }
+
+    /// Runs one request; its response line and whether it asked to stop.
+    static func run(_ request: MachineProtocol.Request, on companion: PhoneCompanion) async -> (String, Bool) {
+        let command: PhoneConsoleCommand
+        switch PhoneConsoleCommand.parse(request.words) {
+        case .success(let c): command = c
+        case .failure(let e):
+            return (MachineProtocol.failure(id: request.id, command: request.verb, code: "bad_request", message: e.description), false)
+        }
+        do throws(PhoneError) {
+            switch command {
+            case .add(let login):
+                return (MachineProtocol.ok(request, change(login, try await companion.add(login))), false)
+            case .remove(let login):
+                return (MachineProtocol.ok(request, change(login, try await companion.remove(login))), false)
+            case .move(let login, let index):
+                var fields = change(login, try await companion.move(login, to: index))
+                fields["index"] = .int(Int64(index))
+                return (MachineProtocol.ok(request, fields), false)
+            case .list:
+                let favorites = try await companion.favorites()
+                return (
+                    MachineProtocol.ok(
+                        request,
+                        ["favorites": .array(favorites.map(\.json)), "logins": MachineProtocol.strings(favorites.map(\.login))]),
+                    false
+                )
+            case .refresh:
+                return (MachineProtocol.ok(request, refresh(await companion.refresh())), false)
+            case .repos(let login):
+                let reply = try await companion.repos(of: login)
+                return (
+                    MachineProtocol.ok(
+                        request,
+                        [
+                            "login": .string(reply.login), "repos": MachineProtocol.strings(reply.repos.map(\.name)),
+                            "fetchedAt": .string(reply.fetchedAt.iso8601),
+                        ]),
+                    false
+                )
+            case .pair:
+                let code = try await companion.pair()
+                let fields: [String: JSONValue] = ["code": .string(code.code), "expiresAt": .string(code.expiresAt.iso8601)]
+                CLI.printLine(MachineProtocol.event("pairingCode", fields))
+                return (MachineProtocol.ok(request, fields), false)
+            case .status:
+                let s = await companion.status()
+                return (
+                    MachineProtocol.ok(
+                        request,
+                        [
+                            "activated": .bool(s.activated), "paired": .bool(s.paired), "reachable": .bool(s.reachable),
+                            "revision": .int(s.revision), "pushedRevision": .int(s.pushedRevision),
+                            "favorites": .int(Int64(s.favorites)),
+                        ]),
+                    false
+                )
+            case .help:
+                let lines = PhoneConsoleCommand.helpText.split(separator: "\n").map(String.init)
+                return (MachineProtocol.ok(request, ["commands": MachineProtocol.strings(lines)]), false)
+            case .quit:
+                return (MachineProtocol.ok(request), true)
+            }
+        } catch {
+            return (
+                MachineProtocol.failure(
+                    id: request.id, command: request.verb, code: error.code, message: error.description, source: error.source),
+                false
+            )
+        }
+    }
+
+    private static func change(_ login: String, _ change: FavoriteChange) -> [String: JSONValue] {
+        var fields: [String: JSONValue] = [
+            "login": .string(login), "changed": .bool(change.listChanged), "sync": .string(change.sync.name),
+        ]
+        if let revision = change.sync.revision { fields["revision"] = .int(revision) }
+        return fields
+    }
+
+    private static func refresh(_ result: RefreshResult) -> [String: JSONValue] {
+        switch result {
+        case .throttled(let retryAfter):
+            return ["throttled": true, "retryAfterMs": .int(retryAfter.components.seconds * 1000 + retryAfter.components.attoseconds / 1_000_000_000_000_000)]
+        case .refreshed(let fetched, let failed, let sync):
+            var fields: [String: JSONValue] = [
+                "throttled": false, "fetched": .int(Int64(fetched)), "failed": MachineProtocol.strings(failed),
+                "sync": .string(sync.name),
+            ]
+            if let revision = sync.revision { fields["revision"] = .int(revision) }
+            return fields
+        }
+    }
+
+    // MARK: - Events
+
+    /// Prints the companion's activity and errors as event lines until both streams end
+    /// (``PhoneCompanion/shutdown()`` finishes them). A change of the list also carries the
+    /// favorites in order, as they are when the line is printed.
+    static func reporters(_ companion: PhoneCompanion) -> [Task<Void, Never>] {
+        let activity = Task {
+            for await activity in companion.activity {
+                var (name, fields) = event(activity)
+                switch activity {
+                case .snapshotPushed, .deletedByWatch, .externalChange:
+                    if let favorites = try? await companion.favorites() {
+                        fields["favorites"] = MachineProtocol.strings(favorites.map(\.login))
+                    }
+                default: break
+                }
+                CLI.printLine(MachineProtocol.event(name, fields))
+            }
+        }
+        let errors = Task {
+            for await error in companion.errors {
+                CLI.printLine(
+                    MachineProtocol.event(
+                        "error",
+                        ["source": .string(error.source), "code": .string(error.code), "message": .string(error.description)]))
+                if error.code == "disconnected" { CLI.printLine(MachineProtocol.event("disconnected")) }
+            }
+        }
+        return [activity, errors]
+    }
+
+    /// An activity as an event name and fields.
+    static func event(_ activity: PhoneActivity) -> (String, [String: JSONValue]) {
+        switch activity {
+        case .activated(let paired): return ("activated", ["paired": .bool(paired)])
+        case .paired(let peer): return ("paired", ["peer": .string(peer)])
+        case .unpaired(let reason): return ("unpaired", ["reason": .string(reason)])
+        case .reachabilityChanged(let reachable): return ("reachability", ["reachable": .bool(reachable)])
+        case .snapshotPushed(let revision, let users): return ("snapshotPushed", ["revision": .int(revision), "users": .int(Int64(users))])
+        case .refreshed(let trigger, let result):
+            var fields = refresh(result)
+            fields["trigger"] = .string(trigger.rawValue)
+            return ("refreshed", fields)
+        case .deletedByWatch(let login, let removed): return ("deletedByWatch", ["login": .string(login), "removed": .bool(removed)])
+        case .answeredRepos(let login, let repos, let error):
+            var fields: [String: JSONValue] = ["login": .string(login)]
+            if let repos { fields["repos"] = .int(Int64(repos)) }
+            if let error { fields["error"] = .string(error.rawValue) }
+            return ("answeredRepos", fields)
+        case .externalChange(let favorites): return ("externalChange", ["count": .int(Int64(favorites))])
+        }
+    }
+}
