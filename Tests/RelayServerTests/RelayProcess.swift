@@ -168,6 +168,34 @@ final class WatchProcess: @unchecked Sendable {
         if process.isRunning { kill(process.processIdentifier, number) }
     }
 
+    /// SIGSTOP, then waits until every thread of the process is stopped.
+    ///
+    /// `kill` only queues the stop: a thread running on the other core (or a vCPU the host
+    /// has descheduled) can go on for a moment, long enough to read and ack a frame on a
+    /// loaded machine. A test that needs a frozen client waits for `T` in /proc.
+    func stop() async throws {
+        signal(SIGSTOP)
+        let deadline = ContinuousClock.now + .seconds(10 * timeoutScale)
+        while ContinuousClock.now < deadline {
+            if Self.allThreadsStopped(pid) { return }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        throw TestFailure("the watch (pid \(pid)) did not stop within \(10 * timeoutScale) s of SIGSTOP")
+    }
+
+    /// Whether every thread of `pid` is in state T (stopped), from /proc/PID/task/*/stat.
+    static func allThreadsStopped(_ pid: pid_t) -> Bool {
+        let tasks = "/proc/\(pid)/task"
+        guard let ids = try? FileManager.default.contentsOfDirectory(atPath: tasks), !ids.isEmpty else { return false }
+        return ids.allSatisfy { id in
+            // "tid (comm) S ...": the state follows the last ')'.
+            guard let stat = try? String(contentsOfFile: "\(tasks)/\(id)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return false }
+            return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first == "T"
+        }
+    }
+
     /// SIGKILL (works on a stopped process too) and reap; safe to call twice.
     func kill9() {
         if process.isRunning {

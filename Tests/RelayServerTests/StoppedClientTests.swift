@@ -40,7 +40,7 @@ struct StoppedClientTests {
         }
         let before = try await relay.waitForMetrics("the watch connected") { $0[watchConnections] == 1 }
 
-        watch.signal(SIGSTOP)
+        try await watch.stop()
         // Sent while it is stopped: accepted (stored), maybe written into the frozen process's
         // socket buffer, never acked by it.
         var ids = (0..<10).map { "while-stopped-\($0)" }
