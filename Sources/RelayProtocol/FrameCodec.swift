@@ -15,6 +15,12 @@ public enum FrameCodec {
     /// (The concrete overload is what the relay calls: the parser is specialized for arrays
     /// here, instead of running generic code across the module boundary.)
     public static func decodeClientFrame(_ bytes: [UInt8]) throws(ProtocolError) -> ClientFrame {
+        if let frame = fastDecodeClient(bytes) { return frame }
+        return try decodeClient(bytes)
+    }
+
+    /// The general decoder alone (tests compare the fast path with it).
+    static func decodeClientGeneric(_ bytes: [UInt8]) throws(ProtocolError) -> ClientFrame {
         try decodeClient(bytes)
     }
 

@@ -139,3 +139,47 @@ import Testing
         #expect(p == Payload(kind: "a", ["n": "two"]))
     }
 }
+
+@Suite struct FastDecodeTests {
+    /// Both decoders on the same bytes: equal frames, or the same error (code, field, re).
+    static func sameOutcome(_ bytes: [UInt8]) -> Bool {
+        let fast = Result { () throws(ProtocolError) in try FrameCodec.decodeClientFrame(bytes) }
+        let general = Result { () throws(ProtocolError) in try FrameCodec.decodeClientGeneric(bytes) }
+        switch (fast, general) {
+        case (.success(let a), .success(let b)): return a == b
+        case (.failure(let a), .failure(let b)): return a.code == b.code && a.field == b.field && a.re == b.re
+        default: return false
+        }
+    }
+
+    @Test(arguments: Vectors.validClient + Vectors.invalid.map(\.vector))
+    func theFastPathAgreesWithTheGeneralDecoderOnEveryVector(_ v: Vector) {
+        #expect(Self.sameOutcome(v.bytes))
+    }
+
+    @Test(arguments: [
+        #"{"type":"send","id":"a","mode":"message","payload":{"kind":"k"}}"#,
+        #"{"type":"send","id":"a","mode":"userInfo","payload":{"kind":"k","n":[1,2.5,null]},"wantsReply":false}"#,
+        #"{"type":"send","id":"a","mode":"message","payload":{"kind":"k"},"wantsReply":null}"#,
+        #"{"type":"send","id":"a","mode":"message","payload":{"kind":"k"},"extra":1}"#,
+        #"{"type":"send","id":"a","id":"b","mode":"message","payload":{"kind":"k"}}"#,
+        #"{"type":"send","id":"","mode":"message","payload":{"kind":"k"}}"#,
+        #"{"type":"send","id":"a","mode":"Message","payload":{"kind":"k"}}"#,
+        #"{"type":"send","id":"a","mode":"message","payload":{"kind":""}}"#,
+        #"{"type":"send","id":"a","mode":"message","payload":{"kind":1}}"#,
+        #"{"type":"send","id":"a","mode":"message","payload":[]}"#,
+        #"{"type":"send","id":"a","mode":"message"}"#,
+        #" {"type":"send","id":"a","mode":"message","payload":{"kind":"k"}} "#,
+        #"{"type":"send","id":"a","mode":"message","payload":{"kind":"k"}} x"#,
+        #"{"type":"ack","seq":3}"#,
+        #"{"type":"ack","seq":3,"id":"x"}"#,
+        #"{"type":"ack","seq":3.0}"#,
+        #"{"type":"ack","seq":0}"#,
+        #"{"type":"ack","seq":"3"}"#,
+        #"{"type":"ack"}"#,
+        #"{"seq":1,"type":"ack","type":"ack"}"#,
+    ])
+    func theFastPathAgreesWithTheGeneralDecoderOnEdgeCases(_ text: String) {
+        #expect(Self.sameOutcome(Array(text.utf8)), "\(text)")
+    }
+}

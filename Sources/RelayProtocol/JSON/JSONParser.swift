@@ -27,6 +27,53 @@ public struct JSONParser {
         }
     }
 
+    /// The members of a top-level object, in order, for the codec's fast path: `nil` for
+    /// anything else or anything wrong (not an object, a duplicate key, trailing bytes, …), in
+    /// which case the caller takes the general path, which names the error.
+    static func topLevelMembers(_ bytes: [UInt8]) -> [(key: String, value: JSONValue)]? {
+        bytes.withUnsafeBufferPointer { buf -> [(key: String, value: JSONValue)]? in
+            var p = JSONParser(buf: buf, maxDepth: defaultMaxDepth)
+            return try? p.parseTopLevelMembers()
+        }
+    }
+
+    private mutating func parseTopLevelMembers() throws(Failure) -> [(key: String, value: JSONValue)]? {
+        skipWhitespace()
+        guard pos < buf.count, buf[pos] == UInt8(ascii: "{") else { return nil }
+        pos += 1
+        var members: [(key: String, value: JSONValue)] = []
+        members.reserveCapacity(8)
+        skipWhitespace()
+        if pos < buf.count, buf[pos] == UInt8(ascii: "}") {
+            pos += 1
+        } else {
+            while true {
+                skipWhitespace()
+                guard pos < buf.count, buf[pos] == UInt8(ascii: "\"") else { return nil }
+                let key = try parseString()
+                // Frames are small: a linear scan finds duplicates without hashing.
+                if members.contains(where: { $0.key == key }) { return nil }
+                skipWhitespace()
+                guard pos < buf.count, buf[pos] == UInt8(ascii: ":") else { return nil }
+                pos += 1
+                skipWhitespace()
+                members.append((key, try parseValue(depth: 1)))
+                skipWhitespace()
+                guard pos < buf.count else { return nil }
+                if buf[pos] == UInt8(ascii: ",") {
+                    pos += 1
+                } else if buf[pos] == UInt8(ascii: "}") {
+                    pos += 1
+                    break
+                } else {
+                    return nil
+                }
+            }
+        }
+        skipWhitespace()
+        return pos == buf.count ? members : nil
+    }
+
     private let buf: UnsafeBufferPointer<UInt8>
     private var pos = 0
     private let maxDepth: Int

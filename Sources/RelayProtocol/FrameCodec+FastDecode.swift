@@ -1,0 +1,64 @@
+/// The fast path of ``FrameCodec`` for the frames of every transfer (`send`, `ack`): the
+/// top-level object is read into a short list (no dictionary, no ``ObjectReader``) and the
+/// frame built directly when everything is as the protocol wants it.
+///
+/// Anything unusual — another type, a missing, extra, `null` or mistyped field, a length out
+/// of range — returns `nil`, and the general decoder runs and names the error. So both paths
+/// accept the same frames and produce equal values (the codec tests check every vector).
+extension FrameCodec {
+    static func fastDecodeClient(_ bytes: [UInt8]) -> ClientFrame? {
+        guard let members = JSONParser.topLevelMembers(bytes), case .string(let type)? = value("type", in: members)
+        else { return nil }
+        switch type {
+        case "send": return fastSend(members).map(ClientFrame.send)
+        case "ack": return fastAck(members).map(ClientFrame.ack)
+        default: return nil
+        }
+    }
+
+    private static func value(_ key: String, in members: [(key: String, value: JSONValue)]) -> JSONValue? {
+        for member in members where member.key == key { return member.value }
+        return nil
+    }
+
+    private static func fastSend(_ members: [(key: String, value: JSONValue)]) -> Send? {
+        var id: String?
+        var mode: DeliveryMode?
+        var payload: [String: JSONValue]?
+        var wantsReply: Bool?
+        for (key, value) in members {
+            switch (key, value) {
+            case ("type", _): continue
+            case ("id", .string(let s)) where isID(s): id = s
+            case ("mode", .string(let s)): mode = DeliveryMode.all.first { $0.rawValue == s }
+            case ("payload", .object(let o)): payload = o
+            case ("wantsReply", .bool(let b)): wantsReply = b
+            default: return nil
+            }
+        }
+        guard let id, let mode, let payload, case .string(let kind)? = payload["kind"],
+            (1...128).contains(kind.unicodeScalars.count)
+        else { return nil }
+        return Send(id: id, mode: mode, payload: Payload(members: payload), wantsReply: wantsReply)
+    }
+
+    private static func fastAck(_ members: [(key: String, value: JSONValue)]) -> Ack? {
+        var id: String?
+        var seq: Int64?
+        for (key, value) in members {
+            switch (key, value) {
+            case ("type", _): continue
+            case ("id", .string(let s)) where isID(s): id = s
+            case ("seq", .int(let n)) where n >= 1: seq = n
+            default: return nil
+            }
+        }
+        guard let seq else { return nil }
+        return Ack(id: id, seq: seq)
+    }
+
+    /// A frame id: 1–64 code points (as ``ObjectReader/id()`` checks).
+    private static func isID(_ s: String) -> Bool {
+        (1...64).contains(s.unicodeScalars.count)
+    }
+}
