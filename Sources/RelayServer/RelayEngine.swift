@@ -46,9 +46,12 @@ actor RelayEngine {
     ///
     /// Iterating here (not from another task calling ``handle(_:)``) saves an executor hop
     /// per event: the stream resumes this actor directly.
-    func consume(_ events: AsyncStream<ServerEvent>) async {
-        for await event in events {
-            handle(event)
+    /// Each batch (what one lws service iteration reported) is handled whole, and its frames
+    /// go to the transport in one hand-off.
+    func consume(_ batches: AsyncStream<[ServerEvent]>) async {
+        for await batch in batches {
+            for event in batch { handle(event) }
+            flush()
         }
         stop()
     }
@@ -77,6 +80,7 @@ actor RelayEngine {
     func tick(refreshGauges: Bool) {
         if let deadline = core.nextDeadline, deadline <= clock.now() {
             run(.tick)
+            flush()
         }
         if refreshGauges {
             metrics.gauges(
@@ -113,7 +117,6 @@ actor RelayEngine {
                 }
             }
         }
-        flush()
     }
 
     /// Adds a mutation to the batch being filled and wakes the committer.

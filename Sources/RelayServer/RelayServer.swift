@@ -76,7 +76,7 @@ public actor RelayServer {
         let store = store
         let log = log
         // Events in order, one at a time, into the engine.
-        tasks.append(Task { await engine.consume(transport.events) })
+        tasks.append(Task { await engine.consume(transport.eventBatches) })
         // Group commits: whatever piled up during the previous commit goes in one transaction.
         tasks.append(
             Task {

@@ -19,7 +19,7 @@ extension ServiceCore {
 
     /// LWS_CALLBACK_ESTABLISHED: registers the connection and reports `.opened`.
     func serverEstablished(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
-        guard case .server(let configuration, let events) = role, shutdownDeadline == nil, let user,
+        guard case .server(let configuration, _) = role, let events = serverEvents, shutdownDeadline == nil, let user,
             LWSContextResources.isBoundToWebSocketProtocol(wsi)
         else { return -1 }
         let id = ConnectionID.next()

@@ -33,6 +33,8 @@ final class ServiceCore {
     /// reports by returning NULL (see ``openClientConnection(_:)``).
     var connectingID: ConnectionID?
 
+    /// A server's events of the current service iteration (nil on a client context).
+    let serverEvents: ServerEventBuffer?
     /// Reused for every drain of the inbox, so draining allocates nothing in the steady state.
     private var commandBuffer: [Command] = []
     /// Staging buffer for `lws_write`, which needs `LWS_PRE` writable bytes before the payload.
@@ -45,6 +47,11 @@ final class ServiceCore {
         self.role = role
         self.inbox = inbox
         self.resources = resources
+        if case .server(_, let continuation) = role {
+            serverEvents = ServerEventBuffer(continuation)
+        } else {
+            serverEvents = nil
+        }
         writeBufferCapacity = relay_lws_pre + OutboundMessage.defaultFragmentSize
         writeBuffer = .allocate(byteCount: writeBufferCapacity, alignment: 16)
     }
@@ -59,7 +66,9 @@ final class ServiceCore {
     func run() {
         guard let context else { return }
         while !stopRequested {
-            if lws_service(context, 0) < 0 { break }
+            let status = lws_service(context, 0)
+            serverEvents?.flush()
+            if status < 0 { break }
             if let deadline = shutdownDeadline, ContinuousClock.now >= deadline { break }
         }
     }
@@ -82,7 +91,7 @@ final class ServiceCore {
         for request in pendingConnects.values { request.fail(TransportError.shutDown) }
         pendingConnects = [:]
         httpResponses = [:]
-        if case .server(_, let events) = role { events.finish() }
+        serverEvents?.finish()
     }
 
     // MARK: - Callback dispatch

@@ -13,7 +13,7 @@ import Dispatch
 enum ServiceLoop {
     /// What the context is for; decides protocols, options, and how events are reported.
     enum Role: Sendable {
-        case server(ServerConfiguration, AsyncStream<ServerEvent>.Continuation)
+        case server(ServerConfiguration, AsyncStream<[ServerEvent]>.Continuation)
         case client(ClientConfiguration)
 
         var isClient: Bool {
@@ -56,6 +56,7 @@ enum ServiceLoop {
             return
         }
         core.context = context
+        core.serverEvents?.context = context
         var port = 0
         if case .server(let configuration, _) = role {
             port = lws_get_vhost_by_name(context, "default").map { Int(lws_get_vhost_listen_port($0)) } ?? 0
@@ -86,6 +87,7 @@ enum ServiceLoop {
     ) {
         let core = retainedCore.takeUnretainedValue()
         core.discard(inbox.close())  // from here on no thread calls lws_cancel_service
+        core.serverEvents?.context = nil  // closes during the destroy are flushed by finishStreams
         if let context { lws_context_destroy(context) }
         core.context = nil
         core.finishStreams()

@@ -1,3 +1,5 @@
+import CWebSockets
+
 /// Something that happened on one of a ``WebSocketServer``'s connections.
 ///
 /// Events of one connection arrive in the order lws reported them: `opened` first, `closed` last,
@@ -42,32 +44,32 @@ public enum ClientEvent: Sendable {
 ///
 /// Used on the service thread only; yielding into an `AsyncStream` continuation is thread-safe.
 enum EventSink {
-    case server(AsyncStream<ServerEvent>.Continuation)
+    case server(ServerEventBuffer)
     case client(AsyncStream<ClientEvent>.Continuation)
 
     func opened(_ id: ConnectionID, remoteAddress: String) {
         if case .server(let events) = self {
-            events.yield(.opened(id, remoteAddress: remoteAddress))
+            events.append(.opened(id, remoteAddress: remoteAddress))
         }
     }
 
     func message(_ id: ConnectionID, _ bytes: [UInt8]) {
         switch self {
-        case .server(let events): events.yield(.message(id, bytes))
+        case .server(let events): events.append(.message(id, bytes))
         case .client(let events): events.yield(.message(bytes))
         }
     }
 
     func binary(_ id: ConnectionID) {
         switch self {
-        case .server(let events): events.yield(.binary(id))
+        case .server(let events): events.append(.binary(id))
         case .client(let events): events.yield(.binary)
         }
     }
 
     func tooLarge(_ id: ConnectionID, size: Int) {
         switch self {
-        case .server(let events): events.yield(.tooLarge(id, size: size))
+        case .server(let events): events.append(.tooLarge(id, size: size))
         case .client(let events): events.yield(.tooLarge(size: size))
         }
     }
@@ -76,10 +78,54 @@ enum EventSink {
     func closed(_ id: ConnectionID, code: UInt16?, reason: String) {
         switch self {
         case .server(let events):
-            events.yield(.closed(id, code: code, reason: reason))
+            events.append(.closed(id, code: code, reason: reason))
+            // A close can come from a timer (ping hang-up, flush timeout), which lws runs
+            // before it waits in poll: wake that wait so the batch goes out now.
+            events.wakeService()
         case .client(let events):
             events.yield(.closed(code: code, reason: reason))
             events.finish()
         }
+    }
+}
+
+/// A server's events of one service-loop iteration, handed to its stream as one batch.
+///
+/// lws reports everything one `poll` found (often several messages per socket read) in one
+/// `lws_service` call; yielding them together costs one stream hand-off instead of one per
+/// event. Service thread only (created and used by ``ServiceCore``).
+final class ServerEventBuffer {
+    private let continuation: AsyncStream<[ServerEvent]>.Continuation
+    private var pending: [ServerEvent] = []
+    /// The context, while it exists (set and cleared by ``ServiceLoop``).
+    var context: OpaquePointer?
+
+    init(_ continuation: AsyncStream<[ServerEvent]>.Continuation) {
+        self.continuation = continuation
+    }
+
+    func append(_ event: ServerEvent) {
+        pending.append(event)
+    }
+
+    /// Makes the current (or next) `lws_service` return promptly, so ``flush()`` runs.
+    ///
+    /// Events reported from socket activity are flushed when `lws_service` returns right after;
+    /// events from lws's timers run before its poll and would wait for the next activity.
+    func wakeService() {
+        if let context { lws_cancel_service(context) }
+    }
+
+    /// Yields what accumulated since the last flush, if anything.
+    func flush() {
+        guard !pending.isEmpty else { return }
+        continuation.yield(pending)
+        pending = []
+    }
+
+    /// Flushes, then finishes the stream.
+    func finish() {
+        flush()
+        continuation.finish()
     }
 }

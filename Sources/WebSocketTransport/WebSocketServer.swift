@@ -1,14 +1,14 @@
 /// A libwebsockets WebSocket server with plain HTTP routes on the same port.
 ///
 /// Creating it starts one service thread that owns the lws context and listens at once.
-/// Inbound traffic arrives as ``events``; ``send(_:to:)`` and ``close(_:code:reason:)`` can be
+/// Inbound traffic arrives as ``eventBatches`` (or one by one as ``events``); ``send(_:to:)`` and ``close(_:code:reason:)`` can be
 /// called from any thread or task and return immediately (they queue a command for the service
 /// thread). Call ``shutdown()`` to close every client with 1001 and stop.
 ///
 /// Only the path and subprotocol of the configuration accept WebSocket upgrades; anything else
 /// (another path, no or another subprotocol) is refused during the handshake.
 ///
-/// - Important: ``events`` is an unbounded `AsyncStream`: lws reads as fast as clients send, and
+/// - Important: ``eventBatches`` is an unbounded `AsyncStream`: lws reads as fast as clients send, and
 ///   every complete message is buffered until consumed. Per connection at most one message in
 ///   progress is held (bounded by `maxMessageBytes`), but the stream itself is bounded only by
 ///   the consumer keeping up. Consume it promptly, from a single task.
@@ -18,7 +18,13 @@ public final class WebSocketServer: Sendable {
     /// Everything that happens on the server's WebSocket connections, in order per connection.
     ///
     /// Finishes after ``shutdown()`` once the context is destroyed. Iterate it from one task only.
-    public let events: AsyncStream<ServerEvent>
+    public var events: ServerEvents { ServerEvents(batches: eventBatches) }
+    /// The same events in the batches the service thread produced them: everything one
+    /// `lws_service` iteration reported (per connection in order; batches in order).
+    ///
+    /// A consumer that handles events in batches pays one stream hand-off per batch instead of
+    /// one per event. Iterate either this or ``events``, from one task only.
+    public let eventBatches: AsyncStream<[ServerEvent]>
     /// The configuration the server runs with.
     public let configuration: ServerConfiguration
     private let inbox = CommandInbox()
@@ -32,8 +38,8 @@ public final class WebSocketServer: Sendable {
     public init(configuration: ServerConfiguration) throws(TransportError) {
         try configuration.validate()
         self.configuration = configuration
-        let (events, continuation) = AsyncStream.makeStream(of: ServerEvent.self, bufferingPolicy: .unbounded)
-        self.events = events
+        let (batches, continuation) = AsyncStream.makeStream(of: [ServerEvent].self, bufferingPolicy: .unbounded)
+        self.eventBatches = batches
         port = try ServiceLoop.start(role: .server(configuration, continuation), inbox: inbox)
     }
 
@@ -105,5 +111,40 @@ public struct OutboundBatch: Sendable {
     /// Empties the batch, keeping its storage for the next one.
     public mutating func removeAll() {
         commands.removeAll(keepingCapacity: true)
+    }
+}
+
+/// ``WebSocketServer/eventBatches`` one event at a time.
+public struct ServerEvents: AsyncSequence, Sendable {
+    public typealias Element = ServerEvent
+    public typealias Failure = Never
+
+    let batches: AsyncStream<[ServerEvent]>
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(batches: batches.makeAsyncIterator())
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        public typealias Element = ServerEvent
+        public typealias Failure = Never
+
+        var batches: AsyncStream<[ServerEvent]>.Iterator
+        var batch: [ServerEvent] = []
+        var index = 0
+
+        public mutating func next() async -> ServerEvent? {
+            await next(isolation: nil)
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> ServerEvent? {
+            while index == batch.count {
+                guard let more = await batches.next(isolation: actor) else { return nil }
+                batch = more
+                index = 0
+            }
+            index += 1
+            return batch[index - 1]
+        }
     }
 }

@@ -22,7 +22,9 @@ final class EventLog<Event: Sendable>: Sendable {
     private let pump: Task<Void, Never>
 
     /// Starts pumping `stream`; `onEvent` runs for each event (e.g. to echo) before it is recorded.
-    init(_ stream: AsyncStream<Event>, onEvent: @escaping @Sendable (Event) -> Void = { _ in }) {
+    init<Events: AsyncSequence<Event, Never> & Sendable>(
+        _ stream: Events, onEvent: @escaping @Sendable (Event) -> Void = { _ in }
+    ) {
         let storage = self.storage
         pump = Task {
             for await event in stream {
