@@ -14,13 +14,16 @@ import WatchApp
 /// the default 100 ms is the watch's coalescing window.
 enum WidgetBench {
     static let help = """
-        USAGE: watchrelay bench-widget [--samples N] [--debounce-ms MS] [--relay-sync full|normal] [--json]
+        USAGE: watchrelay bench-widget [--samples N] [--debounce-ms MS] [--relay-sync full|normal] [--gap-ms MS] [--json]
 
         Measures phone favorites change → watch widget reloaded (p50/p99, ms).
 
           --relay-sync full|normal   the relay store's SQLite synchronous mode (default full,
                                      the relay's default: one fsync per group commit; normal
                                      fsyncs only at checkpoints, for comparison)
+          --gap-ms MS                idle time before each change (default 0: back to back,
+                                     so a change may wait for the relay's commit of the
+                                     previous change's ack; 20 measures isolated changes)
         """
 
     struct Result: Sendable {
@@ -49,19 +52,21 @@ enum WidgetBench {
             }
             relaySync = s
         }
+        let gapMs = try args.int("gap-ms", in: 0...10_000) ?? 0
         let json = args.flag("json")
         try args.rejectUnknown()
         let syncName = relaySync.rawValue.lowercased()
         for d in debounce.map({ [$0] }) ?? [0, 100] {
-            let r = try await measure(samples: samples, debounceMs: d, relaySync: relaySync)
+            let r = try await measure(samples: samples, debounceMs: d, relaySync: relaySync, gapMs: gapMs)
+            let gap = gapMs == 0 ? "" : ", \(gapMs) ms apart"
             let line =
-                "widget refresh (debounce \(d) ms, relay sync \(syncName)): "
+                "widget refresh (debounce \(d) ms, relay sync \(syncName)\(gap)): "
                 + String(
                     format: "p50 %.2f ms, p99 %.2f ms over %d changes", r.percentile(0.5), r.percentile(0.99),
                     r.samples.count)
             if json {
                 CLI.printLine(
-                    #"{"scenario":"widget","debounceMs":\#(d),"relaySync":"\#(syncName)","p50Ms":\#(r.percentile(0.5)),"p99Ms":\#(r.percentile(0.99)),"samples":\#(r.samples.count)}"#)
+                    #"{"scenario":"widget","debounceMs":\#(d),"relaySync":"\#(syncName)","gapMs":\#(gapMs),"p50Ms":\#(r.percentile(0.5)),"p99Ms":\#(r.percentile(0.99)),"samples":\#(r.samples.count)}"#)
             } else {
                 CLI.printLine(line)
             }
@@ -70,7 +75,7 @@ enum WidgetBench {
     }
 
     static func measure(
-        samples: Int, debounceMs: Int, relaySync: SQLiteDatabase.Synchronous = .full
+        samples: Int, debounceMs: Int, relaySync: SQLiteDatabase.Synchronous = .full, gapMs: Int = 0
     ) async throws -> Result {
         let dir = NSTemporaryDirectory() + "watchrelay-widget-bench-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -99,6 +104,7 @@ enum WidgetBench {
         var latencies: [Double] = []
         let clock = ContinuousClock()
         for i in 0..<samples {
+            if gapMs > 0 { try await Task.sleep(for: .milliseconds(gapMs)) }
             let start = clock.now
             if i % 2 == 0 { _ = try await phone.remove("gaearon") } else { _ = try await phone.add("gaearon") }
             _ = try await events.wait("the reload") { $0.rectangularReload }
