@@ -133,7 +133,9 @@ public actor PhoneCompanion {
 
     // MARK: - Favorites
 
-    /// Adds `login` at the end of the favorites, with its user data fetched from GitHub first.
+    /// Adds `login` at the end of the favorites, with its user data fetched from GitHub first
+    /// (or, if GitHub answered for it less than ``PhoneConfiguration/userMaxAge`` ago, with that
+    /// answer: re-adding a favorite just removed costs no request).
     ///
     /// Returns after the favorite is persisted and the new snapshot was accepted by the relay
     /// (or queued while offline: see ``SnapshotSync``). Adding a favorite again changes nothing.
@@ -146,16 +148,22 @@ public actor PhoneCompanion {
         guard Favorite.isValidLogin(login) else { throw .invalidLogin(login) }
         if try isFavorite(login) { return FavoriteChange(listChanged: false, sync: .unchanged) }
         var fetched: User?
-        do throws(GitHubError) {
-            fetched = try await github.user(login)
-        } catch {
-            if case .userNotFound = error { throw .github(login: login, error) }
-            report(.github(login: login, error))
+        var fresh: User?
+        if let recent = try recentlyFetchedUser(login) {
+            fetched = recent
+        } else {
+            do throws(GitHubError) {
+                fresh = try await github.user(login)
+                fetched = fresh
+            } catch {
+                if case .userNotFound = error { throw .github(login: login, error) }
+                report(.github(login: login, error))
+            }
         }
         let stamp = now()
         let (added, snapshot) = try commit {
             let added = try store.addFavorite(fetched?.login ?? login, now: stamp)
-            if let fetched { try store.saveUser(fetched, fetchedAt: stamp) }
+            if let fresh { try store.saveUser(fresh, fetchedAt: stamp) }
             return added
         }
         return FavoriteChange(listChanged: added, sync: await sync(snapshot))
@@ -197,6 +205,16 @@ public actor PhoneCompanion {
     public var latestSnapshot: FavoritesSnapshot? { ledger.latest }
 
     // MARK: - Helpers
+
+    /// The stored user data of `login` if GitHub answered for it less than
+    /// ``PhoneConfiguration/userMaxAge`` ago (a failed fetch leaves the date of the last good one).
+    func recentlyFetchedUser(_ login: String) throws(PhoneError) -> User? {
+        guard configuration.userMaxAge > .zero, let cached = try store.cachedUserWithDate(login) else { return nil }
+        let maxAge = Double(configuration.userMaxAge.components.seconds)
+            + Double(configuration.userMaxAge.components.attoseconds) * 1e-18
+        let age = now().timeIntervalSince(cached.fetchedAt)
+        return age >= 0 && age < maxAge ? cached.user : nil
+    }
 
     func isFavorite(_ login: String) throws(PhoneError) -> Bool {
         try store.favoriteLogins().contains { $0.lowercased() == login.lowercased() }

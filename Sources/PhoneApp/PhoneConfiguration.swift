@@ -18,6 +18,10 @@ public struct PhoneConfiguration: Sendable {
     /// How long a repo list fetched from GitHub answers `profile.repos.request` without asking
     /// GitHub again (default 30 s); past it the list is revalidated (ETag, free when unchanged).
     public var reposMaxAge: Duration
+    /// How long a user's data fetched from GitHub lets ``PhoneCompanion/add(_:)`` use it without
+    /// asking GitHub again (default 30 s, the periodic refresh's interval): re-adding a favorite
+    /// removed a moment ago then costs no request. `.zero` always asks GitHub.
+    public var userMaxAge: Duration
     /// SQLite durability of `phone.db` (default `normal`, which survives `kill -9`).
     public var synchronous: SQLiteDatabase.Synchronous
 
@@ -35,6 +39,7 @@ public struct PhoneConfiguration: Sendable {
         concurrency = 4
         externalPollInterval = .milliseconds(100)
         reposMaxAge = .seconds(30)
+        userMaxAge = .seconds(30)
         synchronous = .normal
     }
 }

@@ -24,6 +24,15 @@ extension PhoneStore {
             .first.flatMap(Self.decodeUser)
     }
 
+    /// The last good user data of `login` and when it was fetched, if any.
+    public func cachedUserWithDate(_ login: String) throws(PhoneError) -> (user: User, fetchedAt: Date)? {
+        let rows = try run {
+            try db.query("SELECT json, fetched_at FROM users WHERE login = ?", [.text(login)]) { ($0.text(0), $0.int64(1)) }
+        }
+        guard let (text, fetched) = rows.first, let user = Self.decodeUser(text) else { return nil }
+        return (user, Self.date(fetched))
+    }
+
     /// Stores `user` as the last good data of its login (and spells the favorite as GitHub does).
     public func saveUser(_ user: User, fetchedAt: Date) throws(PhoneError) {
         try run {

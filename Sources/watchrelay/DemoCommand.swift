@@ -129,33 +129,6 @@ enum DemoCommand {
     }
 }
 
-/// Buffers the watch's events so the demo can wait for the next one it narrates.
-actor DemoEvents {
-    private var buffered: [WatchEvent] = []
-    private var pump: Task<Void, Never>?
-
-    init(_ stream: AsyncStream<WatchEvent>) {
-        pump = nil
-        Task { await self.consume(stream) }
-    }
-
-    private func consume(_ stream: AsyncStream<WatchEvent>) async {
-        for await e in stream { buffered.append(e) }
-    }
-
-    /// The next event `pick` maps, within 10 s.
-    func wait<T: Sendable>(_ what: String, _ pick: @Sendable (WatchEvent) -> T?) async throws -> T {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            while !buffered.isEmpty {
-                if let t = pick(buffered.removeFirst()) { return t }
-            }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        throw DemoError(description: "the demo waited 10 s for \(what)")
-    }
-}
-
 struct DemoError: Error, CustomStringConvertible {
     var description: String
 }

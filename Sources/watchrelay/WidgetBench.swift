@@ -3,6 +3,7 @@ import GitHubAPI
 import PhoneApp
 import RelayProtocol
 import RelayServer
+import RelayStore
 import WatchApp
 
 /// `watchrelay bench-widget`: phone favorites change → watch widget reloaded, in-process on
@@ -13,14 +14,22 @@ import WatchApp
 /// the default 100 ms is the watch's coalescing window.
 enum WidgetBench {
     static let help = """
-        USAGE: watchrelay bench-widget [--samples N] [--debounce-ms MS] [--json]
+        USAGE: watchrelay bench-widget [--samples N] [--debounce-ms MS] [--relay-sync full|normal] [--gap-ms MS] [--json]
 
         Measures phone favorites change → watch widget reloaded (p50/p99, ms).
+
+          --relay-sync full|normal   the relay store's SQLite synchronous mode (default full,
+                                     the relay's default: one fsync per group commit; normal
+                                     fsyncs only at checkpoints, for comparison)
+          --gap-ms MS                idle time before each change (default 0: back to back,
+                                     so a change may wait for the relay's commit of the
+                                     previous change's ack; 20 measures isolated changes)
         """
 
     struct Result: Sendable {
         var samples: [Double]
         var debounceMs: Int
+        var relaySync: SQLiteDatabase.Synchronous
         func percentile(_ p: Double) -> Double {
             let sorted = samples.sorted()
             guard !sorted.isEmpty else { return .nan }
@@ -36,16 +45,28 @@ enum WidgetBench {
         }
         let samples = try args.int("samples", in: 1...10_000) ?? 200
         let debounce = try args.int("debounce-ms", in: 0...10_000)
+        var relaySync = SQLiteDatabase.Synchronous.full
+        if let sync = args.string("relay-sync") {
+            guard let s = SQLiteSynchronousName(sync), s != .off else {
+                throw Arguments.UsageError(description: "--relay-sync must be full or normal")
+            }
+            relaySync = s
+        }
+        let gapMs = try args.int("gap-ms", in: 0...10_000) ?? 0
         let json = args.flag("json")
         try args.rejectUnknown()
+        let syncName = relaySync.rawValue.lowercased()
         for d in debounce.map({ [$0] }) ?? [0, 100] {
-            let r = try await measure(samples: samples, debounceMs: d)
-            let line = String(
-                format: "widget refresh (debounce %d ms): p50 %.2f ms, p99 %.2f ms over %d changes", d,
-                r.percentile(0.5), r.percentile(0.99), r.samples.count)
+            let r = try await measure(samples: samples, debounceMs: d, relaySync: relaySync, gapMs: gapMs)
+            let gap = gapMs == 0 ? "" : ", \(gapMs) ms apart"
+            let line =
+                "widget refresh (debounce \(d) ms, relay sync \(syncName)\(gap)): "
+                + String(
+                    format: "p50 %.2f ms, p99 %.2f ms over %d changes", r.percentile(0.5), r.percentile(0.99),
+                    r.samples.count)
             if json {
                 CLI.printLine(
-                    #"{"scenario":"widget","debounceMs":\#(d),"p50Ms":\#(r.percentile(0.5)),"p99Ms":\#(r.percentile(0.99)),"samples":\#(r.samples.count)}"#)
+                    #"{"scenario":"widget","debounceMs":\#(d),"relaySync":"\#(syncName)","gapMs":\#(gapMs),"p50Ms":\#(r.percentile(0.5)),"p99Ms":\#(r.percentile(0.99)),"samples":\#(r.samples.count)}"#)
             } else {
                 CLI.printLine(line)
             }
@@ -53,13 +74,16 @@ enum WidgetBench {
         return 0
     }
 
-    static func measure(samples: Int, debounceMs: Int) async throws -> Result {
+    static func measure(
+        samples: Int, debounceMs: Int, relaySync: SQLiteDatabase.Synchronous = .full, gapMs: Int = 0
+    ) async throws -> Result {
         let dir = NSTemporaryDirectory() + "watchrelay-widget-bench-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var relayConfig = RelayServerConfiguration()
         relayConfig.port = 0
         relayConfig.databasePath = dir + "/relay.db"
+        relayConfig.synchronous = relaySync
         let relay = try await RelayServer.start(relayConfig, log: .silent)
         let github = try GitHubStubServer.start(fixturesDirectory: DemoCommand.locate("Simulator/fixtures/github"))
         let phone = try PhoneCompanion(
@@ -80,6 +104,7 @@ enum WidgetBench {
         var latencies: [Double] = []
         let clock = ContinuousClock()
         for i in 0..<samples {
+            if gapMs > 0 { try await Task.sleep(for: .milliseconds(gapMs)) }
             let start = clock.now
             if i % 2 == 0 { _ = try await phone.remove("gaearon") } else { _ = try await phone.add("gaearon") }
             _ = try await events.wait("the reload") { $0.rectangularReload }
@@ -90,7 +115,7 @@ enum WidgetBench {
         await phone.shutdown()
         await github.stop()
         await relay.shutdown()
-        return Result(samples: latencies, debounceMs: debounceMs)
+        return Result(samples: latencies, debounceMs: debounceMs, relaySync: relaySync)
     }
 }
 
