@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import WebSocketTransport
 
 /// A `watchrelay` child process of `simulate --processes`: standard input and output are
 /// pipes, standard error goes to a log file; ``kill()`` is a SIGKILL.
@@ -20,9 +21,9 @@ final class ChildProcess: Sendable {
     /// Where the child's standard error goes.
     let logPath: String
     /// The write end of the child's standard input (-1 once closed).
-    private let input: Mutex<Int32>
+    private let input: LockedState<Int32>
     /// The wait status once the child was reaped.
-    private let exitStatus = Mutex<Int32?>(nil)
+    private let exitStatus = LockedState<Int32?>(nil)
 
     /// Starts `executable arguments…`.
     /// - Parameters:
@@ -83,7 +84,7 @@ final class ChildProcess: Sendable {
             throw Self.failure(name, "posix_spawn \(executable)", status)
         }
         pid = child
-        input = Mutex(stdinPipe[1])
+        input = LockedState(stdinPipe[1])
         ChildProcesses.live.withLock { _ = $0.insert(child) }
         let output = stdoutPipe[0]
         let reader = Thread {
@@ -180,10 +181,10 @@ final class ChildProcess: Sendable {
 /// The child processes still running, so that an interrupted or failed run leaves none behind.
 public enum ChildProcesses {
     /// PIDs of started and not yet reaped children.
-    static let live = Mutex<Set<pid_t>>([])
+    static let live = LockedState<Set<pid_t>>([])
 
     /// Held while a child's pipes are made and it is spawned.
-    static let spawnLock = Mutex<Void>(())
+    static let spawnLock = LockedState<Void>(())
 
     /// SIGKILLs every child still running; returns how many there were. Safe to call from a
     /// signal source's handler.
@@ -205,5 +206,5 @@ public enum ChildProcesses {
         }
     }
 
-    private static let ignored = Mutex(false)
+    private static let ignored = LockedState(false)
 }

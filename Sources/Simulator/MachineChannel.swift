@@ -1,6 +1,7 @@
 import Foundation
 import RelayProtocol
 import Synchronization
+import WebSocketTransport
 
 /// The line protocol with a `watchrelay phone|watch --machine` child (Simulator/README.md):
 /// requests `{"id": N, "command": …, "args": […]}` on its stdin, and on its stdout a `ready`
@@ -15,7 +16,7 @@ final class MachineChannel: Sendable {
     /// The `ready` line's fields.
     let ready: [String: JSONValue]
 
-    private let state: Mutex<State>
+    private let state: LockedState<State>
 
     private struct State {
         var nextID = 1
@@ -26,7 +27,7 @@ final class MachineChannel: Sendable {
     private init(process: ChildProcess, ready: [String: JSONValue]) {
         self.process = process
         self.ready = ready
-        state = Mutex(State())
+        state = LockedState(State())
     }
 
     /// Starts the child and returns once it printed its `ready` line (within `timeout`).
@@ -155,7 +156,7 @@ private final class SharedState: Sendable {
         var noise: [String] = []
     }
 
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     func attach(_ channel: MachineChannel) {
         let ended = state.withLock { s -> Bool in

@@ -1,6 +1,7 @@
 import Foundation
 import RelayServer
 import Synchronization
+import WebSocketTransport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -17,7 +18,7 @@ final class RelayChildProcess: ScenarioRelay {
 
     /// Starts `executable serve` on `port` (0: any) with `database`; returns once it printed its URL.
     static func start(executable: String, port: Int, database: String) async throws -> RelayChildProcess {
-        let lines = Mutex<[String]>([])
+        let lines = LockedState<[String]>([])
         let process = try ChildProcess(
             name: "relay", executable: executable,
             arguments: [

@@ -1,6 +1,7 @@
 import Foundation
 import RelayProtocol
 import Synchronization
+import WebSocketTransport
 import WatchApp
 
 /// A headless watch in this process: its state directory, its manual widget clock and its
@@ -122,7 +123,7 @@ final class EventCount: Sendable {
         var waiters: [(target: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     /// One more event handled.
     func increment() {

@@ -1,4 +1,5 @@
 import Synchronization
+import WebSocketTransport
 
 /// Everything a scenario's watch did during a run, across its restarts (and, for a child
 /// process, across its SIGKILLs), with a cursor for `wait` steps and a mark for
@@ -15,7 +16,7 @@ final class WatchEventLog: Sendable {
         var markIndex = 0
     }
 
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     /// Records one event.
     func append(_ event: WatchObservation) {

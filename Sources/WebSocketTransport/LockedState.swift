@@ -18,13 +18,15 @@ public final class LockedState<Value: Sendable>: Sendable {
     }
 
     /// Runs `body` with exclusive access to the value.
-    public func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result {
-        mutex.withLock { value in
+    public func withLock<Result: Sendable, Failure: Error>(
+        _ body: (inout Value) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try mutex.withLock { (value) throws(Failure) -> Result in
             // The token is only an address TSan uses to name this lock; nothing is dereferenced.
             let token = Unmanaged.passUnretained(self).toOpaque()
             relay_tsan_acquire(token)
             defer { relay_tsan_release(token) }
-            return body(&value)
+            return try body(&value)
         }
     }
 }
