@@ -19,8 +19,8 @@ public enum FrameCodec {
         return try decodeClient(bytes)
     }
 
-    /// The general decoder alone (tests compare the fast path with it).
-    static func decodeClientGeneric(_ bytes: [UInt8]) throws(ProtocolError) -> ClientFrame {
+    /// The general decoder alone (the tests and the fuzzer compare the fast path with it).
+    @_spi(Testing) public static func decodeClientGeneric(_ bytes: [UInt8]) throws(ProtocolError) -> ClientFrame {
         try decodeClient(bytes)
     }
 

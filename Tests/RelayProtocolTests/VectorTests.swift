@@ -1,5 +1,5 @@
 import Foundation
-@testable import RelayProtocol
+@_spi(Testing) @testable import RelayProtocol
 import Testing
 
 @Suite struct VectorTests {

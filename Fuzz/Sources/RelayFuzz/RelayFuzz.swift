@@ -1,5 +1,5 @@
 import RelayCore
-import RelayProtocol
+@_spi(Testing) import RelayProtocol
 import Synchronization
 
 /// libFuzzer entry point.
@@ -20,6 +20,14 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 }
 
 private func fuzzDecoders(_ bytes: [UInt8]) {
+    // The fast path (send, ack) and the general decoder must agree on every input.
+    let fast = Result { () throws(ProtocolError) in try FrameCodec.decodeClientFrame(bytes) }
+    let general = Result { () throws(ProtocolError) in try FrameCodec.decodeClientGeneric(bytes) }
+    switch (fast, general) {
+    case (.success(let a), .success(let b)) where a == b: break
+    case (.failure(let a), .failure(let b)) where a.code == b.code && a.field == b.field && a.re == b.re: break
+    default: fatalError("fast and general decoders disagree: \(fast) vs \(general)")
+    }
     if let frame = try? FrameCodec.decodeClientFrame(bytes) {
         // What decodes must re-encode and decode to the same value.
         let again = try? FrameCodec.decodeClientFrame(FrameCodec.encode(frame))
