@@ -17,6 +17,8 @@ actor RelayEngine {
 
     /// Mutations of the batch being filled, and its ticket.
     private var openBatch: [StoreMutation] = []
+    /// Whether the open batch holds a seq reservation made ahead (always fsynced).
+    private var openBatchReservesAhead = false
     private var openTicket: UInt64 = 1
     private var committedTicket: UInt64 = 0
     /// Actions waiting for the commit of their ticket, in order.
@@ -99,6 +101,7 @@ actor RelayEngine {
                 gate = openTicket
             case .persistAhead(let mutation):
                 enqueue(mutation)
+                openBatchReservesAhead = true
                 if case .setSeqReserved(let pair, let direction, _) = mutation {
                     aheadTickets[AheadKey(pair: pair, direction: direction)] = openTicket
                 }
@@ -162,14 +165,23 @@ actor RelayEngine {
     // MARK: - Group commit
 
     /// The next batch to commit; waits for one. `nil` once stopped and drained.
-    func takeBatch() async -> (ticket: UInt64, mutations: [StoreMutation])? {
+    ///
+    /// `urgent` says whether a frame waits for this batch (or it reserves seqs ahead, which a
+    /// later frame will wait for): only then must the commit be fsynced (see
+    /// ``RelayStore/commit(_:urgent:)``). Frames can only wait for the open batch, so once
+    /// taken, a batch gets no new waiters.
+    func takeBatch() async -> (ticket: UInt64, mutations: [StoreMutation], urgent: Bool)? {
         while openBatch.isEmpty {
             if stopped { return nil }
             let more = await withCheckedContinuation { committerWaiting = $0 }
             if !more && openBatch.isEmpty { return nil }
         }
-        let batch = (openTicket, openBatch)
+        let urgent =
+            openBatchReservesAhead
+            || (deferredHead < deferred.count && deferred[deferred.count - 1].ticket >= openTicket)
+        let batch = (openTicket, openBatch, urgent)
         openBatch = []
+        openBatchReservesAhead = false
         openTicket += 1
         return batch
     }

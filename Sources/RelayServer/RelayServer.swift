@@ -84,7 +84,7 @@ public actor RelayServer {
                     var attempt = 0
                     while true {
                         do {
-                            try await store.commit(batch.mutations)
+                            try await store.commit(batch.mutations, urgent: batch.urgent)
                             break
                         } catch {
                             attempt += 1

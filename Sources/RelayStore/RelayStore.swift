@@ -14,6 +14,9 @@ import RelayProtocol
 public actor RelayStore {
     /// The connection, confined to this actor.
     let database: SQLiteDatabase
+    /// The configured durability, and what the connection is set to now.
+    private let synchronous: SQLiteDatabase.Synchronous
+    private var current: SQLiteDatabase.Synchronous
 
     /// Opens the store at `path` (or `:memory:`), creating the file and bringing its schema up to date.
     ///
@@ -27,6 +30,8 @@ public actor RelayStore {
         let database = try SQLiteDatabase(path: path, configuration: .init(synchronous: synchronous))
         try database.migrate(RelayStoreSchema.migrations)
         self.database = database
+        self.synchronous = synchronous
+        self.current = synchronous
     }
 
     /// The schema version this program reads and writes.
@@ -37,14 +42,31 @@ public actor RelayStore {
     /// With ``SQLiteDatabase/Synchronous/full`` the whole batch costs one fsync of the log,
     /// so callers should batch: gather the mutations of every event handled since the last
     /// commit and commit them together before sending the frames that depend on them.
+    ///
+    /// - Parameter urgent: Whether something waits on this batch being durable (a frame the
+    ///   relay holds until the commit). A batch nobody waits on (e.g. acks whose `transferred`
+    ///   goes nowhere) is written without its own fsync even under `full`: it survives `kill -9`
+    ///   at once (the log write is in the OS), and power loss once the next urgent commit's
+    ///   fsync covers the log. Losing it to power loss only brings back what it removed (items
+    ///   are delivered again with their seq, which receivers drop).
     /// - Throws: ``SQLiteError``; the batch is then rolled back entirely.
-    public func commit(_ mutations: [StoreMutation]) throws {
+    public func commit(_ mutations: [StoreMutation], urgent: Bool = true) throws {
         guard !mutations.isEmpty else { return }
+        let wanted: SQLiteDatabase.Synchronous = urgent ? synchronous : .normal
+        if wanted != current {
+            try database.execute("PRAGMA synchronous=\(wanted.rawValue)")
+            current = wanted
+        }
         try database.transaction(.immediate) {
             for mutation in mutations {
                 try apply(mutation)
             }
         }
+    }
+
+    /// The connection's `PRAGMA synchronous` now (for tests).
+    func synchronousPragma() throws -> String? {
+        try database.pragma("synchronous")
     }
 
     /// Everything stored, as the core needs it at start, after pruning expired bookkeeping.

@@ -24,6 +24,19 @@ struct RelayStoreTests {
         #expect(stats.pairs == 0 && stats.queuedItems == 0)
     }
 
+    @Test func aCommitNobodyWaitsOnSkipsItsFsyncAndTheNextUrgentOneHasItAgain() async throws {
+        let store = try RelayStore(path: path, synchronous: .full)
+        try await store.commit([.insertPair(Fixture.pair("p1"))], urgent: false)
+        #expect(try await store.synchronousPragma() == "1", "normal: no fsync of its own")
+        try await store.commit([.insertPair(Fixture.pair("p2"))])
+        #expect(try await store.synchronousPragma() == "2", "full again")
+        #expect(try await RelayStore(path: path).load(now: Fixture.now).count == 2)
+        // A store configured `normal` stays normal.
+        let relaxed = try RelayStore(path: directory.path("normal.sqlite"), synchronous: .normal)
+        try await relaxed.commit([.insertPair(Fixture.pair("p3"))])
+        #expect(try await relaxed.synchronousPragma() == "1")
+    }
+
     @Test func insertedPairSurvivesRestartWithBothDevices() async throws {
         let record = Fixture.pair("p1")
         try await RelayStore(path: path).commit([.insertPair(record)])
