@@ -22,7 +22,7 @@ final class RelayProcess: @unchecked Sendable {
 
     /// Starts a relay on port 0 with `db`; returns once it printed its URL. With `debugLog`, its
     /// debug log (every connection's open and close, with the close code) goes to that file.
-    static func start(db: String, extra: [String] = [], debugLog: String? = nil) throws -> RelayProcess {
+    static func start(db: String, extra: [String] = [], debugLog: String? = nil) async throws -> RelayProcess {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
         p.arguments = ["serve", "--port", "0", "--db", db, "--log-level", debugLog == nil ? "error" : "debug"] + extra
@@ -35,12 +35,18 @@ final class RelayProcess: @unchecked Sendable {
             p.standardError = FileHandle.nullDevice
         }
         try p.run()
-        var line = Data()
-        let deadline = Date().addingTimeInterval(10)
-        while !line.contains(UInt8(ascii: "\n")) && Date() < deadline {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
+        // The first line is read on a thread of its own, so no cooperative thread blocks on it.
+        let handle = out.fileHandleForReading
+        let line = await withCheckedContinuation { (done: CheckedContinuation<Data, Never>) in
+            Thread {
+                var line = Data()
+                while !line.contains(UInt8(ascii: "\n")) {
+                    let chunk = handle.availableData
+                    if chunk.isEmpty { break }
+                    line.append(chunk)
+                }
+                done.resume(returning: line)
+            }.start()
         }
         guard let text = String(data: line, encoding: .utf8)?.split(separator: "\n").first, text.hasPrefix("ws") else {
             p.terminate()

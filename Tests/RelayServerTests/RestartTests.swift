@@ -18,7 +18,7 @@ struct RestartTests {
         let dir = TemporaryDirectory()
         let db = dir.path + "/relay.db"
         let clients = try WebSocketClientContext(configuration: ClientConfiguration(enablesTLS: false))
-        var relay = try RelayProcess.start(db: db)
+        var relay = try await RelayProcess.start(db: db)
         defer { relay.terminate() }
 
         // Pair on the first incarnation.
@@ -46,7 +46,7 @@ struct RestartTests {
         relay.kill9()
 
         // Second incarnation: the phone retries every send it has no `accepted` for (same ids).
-        relay = try RelayProcess.start(db: db)
+        relay = try await RelayProcess.start(db: db)
         let phone = try await TestDevice.connect(relay.url, clients: clients, role: .phone, name: "P")
         try await phone.hello(token: pp.token)
         for (i, id) in ids.enumerated() where !accepted.contains(id) { phone.send(userInfo(id, i)) }
@@ -72,7 +72,7 @@ struct RestartTests {
         try await receive(watch1, until: ids.count / 2)
         relay.kill9()
 
-        relay = try RelayProcess.start(db: db)
+        relay = try await RelayProcess.start(db: db)
         let watch2 = try await TestDevice.connect(relay.url, clients: clients, role: .watch, name: "W")
         try await watch2.hello(token: wp.token, lastSeq: lastSeq)
         try await receive(watch2, until: ids.count)

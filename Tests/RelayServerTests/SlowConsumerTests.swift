@@ -22,7 +22,7 @@ struct SlowConsumerTests {
         let dir = TemporaryDirectory()
         let log = dir.path + "/relay.log"
         // Pings far off: the stalled watch never answers one, and this test is about the cap.
-        let relay = try RelayProcess.start(db: dir.path + "/relay.db", extra: ["--ping-after-s", "600"], debugLog: log)
+        let relay = try await RelayProcess.start(db: dir.path + "/relay.db", extra: ["--ping-after-s", "600"], debugLog: log)
         defer { relay.terminate() }
         let clients = try WebSocketClientContext(configuration: ClientConfiguration(enablesTLS: false))
         let wait = 30 * timeoutScale

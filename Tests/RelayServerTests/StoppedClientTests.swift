@@ -16,7 +16,7 @@ struct StoppedClientTests {
         let dir = TemporaryDirectory()
         // Ping after 2 s of silence, hang up after 6 s (`watchrelay serve --hangup-after-s`): a
         // live client has 4 s to pong, even on a loaded machine.
-        let relay = try RelayProcess.start(
+        let relay = try await RelayProcess.start(
             db: dir.path + "/relay.db", extra: ["--ping-after-s", "2", "--hangup-after-s", "6"])
         defer { relay.terminate() }
         let clients = try WebSocketClientContext(configuration: ClientConfiguration(enablesTLS: false))

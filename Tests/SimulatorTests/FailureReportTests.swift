@@ -58,7 +58,7 @@ struct FailureReportTests {
     /// The CLI (built next to the tests): exit code 3 and the failure on standard output, with
     /// the actors in this process and as child processes.
     @Test(arguments: [false, true])
-    func theCLIExitsWith3OnAFailedExpectation(processes: Bool) throws {
+    func theCLIExitsWith3OnAFailedExpectation(processes: Bool) async throws {
         let exe = try #require(ProcessModeTests.binary, "watchrelay must be built next to the tests (make test does)")
         let file = NSTemporaryDirectory() + "broken-\(UUID().uuidString).json"
         let data = try JSONEncoder().encode(Self.broken)
@@ -70,8 +70,13 @@ struct FailureReportTests {
         let out = Pipe()
         process.standardOutput = out
         try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        // Read on a thread of its own: a blocking read here would hold one of the test run's
+        // few cooperative threads for the whole scenario (seconds, with child processes).
+        let handle = out.fileHandleForReading
+        let text = await withCheckedContinuation { (done: CheckedContinuation<String, Never>) in
+            Thread { done.resume(returning: String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)) }.start()
+        }
+        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         #expect(process.terminationStatus == 3)
         #expect(text.contains("FAIL broken-on-purpose"))
         #expect(text.contains("0 passed, 1 failed"))
