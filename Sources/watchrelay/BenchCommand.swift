@@ -51,7 +51,7 @@ enum BenchCommand {
             BenchProgress.note("cannot write \(options.output): \(error)")
             return 1
         }
-        // A peer that fails (mosquitto stalls on large messages) is a finding, not a failure.
+        // A peer that fails is a finding, not a failure.
         let ours = BenchTarget.watchrelay.rawValue
         return report.medians.contains { $0.target == ours && $0.status.hasPrefix("failed") } ? 1 : 0
     }
