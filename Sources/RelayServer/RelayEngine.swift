@@ -30,6 +30,8 @@ actor RelayEngine {
     private var deliveredSeq: [LinkID: Int64] = [:]
     /// The batch holding each pair direction's last seq reservation made ahead.
     private var aheadTickets: [AheadKey: UInt64] = [:]
+    /// Counter updates of the current step, handed to the metrics with the frames.
+    private var pendingMetrics = MetricsBatch()
     /// Frames and closes of the current step, handed to the transport in one go.
     private var outbound = OutboundBatch()
 
@@ -133,6 +135,8 @@ actor RelayEngine {
 
     /// Hands what this step produced to the transport.
     private func flush() {
+        metrics.record(pendingMetrics)
+        pendingMetrics.removeAll()
         guard !outbound.isEmpty else { return }
         transport.send(outbound)
         outbound.removeAll()
@@ -142,15 +146,15 @@ actor RelayEngine {
         switch action {
         case .send(let link, let frame):
             outbound.send(FrameCodec.encode(frame), to: ConnectionID(rawValue: link.rawValue))
-            metrics.sent(frame.type)
+            pendingMetrics.sent[frame.type, default: 0] += 1
             switch frame {
             case .error(let e):
-                metrics.error(e.code)
+                pendingMetrics.errors[e.code, default: 0] += 1
             case .deliver(let d):
                 if d.seq > deliveredSeq[link, default: 0] {
                     deliveredSeq[link] = d.seq
                     let ms = clock.now().millisecondsSinceEpoch - d.sentAt.millisecondsSinceEpoch
-                    metrics.delivered(mode: d.mode, seconds: Double(max(0, ms)) / 1000)
+                    pendingMetrics.latencies.append((d.mode, Double(max(0, ms)) / 1000))
                 }
             default:
                 break

@@ -33,12 +33,14 @@ public final class RelayMetrics: Sendable {
 
     public init() {}
 
-    func sent(_ type: FrameType) {
-        state.withLock { $0.sent[type.rawValue, default: 0] += 1 }
-    }
-
-    func error(_ code: ErrorCode) {
-        state.withLock { $0.errors[code.rawValue, default: 0] += 1 }
+    /// Applies the counts the engine gathered during one step, under one lock.
+    func record(_ batch: MetricsBatch) {
+        guard !batch.isEmpty else { return }
+        state.withLock { s in
+            for (type, n) in batch.sent { s.sent[type.rawValue, default: 0] += n }
+            for (code, n) in batch.errors { s.errors[code.rawValue, default: 0] += n }
+            for (mode, seconds) in batch.latencies { Self.add(seconds, to: &s.latency[mode.rawValue, default: Histogram()]) }
+        }
     }
 
     /// A WebSocket connection ended: the close code of its handshake (the peer's if it closed
@@ -47,14 +49,10 @@ public final class RelayMetrics: Sendable {
         state.withLock { $0.closes[code.map(String.init) ?? "none", default: 0] += 1 }
     }
 
-    func delivered(mode: DeliveryMode, seconds: Double) {
-        state.withLock { s in
-            var h = s.latency[mode.rawValue] ?? Histogram()
-            for (i, bound) in Self.buckets.enumerated() where seconds <= bound { h.counts[i] += 1 }
-            h.sum += seconds
-            h.count += 1
-            s.latency[mode.rawValue] = h
-        }
+    private static func add(_ seconds: Double, to h: inout Histogram) {
+        for (i, bound) in buckets.enumerated() where seconds <= bound { h.counts[i] += 1 }
+        h.sum += seconds
+        h.count += 1
     }
 
     func committed(mutations: Int) {
@@ -129,5 +127,21 @@ public final class RelayMetrics: Sendable {
             out += "watchrelay_delivery_latency_seconds_count{mode=\"\(mode)\"} \(h.count)\n"
         }
         return out
+    }
+}
+
+/// Counter updates of one engine step (frames sent, errors, first-delivery latencies), handed
+/// to ``RelayMetrics/record(_:)`` at once instead of one lock per frame.
+struct MetricsBatch {
+    var sent: [FrameType: Int] = [:]
+    var errors: [ErrorCode: Int] = [:]
+    var latencies: [(DeliveryMode, Double)] = []
+
+    var isEmpty: Bool { sent.isEmpty && errors.isEmpty && latencies.isEmpty }
+
+    mutating func removeAll() {
+        sent.removeAll(keepingCapacity: true)
+        errors.removeAll(keepingCapacity: true)
+        latencies.removeAll(keepingCapacity: true)
     }
 }

@@ -62,6 +62,15 @@ struct RelayFlowTests {
         #expect(p.connected && !p.reachable)
         phone.send(.send(Send(id: "m2", mode: .message, payload: Payload(kind: "ping"))))
         try await phone.expectError(.notReachable, re: "m2")
+
+        // The engine hands its counters over per step: the frames, the error and the first
+        // delivery's latency are all counted.
+        let text = relay.server.metrics.render()
+        #expect(text.contains(#"watchrelay_frames_sent_total{type="deliver"} 1"#), "\(text)")
+        #expect(text.contains(#"watchrelay_frames_sent_total{type="accepted"} 1"#))
+        #expect(text.contains(#"watchrelay_frames_sent_total{type="reply"} 1"#))
+        #expect(text.contains(#"watchrelay_errors_total{code="not_reachable"} 1"#))
+        #expect(text.contains(#"watchrelay_delivery_latency_seconds_count{mode="message"} 1"#))
         await relay.stop()
     }
 
