@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import WebSocketTransport
 
 /// A logfmt logger writing to standard error (`ts=… level=info msg="…" key=value`).
 public struct Logger: Sendable {
@@ -84,7 +85,7 @@ public struct Logger: Sendable {
         return RelayClock.timestamp(ms).iso8601
     }
 
-    private static let lock = Mutex(())
+    private static let lock = LockedState<Void>(())
 
     private static let standardError: @Sendable (String) -> Void = { line in
         lock.withLock { _ in FileHandle.standardError.write(Data((line + "\n").utf8)) }

@@ -3,6 +3,7 @@ import Foundation
 import RelayServer
 import RelayStore
 import Synchronization
+import WebSocketTransport
 
 /// Shared pieces of the subcommands.
 enum CLI {
@@ -49,7 +50,7 @@ enum CLI {
         outputLock.withLock { _ in FileHandle.standardOutput.write(data) }
     }
 
-    private static let outputLock = Mutex<Void>(())
+    private static let outputLock = LockedState<Void>(())
 }
 
 /// `full`, `normal` or `off`.

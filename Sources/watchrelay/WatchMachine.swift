@@ -2,6 +2,7 @@ import Foundation
 import RelayClient
 import RelayProtocol
 import Synchronization
+import WebSocketTransport
 import WatchApp
 
 /// `watchrelay watch --machine`: the console's commands answered as JSON lines, and every
@@ -199,7 +200,7 @@ private final class PrintedEvents: Sendable {
         var finished = false
         var waiters: [(target: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     /// One more event printed.
     func increment() {
