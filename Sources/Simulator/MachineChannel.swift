@@ -240,3 +240,18 @@ private final class SharedState: Sendable {
         }
     }
 }
+
+extension MachineChannel {
+    /// `channel` if there is one and its process still runs; else the step failure that says
+    /// so for `actor` (e.g. `watch 'w'`), with how the process ended and its last stderr.
+    static func running(_ channel: MachineChannel?, _ actor: String) throws -> MachineChannel {
+        guard let channel else { throw StepFailure(expected: "\(actor) running", seen: "stopped") }
+        guard channel.process.isRunning else {
+            let process = channel.process
+            throw StepFailure(
+                expected: "\(actor) running",
+                seen: "its process \(process.pid) ended (\(process.termination ?? "?")): \(process.stderrTail())")
+        }
+        return channel
+    }
+}

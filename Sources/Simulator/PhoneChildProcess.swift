@@ -42,14 +42,7 @@ actor PhoneChildProcess: ScenarioPhone {
     }
 
     private func running() throws -> MachineChannel {
-        guard let channel else { throw StepFailure(expected: "phone '\(name)' running", seen: "stopped") }
-        guard channel.process.isRunning else {
-            let process = channel.process
-            throw StepFailure(
-                expected: "phone '\(name)' running",
-                seen: "its process \(process.pid) ended (\(process.termination ?? "?")): \(process.stderrTail())")
-        }
-        return channel
+        try MachineChannel.running(channel, "phone '\(name)'")
     }
 
     func pairingCode() async throws -> String {

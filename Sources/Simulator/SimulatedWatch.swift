@@ -115,8 +115,9 @@ actor SimulatedWatch: ScenarioWatch {
     }
 }
 
-/// How many events a consumer handled, so a caller can wait until it handled a given number.
-final class EventCount: Sendable {
+/// How many events a consumer handled, so a caller can wait until it handled a given number
+/// (the in-process simulated watch, and the `watch --machine` printer).
+public final class EventCount: Sendable {
     private struct State {
         var count = 0
         var finished = false
@@ -125,8 +126,10 @@ final class EventCount: Sendable {
 
     private let state = LockedState(State())
 
+    public init() {}
+
     /// One more event handled.
-    func increment() {
+    public func increment() {
         let due = state.withLock { s -> [CheckedContinuation<Void, Never>] in
             s.count += 1
             let count = s.count
@@ -138,7 +141,7 @@ final class EventCount: Sendable {
     }
 
     /// The consumer ended: nobody waits any more.
-    func finish() {
+    public func finish() {
         let all = state.withLock { s -> [CheckedContinuation<Void, Never>] in
             s.finished = true
             defer { s.waiters = [] }
@@ -148,7 +151,7 @@ final class EventCount: Sendable {
     }
 
     /// Returns once `target` events were handled (or the consumer ended).
-    func wait(until target: Int) async {
+    public func wait(until target: Int) async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             let now = state.withLock { s -> Bool in
                 if s.finished || s.count >= target { return true }

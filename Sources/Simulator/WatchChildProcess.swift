@@ -59,14 +59,7 @@ actor WatchChildProcess: ScenarioWatch {
     }
 
     private func running() throws -> MachineChannel {
-        guard let channel else { throw StepFailure(expected: "watch '\(name)' running", seen: "stopped") }
-        guard channel.process.isRunning else {
-            let process = channel.process
-            throw StepFailure(
-                expected: "watch '\(name)' running",
-                seen: "its process \(process.pid) ended (\(process.termination ?? "?")): \(process.stderrTail())")
-        }
-        return channel
+        try MachineChannel.running(channel, "watch '\(name)'")
     }
 
     func pair(code: String) async throws { _ = try await running().request("pair", [code]) }

@@ -1,8 +1,7 @@
 import Foundation
 import RelayClient
 import RelayProtocol
-import Synchronization
-import WebSocketTransport
+import Simulator
 import WatchApp
 
 /// `watchrelay watch --machine`: the console's commands answered as JSON lines, and every
@@ -14,7 +13,7 @@ import WatchApp
 enum WatchMachine {
     /// Prints events and answers requests until `quit`, the end of stdin or a signal.
     static func run(_ watch: HeadlessWatch, manualClock: ManualClock?) async {
-        let printed = PrintedEvents()
+        let printed = EventCount()  // event lines printed, so a response can wait for them
         let lines = CLI.standardInputLines()
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -192,46 +191,3 @@ enum WatchMachine {
     }
 }
 
-/// How many event lines were printed, so a response can wait until the events published
-/// before it are out.
-private final class PrintedEvents: Sendable {
-    private struct State {
-        var count = 0
-        var finished = false
-        var waiters: [(target: Int, continuation: CheckedContinuation<Void, Never>)] = []
-    }
-    private let state = LockedState(State())
-
-    /// One more event printed.
-    func increment() {
-        let ready = state.withLock { s -> [CheckedContinuation<Void, Never>] in
-            s.count += 1
-            let (due, rest) = (s.waiters.filter { $0.target <= s.count }, s.waiters.filter { $0.target > s.count })
-            s.waiters = rest
-            return due.map(\.continuation)
-        }
-        for c in ready { c.resume() }
-    }
-
-    /// The printer ended (the watch stopped): nobody waits any more.
-    func finish() {
-        let all = state.withLock { s -> [CheckedContinuation<Void, Never>] in
-            s.finished = true
-            defer { s.waiters = [] }
-            return s.waiters.map(\.continuation)
-        }
-        for c in all { c.resume() }
-    }
-
-    /// Returns once `target` events were printed (or the printer ended).
-    func wait(until target: Int) async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { s -> Bool in
-                if s.finished || s.count >= target { return true }
-                s.waiters.append((target, c))
-                return false
-            }
-            if now { c.resume() }
-        }
-    }
-}
