@@ -49,31 +49,16 @@ final class ChildProcess: Sendable {
                 throw Self.failure(name, "pipe", errno)
             }
             for fd in stdinPipe + stdoutPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-            var actions = posix_spawn_file_actions_t()
-            posix_spawn_file_actions_init(&actions)
-            defer { posix_spawn_file_actions_destroy(&actions) }
-            // dup2 clears close-on-exec on the copies, so only fds 0, 1 and 2 reach the child.
-            posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
-            posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
-            posix_spawn_file_actions_addopen(&actions, 2, logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-            var attributes = posix_spawnattr_t()
-            posix_spawnattr_init(&attributes)
-            defer { posix_spawnattr_destroy(&attributes) }
-            var mask = sigset_t()
-            sigemptyset(&mask)
-            posix_spawnattr_setsigmask(&attributes, &mask)
-            var defaults = sigset_t()
-            sigemptyset(&defaults)
-            for signal in [SIGINT, SIGTERM, SIGPIPE] { sigaddset(&defaults, signal) }
-            posix_spawnattr_setsigdefault(&attributes, &defaults)
-            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-            let argv = [executable] + arguments
-            // The strdup copies live until posix_spawn returned (it copies them into the child).
-            var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-            defer { for argument in cArguments { free(argument) } }
-            var child: pid_t = 0
-            let status = posix_spawn(&child, executable, &actions, &attributes, &cArguments, environ)
-            return (child, status)
+            let spawned = spawnChild(executable, arguments) { actions in
+                // dup2 clears close-on-exec on the copies, so only fds 0, 1 and 2 reach the child.
+                posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
+                posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
+                posix_spawn_file_actions_addopen(&actions, 2, logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            }
+            switch spawned {
+            case .success(let child): return (child, 0)
+            case .failure(let error): return (0, error.code)
+            }
         }
         // The child's ends are the child's now.
         close(stdinPipe[0])

@@ -1,4 +1,5 @@
 import Foundation
+import Simulator
 import Synchronization
 
 /// A relay (or peer) the benchmark runs as a child process, pinned to one core with `taskset`.
@@ -31,31 +32,16 @@ final class BenchChild: Sendable {
         self.name = name
         stdoutPath = "\(directory)/\(name).stdout"
         logPath = "\(directory)/\(name).stderr"
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGINT, SIGTERM, SIGPIPE] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv = [BenchChild.tasksetPath, "-c", String(cpu), executable] + arguments
-        // The strdup copies live until posix_spawn returned (it copies them into the child).
-        var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        defer { for argument in cArguments { free(argument) } }
-        var child: pid_t = 0
-        let status = posix_spawn(&child, BenchChild.tasksetPath, &actions, &attributes, &cArguments, environ)
-        guard status == 0 else {
-            throw BenchError.setup("\(name): cannot start \(BenchChild.tasksetPath): \(String(cString: strerror(status)))")
+        let (stdoutPath, logPath) = (stdoutPath, logPath)
+        let spawned = spawnChild(BenchChild.tasksetPath, ["-c", String(cpu), executable] + arguments) { actions in
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            posix_spawn_file_actions_addopen(&actions, 2, logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        }
+        let child: pid_t
+        switch spawned {
+        case .success(let pid): child = pid
+        case .failure(let error): throw BenchError.setup("\(name): cannot start \(BenchChild.tasksetPath): \(error)")
         }
         pid = child
         BenchChildren.live.withLock { _ = $0.insert(child) }
