@@ -73,7 +73,7 @@ let package = Package(
         .testTarget(
             name: "RelayProtocolTests", dependencies: ["RelayProtocol", "CWebSockets", "CSQLite"],
             swiftSettings: strict),
-        .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore", "RelayProtocol"], swiftSettings: strict),
+        .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore", "RelayProtocol", "WebSocketTransport"], swiftSettings: strict),
         .testTarget(
             name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore", "RelayProtocol"],
             swiftSettings: strict),
@@ -97,6 +97,6 @@ let package = Package(
         .testTarget(
             name: "WatchAppTests", dependencies: ["WatchApp", "RelayClient", "RelayServer", "RelayProtocol"],
             exclude: ["Golden"], swiftSettings: strict),
-        .testTarget(name: "SimulatorTests", dependencies: ["Simulator"], swiftSettings: strict),
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "WebSocketTransport"], swiftSettings: strict),
     ]
 )

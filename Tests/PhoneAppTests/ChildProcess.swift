@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import WebSocketTransport
 import Testing
 
 /// `watchrelay <subcommand>` as a real child process, driven through its stdin and stdout (so `kill` means SIGKILL).
@@ -118,5 +118,5 @@ final class ChildProcess: Sendable {
 
 /// Lines read from a child's stdout, shared by the reader thread and the test.
 private final class LineBuffer: Sendable {
-    let state = Mutex<(buffered: [String], partial: Data, closed: Bool)>(([], Data(), false))
+    let state = LockedState<(buffered: [String], partial: Data, closed: Bool)>(([], Data(), false))
 }

@@ -2,14 +2,14 @@ import Foundation
 import GitHubAPI
 import PhoneApp
 import RelayProtocol
-import Synchronization
+import WebSocketTransport
 import Testing
 
 /// Parallel fetching with a bound, and the favorites' order kept (the seeds could only have one).
 @Suite(.timeLimit(.minutes(1)))
 struct OrderedFetchTests {
     @Test func resultsKeepTheInputOrderWhenLaterItemsAnswerFirst() async {
-        let finishOrder = Mutex<[Int]>([])
+        let finishOrder = LockedState<[Int]>([])
         let items = Array(0..<12)
         let results = await OrderedConcurrentFetch(maxConcurrent: 12).map(items) { i in
             // The later the item, the sooner it answers.
@@ -70,7 +70,7 @@ struct OrderedFetchTests {
 
     @Test func aFailingUserKeepsItsLastKnownData() async throws {
         let dir = TemporaryDirectory()
-        let good = Mutex(true)
+        let good = LockedState(true)
         let fixed = GitHubClient.fixed(users: [testUser("amy", followers: 5), testUser("bob", followers: 7)])
         let github = GitHubClient(
             user: { (login) async throws(GitHubError) -> User in

@@ -3,7 +3,7 @@ import GitHubAPI
 import PhoneApp
 import RelayProtocol
 import RelayServer
-import Synchronization
+import WebSocketTransport
 import Testing
 
 /// Stretches every in-test timeout (`WATCHRELAY_TIMEOUT_SCALE`, e.g. 8 under ThreadSanitizer,
@@ -87,13 +87,13 @@ final class TestGitHub: Sendable {
     let fixtures: String
     let port: Int
     private let copy: TemporaryDirectory?
-    private let current: Mutex<GitHubStubServer>
+    private let current: LockedState<GitHubStubServer>
 
     private init(fixtures: String, copy: TemporaryDirectory?, server: GitHubStubServer) {
         self.fixtures = fixtures
         self.copy = copy
         self.port = server.port
-        current = Mutex(server)
+        current = LockedState(server)
     }
 
     static func start(logins: [String]? = nil) throws -> TestGitHub {
@@ -189,7 +189,7 @@ struct PhoneHarness {
 
 /// Counts GitHub calls in flight, for checking the concurrency bound.
 final class InFlightCounter: Sendable {
-    private let state = Mutex((current: 0, peak: 0, calls: 0))
+    private let state = LockedState((current: 0, peak: 0, calls: 0))
 
     var peak: Int { state.withLock { $0.peak } }
     var calls: Int { state.withLock { $0.calls } }

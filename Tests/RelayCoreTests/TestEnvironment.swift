@@ -1,6 +1,6 @@
 import RelayCore
 import RelayProtocol
-import Synchronization
+import WebSocketTransport
 
 /// Deterministic stand-ins for the relay's randomness: sequential pairing codes
 /// ("100001", "100002", …, after any scripted ones), role-named tokens and per-prefix ids.
@@ -12,11 +12,11 @@ final class TestEnvironment: Sendable {
         var ids: [String: Int] = [:]
     }
 
-    private let counters: Mutex<Counters>
+    private let counters: LockedState<Counters>
 
     /// `codes` are handed out first (a test forces a collision by repeating one).
     init(codes: [String] = []) {
-        counters = Mutex(Counters(scriptedCodes: codes))
+        counters = LockedState(Counters(scriptedCodes: codes))
     }
 
     /// Codes to hand out before the sequence continues.

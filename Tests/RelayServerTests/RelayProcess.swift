@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-import Synchronization
+import WebSocketTransport
 import Testing
 
 /// `watchrelay serve` as a real child process (so `kill` means SIGKILL).
@@ -219,7 +219,7 @@ final class LockedLines: Sendable {
         var closed = false
     }
 
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     func append(_ chunk: Data) {
         state.withLock { s in

@@ -1,6 +1,6 @@
 import Foundation
 import RelayProtocol
-import Synchronization
+import WebSocketTransport
 import Testing
 
 @testable import Simulator
@@ -54,7 +54,7 @@ struct LineTimeout: Error {
 
 /// The lines a child printed.
 final class LineBox: Sendable {
-    let lines = Mutex<[String]>([])
+    let lines = LockedState<[String]>([])
 }
 
 /// The `--machine` line protocol of `watchrelay phone` and `watchrelay watch`, spoken raw:
