@@ -70,18 +70,20 @@ let package = Package(
             dependencies: ["RelayServer", "RelayProtocol", "RelayClient", "GitHubAPI", "PhoneApp", "WatchApp", "Simulator", "WebSocketTransport"],
             swiftSettings: strict),
 
+        // Helpers shared by the test targets (waits that never block a cooperative thread).
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(
             name: "RelayProtocolTests", dependencies: ["RelayProtocol", "CWebSockets", "CSQLite"],
             swiftSettings: strict),
         .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore", "RelayProtocol", "WebSocketTransport"], swiftSettings: strict),
         .testTarget(
-            name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore", "RelayProtocol"],
+            name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore", "RelayProtocol", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "WebSocketTransportTests", dependencies: ["WebSocketTransport"], swiftSettings: strict),
+            name: "WebSocketTransportTests", dependencies: ["WebSocketTransport", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "RelayServerTests",
-            dependencies: ["RelayServer", "RelayCore", "RelayProtocol", "WebSocketTransport", "RelayStore"],
+            dependencies: ["RelayServer", "RelayCore", "RelayProtocol", "WebSocketTransport", "RelayStore", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "RelayClientTests",

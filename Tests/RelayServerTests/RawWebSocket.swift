@@ -1,8 +1,10 @@
+import TestSupport
+
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// A WebSocket client on plain blocking sockets, for a peer that misbehaves on purpose: it says
+/// A WebSocket client on plain sockets (reads wait without blocking a cooperative thread), for a peer that misbehaves on purpose: it says
 /// `hello` like any client, then stops reading, so the relay's writes pile up in the kernel and
 /// then in the relay's own per-connection queue.
 ///
@@ -45,7 +47,7 @@ final class RawWebSocket {
     deinit { if fd >= 0 { Glibc.close(fd) } }
 
     /// The `/v1` upgrade offering `watchrelay.v1`; fails unless the answer is `101`.
-    func upgrade(port: Int) throws {
+    func upgrade(port: Int) async throws {
         var request = "GET /v1 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\n"
         request += "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
         request += "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: watchrelay.v1\r\n\r\n"
@@ -58,7 +60,7 @@ final class RawWebSocket {
                 guard head.hasPrefix("HTTP/1.1 101") else { throw Failure(description: "upgrade refused: \(head)") }
                 return
             }
-            guard try fill(timeoutMilliseconds: 5000) else { throw Failure(description: "no upgrade response") }
+            guard try await fill(timeoutMilliseconds: 5000) else { throw Failure(description: "no upgrade response") }
         }
     }
 
@@ -80,17 +82,17 @@ final class RawWebSocket {
     }
 
     /// The next whole frame, or nil if the connection ended (or `timeoutMilliseconds` of silence).
-    func readFrame(timeoutMilliseconds: Int32 = 5000) throws -> Frame? {
+    func readFrame(timeoutMilliseconds: Int32 = 5000) async throws -> Frame? {
         while true {
             if let frame = parseFrame() { return frame }
-            guard try fill(timeoutMilliseconds: timeoutMilliseconds) else { return nil }
+            guard try await fill(timeoutMilliseconds: timeoutMilliseconds) else { return nil }
         }
     }
 
     /// Reads everything until the connection ends, at most `maxBytes`; returns the close frame's
     /// code if one arrived (nil when the relay dropped the TCP connection without one), and the
     /// bytes read. A reset (the relay discarded what it had queued) ends the read like EOF.
-    func drainUntilClosed(maxBytes: Int = 256 << 20) -> (closeCode: UInt16??, bytes: Int) {
+    func drainUntilClosed(maxBytes: Int = 256 << 20) async -> (closeCode: UInt16??, bytes: Int) {
         var total = buffer.count
         var closeCode: UInt16?? = nil
         while true {
@@ -99,7 +101,7 @@ final class RawWebSocket {
                 closeCode = .some(frame.payload.count >= 2 ? UInt16(frame.payload[0]) << 8 | UInt16(frame.payload[1]) : nil)
             }
             let before = buffer.count
-            guard total < maxBytes, (try? fill(timeoutMilliseconds: 5000)) == true else { break }
+            guard total < maxBytes, (try? await fill(timeoutMilliseconds: 5000)) == true else { break }
             total += buffer.count - before
         }
         return (closeCode, total)
@@ -117,9 +119,8 @@ final class RawWebSocket {
     }
 
     /// Reads what is available into `buffer`; false on EOF, error or `timeoutMilliseconds` of silence.
-    private func fill(timeoutMilliseconds: Int32) throws -> Bool {
-        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&poller, 1, timeoutMilliseconds) > 0 else { return false }
+    private func fill(timeoutMilliseconds: Int32) async throws -> Bool {
+        guard await waitReadable(fd, timeoutMilliseconds: timeoutMilliseconds) else { return false }
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
         let n = chunk.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
         guard n > 0 else { return false }

@@ -35,10 +35,10 @@ struct SlowConsumerTests {
         // The stalled watch: resumes with its token in the foreground (so messages reach it),
         // reads its welcome, and from then on never reads its socket again.
         let stalled = try RawWebSocket(port: relay.port, receiveBuffer: [4096, 64 << 10, 1 << 20][round % 3])
-        try stalled.upgrade(port: relay.port)
+        try await stalled.upgrade(port: relay.port)
         let hello = Hello(id: "h-stalled", role: .watch, deviceName: "Stalled", token: watchToken, foreground: true, lastSeq: 0)
         try stalled.sendText(FrameCodec.encode(.hello(hello)))
-        guard let first = try stalled.readFrame(), case .welcome(let welcome) = try FrameCodec.decodeRelayFrame(first.payload)
+        guard let first = try await stalled.readFrame(), case .welcome(let welcome) = try FrameCodec.decodeRelayFrame(first.payload)
         else { throw TestFailure("the stalled watch got no welcome") }
         #expect(welcome.paired)
         try await Self.expectPeer(phone, connected: true, within: wait)
@@ -100,7 +100,7 @@ struct SlowConsumerTests {
         rssPeak = max(rssPeak, try relay.residentKiB())
         // The watch's side: whatever the kernel still held, then the end (a close frame, if any
         // could be written, carries 1008; a peer that reads nothing usually gets none).
-        let drained = stalled.drainUntilClosed()
+        let drained = await stalled.drainUntilClosed()
         if case .some(let code) = drained.closeCode { #expect(code == 1008) }
         #expect(try await relay.healthy())
 

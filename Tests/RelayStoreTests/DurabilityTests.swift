@@ -3,6 +3,7 @@
     import Glibc
     import RelayCore
     import RelayProtocol
+    import TestSupport
     import Testing
 
     @testable import RelayStore
@@ -24,7 +25,7 @@
             // killed writer's log is itself tested under the next kill.
             var verified = 0
             for _ in 1...4 {
-                let reported = try runChildAndKill(path: path, atLeast: verified + 15)
+                let reported = try await runChildAndKill(path: path, atLeast: verified + 15)
                 try #require(reported >= verified + 15, "the child reported only \(reported) commits")
 
                 let loaded = try snapshot(KillChild.pair.rawValue, in: await reload(path))
@@ -40,7 +41,7 @@
 
         /// Runs the child until it reports commit `atLeast`, kills it with SIGKILL a moment later,
         /// and returns the last commit it reported.
-        private func runChildAndKill(path: String, atLeast target: Int) throws -> Int {
+        private func runChildAndKill(path: String, atLeast target: Int) async throws -> Int {
             let child = Process()
             child.executableURL = URL(
                 fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
@@ -54,13 +55,13 @@
             var reader = LineReader(fd: output.fileHandleForReading.fileDescriptor)
             let deadline = ContinuousClock.now + .seconds(20)
             while reader.lastReported < target, !reader.atEnd, ContinuousClock.now < deadline {
-                reader.readAvailable(timeoutMilliseconds: 100)
+                await reader.readAvailable(timeoutMilliseconds: 100)
             }
             // Kill at an arbitrary point, usually inside a later commit, not right after a report.
-            usleep(UInt32.random(in: 0...5000))
+            try await Task.sleep(for: .microseconds(Int.random(in: 0...5000)))
             kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
-            while !reader.atEnd, reader.readAvailable(timeoutMilliseconds: 1000) {}  // lines written before the kill
+            await waitForExit(child)
+            while !reader.atEnd, await reader.readAvailable(timeoutMilliseconds: 1000) {}  // lines written before the kill
             #expect(child.terminationReason == .uncaughtSignal)
             return reader.lastReported
         }
@@ -106,11 +107,11 @@
         var lastReported = 0
         var atEnd = false
 
-        /// Waits up to `timeoutMilliseconds` for data and consumes it; `false` at end of file or timeout.
+        /// Waits up to `timeoutMilliseconds` for data (without blocking a cooperative thread) and
+        /// consumes it; `false` at end of file or timeout.
         @discardableResult
-        mutating func readAvailable(timeoutMilliseconds: Int32) -> Bool {
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, timeoutMilliseconds) > 0 else { return false }
+        mutating func readAvailable(timeoutMilliseconds: Int32) async -> Bool {
+            guard await waitReadable(fd, timeoutMilliseconds: timeoutMilliseconds) else { return false }
             var buffer = [UInt8](repeating: 0, count: 4096)
             // `buffer` is owned by this function; read(2) fills at most its 4096 bytes.
             let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }

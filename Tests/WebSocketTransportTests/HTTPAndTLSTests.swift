@@ -18,7 +18,7 @@ struct HTTPAndTLSTests {
 
     @Test func healthzAnswers200Ok() async throws {
         let echo = try Self.routedServer()
-        let response = try RawSocket(port: echo.server.port).get("/healthz")
+        let response = try await RawSocket(port: echo.server.port).get("/healthz")
         #expect(response.hasPrefix("HTTP/1.1 200"))
         #expect(response.lowercased().contains("content-length: 2"))
         #expect(response.hasSuffix("\r\n\r\nok"))
@@ -29,7 +29,7 @@ struct HTTPAndTLSTests {
         let echo = try Self.routedServer()
         let socket = try RawSocket(port: echo.server.port)
         try socket.write("HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        let response = socket.read()
+        let response = await socket.read()
         #expect(response.hasPrefix("HTTP/1.1 200"))
         #expect(response.hasSuffix("\r\n\r\n"))
         try await stop(echo.server)
@@ -37,7 +37,7 @@ struct HTTPAndTLSTests {
 
     @Test func largeRouteBodyArrivesWhole() async throws {
         let echo = try Self.routedServer()
-        let response = try RawSocket(port: echo.server.port).get("/metrics")
+        let response = try await RawSocket(port: echo.server.port).get("/metrics")
         #expect(response.hasPrefix("HTTP/1.1 200"))
         #expect(response.hasSuffix(String(repeating: "m 1\n", count: 20_000)))
         try await stop(echo.server)
@@ -46,7 +46,7 @@ struct HTTPAndTLSTests {
     @Test(arguments: ["/nope", "/v1", "/healthz/x"])
     func unknownPathAnswers404(path: String) async throws {
         let echo = try Self.routedServer()
-        let response = try RawSocket(port: echo.server.port).get(path)
+        let response = try await RawSocket(port: echo.server.port).get(path)
         #expect(response.hasPrefix("HTTP/1.1 404"))
         try await stop(echo.server)
     }
@@ -56,7 +56,7 @@ struct HTTPAndTLSTests {
         let client = try plainClient()
         let connection = try await client.connect(to: echo.url)
         let log = EventLog(connection.events)
-        #expect(try RawSocket(port: echo.server.port).get("/healthz").hasSuffix("ok"))
+        #expect(try await RawSocket(port: echo.server.port).get("/healthz").hasSuffix("ok"))
         connection.send(Array("after http".utf8))
         #expect(try await log.first("echo") { $0.text } == "after http")
         try await stop(client)
@@ -64,7 +64,7 @@ struct HTTPAndTLSTests {
     }
 
     @Test func wssRoundTripWithSelfSignedCertificate() async throws {
-        let (certificate, key) = try makeSelfSignedCertificate()
+        let (certificate, key) = try await makeSelfSignedCertificate()
         let echo = try EchoServer(ServerConfiguration(tlsCertificatePath: certificate, tlsPrivateKeyPath: key))
         let client = try WebSocketClientContext()
         let url = "wss://127.0.0.1:\(echo.server.port)/v1"

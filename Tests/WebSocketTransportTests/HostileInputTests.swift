@@ -86,10 +86,10 @@ struct HostileInputTests {
     @Test func rawUpgradeWithoutSubprotocolGetsNoSwitchingProtocols() async throws {
         let echo = try EchoServer()
         let socket = try RawSocket(port: echo.server.port)
-        let response = try socket.upgrade(port: echo.server.port, subprotocol: nil)
+        let response = try await socket.upgrade(port: echo.server.port, subprotocol: nil)
         #expect(!response.contains("101"))
         let accepted = try RawSocket(port: echo.server.port)
-        #expect(try accepted.upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
+        #expect(try await accepted.upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
         #expect(try await echo.log.first("opened") { if case .opened = $0 { true } else { nil } })
         try await stop(echo.server)
     }
@@ -111,7 +111,7 @@ struct HostileInputTests {
     @Test func peerThatStopsReadingIsClosedAtTheOutboundCap() async throws {
         let echo = try EchoServer(ServerConfiguration(maxQueuedBytesPerConnection: 256 << 10))
         let socket = try RawSocket(port: echo.server.port, receiveBuffer: 4096)
-        #expect(try socket.upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
+        #expect(try await socket.upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
         let id = try await echo.openedID()
         let chunk = [UInt8](repeating: 67, count: 64 << 10)
         // Far more than kernel buffers plus the cap can hold; the socket never reads.
@@ -131,7 +131,7 @@ struct HostileInputTests {
     @Test func silentPeerIsDroppedAfterPingAndHangup() async throws {
         let echo = try EchoServer(ServerConfiguration(pingAfterSeconds: 1, hangupAfterSeconds: 2))
         let socket = try RawSocket(port: echo.server.port)
-        #expect(try socket.upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
+        #expect(try await socket.upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
         let upgraded = ContinuousClock.now
         let id = try await echo.openedID()
         // The socket never reads, so lws's ping goes unanswered and it hangs up at ~2 s.

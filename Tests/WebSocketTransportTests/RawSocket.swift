@@ -1,9 +1,12 @@
+import TestSupport
+
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// A blocking TCP client on 127.0.0.1 written with plain sockets, for peers that misbehave on
-/// purpose: never reading, never answering pings, or speaking raw HTTP.
+/// A TCP client on 127.0.0.1 written with plain sockets, for peers that misbehave on purpose:
+/// never reading, never answering pings, or speaking raw HTTP. Reads wait with
+/// ``waitReadable(_:timeoutMilliseconds:)``, never blocking a cooperative thread.
 final class RawSocket {
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -45,13 +48,12 @@ final class RawSocket {
     }
 
     /// Reads until `terminator` appears, the peer closes, or `timeoutMilliseconds` pass.
-    func read(until terminator: String? = nil, timeoutMilliseconds: Int32 = 5000) -> String {
+    func read(until terminator: String? = nil, timeoutMilliseconds: Int32 = 5000) async -> String {
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             if let terminator, String(decoding: received, as: UTF8.self).contains(terminator) { break }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, timeoutMilliseconds) > 0 else { break }
+            guard await waitReadable(fd, timeoutMilliseconds: timeoutMilliseconds) else { break }
             let n = chunk.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
             guard n > 0 else { break }
             received += chunk[..<n]
@@ -60,19 +62,19 @@ final class RawSocket {
     }
 
     /// Sends a WebSocket upgrade request and returns the response head.
-    func upgrade(port: Int, path: String = "/v1", subprotocol: String? = "watchrelay.v1") throws -> String {
+    func upgrade(port: Int, path: String = "/v1", subprotocol: String? = "watchrelay.v1") async throws -> String {
         var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\n"
         request += "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
         request += "Sec-WebSocket-Version: 13\r\n"
         if let subprotocol { request += "Sec-WebSocket-Protocol: \(subprotocol)\r\n" }
         try write(request + "\r\n")
-        return read(until: "\r\n\r\n")
+        return await read(until: "\r\n\r\n")
     }
 
     /// Sends a plain HTTP GET with `Connection: close` and returns the whole response.
-    func get(_ path: String) throws -> String {
+    func get(_ path: String) async throws -> String {
         try write("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        return read()
+        return await read()
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import WebSocketTransport
@@ -159,7 +160,7 @@ extension ServerEvent {
 }
 
 /// Makes a self-signed certificate for `localhost` in a fresh temporary directory.
-func makeSelfSignedCertificate() throws -> (certificate: String, key: String) {
+func makeSelfSignedCertificate() async throws -> (certificate: String, key: String) {
     let directory = FileManager.default.temporaryDirectory
         .appendingPathComponent("watchrelay-tls-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -174,7 +175,7 @@ func makeSelfSignedCertificate() throws -> (certificate: String, key: String) {
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try process.run()
-    process.waitUntilExit()
+    await waitForExit(process)
     guard process.terminationStatus == 0 else { throw TimedOut(what: "openssl (exit \(process.terminationStatus))") }
     return (certificate, key)
 }
