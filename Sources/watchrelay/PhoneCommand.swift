@@ -170,7 +170,7 @@ enum PhoneCommand {
             log.info("not paired: type 'pair' (or start with --pair) and enter the code on the watch")
         }
 
-        let lines = standardInputLines()
+        let lines = CLI.standardInputLines()
         await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 await CLI.waitForTerminationSignal()
@@ -247,18 +247,6 @@ enum PhoneCommand {
             }
         }
         return false
-    }
-
-    /// Standard input as lines. A blocking `readLine` loop on its own thread: nothing waits for
-    /// the thread (it ends at end of input, or with the process), only for the lines it yields.
-    private static func standardInputLines() -> AsyncStream<String> {
-        let (lines, continuation) = AsyncStream.makeStream(of: String.self)
-        let thread = Thread {
-            while let line = readLine() { continuation.yield(line) }
-            continuation.finish()
-        }
-        thread.start()
-        return lines
     }
 
     /// `--name S` as a duration in (possibly fractional) seconds.
