@@ -25,9 +25,15 @@ final class RelayProcess: @unchecked Sendable {
     static func start(db: String, extra: [String] = [], debugLog: String? = nil) async throws -> RelayProcess {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = ["serve", "--port", "0", "--db", db, "--log-level", debugLog == nil ? "error" : "debug"] + extra
+        // --exit-on-stdin-eof: the relay ends with this test process, even if a test is abandoned
+        // (time limit) or the run is killed; `stdin`'s write end stays open as long as we live.
+        p.arguments = [
+            "serve", "--port", "0", "--db", db, "--log-level", debugLog == nil ? "error" : "debug", "--exit-on-stdin-eof",
+        ] + extra
         let out = Pipe()
+        let stdin = Pipe()
         p.standardOutput = out
+        p.standardInput = stdin
         if let debugLog {
             _ = FileManager.default.createFile(atPath: debugLog, contents: nil)
             p.standardError = FileHandle(forWritingAtPath: debugLog)
@@ -52,12 +58,16 @@ final class RelayProcess: @unchecked Sendable {
             p.terminate()
             throw TestFailure("the relay did not print its URL")
         }
-        return RelayProcess(process: p, url: String(text))
+        return RelayProcess(process: p, url: String(text), stdin: stdin)
     }
 
-    private init(process: Process, url: String) {
+    /// The write end of the relay's standard input, kept open while this object lives.
+    private let stdin: Pipe
+
+    private init(process: Process, url: String, stdin: Pipe) {
         self.process = process
         self.url = url
+        self.stdin = stdin
     }
 
     /// The port from ``url`` (`ws://127.0.0.1:PORT/v1`).

@@ -46,7 +46,9 @@
             child.executableURL = URL(
                 fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             child.arguments = ["--testing-library", "swift-testing", "--filter", "KillChild"]
-            child.environment = ProcessInfo.processInfo.environment.merging([KillChild.databaseVariable: path]) { $1 }
+            child.environment = ProcessInfo.processInfo.environment.merging([
+                KillChild.databaseVariable: path, KillChild.parentVariable: String(getpid()),
+            ]) { $1 }
             let output = Pipe()
             child.standardOutput = output
             child.standardError = FileHandle.nullDevice
@@ -70,6 +72,9 @@
     /// The child side of ``DurabilityTests``; enabled only in the re-executed test bundle.
     struct KillChild {
         static let databaseVariable = "RELAY_STORE_KILL_CHILD_DB"
+        /// The parent's pid: the child stops once its parent is gone (a parent whose test hit its
+        /// time limit, or was killed, must not leave a writer running for minutes).
+        static let parentVariable = "RELAY_STORE_KILL_CHILD_PARENT"
         static let pair = PairID("durable")
         static let batchSize = 10
         static var isChild: Bool { ProcessInfo.processInfo.environment[databaseVariable] != nil }
@@ -82,8 +87,10 @@
             let store = try RelayStore(path: path, synchronous: .full)
             let loaded = try await store.load(now: Fixture.now)
             let first = (loaded.first?.directions[.phone]?.items.count ?? 0) / Self.batchSize + 1
-            // Bounded, so an orphaned child stops by itself.
+            let parent = ProcessInfo.processInfo.environment[Self.parentVariable].flatMap { pid_t($0) }
+            // Bounded too, so a child run by hand stops by itself.
             for batch in first..<(first + 20_000) {
+                if let parent, getppid() != parent { return }
                 var mutations = Self.sendIDs(batch: batch).map {
                     StoreMutation.insertItem(Self.pair, direction: .phone, Fixture.item($0))
                 }
