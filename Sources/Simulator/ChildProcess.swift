@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import WebSocketTransport
 
 /// A `watchrelay` child process of `simulate --processes`: standard input and output are
@@ -14,17 +13,16 @@ import WebSocketTransport
 /// Standard output is read by a dedicated thread (blocking `read`), which hands each line to
 /// `onLine` in order; it ends at end-of-file, i.e. when the child ends, and then calls `onEnd`.
 final class ChildProcess: Sendable {
+    /// The child (its pid, reaping, how it ended).
+    private let process: SpawnedProcess
     /// The child's process ID.
-    let pid: pid_t
+    var pid: pid_t { process.pid }
     /// What was started (the actor's name), for messages.
     let name: String
     /// Where the child's standard error goes.
     let logPath: String
     /// The write end of the child's standard input (-1 once closed).
     private let input: LockedState<Int32>
-    /// The wait status once the child was reaped.
-    private let exitStatus = LockedState<Int32?>(nil)
-
     /// Starts `executable arguments…`.
     /// - Parameters:
     ///   - onLine: called on the reader thread with each line of standard output, in order.
@@ -68,9 +66,8 @@ final class ChildProcess: Sendable {
             close(stdoutPipe[0])
             throw Self.failure(name, "posix_spawn \(executable)", status)
         }
-        pid = child
+        process = SpawnedProcess(pid: child)
         input = LockedState(stdinPipe[1])
-        ChildProcesses.live.withLock { _ = $0.insert(child) }
         let output = stdoutPipe[0]
         let reader = Thread {
             Self.readLines(output, onLine)
@@ -121,23 +118,11 @@ final class ChildProcess: Sendable {
     }
 
     /// Whether the child still runs (reaps it once it ended).
-    var isRunning: Bool {
-        let running = exitStatus.withLock { status in
-            guard status == nil else { return false }
-            var raw: Int32 = 0
-            if waitpid(pid, &raw, WNOHANG) == pid { status = raw }
-            return status == nil
-        }
-        if !running { ChildProcesses.live.withLock { _ = $0.remove(pid) } }
-        return running
-    }
+    var isRunning: Bool { process.isRunning }
 
     /// SIGKILL, then waits until the child is reaped; closes its standard input. Idempotent.
     func kill() async {
-        if isRunning {
-            Glibc.kill(pid, SIGKILL)
-            while isRunning { try? await Task.sleep(for: .milliseconds(5)) }
-        }
+        await process.signal(SIGKILL)
         closeInput()
     }
 
@@ -150,11 +135,7 @@ final class ChildProcess: Sendable {
     }
 
     /// How the child ended: `killed by signal 9`, `exit status 0`, or nil while it runs.
-    var termination: String? {
-        guard !isRunning, let raw = exitStatus.withLock({ $0 }) else { return nil }
-        // WIFEXITED / WEXITSTATUS / WTERMSIG, which do not import into Swift.
-        return raw & 0x7F == 0 ? "exit status \((raw >> 8) & 0xFF)" : "killed by signal \(raw & 0x7F)"
-    }
+    var termination: String? { process.termination }
 
     /// The last lines of standard error, for failure messages.
     func stderrTail(_ lines: Int = 5) -> String {

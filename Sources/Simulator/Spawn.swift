@@ -1,4 +1,5 @@
 import Foundation
+import WebSocketTransport
 
 /// `posix_spawn` with what every `watchrelay` child process needs: an empty signal mask and
 /// default SIGINT, SIGTERM and SIGPIPE (a cooperative-pool thread blocks SIGTERM, and a child
@@ -36,4 +37,53 @@ public func spawnChild(
 public struct SpawnError: Error, Sendable, CustomStringConvertible {
     public let code: Int32
     public var description: String { String(cString: strerror(code)) }
+}
+
+/// A started child: reaps it without blocking, and keeps it in ``ChildProcesses``' live set
+/// until it is reaped, so an interrupted run can kill whatever it started. Shared by the
+/// simulator's children and the benchmark's relays.
+public final class SpawnedProcess: Sendable {
+    /// The process ID.
+    public let pid: pid_t
+    /// The wait status once the child was reaped.
+    private let exitStatus = LockedState<Int32?>(nil)
+
+    /// Takes charge of `pid`, a child of this process that was just started.
+    public init(pid: pid_t) {
+        self.pid = pid
+        ChildProcesses.live.withLock { _ = $0.insert(pid) }
+    }
+
+    /// Whether the child still runs (reaps it once it ended).
+    public var isRunning: Bool {
+        let running = exitStatus.withLock { status in
+            guard status == nil else { return false }
+            var raw: Int32 = 0
+            if waitpid(pid, &raw, WNOHANG) == pid { status = raw }
+            return status == nil
+        }
+        if !running { ChildProcesses.live.withLock { _ = $0.remove(pid) } }
+        return running
+    }
+
+    /// Sends `signal` (if the child still runs), then waits up to `grace` (forever when nil)
+    /// for it to be reaped; false if it still runs.
+    @discardableResult
+    public func signal(_ signal: Int32, grace: Duration? = nil) async -> Bool {
+        guard isRunning else { return true }
+        Glibc.kill(pid, signal)
+        let deadline = grace.map { ContinuousClock.now + $0 }
+        while isRunning {
+            if let deadline, ContinuousClock.now >= deadline { return false }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
+    /// How the child ended: `killed by signal 9`, `exit status 0`, or nil while it runs.
+    public var termination: String? {
+        guard !isRunning, let raw = exitStatus.withLock({ $0 }) else { return nil }
+        // WIFEXITED / WEXITSTATUS / WTERMSIG, which do not import into Swift.
+        return raw & 0x7F == 0 ? "exit status \((raw >> 8) & 0xFF)" : "killed by signal \(raw & 0x7F)"
+    }
 }

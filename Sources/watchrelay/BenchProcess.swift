@@ -13,15 +13,15 @@ import Synchronization
 /// `watchrelay serve`, the C relay and the Python relay do) is read by polling that file;
 /// standard error goes to a log file, shown when the child fails.
 final class BenchChild: Sendable {
-    /// The process ID (taskset execs the command, so it is the relay's own PID).
-    let pid: Int32
+    /// The child (taskset execs the command, so its PID is the relay's own).
+    private let process: SpawnedProcess
+    /// The process ID.
+    var pid: Int32 { process.pid }
     /// What was started, for messages.
     let name: String
     /// Where the child's standard error goes.
     let logPath: String
     private let stdoutPath: String
-    /// The wait status once the child was reaped.
-    private let exitStatus = Mutex<Int32?>(nil)
     /// Set by ``kill()``: the exit was intended.
     private let killed = Atomic<Bool>(false)
 
@@ -43,8 +43,7 @@ final class BenchChild: Sendable {
         case .success(let pid): child = pid
         case .failure(let error): throw BenchError.setup("\(name): cannot start \(BenchChild.tasksetPath): \(error)")
         }
-        pid = child
-        BenchChildren.live.withLock { _ = $0.insert(child) }
+        process = SpawnedProcess(pid: child)
     }
 
     /// `taskset` from util-linux.
@@ -79,16 +78,7 @@ final class BenchChild: Sendable {
     }
 
     /// Whether the child is still running (reaps it once it exited).
-    var isRunning: Bool {
-        let running = exitStatus.withLock { status in
-            guard status == nil else { return false }
-            var raw: Int32 = 0
-            if waitpid(pid, &raw, WNOHANG) == pid { status = raw }
-            return status == nil
-        }
-        if !running { BenchChildren.live.withLock { _ = $0.remove(pid) } }
-        return running
-    }
+    var isRunning: Bool { process.isRunning }
 
     /// Whether the child exited without being asked to.
     var exitedUnexpectedly: Bool {
@@ -98,47 +88,27 @@ final class BenchChild: Sendable {
     /// Kills the child with SIGKILL at once (its connections end with a reset) and reaps it.
     func kill() async {
         killed.store(true, ordering: .relaxed)
-        guard isRunning else { return }
-        Glibc.kill(pid, SIGKILL)
-        while isRunning { try? await Task.sleep(for: .milliseconds(5)) }
+        await process.signal(SIGKILL)
     }
 
     /// Sends SIGTERM, waits up to `grace` for the exit, then SIGKILL. Idempotent.
     func stop(grace: Duration = .seconds(5)) async {
         guard isRunning else { return }
         killed.store(true, ordering: .relaxed)
-        Glibc.kill(pid, SIGTERM)
-        let deadline = ContinuousClock.now + grace
-        while isRunning && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        if isRunning {
-            Glibc.kill(pid, SIGKILL)
-            while isRunning { try? await Task.sleep(for: .milliseconds(5)) }
-        }
+        if await !process.signal(SIGTERM, grace: grace) { await process.signal(SIGKILL) }
     }
 
     /// The exit status and the last lines of standard error, for an error message.
     func failureDetail() -> String {
-        let state: String
-        if isRunning {
-            state = "still running"
-        } else {
-            let raw = exitStatus.withLock { $0 } ?? 0
-            // WIFEXITED / WEXITSTATUS / WTERMSIG, which do not import into Swift.
-            state = raw & 0x7F == 0 ? "exit status \((raw >> 8) & 0xFF)" : "killed by signal \(raw & 0x7F)"
-        }
+        let state = process.termination ?? "still running"
         let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         let tail = log.split(separator: "\n").suffix(5).joined(separator: "\n    ")
         return " (\(state))" + (tail.isEmpty ? "" : ":\n    \(tail)")
     }
 }
 
-/// The children still running, so an interrupted benchmark does not leave relays behind.
+/// An interrupted benchmark does not leave relays behind.
 enum BenchChildren {
-    /// PIDs of started and not yet reaped children.
-    static let live = Mutex<Set<Int32>>([])
-
     /// On SIGINT, SIGTERM or SIGHUP: SIGKILL every live child, then exit with 128 + signal.
     ///
     /// Returns the dispatch sources, which must stay alive for the handlers to run.
@@ -147,7 +117,7 @@ enum BenchChildren {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
-                for pid in live.withLock({ $0 }) { Glibc.kill(pid, SIGKILL) }
+                ChildProcesses.killAll()
                 FileHandle.standardError.write(Data("bench: interrupted (signal \(number)); relays killed\n".utf8))
                 exit(128 + number)
             }
