@@ -70,7 +70,8 @@ let package = Package(
             dependencies: ["RelayServer", "RelayProtocol", "RelayClient", "GitHubAPI", "PhoneApp", "WatchApp", "Simulator", "WebSocketTransport"],
             swiftSettings: strict),
 
-        // Helpers shared by the test targets (waits that never block a cooperative thread).
+        // Helpers shared by the test targets: waits that never block a cooperative thread,
+        // timeouts and test failures. Only test targets depend on it.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(
             name: "RelayProtocolTests", dependencies: ["RelayProtocol", "CWebSockets", "CSQLite"],
@@ -87,17 +88,17 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RelayClientTests",
-            dependencies: ["RelayClient", "RelayServer", "RelayProtocol", "WebSocketTransport", "RelayStore"],
+            dependencies: ["RelayClient", "RelayServer", "RelayProtocol", "WebSocketTransport", "RelayStore", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "GitHubAPITests", dependencies: ["GitHubAPI", "RelayProtocol", "WebSocketTransport"],
+            name: "GitHubAPITests", dependencies: ["GitHubAPI", "RelayProtocol", "WebSocketTransport", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "PhoneAppTests",
-            dependencies: ["PhoneApp", "RelayClient", "GitHubAPI", "RelayServer", "RelayProtocol", "WebSocketTransport"],
+            dependencies: ["PhoneApp", "RelayClient", "GitHubAPI", "RelayServer", "RelayProtocol", "WebSocketTransport", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "WatchAppTests", dependencies: ["WatchApp", "RelayClient", "RelayServer", "RelayProtocol"],
+            name: "WatchAppTests", dependencies: ["WatchApp", "RelayClient", "RelayServer", "RelayProtocol", "TestSupport"],
             exclude: ["Golden"], swiftSettings: strict),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "WebSocketTransport"], swiftSettings: strict),
     ]

@@ -1,6 +1,7 @@
 import Foundation
 import GitHubAPI
 import RelayProtocol
+import TestSupport
 import Testing
 
 /// The REST client over real HTTP (URLSession) against the fixture server on 127.0.0.1.

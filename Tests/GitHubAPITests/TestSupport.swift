@@ -1,5 +1,6 @@
 import Foundation
 import GitHubAPI
+import TestSupport
 import Testing
 import WebSocketTransport
 
@@ -18,28 +19,6 @@ let fixtureCatalog: GitHubFixtureCatalog = {
         fatalError("the committed fixtures do not load: \(error)")
     }
 }()
-
-/// Fails with a clear message when `body` takes longer than `seconds`.
-func withTimeout<T: Sendable>(
-    _ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
-            throw TestFailure("timed out after \(seconds) s waiting for \(what)")
-        }
-        let first = try await group.next()!
-        group.cancelAll()
-        return first
-    }
-}
-
-/// A test failure with a message.
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
 
 /// A temporary directory removed at deinit.
 final class TemporaryDirectory: Sendable {

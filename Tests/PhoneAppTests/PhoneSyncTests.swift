@@ -2,6 +2,7 @@ import Foundation
 import GitHubAPI
 import PhoneApp
 import RelayProtocol
+import TestSupport
 import Testing
 
 /// The phone over real sockets: an in-process relay, the fixture GitHub server, and a raw

@@ -1,5 +1,6 @@
 import Foundation
 import RelayProtocol
+import TestSupport
 import Testing
 import WebSocketTransport
 

@@ -3,45 +3,9 @@ import GitHubAPI
 import PhoneApp
 import RelayProtocol
 import RelayServer
-import WebSocketTransport
+import TestSupport
 import Testing
-
-/// Stretches every in-test timeout (`WATCHRELAY_TIMEOUT_SCALE`, e.g. 8 under ThreadSanitizer,
-/// which makes child processes and fixture parsing several times slower).
-let timeoutScale = Double(ProcessInfo.processInfo.environment["WATCHRELAY_TIMEOUT_SCALE"] ?? "") ?? 1
-
-/// Fails with a clear message when `body` takes longer than `seconds`.
-func withTimeout<T: Sendable>(
-    _ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .milliseconds(Int(seconds * timeoutScale * 1000)))
-            throw TestFailure("timed out after \(seconds * timeoutScale) s waiting for \(what)")
-        }
-        let first = try await group.next()!
-        group.cancelAll()
-        return first
-    }
-}
-
-/// Polls `condition` every 10 ms until it holds; fails after `seconds`.
-func eventually(
-    _ seconds: Double = 5, _ what: String = "a condition", _ condition: @escaping @Sendable () async throws -> Bool
-) async throws {
-    let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(seconds * timeoutScale * 1000)))
-    while ContinuousClock.now < deadline {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    throw TestFailure("timed out after \(seconds) s waiting for \(what)")
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ d: String) { description = d }
-}
+import WebSocketTransport
 
 /// A temporary directory removed at deinit.
 final class TemporaryDirectory: Sendable {

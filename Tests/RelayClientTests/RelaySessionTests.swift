@@ -2,6 +2,7 @@ import Foundation
 import RelayClient
 import RelayProtocol
 import RelayServer
+import TestSupport
 import Testing
 
 /// RelaySession against the real relay over loopback.
@@ -151,11 +152,11 @@ struct Harness {
 
     /// The first event of `session` that `match` picks.
     func next<T: Sendable>(_ session: RelaySession, _ match: @escaping @Sendable (SessionEvent) -> T?) async throws -> T {
-        try await withDeadline(5) {
+        try await withTimeout(5, "an event of the session") {
             for await event in session.events {
                 if let t = match(event) { return t }
             }
-            throw HarnessError("the event stream ended")
+            throw TestFailure("the event stream ended")
         }
     }
 
@@ -165,31 +166,4 @@ struct Harness {
         await relay.shutdown()
         try? FileManager.default.removeItem(atPath: dir)
     }
-}
-
-struct HarnessError: Error, CustomStringConvertible {
-    var description: String
-    init(_ d: String) { description = d }
-}
-
-func withDeadline<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
-            throw HarnessError("timed out after \(seconds) s")
-        }
-        let first = try await group.next()!
-        group.cancelAll()
-        return first
-    }
-}
-
-/// Polls `condition` until it holds (at most 5 s).
-func eventually(_ condition: @escaping @Sendable () async -> Bool) async throws {
-    for _ in 0..<250 {
-        if await condition() { return }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    throw HarnessError("condition not met within 5 s")
 }

@@ -2,6 +2,7 @@ import Foundation
 import RelayCore
 import RelayProtocol
 import RelayServer
+import TestSupport
 import Testing
 import WebSocketTransport
 

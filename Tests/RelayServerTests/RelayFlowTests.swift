@@ -5,6 +5,7 @@ import FoundationNetworking
 import RelayCore
 import RelayProtocol
 import RelayServer
+import TestSupport
 import Testing
 import WebSocketTransport
 

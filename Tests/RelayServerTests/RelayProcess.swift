@@ -2,8 +2,9 @@ import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-import WebSocketTransport
+import TestSupport
 import Testing
+import WebSocketTransport
 
 /// `watchrelay serve` as a real child process (so `kill` means SIGKILL).
 final class RelayProcess: @unchecked Sendable {
@@ -128,10 +129,6 @@ final class RelayProcess: @unchecked Sendable {
         }
     }
 }
-
-/// `WATCHRELAY_TIMEOUT_SCALE` (the TSan run sets 8): stretches the generous waits of the
-/// child-process tests; nothing is asserted about how long anything took.
-let timeoutScale = Double(ProcessInfo.processInfo.environment["WATCHRELAY_TIMEOUT_SCALE"] ?? "") ?? 1
 
 /// `watchrelay watch` as a real child process (the headless watch: RelaySession over lws), so
 /// a test can SIGSTOP, SIGCONT and SIGKILL a real client. Stdin stays open (interactive mode).

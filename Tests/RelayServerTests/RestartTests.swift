@@ -1,6 +1,7 @@
 import Foundation
 import RelayCore
 import RelayProtocol
+import TestSupport
 import Testing
 import WebSocketTransport
 
@@ -11,7 +12,7 @@ struct RestartTests {
     static let itemsPerRound = 120
 
     /// 3 rounds in `make test`; `make soak` runs 20 (`WATCHRELAY_SOAK_ROUNDS`).
-    static let rounds = Array(0..<(Int(ProcessInfo.processInfo.environment["WATCHRELAY_SOAK_ROUNDS"] ?? "") ?? 3))
+    static let rounds = soakRounds(default: 3)
 
     @Test(arguments: rounds)
     func relayKilledMidFlowDeliversEveryAcceptedItemExactlyOnce(round: Int) async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import RelayCore
 import RelayProtocol
+import TestSupport
 import Testing
 import WebSocketTransport
 
@@ -15,7 +16,7 @@ struct SlowConsumerTests {
 
     /// 1 round in `make test`; `make soak` runs `WATCHRELAY_SOAK_ROUNDS`, with the stalled
     /// watch's receive buffer varying between rounds.
-    static let rounds = Array(0..<(Int(ProcessInfo.processInfo.environment["WATCHRELAY_SOAK_ROUNDS"] ?? "") ?? 1))
+    static let rounds = soakRounds(default: 1)
 
     @Test(arguments: rounds)
     func aWatchThatStopsReadingIsClosedWith1008AndGetsEveryAcceptedItemWhenItResumes(round: Int) async throws {

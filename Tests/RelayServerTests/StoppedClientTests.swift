@@ -1,6 +1,7 @@
 import Foundation
 import RelayCore
 import RelayProtocol
+import TestSupport
 import Testing
 import WebSocketTransport
 
@@ -9,7 +10,7 @@ import WebSocketTransport
 @Suite(.timeLimit(.minutes(3)), .serialized)
 struct StoppedClientTests {
     /// 1 round in `make test`; `make soak` runs `WATCHRELAY_SOAK_ROUNDS`.
-    static let rounds = Array(0..<(Int(ProcessInfo.processInfo.environment["WATCHRELAY_SOAK_ROUNDS"] ?? "") ?? 1))
+    static let rounds = soakRounds(default: 1)
 
     @Test(arguments: rounds)
     func aStoppedWatchIsDroppedByThePingPolicyAndGetsEveryItemWhenItContinues(round: Int) async throws {

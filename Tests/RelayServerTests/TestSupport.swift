@@ -2,29 +2,9 @@ import Foundation
 import RelayCore
 import RelayProtocol
 import RelayServer
+import TestSupport
 import Testing
 import WebSocketTransport
-
-/// Fails with a clear message when `body` takes longer than `seconds`.
-func withTimeout<T: Sendable>(
-    _ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
-            throw TestFailure("timed out after \(seconds) s waiting for \(what)")
-        }
-        let first = try await group.next()!
-        group.cancelAll()
-        return first
-    }
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ d: String) { description = d }
-}
 
 /// A temporary directory removed at deinit.
 final class TemporaryDirectory: Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import RelayClient
 import RelayProtocol
 import RelayServer
+import TestSupport
 import Testing
 
 @testable import WatchApp
@@ -89,10 +90,10 @@ struct LiveWatchTests {
             }
         }
         let loaded = await h.watch.open("octocat")
-        guard case .loaded(let list)? = loaded?.phase else { throw LiveError("expected loaded, got \(String(describing: loaded?.phase))") }
+        guard case .loaded(let list)? = loaded?.phase else { throw TestFailure("expected loaded, got \(String(describing: loaded?.phase))") }
         #expect(list.repos.map(\.name) == ["linux", "hello"])
         let failed = await h.watch.open("ghost")
-        guard case .failed(.userNotFound, _)? = failed?.phase else { throw LiveError("expected failed") }
+        guard case .failed(.userNotFound, _)? = failed?.phase else { throw TestFailure("expected failed") }
         answering.cancel()
         await h.phone.close()
         try await eventually { await !h.watch.session.isReachable }
@@ -112,9 +113,9 @@ struct LiveWatchTests {
         // The phone comes back, takes the delete, and pushes a snapshot without the user.
         let phone = try RelaySession(configuration: h.phoneConfig)
         try await phone.activate()
-        let d = try await withDeadline(5) {
+        let d = try await withTimeout(5, "the delete by userInfo") {
             for await e in phone.events { if case .userInfo(let d) = e { return d } }
-            throw LiveError("no userInfo")
+            throw TestFailure("no userInfo")
         }
         #expect(try LoginCommand(json: d.payload.json) == .favoritesDelete("torvalds"))
         try await phone.updateApplicationContext(Fx.snapshot(2, [Fx.octocat, Fx.gaearon]).payload)
@@ -141,11 +142,6 @@ struct LiveWatchTests {
 }
 
 // MARK: - Helpers
-
-struct LiveError: Error, CustomStringConvertible {
-    var description: String
-    init(_ d: String) { description = d }
-}
 
 /// A relay, a phone session and a headless watch with a manual clock, paired.
 struct LiveHarness {
@@ -196,7 +192,8 @@ struct LiveHarness {
     }
 
     func expectNoReload(within: Duration) async throws {
-        let got = try? await withDeadline(Double(within.components.seconds) + Double(within.components.attoseconds) / 1e18) {
+        let seconds = Double(within.components.seconds) + Double(within.components.attoseconds) / 1e18
+        let got = try? await withTimeout(seconds, "a reload") {
             try await events.collect(1) { $0.reload }
         }
         #expect(got == nil, "no further reload")
@@ -243,7 +240,7 @@ actor EventBuffer {
                 if let t = pick(e) { out.append(t) }
                 continue
             }
-            guard ContinuousClock.now < deadline else { throw LiveError("timed out: got \(out.count) of \(n)") }
+            guard ContinuousClock.now < deadline else { throw TestFailure("timed out: got \(out.count) of \(n)") }
             try Task.checkCancellation()
             let timer = Task { try? await Task.sleep(for: .milliseconds(20)); self.wake() }
             await withCheckedContinuation { waiter = $0 }
@@ -261,25 +258,4 @@ actor EventBuffer {
         waiter?.resume()
         waiter = nil
     }
-}
-
-func withDeadline<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
-            throw LiveError("timed out after \(seconds) s")
-        }
-        let first = try await group.next()!
-        group.cancelAll()
-        return first
-    }
-}
-
-func eventually(_ condition: @escaping @Sendable () async -> Bool) async throws {
-    for _ in 0..<250 {
-        if await condition() { return }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    throw LiveError("condition not met within 5 s")
 }
