@@ -1,6 +1,7 @@
 import Foundation
 import GitHubAPI
 import RelayProtocol
+import TestSupport
 import Testing
 
 struct FixtureCatalogTests {

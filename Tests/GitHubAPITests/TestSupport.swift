@@ -20,25 +20,6 @@ let fixtureCatalog: GitHubFixtureCatalog = {
     }
 }()
 
-/// A temporary directory removed at deinit.
-final class TemporaryDirectory: Sendable {
-    let path: String
-
-    init() {
-        path = NSTemporaryDirectory() + "watchrelay-github-test-" + UUID().uuidString
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    /// Writes `text` at `relativePath`, creating folders.
-    func write(_ text: String, to relativePath: String) {
-        let url = URL(fileURLWithPath: path).appendingPathComponent(relativePath)
-        try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try? Data(text.utf8).write(to: url)
-    }
-}
-
 /// Runs `body` and returns the ``GitHubError`` it threw, or records an issue if it did not throw.
 func expectGitHubError<T>(
     sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> T

@@ -2,6 +2,7 @@ import Foundation
 import GitHubAPI
 import PhoneApp
 import RelayProtocol
+import TestSupport
 import WebSocketTransport
 import Testing
 

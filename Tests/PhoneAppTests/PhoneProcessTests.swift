@@ -1,6 +1,7 @@
 import Foundation
 import PhoneApp
 import RelayProtocol
+import TestSupport
 import Testing
 
 /// `watchrelay phone` as a real process: kill -9 loses neither the favorites nor the pairing.

@@ -1,6 +1,7 @@
 import Foundation
 import PhoneApp
 import RelayProtocol
+import TestSupport
 import Testing
 
 /// The phone's SQLite store: ordered favorites that survive reopening, caches, change detection.

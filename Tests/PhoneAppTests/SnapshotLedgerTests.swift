@@ -2,6 +2,7 @@ import Foundation
 import GitHubAPI
 import PhoneApp
 import RelayProtocol
+import TestSupport
 import Testing
 
 /// Revisions: strictly increasing, only for changed content, persisted across restarts.

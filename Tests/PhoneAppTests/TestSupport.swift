@@ -7,16 +7,6 @@ import TestSupport
 import Testing
 import WebSocketTransport
 
-/// A temporary directory removed at deinit.
-final class TemporaryDirectory: Sendable {
-    let path: String
-    init() {
-        path = NSTemporaryDirectory() + "watchrelay-phone-test-" + UUID().uuidString
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
 /// The repository's fixture directory (`Simulator/fixtures/github`).
 let fixturesDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("Simulator/fixtures/github").path

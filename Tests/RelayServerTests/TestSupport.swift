@@ -6,16 +6,6 @@ import TestSupport
 import Testing
 import WebSocketTransport
 
-/// A temporary directory removed at deinit.
-final class TemporaryDirectory: Sendable {
-    let path: String
-    init() {
-        path = NSTemporaryDirectory() + "watchrelay-test-" + UUID().uuidString
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
 /// An in-process relay on 127.0.0.1, port 0, with its own database.
 final class TestRelay: Sendable {
     let server: RelayServer

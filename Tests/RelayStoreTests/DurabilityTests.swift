@@ -17,7 +17,7 @@
     struct DurabilityTests {
         @Test(.enabled(if: !KillChild.isChild), .timeLimit(.minutes(1)))
         func everyReportedCommitSurvivesKill9() async throws {
-            let directory = try TemporaryDirectory()
+            let directory = TemporaryDirectory()
             let path = directory.path("relay.sqlite")
             try await RelayStore(path: path).commit([.insertPair(Fixture.pair(KillChild.pair.rawValue))])
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import RelayStore
@@ -8,7 +9,7 @@ struct RelayStoreSchemaTests {
     let directory: TemporaryDirectory
 
     init() throws {
-        directory = try TemporaryDirectory()
+        directory = TemporaryDirectory()
     }
 
     @Test func openingAnEmptyFileCreatesTheSchema() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import RelayCore
 import RelayProtocol
+import TestSupport
 import Testing
 
 @testable import RelayStore
@@ -11,7 +12,7 @@ struct RelayStoreTests {
     let path: String
 
     init() throws {
-        directory = try TemporaryDirectory()
+        directory = TemporaryDirectory()
         path = directory.path("relay.sqlite")
     }
 

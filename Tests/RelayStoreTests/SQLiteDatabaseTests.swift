@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import TestSupport
 import Testing
 
 @testable import RelayStore
@@ -9,7 +10,7 @@ struct SQLiteDatabaseTests {
     let directory: TemporaryDirectory
 
     init() throws {
-        directory = try TemporaryDirectory()
+        directory = TemporaryDirectory()
     }
 
     // MARK: - Settings
