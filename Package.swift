@@ -71,12 +71,15 @@ let package = Package(
             swiftSettings: strict),
 
         // Helpers shared by the test targets: waits that never block a cooperative thread,
-        // timeouts and test failures. Only test targets depend on it.
+        // timeouts, test failures, temporary directories, the checkout's paths. Only test
+        // targets depend on it.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(
-            name: "RelayProtocolTests", dependencies: ["RelayProtocol", "CWebSockets", "CSQLite"],
+            name: "RelayProtocolTests", dependencies: ["RelayProtocol", "CWebSockets", "CSQLite", "TestSupport"],
             swiftSettings: strict),
-        .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore", "RelayProtocol", "WebSocketTransport"], swiftSettings: strict),
+        .testTarget(
+            name: "RelayCoreTests", dependencies: ["RelayCore", "RelayProtocol", "WebSocketTransport", "TestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore", "RelayProtocol", "TestSupport"],
             swiftSettings: strict),
@@ -100,6 +103,7 @@ let package = Package(
         .testTarget(
             name: "WatchAppTests", dependencies: ["WatchApp", "RelayClient", "RelayServer", "RelayProtocol", "TestSupport"],
             exclude: ["Golden"], swiftSettings: strict),
-        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "WebSocketTransport"], swiftSettings: strict),
+        .testTarget(
+            name: "SimulatorTests", dependencies: ["Simulator", "WebSocketTransport", "TestSupport"], swiftSettings: strict),
     ]
 )

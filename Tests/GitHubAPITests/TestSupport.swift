@@ -4,13 +4,6 @@ import TestSupport
 import Testing
 import WebSocketTransport
 
-/// `Simulator/fixtures/github/` of this checkout.
-let fixturesDirectory: String = {
-    var url = URL(fileURLWithPath: #filePath)
-    for _ in 0..<3 { url.deleteLastPathComponent() }
-    return url.appendingPathComponent("Simulator/fixtures/github").path
-}()
-
 /// The committed fixture catalog, loaded once.
 let fixtureCatalog: GitHubFixtureCatalog = {
     do {

@@ -7,10 +7,6 @@ import TestSupport
 import Testing
 import WebSocketTransport
 
-/// The repository's fixture directory (`Simulator/fixtures/github`).
-let fixturesDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent("Simulator/fixtures/github").path
-
 /// An in-process relay on 127.0.0.1, port 0, with its own database.
 final class TestRelay: Sendable {
     let server: RelayServer

@@ -1,6 +1,7 @@
 import Foundation
 import RelayCore
 import RelayProtocol
+import TestSupport
 import Testing
 
 /// An invalid vector from `Protocol/vectors/invalid/` with its sidecar.
@@ -24,9 +25,7 @@ struct InvalidVector: Sendable, CustomTestStringConvertible {
 
 /// Loads the conformance vectors from the repository, relative to this file.
 enum ConformanceVectors {
-    static let root = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Protocol/vectors")
+    static let root = repositoryRoot.appendingPathComponent("Protocol/vectors")
 
     static let invalid: [InvalidVector] = {
         let dir = root.appendingPathComponent("invalid")

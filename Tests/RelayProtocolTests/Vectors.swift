@@ -1,5 +1,6 @@
 import Foundation
 import RelayProtocol
+import TestSupport
 import Testing
 
 /// A conformance vector from `Protocol/vectors/`.
@@ -28,9 +29,7 @@ struct InvalidVector: Sendable, CustomTestStringConvertible {
 
 /// Loads the vectors from the repository (relative to this file).
 enum Vectors {
-    static let root: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Protocol/vectors")
+    static let root = repositoryRoot.appendingPathComponent("Protocol/vectors")
 
     static func files(_ dir: String, ext: String = "json") -> [Vector] {
         let base = root.appendingPathComponent(dir)

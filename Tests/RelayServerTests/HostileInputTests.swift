@@ -10,8 +10,7 @@ import WebSocketTransport
 /// usable where the contract says so.
 @Suite(.timeLimit(.minutes(1)))
 struct HostileInputTests {
-    static let vectors: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Protocol/vectors/invalid")
+    static let vectors = repositoryRoot.appendingPathComponent("Protocol/vectors/invalid")
 
     struct Sidecar: Decodable {
         var code: String

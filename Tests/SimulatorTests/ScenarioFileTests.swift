@@ -1,13 +1,12 @@
 import Foundation
 import Simulator
+import TestSupport
 import Testing
 
 /// The repository's scenario directory and fixtures, found from this file.
 enum Repo {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().path
-    static let scenarios = root + "/Simulator/scenarios"
-    static let fixtures = root + "/Simulator/fixtures/github"
+    static let scenarios = repositoryRoot.appendingPathComponent("Simulator/scenarios").path
+    static let fixtures = fixturesDirectory
 
     static func scenarioFiles() -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: scenarios)) ?? []
