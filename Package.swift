@@ -71,9 +71,11 @@ let package = Package(
             swiftSettings: strict),
 
         // Helpers shared by the test targets: waits that never block a cooperative thread,
-        // timeouts, test failures, temporary directories, the checkout's paths. Only test
-        // targets depend on it.
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+        // timeouts, test failures, temporary directories, the checkout's paths, child-process
+        // output (WebSocketTransport for LockedState). Only test targets depend on it.
+        .target(
+            name: "TestSupport", dependencies: ["WebSocketTransport"], path: "Tests/TestSupport",
+            swiftSettings: strict),
         .testTarget(
             name: "RelayProtocolTests", dependencies: ["RelayProtocol", "CWebSockets", "CSQLite", "TestSupport"],
             swiftSettings: strict),

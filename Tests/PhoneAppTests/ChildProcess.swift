@@ -1,27 +1,17 @@
 import Foundation
 import TestSupport
-import WebSocketTransport
 import Testing
 
 /// `watchrelay <subcommand>` as a real child process, driven through its stdin and stdout (so `kill` means SIGKILL).
 final class ChildProcess: Sendable {
     let process: Process
     private let stdin: FileHandle
-    private let lines = LineBuffer()
-
-    /// The `watchrelay` binary built next to the test bundle.
-    static var binary: String {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
-        // The bundle may be `…/debug/WatchRelayPackageTests.xctest` (a file) on Linux.
-        if dir.lastPathComponent.hasSuffix(".xctest") { dir = dir.deletingLastPathComponent() }
-        return dir.appendingPathComponent("watchrelay").path
-    }
+    private let lines: ChildOutput
 
     /// Starts `watchrelay <subcommand>` with `arguments` (stderr is discarded).
     init(_ arguments: [String], subcommand: String = "phone") throws {
         process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.executableURL = URL(fileURLWithPath: watchrelayBinary)
         process.arguments = [subcommand] + arguments
         let input = Pipe()
         let output = Pipe()
@@ -30,27 +20,7 @@ final class ChildProcess: Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         stdin = input.fileHandleForWriting
-        let lines = self.lines
-        let handle = output.fileHandleForReading
-        // A blocking reader of the child's stdout; it ends when the child's stdout closes.
-        let reader = Thread {
-            while true {
-                let chunk = handle.availableData
-                lines.state.withLock { state in
-                    if chunk.isEmpty {
-                        state.closed = true
-                        return
-                    }
-                    state.partial.append(chunk)
-                    while let newline = state.partial.firstIndex(of: UInt8(ascii: "\n")) {
-                        state.buffered.append(String(decoding: state.partial[state.partial.startIndex..<newline], as: UTF8.self))
-                        state.partial = Data(state.partial[(newline + 1)...])
-                    }
-                }
-                if chunk.isEmpty { return }
-            }
-        }
-        reader.start()
+        lines = ChildOutput(reading: output.fileHandleForReading)
     }
 
     /// Types a line on the child's stdin.
@@ -60,20 +30,7 @@ final class ChildProcess: Sendable {
 
     /// The next stdout line starting with `prefix` (earlier lines are dropped); fails after `seconds`.
     func line(startingWith prefix: String, within seconds: Double = 10) async throws -> String {
-        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(seconds * timeoutScale * 1000)))
-        while ContinuousClock.now < deadline {
-            let (found, closed) = lines.state.withLock { state -> (String?, Bool) in
-                while !state.buffered.isEmpty {
-                    let line = state.buffered.removeFirst()
-                    if line.hasPrefix(prefix) { return (line, false) }
-                }
-                return (nil, state.closed)
-            }
-            if let found { return found }
-            if closed { throw TestFailure("the child exited before printing '\(prefix)…'") }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        throw TestFailure("the child printed no '\(prefix)…' line within \(seconds) s")
+        try await lines.line(startingWith: prefix, from: "the child", within: seconds)
     }
 
     func signal(_ number: Int32) {
@@ -95,11 +52,8 @@ final class ChildProcess: Sendable {
 
     /// Every stdout line once the child closed its stdout; fails after `seconds`.
     func output(within seconds: Double = 10) async throws -> [String] {
-        try await eventually(seconds, "the child's output to end") { self.lines.state.withLock { $0.closed } }
-        return lines.state.withLock { state in
-            defer { state.buffered = [] }
-            return state.buffered
-        }
+        try await eventually(seconds, "the child's output to end") { self.lines.isClosed }
+        return lines.takeAll()
     }
 
     /// Kills the child if it still runs (for `defer`; nothing waits).
@@ -115,9 +69,4 @@ final class ChildProcess: Sendable {
         let status = try await child.exitStatus()
         return (status, lines.map { $0 + "\n" }.joined())
     }
-}
-
-/// Lines read from a child's stdout, shared by the reader thread and the test.
-private final class LineBuffer: Sendable {
-    let state = LockedState<(buffered: [String], partial: Data, closed: Bool)>(([], Data(), false))
 }

@@ -12,20 +12,11 @@ final class RelayProcess: @unchecked Sendable {
     let process: Process
     let url: String
 
-    /// The `watchrelay` binary built next to the test bundle.
-    static var binary: String {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
-        // The bundle may be `…/debug/WatchRelayPackageTests.xctest` (a file) on Linux.
-        if dir.lastPathComponent.hasSuffix(".xctest") { dir = dir.deletingLastPathComponent() }
-        return dir.appendingPathComponent("watchrelay").path
-    }
-
     /// Starts a relay on port 0 with `db`; returns once it printed its URL. With `debugLog`, its
     /// debug log (every connection's open and close, with the close code) goes to that file.
     static func start(db: String, extra: [String] = [], debugLog: String? = nil) async throws -> RelayProcess {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
+        p.executableURL = URL(fileURLWithPath: watchrelayBinary)
         // --exit-on-stdin-eof: the relay ends with this test process, even if a test is abandoned
         // (time limit) or the run is killed; `stdin`'s write end stays open as long as we live.
         p.arguments = [
@@ -42,24 +33,13 @@ final class RelayProcess: @unchecked Sendable {
             p.standardError = FileHandle.nullDevice
         }
         try p.run()
-        // The first line is read on a thread of its own, so no cooperative thread blocks on it.
-        let handle = out.fileHandleForReading
-        let line = await withCheckedContinuation { (done: CheckedContinuation<Data, Never>) in
-            Thread {
-                var line = Data()
-                while !line.contains(UInt8(ascii: "\n")) {
-                    let chunk = handle.availableData
-                    if chunk.isEmpty { break }
-                    line.append(chunk)
-                }
-                done.resume(returning: line)
-            }.start()
-        }
-        guard let text = String(data: line, encoding: .utf8)?.split(separator: "\n").first, text.hasPrefix("ws") else {
+        // Stdout is read on a thread of its own, so no cooperative thread blocks on it.
+        let output = ChildOutput(reading: out.fileHandleForReading)
+        guard let first = try? await output.line(startingWith: "", from: "the relay", within: 60), first.hasPrefix("ws") else {
             p.terminate()
             throw TestFailure("the relay did not print its URL")
         }
-        return RelayProcess(process: p, url: String(text), stdin: stdin)
+        return RelayProcess(process: p, url: first, stdin: stdin)
     }
 
     /// The write end of the relay's standard input, kept open while this object lives.
@@ -134,14 +114,14 @@ final class RelayProcess: @unchecked Sendable {
 /// a test can SIGSTOP, SIGCONT and SIGKILL a real client. Stdin stays open (interactive mode).
 final class WatchProcess: @unchecked Sendable {
     // @unchecked: the Process and pipe are only touched by the owning test task; the stdout
-    // lines are read on a thread of their own into a Sendable LockedLines.
+    // lines are read on a thread of their own into a Sendable ChildOutput.
     let process: Process
     private let input = Pipe()
-    private let lines = LockedLines()
+    private let lines: ChildOutput
 
     init(relay: String, pairCode: String, stateDirectory: String) throws {
         process = Process()
-        process.executableURL = URL(fileURLWithPath: RelayProcess.binary)
+        process.executableURL = URL(fileURLWithPath: watchrelayBinary)
         process.arguments = [
             "watch", "--relay", relay, "--pair", pairCode, "--state", stateDirectory, "--name", "Stopped Watch",
             "--log-level", "error",
@@ -151,30 +131,14 @@ final class WatchProcess: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let lines = self.lines
-        let handle = output.fileHandleForReading
-        // A blocking reader of the child's stdout; it ends when the child's stdout closes.
-        Thread {
-            while true {
-                let chunk = handle.availableData
-                lines.append(chunk)
-                if chunk.isEmpty { return }
-            }
-        }.start()
+        lines = ChildOutput(reading: output.fileHandleForReading)
     }
 
     var pid: pid_t { process.processIdentifier }
 
     /// Waits for a stdout line starting with `prefix`.
     func line(startingWith prefix: String, within seconds: Double = 20) async throws {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * timeoutScale * 1000))
-        while ContinuousClock.now < deadline {
-            let (found, closed) = lines.take(prefix)
-            if found { return }
-            if closed { throw TestFailure("the watch exited before printing '\(prefix)'") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw TestFailure("the watch printed no '\(prefix)' line within \(seconds * timeoutScale) s")
+        _ = try await lines.line(startingWith: prefix, from: "the watch", within: seconds)
     }
 
     func signal(_ number: Int32) {
@@ -214,42 +178,6 @@ final class WatchProcess: @unchecked Sendable {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-        }
-    }
-}
-
-/// Stdout of a child split into lines, shared between its reader thread and the test.
-final class LockedLines: Sendable {
-    private struct State {
-        var partial = Data()
-        var buffered: [String] = []
-        var closed = false
-    }
-
-    private let state = LockedState(State())
-
-    func append(_ chunk: Data) {
-        state.withLock { s in
-            if chunk.isEmpty {
-                s.closed = true
-                return
-            }
-            s.partial.append(chunk)
-            while let newline = s.partial.firstIndex(of: UInt8(ascii: "\n")) {
-                s.buffered.append(String(decoding: s.partial[s.partial.startIndex..<newline], as: UTF8.self))
-                s.partial = Data(s.partial[(newline + 1)...])
-            }
-        }
-    }
-
-    /// Drops lines up to and including the first starting with `prefix`; whether one was found,
-    /// and whether the stream ended.
-    func take(_ prefix: String) -> (found: Bool, closed: Bool) {
-        state.withLock { s in
-            while !s.buffered.isEmpty {
-                if s.buffered.removeFirst().hasPrefix(prefix) { return (true, s.closed) }
-            }
-            return (false, s.closed)
         }
     }
 }

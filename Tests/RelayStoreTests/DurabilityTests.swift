@@ -54,18 +54,27 @@
             child.standardError = FileHandle.nullDevice
             try child.run()
 
-            var reader = LineReader(fd: output.fileHandleForReading.fileDescriptor)
+            let lines = ChildOutput(reading: output.fileHandleForReading)
+            var reported = 0
+            /// Takes the `committed N` lines read so far into `reported`.
+            func takeReports() {
+                for line in lines.takeAll() where line.hasPrefix("committed ") {
+                    if let n = Int(line.dropFirst("committed ".count)) { reported = max(reported, n) }
+                }
+            }
             let deadline = ContinuousClock.now + .seconds(20)
-            while reader.lastReported < target, !reader.atEnd, ContinuousClock.now < deadline {
-                await reader.readAvailable(timeoutMilliseconds: 100)
+            while reported < target, !lines.isClosed, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(1))
+                takeReports()
             }
             // Kill at an arbitrary point, usually inside a later commit, not right after a report.
             try await Task.sleep(for: .microseconds(Int.random(in: 0...5000)))
             kill(child.processIdentifier, SIGKILL)
             await waitForExit(child)
-            while !reader.atEnd, await reader.readAvailable(timeoutMilliseconds: 1000) {}  // lines written before the kill
+            try? await eventually(1, "the end of the child's output") { lines.isClosed }  // lines written before the kill
+            takeReports()
             #expect(child.terminationReason == .uncaughtSignal)
-            return reader.lastReported
+            return reported
         }
     }
 
@@ -102,39 +111,6 @@
                 // One write(2) per line: a pipe write this small is atomic, and nothing is buffered.
                 _ = line.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
             }
-        }
-    }
-
-    // MARK: - Helpers
-
-    /// Reads `committed N` lines from a pipe without blocking past a timeout.
-    private struct LineReader {
-        let fd: Int32
-        var pending: [UInt8] = []
-        var lastReported = 0
-        var atEnd = false
-
-        /// Waits up to `timeoutMilliseconds` for data (without blocking a cooperative thread) and
-        /// consumes it; `false` at end of file or timeout.
-        @discardableResult
-        mutating func readAvailable(timeoutMilliseconds: Int32) async -> Bool {
-            guard await waitReadable(fd, timeoutMilliseconds: timeoutMilliseconds) else { return false }
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            // `buffer` is owned by this function; read(2) fills at most its 4096 bytes.
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            guard count > 0 else {
-                atEnd = true
-                return false
-            }
-            pending += buffer.prefix(count)
-            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: pending[..<newline], as: UTF8.self)
-                pending.removeSubrange(...newline)
-                if line.hasPrefix("committed "), let n = Int(line.dropFirst("committed ".count)) {
-                    lastReported = max(lastReported, n)
-                }
-            }
-            return true
         }
     }
 #endif

@@ -1,5 +1,6 @@
 import Foundation
 import Simulator
+import TestSupport
 import Testing
 
 /// `--processes`: the relay, the phones and the watches as `watchrelay` child processes;
@@ -8,11 +9,7 @@ import Testing
 struct ProcessModeTests {
     /// `watchrelay` next to the tests (`swift build --build-tests` builds it there).
     static var binary: String? {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
-        if dir.lastPathComponent.hasSuffix(".xctest") { dir = dir.deletingLastPathComponent() }
-        let path = dir.appendingPathComponent("watchrelay").path
-        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+        FileManager.default.isExecutableFile(atPath: watchrelayBinary) ? watchrelayBinary : nil
     }
 
     static func step(_ action: String, _ actor: String? = nil, _ edit: (inout ScenarioStep) -> Void = { _ in }) -> ScenarioStep {
