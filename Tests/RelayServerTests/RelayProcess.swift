@@ -97,16 +97,22 @@ final class RelayProcess: @unchecked Sendable {
         }
     }
 
-    func kill9() {
+    /// SIGKILL, then waits (without blocking a thread) until the relay is gone.
+    func kill9() async {
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        await waitForExit(process)
     }
 
+    /// SIGTERM, then waits (without blocking a thread) until the relay has shut down.
+    func stop() async {
+        terminate()
+        await waitForExit(process)
+    }
+
+    /// SIGTERM if the relay still runs (for `defer`, which cannot wait without blocking a
+    /// cooperative thread for the whole shutdown; ``stop()`` waits).
     func terminate() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        if process.isRunning { process.terminate() }
     }
 }
 

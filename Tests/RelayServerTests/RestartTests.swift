@@ -44,7 +44,7 @@ struct RestartTests {
             let f = try await phone0.next()
             if case .accepted(let a) = f { accepted.insert(a.re) }
         }
-        relay.kill9()
+        await relay.kill9()
 
         // Second incarnation: the phone retries every send it has no `accepted` for (same ids).
         relay = try await RelayProcess.start(db: db)
@@ -71,7 +71,7 @@ struct RestartTests {
         let watch1 = try await TestDevice.connect(relay.url, clients: clients, role: .watch, name: "W")
         try await watch1.hello(token: wp.token, lastSeq: 0)
         try await receive(watch1, until: ids.count / 2)
-        relay.kill9()
+        await relay.kill9()
 
         relay = try await RelayProcess.start(db: db)
         let watch2 = try await TestDevice.connect(relay.url, clients: clients, role: .watch, name: "W")
@@ -83,5 +83,6 @@ struct RestartTests {
         #expect(Set(processed) == Set(ids), "nothing accepted is missing")
         #expect(processed == ids, "FIFO order survives the restarts")
         await clients.shutdown()
+        await relay.stop()
     }
 }

@@ -149,6 +149,7 @@ struct SlowConsumerTests {
         #expect(rssPeak - rssBefore < Self.rssGrowthBoundKiB, "relay memory bounded (peak)")
         #expect(rssAfter - rssBefore < Self.rssGrowthBoundKiB, "relay memory bounded (after)")
         await clients.shutdown()
+        await relay.stop()
     }
 
     /// Reads phone frames until a `peer` frame saying `connected` arrives (other frames are

@@ -90,5 +90,6 @@ struct StoppedClientTests {
         _ = try await relay.waitForMetrics("the watch back") { $0[watchConnections] == 1 }
         watch.kill9()
         await clients.shutdown()
+        await relay.stop()
     }
 }

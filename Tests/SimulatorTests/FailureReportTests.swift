@@ -1,5 +1,6 @@
 import Foundation
 import Simulator
+import TestSupport
 import Testing
 
 /// A broken expectation fails with a message naming the step, what was expected and what was
@@ -76,7 +77,7 @@ struct FailureReportTests {
         let text = await withCheckedContinuation { (done: CheckedContinuation<String, Never>) in
             Thread { done.resume(returning: String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)) }.start()
         }
-        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        await waitForExit(process)
         #expect(process.terminationStatus == 3)
         #expect(text.contains("FAIL broken-on-purpose"))
         #expect(text.contains("0 passed, 1 failed"))
