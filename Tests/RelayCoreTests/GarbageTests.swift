@@ -1,5 +1,6 @@
 import RelayCore
 import RelayProtocol
+import TestSupport
 import Testing
 
 /// Random and mutated input never crashes the core, and every refusal is one well-formed

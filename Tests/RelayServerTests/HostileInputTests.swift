@@ -140,7 +140,7 @@ struct HostileInputTests {
 
     @Test func aThousandRandomGarbageFramesLeaveTheRelayUpAndCorrect() async throws {
         let relay = try await TestRelay.start()
-        var rng = SplitMix(seed: 0x5eed)
+        var rng = SeededGenerator(seed: 0x5eed)
         let templates = [
             #"{"type":"send","id":"x","mode":"userInfo","payload":{"kind":"k"}}"#,
             #"{"type":"hello","id":"h","protocol":1,"role":"phone","device":{"name":"n"}}"#,
@@ -174,19 +174,6 @@ struct HostileInputTests {
             throw TestFailure("relay should still work")
         }
         await relay.stop()
-    }
-}
-
-/// A tiny deterministic generator (tests must be reproducible).
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
