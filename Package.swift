@@ -72,9 +72,10 @@ let package = Package(
 
         // Helpers shared by the test targets: waits that never block a cooperative thread,
         // timeouts, test failures, temporary directories, the checkout's paths, child-process
-        // output (WebSocketTransport for LockedState). Only test targets depend on it.
+        // output (WebSocketTransport for LockedState), an in-process relay (RelayServer). Only
+        // test targets depend on it.
         .target(
-            name: "TestSupport", dependencies: ["WebSocketTransport"], path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["RelayServer", "WebSocketTransport"], path: "Tests/TestSupport",
             swiftSettings: strict),
         .testTarget(
             name: "RelayProtocolTests", dependencies: ["RelayProtocol", "CWebSockets", "CSQLite", "TestSupport"],

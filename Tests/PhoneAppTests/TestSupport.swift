@@ -20,12 +20,7 @@ final class TestRelay: Sendable {
 
     static func start(_ configure: @Sendable (inout RelayServerConfiguration) -> Void = { _ in }) async throws -> TestRelay {
         let dir = TemporaryDirectory()
-        var c = RelayServerConfiguration()
-        c.port = 0
-        c.databasePath = dir.path + "/relay.db"
-        c.synchronous = .normal
-        configure(&c)
-        return TestRelay(server: try await RelayServer.start(c, log: .silent), directory: dir)
+        return TestRelay(server: try await RelayServer.startForTest(in: dir.path, configure), directory: dir)
     }
 
     func stop() async { await server.shutdown() }

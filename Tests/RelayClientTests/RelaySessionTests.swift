@@ -107,7 +107,7 @@ struct RelaySessionTests {
         try await Task.sleep(for: .milliseconds(200))
         var c = RelayServerConfiguration()
         c.port = port
-        c.databasePath = h.dir + "/relay.db"
+        c.databasePath = h.directory.path("relay.db")
         let relay2 = try await RelayServer.start(c, log: .silent)
         let t = try await sent.value
         let d = try await h.next(h.phone) { if case .userInfo(let d) = $0 { d } else { nil } }
@@ -124,19 +124,16 @@ struct Harness {
     let relay: RelayServer
     let phone: RelaySession
     let watch: RelaySession
-    let dir: String
+    let directory: TemporaryDirectory
     let watchConfig: RelaySessionConfiguration
 
     static func start() async throws -> Harness {
-        let dir = NSTemporaryDirectory() + "relayclient-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        var c = RelayServerConfiguration()
-        c.port = 0
-        c.databasePath = dir + "/relay.db"
-        c.synchronous = .normal
-        let relay = try await RelayServer.start(c, log: .silent)
-        let phoneConfig = RelaySessionConfiguration(url: relay.url, role: .phone, deviceName: "Phone", stateDirectory: dir + "/phone")
-        let watchConfig = RelaySessionConfiguration(url: relay.url, role: .watch, deviceName: "Watch", stateDirectory: dir + "/watch")
+        let directory = TemporaryDirectory()
+        let relay = try await RelayServer.startForTest(in: directory.path)
+        let phoneConfig = RelaySessionConfiguration(
+            url: relay.url, role: .phone, deviceName: "Phone", stateDirectory: directory.path("phone"))
+        let watchConfig = RelaySessionConfiguration(
+            url: relay.url, role: .watch, deviceName: "Watch", stateDirectory: directory.path("watch"))
         let phone = try RelaySession(configuration: phoneConfig)
         let watch = try RelaySession(configuration: watchConfig)
         try await phone.activate()
@@ -147,7 +144,7 @@ struct Harness {
             let (paired, reachable) = (await phone.isPaired, await phone.isReachable)
             return paired && reachable
         }
-        return Harness(relay: relay, phone: phone, watch: watch, dir: dir, watchConfig: watchConfig)
+        return Harness(relay: relay, phone: phone, watch: watch, directory: directory, watchConfig: watchConfig)
     }
 
     /// The first event of `session` that `match` picks.
@@ -164,6 +161,5 @@ struct Harness {
         await phone.close()
         await watch.close()
         await relay.shutdown()
-        try? FileManager.default.removeItem(atPath: dir)
     }
 }

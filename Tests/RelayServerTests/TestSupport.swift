@@ -15,12 +15,7 @@ final class TestRelay: Sendable {
 
     static func start(_ configure: @Sendable (inout RelayServerConfiguration) -> Void = { _ in }) async throws -> TestRelay {
         let dir = TemporaryDirectory()
-        var c = RelayServerConfiguration()
-        c.port = 0
-        c.databasePath = dir.path + "/relay.db"
-        c.synchronous = .normal
-        configure(&c)
-        let server = try await RelayServer.start(c, log: .silent)
+        let server = try await RelayServer.startForTest(in: dir.path, configure)
         let clients = try WebSocketClientContext(configuration: ClientConfiguration(enablesTLS: false))
         return TestRelay(server: server, directory: dir, clients: clients)
     }

@@ -131,7 +131,7 @@ struct LiveWatchTests {
         try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)
         try await h.expect { if case .snapshotStored(1, _) = $0 { true } else { false } }
         await h.watch.stop()
-        let again = try HeadlessWatch(relayURL: h.relay.url, stateDirectory: h.dir + "/watch", clock: .manual(h.clock))
+        let again = try HeadlessWatch(relayURL: h.relay.url, stateDirectory: h.directory.path("watch"), clock: .manual(h.clock))
         #expect(await again.current.favorites.users.map(\.login) == ["octocat", "torvalds", "gaearon"])
         try await again.start()
         #expect(await again.session.isPaired)
@@ -150,23 +150,19 @@ struct LiveHarness {
     let phoneConfig: RelaySessionConfiguration
     let watch: HeadlessWatch
     let clock: ManualClock
-    let dir: String
+    let directory: TemporaryDirectory
     let events: EventBuffer
 
     static func start(rules: WidgetRules = WidgetRules(), foreground: Bool = true) async throws -> LiveHarness {
-        let dir = NSTemporaryDirectory() + "livewatch-" + UUID().uuidString
-        var c = RelayServerConfiguration()
-        c.port = 0
-        c.databasePath = dir + "-relay.db"
-        c.synchronous = .normal
-        c.relay.limits.replyTimeoutMs = 800
-        let relay = try await RelayServer.start(c, log: .silent)
-        let phoneConfig = RelaySessionConfiguration(url: relay.url, role: .phone, deviceName: "iPhone", stateDirectory: dir + "/phone")
+        let directory = TemporaryDirectory()
+        let relay = try await RelayServer.startForTest(in: directory.path) { $0.relay.limits.replyTimeoutMs = 800 }
+        let phoneConfig = RelaySessionConfiguration(
+            url: relay.url, role: .phone, deviceName: "iPhone", stateDirectory: directory.path("phone"))
         let phone = try RelaySession(configuration: phoneConfig)
         try await phone.activate()
         let clock = ManualClock(Fx.t0)
         let watch = try HeadlessWatch(
-            relayURL: relay.url, stateDirectory: dir + "/watch", foreground: foreground, rules: rules, clock: .manual(clock))
+            relayURL: relay.url, stateDirectory: directory.path("watch"), foreground: foreground, rules: rules, clock: .manual(clock))
         let events = EventBuffer(watch.events)
         try await watch.start()
         let code = try await phone.beginPairing()
@@ -176,7 +172,8 @@ struct LiveHarness {
         await watch.flush()
         try await Task.sleep(for: .milliseconds(50))
         await events.drain()
-        return LiveHarness(relay: relay, phone: phone, phoneConfig: phoneConfig, watch: watch, clock: clock, dir: dir, events: events)
+        return LiveHarness(
+            relay: relay, phone: phone, phoneConfig: phoneConfig, watch: watch, clock: clock, directory: directory, events: events)
     }
 
     func expect(_ match: @escaping @Sendable (WatchEvent) -> Bool) async throws {
@@ -203,7 +200,6 @@ struct LiveHarness {
         await watch.stop()
         if !phoneClosed { await phone.close() }
         await relay.shutdown()
-        try? FileManager.default.removeItem(atPath: dir)
     }
 }
 
