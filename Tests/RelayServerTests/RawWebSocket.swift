@@ -1,9 +1,5 @@
 import TestSupport
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// A WebSocket client on plain sockets (reads wait without blocking a cooperative thread), for a peer that misbehaves on purpose: it says
 /// `hello` like any client, then stops reading, so the relay's writes pile up in the kernel and
 /// then in the relay's own per-connection queue.
@@ -11,9 +7,7 @@ import TestSupport
 /// Only what such a peer needs: the upgrade, masked text frames out, and frames in (for the
 /// `welcome`, and to look for a close frame once the relay dropped the connection).
 final class RawWebSocket {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-    }
+    typealias Failure = TCPClientSocket.Failure
 
     /// One frame as read: opcode and (unmasked) payload.
     struct Frame {
@@ -21,37 +15,21 @@ final class RawWebSocket {
         var payload: [UInt8]
     }
 
-    private let fd: Int32
+    private let socket: TCPClientSocket
     /// Bytes read from the socket and not yet parsed into frames.
     private var buffer: [UInt8] = []
 
     /// Connects to 127.0.0.1:`port` with a small receive buffer (so the peer fills up quickly).
     init(port: Int, receiveBuffer: Int32 = 4096) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
-        var size = receiveBuffer
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        // deinit closes the descriptor, also when this throws (the class is fully initialized).
-        guard result == 0 else { throw Failure(description: "connect: errno \(errno)") }
+        socket = try TCPClientSocket(port: port, receiveBuffer: receiveBuffer)
     }
-
-    deinit { if fd >= 0 { Glibc.close(fd) } }
 
     /// The `/v1` upgrade offering `watchrelay.v1`; fails unless the answer is `101`.
     func upgrade(port: Int) async throws {
         var request = "GET /v1 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\n"
         request += "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
         request += "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: watchrelay.v1\r\n\r\n"
-        try write(Array(request.utf8))
+        try socket.send(Array(request.utf8))
         let terminator = Array("\r\n\r\n".utf8)
         while true {
             if let end = Self.find(terminator, in: buffer) {
@@ -78,7 +56,7 @@ final class RawWebSocket {
         let mask: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
         frame += mask
         frame += payload.enumerated().map { $0.element ^ mask[$0.offset & 3] }
-        try write(frame)
+        try socket.send(frame)
     }
 
     /// The next whole frame, or nil if the connection ended (or `timeoutMilliseconds` of silence).
@@ -109,22 +87,10 @@ final class RawWebSocket {
 
     // MARK: - Private
 
-    private func write(_ bytes: [UInt8]) throws {
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard n > 0 else { throw Failure(description: "send: errno \(errno)") }
-            sent += n
-        }
-    }
-
     /// Reads what is available into `buffer`; false on EOF, error or `timeoutMilliseconds` of silence.
     private func fill(timeoutMilliseconds: Int32) async throws -> Bool {
-        guard await waitReadable(fd, timeoutMilliseconds: timeoutMilliseconds) else { return false }
-        var chunk = [UInt8](repeating: 0, count: 64 << 10)
-        let n = chunk.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
-        guard n > 0 else { return false }
-        buffer += chunk[..<n]
+        guard let chunk = await socket.receive(maxBytes: 64 << 10, timeoutMilliseconds: timeoutMilliseconds) else { return false }
+        buffer += chunk
         return true
     }
 

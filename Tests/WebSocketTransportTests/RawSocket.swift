@@ -4,59 +4,29 @@ import TestSupport
     import Glibc
 #endif
 
-/// A TCP client on 127.0.0.1 written with plain sockets, for peers that misbehave on purpose:
-/// never reading, never answering pings, or speaking raw HTTP. Reads wait with
-/// ``waitReadable(_:timeoutMilliseconds:)``, never blocking a cooperative thread.
+/// A TCP client on 127.0.0.1 for peers that misbehave on purpose: never reading, never
+/// answering pings, or speaking raw HTTP (a ``TCPClientSocket`` with HTTP helpers).
 final class RawSocket {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-    }
+    typealias Failure = TCPClientSocket.Failure
 
-    private let fd: Int32
+    private let socket: TCPClientSocket
 
     /// Connects to `host`:`port`; a non-nil `receiveBuffer` shrinks SO_RCVBUF first.
     init(port: Int, host: String = "127.0.0.1", receiveBuffer: Int32? = nil) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
-        if var size = receiveBuffer {
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr(host)
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        // No close here: a class whose init throws after full initialization still runs deinit,
-        // and closing twice could close a descriptor another thread has reused meanwhile.
-        guard result == 0 else { throw Failure(description: "connect: errno \(errno)") }
+        socket = try TCPClientSocket(port: port, host: host, receiveBuffer: receiveBuffer)
     }
 
-    deinit { if fd >= 0 { Glibc.close(fd) } }
-
     func write(_ text: String) throws {
-        let bytes = Array(text.utf8)
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard n > 0 else { throw Failure(description: "send: errno \(errno)") }
-            sent += n
-        }
+        try socket.send(Array(text.utf8))
     }
 
     /// Reads until `terminator` appears, the peer closes, or `timeoutMilliseconds` pass.
     func read(until terminator: String? = nil, timeoutMilliseconds: Int32 = 5000) async -> String {
         var received: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             if let terminator, String(decoding: received, as: UTF8.self).contains(terminator) { break }
-            guard await waitReadable(fd, timeoutMilliseconds: timeoutMilliseconds) else { break }
-            let n = chunk.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
-            guard n > 0 else { break }
-            received += chunk[..<n]
+            guard let chunk = await socket.receive(maxBytes: 4096, timeoutMilliseconds: timeoutMilliseconds) else { break }
+            received += chunk
         }
         return String(decoding: received, as: UTF8.self)
     }
