@@ -70,10 +70,10 @@ let package = Package(
             dependencies: ["RelayServer", "RelayProtocol", "RelayClient", "GitHubAPI", "PhoneApp", "WatchApp", "Simulator", "WebSocketTransport"],
             swiftSettings: strict),
 
-        // Helpers shared by the test targets: waits that never block a cooperative thread,
-        // timeouts, test failures, temporary directories, the checkout's paths, child-process
-        // output (WebSocketTransport for LockedState), an in-process relay (RelayServer). Only
-        // test targets depend on it.
+        // Helpers shared by the test targets (Tests/TestSupport): waits that never block a
+        // cooperative thread, timeouts, temporary directories, child-process output, raw TCP
+        // sockets, an in-process relay. It uses RelayServer and WebSocketTransport's
+        // LockedState; only test targets depend on it, never a product target.
         .target(
             name: "TestSupport", dependencies: ["RelayServer", "WebSocketTransport"], path: "Tests/TestSupport",
             swiftSettings: strict),
