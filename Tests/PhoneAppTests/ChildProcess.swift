@@ -29,7 +29,7 @@ final class ChildProcess: Sendable {
     }
 
     /// The next stdout line starting with `prefix` (earlier lines are dropped); fails after `seconds`.
-    func line(startingWith prefix: String, within seconds: Double = 10) async throws -> String {
+    func line(startingWith prefix: String, within seconds: Double = 30) async throws -> String {
         try await lines.line(startingWith: prefix, from: "the child", within: seconds)
     }
 
@@ -45,13 +45,13 @@ final class ChildProcess: Sendable {
 
     /// Waits for the child to exit by itself; returns its status. Polls instead of
     /// `waitUntilExit`, which would block one of the few cooperative threads.
-    func exitStatus(within seconds: Double = 10) async throws -> Int32 {
+    func exitStatus(within seconds: Double = 30) async throws -> Int32 {
         try await eventually(seconds, "the child to exit") { !self.process.isRunning }
         return process.terminationStatus
     }
 
     /// Every stdout line once the child closed its stdout; fails after `seconds`.
-    func output(within seconds: Double = 10) async throws -> [String] {
+    func output(within seconds: Double = 30) async throws -> [String] {
         try await eventually(seconds, "the child's output to end") { self.lines.isClosed }
         return lines.takeAll()
     }

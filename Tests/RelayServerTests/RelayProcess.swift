@@ -159,8 +159,9 @@ final class WatchProcess: @unchecked Sendable {
     func stop() async throws {
         signal(SIGSTOP)
         let deadline = ContinuousClock.now + .seconds(10 * timeoutScale)
-        while ContinuousClock.now < deadline {
+        while true {
             if Self.allThreadsStopped(pid) { return }
+            guard ContinuousClock.now < deadline else { break }
             try await Task.sleep(for: .milliseconds(5))
         }
         throw TestFailure("the watch (pid \(pid)) did not stop within \(10 * timeoutScale) s of SIGSTOP")

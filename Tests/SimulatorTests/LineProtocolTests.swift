@@ -30,9 +30,10 @@ final class LineChild: Sendable {
         for what: String, _ predicate: ([[String: JSONValue]]) -> Bool
     ) async throws -> [[String: JSONValue]] {
         let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
+        while true {
             let all = objects
             if predicate(all) { return all }
+            guard ContinuousClock.now < deadline else { break }
             try await Task.sleep(for: .milliseconds(10))
         }
         Issue.record("no \(what) in: \(box.lines.withLock { $0 }.joined(separator: "\n")) \(process.stderrTail())")

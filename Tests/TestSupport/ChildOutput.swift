@@ -69,10 +69,13 @@ public final class ChildOutput: Sendable {
     /// ``timeoutScale``.
     public func line(startingWith prefix: String, from child: String, within seconds: Double) async throws -> String {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * timeoutScale * 1000))
-        while ContinuousClock.now < deadline {
+        // Looks once more after the deadline: on a loaded machine this task may first run again
+        // after it, and what it waited for can have come meanwhile.
+        while true {
             let (line, closed) = take(startingWith: prefix)
             if let line { return line }
             if closed { throw TestFailure("\(child) exited before printing '\(prefix)…'") }
+            guard ContinuousClock.now < deadline else { break }
             try await Task.sleep(for: .milliseconds(5))
         }
         throw TestFailure("\(child) printed no '\(prefix)…' line within \(seconds * timeoutScale) s")

@@ -23,8 +23,11 @@ public func eventually(
     _ seconds: Double = 5, _ what: String = "a condition", _ condition: @escaping @Sendable () async throws -> Bool
 ) async throws {
     let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(seconds * timeoutScale * 1000)))
-    while ContinuousClock.now < deadline {
+    // Looks once more after the deadline: on a loaded machine this task may first run again
+    // after it, and the condition can have come true meanwhile.
+    while true {
         if try await condition() { return }
+        guard ContinuousClock.now < deadline else { break }
         try await Task.sleep(for: .milliseconds(10))
     }
     throw TestFailure("timed out after \(seconds) s waiting for \(what)")
