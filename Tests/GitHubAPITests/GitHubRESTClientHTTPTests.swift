@@ -113,15 +113,15 @@ struct GitHubRESTClientHTTPTests {
     }
 
     @Test func aClosedPortIsUnavailable() async throws {
-        let stub = try GitHubStubServer.start(catalog: fixtureCatalog)
-        let baseURL = stub.baseURL
-        await stub.stop()
+        let closed = try ClosedPort()
+        let baseURL = URL(string: "http://127.0.0.1:\(closed.port)")!
         let client = GitHubRESTClient(baseURL: baseURL, requestTimeout: .seconds(5))
         let error = try await withTimeout(10, "a refused connection") {
             await expectGitHubError { try await client.user("octocat") }
         }
         #expect(error == .unavailable("127.0.0.1:\(baseURL.port ?? 0): connection refused"))
         #expect(error?.reposErrorCode == .githubUnavailable)
+        withExtendedLifetime(closed) {}
     }
 
     @Test func sendsTheBearerTokenAndGitHubsHeaders() async throws {
