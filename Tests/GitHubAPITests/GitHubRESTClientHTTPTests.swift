@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// The REST client over real HTTP (URLSession) against the fixture server on 127.0.0.1.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct GitHubRESTClientHTTPTests {
     static let fixedNow = Date(timeIntervalSince1970: 1_750_000_000)
 

@@ -4,7 +4,7 @@ import Testing
 
 /// Re-adding a favorite removed a moment ago: the user GitHub just answered for is reused
 /// (``PhoneConfiguration/userMaxAge``), so the change goes out without a GitHub request.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct FavoriteReAddTests {
     static let userPath = "/users/octocat"
 

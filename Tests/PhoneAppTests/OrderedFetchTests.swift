@@ -7,7 +7,7 @@ import WebSocketTransport
 import Testing
 
 /// Parallel fetching with a bound, and the favorites' order kept (the seeds could only have one).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct OrderedFetchTests {
     @Test func resultsKeepTheInputOrderWhenLaterItemsAnswerFirst() async {
         let finishOrder = LockedState<[Int]>([])

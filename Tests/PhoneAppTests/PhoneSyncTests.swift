@@ -7,7 +7,7 @@ import Testing
 
 /// The phone over real sockets: an in-process relay, the fixture GitHub server, and a raw
 /// protocol client as the watch.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct PhoneSyncTests {
     @Test func theWatchGetsSnapshotsInOrderAfterAddMoveRemoveAndRefresh() async throws {
         let h = try await PhoneHarness.start()

@@ -5,7 +5,7 @@ import RelayProtocol
 import Testing
 
 /// `profile.repos.request` by message with reply, over real sockets and real HTTP.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct ReposRequestTests {
     @Test func theWatchGetsReposByMessageWithReply() async throws {
         let h = try await PhoneHarness.start { $0.reposMaxAge = .zero }

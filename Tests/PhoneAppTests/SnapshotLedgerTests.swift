@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// Revisions: strictly increasing, only for changed content, persisted across restarts.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct SnapshotLedgerTests {
     @Test func revisionsStrictlyIncreaseAndOnlyForChangedContent() {
         var ledger = SnapshotLedger()

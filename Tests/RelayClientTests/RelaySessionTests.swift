@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// RelaySession against the real relay over loopback.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct RelaySessionTests {
     @Test func pairingByCodeActivatesBothSides() async throws {
         let h = try await Harness.start()

@@ -8,7 +8,7 @@ import WebSocketTransport
 
 /// Bad input over a real socket: a clear error, the relay stays up, the connection stays
 /// usable where the contract says so.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct HostileInputTests {
     static let vectors = repositoryRoot.appendingPathComponent("Protocol/vectors/invalid")
 
@@ -178,7 +178,7 @@ struct HostileInputTests {
 }
 
 /// Load-shaped faults that still fit in `make test`.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct ConnectionBurstTests {
     @Test func twoThousandConnectionsOpenedAndClosedInABurstLeaveTheRelayServing() async throws {
         let relay = try await TestRelay.start()

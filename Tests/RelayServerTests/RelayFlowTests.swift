@@ -10,7 +10,7 @@ import Testing
 import WebSocketTransport
 
 /// The relay end to end over real sockets on loopback, with lws clients.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct RelayFlowTests {
     @Test func pairingEndToEndGivesTokensThatResume() async throws {
         let relay = try await TestRelay.start()

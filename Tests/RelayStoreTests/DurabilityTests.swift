@@ -15,7 +15,7 @@
     /// and prints `committed N` after each commit returns. The parent kills it with SIGKILL in
     /// mid-stream and checks that every batch the child reported is on disk, whole.
     struct DurabilityTests {
-        @Test(.enabled(if: !KillChild.isChild), .timeLimit(.minutes(1)))
+        @Test(.enabled(if: !KillChild.isChild), .timeLimit(.minutes(5)))
         func everyReportedCommitSurvivesKill9() async throws {
             let directory = TemporaryDirectory()
             let path = directory.path("relay.sqlite")
@@ -62,7 +62,7 @@
                     if let n = Int(line.dropFirst("committed ".count)) { reported = max(reported, n) }
                 }
             }
-            let deadline = ContinuousClock.now + .seconds(20)
+            let deadline = ContinuousClock.now + .seconds(20 * timeoutScale)
             while reported < target, !lines.isClosed, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(1))
                 takeReports()

@@ -5,7 +5,7 @@ import Testing
 
 /// A broken expectation fails with a message naming the step, what was expected and what was
 /// seen; the suite (and so `watchrelay simulate`) maps it to exit code 3.
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .timeLimit(.minutes(5)))
 struct FailureReportTests {
     /// Pairs, adds two users, then expects the circular widget to show 99 favorites.
     static let broken = Scenario(

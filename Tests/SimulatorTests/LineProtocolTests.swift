@@ -61,7 +61,7 @@ final class LineBox: Sendable {
 /// The `--machine` line protocol of `watchrelay phone` and `watchrelay watch`, spoken raw:
 /// bad input gets a clear error line and the process keeps running; a response follows the
 /// events its command caused; the end of stdin stops the process.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(5)))
 struct LineProtocolTests {
     func relay(_ directory: String) async throws -> RelayChildProcess {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

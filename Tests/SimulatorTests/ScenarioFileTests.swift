@@ -15,7 +15,7 @@ enum Repo {
 }
 
 /// Every scenario in `Simulator/scenarios/` passes when run in-process.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(5)))
 struct ScenarioFileTests {
     @Test(arguments: Repo.scenarioFiles())
     func scenarioPasses(_ file: String) async throws {

@@ -9,7 +9,7 @@ import Testing
 
 /// The headless watch with the real relay over loopback, a phone session, and a manual
 /// widget clock (no sleeping on widget time).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct LiveWatchTests {
     @Test func aStoredSnapshotReloadsEveryWidgetWithTheNewFavorites() async throws {
         let h = try await LiveHarness.start()

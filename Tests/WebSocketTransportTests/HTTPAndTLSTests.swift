@@ -2,7 +2,7 @@ import Testing
 
 @testable import WebSocketTransport
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct HTTPAndTLSTests {
     private static func routedServer() throws -> EchoServer {
         try EchoServer(

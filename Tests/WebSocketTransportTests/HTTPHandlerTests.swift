@@ -6,7 +6,7 @@ import FoundationNetworking
 #endif
 
 /// The generic plain-HTTP handler (used by the fixture GitHub server).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct HTTPHandlerTests {
     @Test func handlerSeesPathQueryAndHeadersAndSendsExtraHeaders() async throws {
         let server = try WebSocketServer(

@@ -2,7 +2,7 @@ import Testing
 
 @testable import WebSocketTransport
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct ServerClientTests {
     @Test func contextsAreCreatedAndDestroyed() async throws {
         let server = try WebSocketServer(configuration: ServerConfiguration())
