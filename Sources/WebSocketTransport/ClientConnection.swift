@@ -37,6 +37,20 @@ public final class ClientConnection: Sendable {
         inbox.post(.send(id, OutboundMessage(payload: text, kind: .text, fragmentSize: fragmentSize)))
     }
 
+    /// Attaches `observer` to this connection (replacing any other), or detaches it with nil,
+    /// and returns once the service thread has done so.
+    ///
+    /// From then on the observer is told of every message written after those already queued
+    /// and of every message received (see ``ClientMessageObserver``); events are reported as
+    /// before. Does nothing on a connection that has closed.
+    public func observe(_ observer: (any ClientMessageObserver)?) async {
+        await withCheckedContinuation { (applied: CheckedContinuation<Void, Never>) in
+            if !inbox.post(.observe(id, observer, applied)) {
+                applied.resume()  // the context is shut down: nothing left to observe
+            }
+        }
+    }
+
     /// Closes the connection after the messages already queued are sent.
     ///
     /// The `closed` event reports the code once lws has closed the connection. Codes RFC 6455

@@ -58,6 +58,9 @@ final class ConnectionState {
     var localClose: CloseFrame?
     /// The close frame the peer sent first, if any.
     var peerClose: CloseFrame?
+    /// Client connections only, and only when asked for (``ClientConnection/observe(_:)``):
+    /// told of each message with a timestamp. Nil costs the write and receive paths one check.
+    var observer: (any ClientMessageObserver)?
 
     init(id: ConnectionID, wsi: OpaquePointer, sink: EventSink, maxMessageBytes: Int, maxQueuedBytes: Int) {
         self.id = id

@@ -76,8 +76,10 @@ final class ServiceCore {
     /// Fails the commands that never ran (the inbox is closed, so no more can arrive).
     func discard(_ commands: [Command]) {
         for command in commands {
-            if case .connect(let request) = command {
-                request.fail(TransportError.shutDown)
+            switch command {
+            case .connect(let request): request.fail(TransportError.shutDown)
+            case .observe(_, _, let applied): applied.resume()
+            case .send, .close, .cancelConnect, .shutdown: break
             }
         }
     }
@@ -177,6 +179,9 @@ final class ServiceCore {
         let outcome = connection.reassembler.consume(
             chunk, frameIsBinary: lws_frame_is_binary(wsi) != 0, isFinal: lws_is_final_fragment(wsi) != 0,
             remainingInFrame: Int(lws_remaining_packet_payload(wsi)))
+        if let observer = connection.observer, let event = ClientEvent(outcome) {
+            observer.received(event, at: MonotonicClock.nanoseconds())
+        }
         switch outcome {
         case .incomplete: break
         case .message(let bytes): connection.sink.message(id, bytes)
@@ -201,6 +206,9 @@ final class ServiceCore {
                 }
             case .connect(let request): openClientConnection(request)
             case .cancelConnect(let id): cancelConnect(id)
+            case .observe(let id, let observer, let applied):
+                connections[id]?.observer = observer
+                applied.resume()
             case .shutdown: beginShutdown()
             }
         }
@@ -269,10 +277,14 @@ final class ServiceCore {
             }
         }
         let flags = lws_write_ws_flags(message.kind.lwsFlag, message.offset == 0 ? 1 : 0, count == remaining ? 1 : 0)
+        // Only an observed connection reads the clock, as close to the write as it can.
+        let observer = message.offset == 0 ? connection.observer : nil
+        let stamp = observer == nil ? 0 : MonotonicClock.nanoseconds()
         let written = lws_write(
             connection.wsi, payloadStart.assumingMemoryBound(to: UInt8.self), count,
             lws_write_protocol(rawValue: UInt32(bitPattern: flags)))
         if written < 0 { return -1 }
+        observer?.wrote(message.payload, at: stamp)
         connection.outbound.advanceFirst(by: count)
         if !connection.outbound.isEmpty || connection.localClose != nil {
             lws_callback_on_writable(connection.wsi)

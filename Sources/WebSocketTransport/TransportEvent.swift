@@ -40,6 +40,18 @@ public enum ClientEvent: Sendable {
     case closed(code: UInt16?, reason: String)
 }
 
+extension ClientEvent {
+    /// The event a completed message becomes, or nil while it is incomplete.
+    init?(_ outcome: MessageReassembler.Outcome) {
+        switch outcome {
+        case .incomplete: return nil
+        case .message(let bytes): self = .message(bytes)
+        case .binary: self = .binary
+        case .tooLarge(let size): self = .tooLarge(size: size)
+        }
+    }
+}
+
 /// Where a connection's events go: the server's shared stream or the client connection's own.
 ///
 /// Used on the service thread only; yielding into an `AsyncStream` continuation is thread-safe.
