@@ -1,3 +1,5 @@
+import WebSocketTransport
+
 /// The messages the generator sends, and what it reads back from delivered ones.
 ///
 /// Every relay gets the same bytes: a WatchRelay `send` frame whose payload carries a send
@@ -125,23 +127,26 @@ struct BenchDelivery: Sendable {
     }
 }
 
-/// The generator's clock: monotonic nanoseconds, as the 16-digit `at` stamps.
+/// The generator's clock: monotonic nanoseconds (the transport's ``MonotonicClock``, so the
+/// service thread's stamps compare with these), as the 16-digit `at` stamps.
 enum BenchClock {
     /// Where stamps count from (the first use in the process).
-    private static let origin = ContinuousClock.now
+    private static let origin = MonotonicClock.nanoseconds()
     /// 10^15: keeps every stamp at 16 digits for the first ~100 days of a run.
     static let base: UInt64 = 1_000_000_000_000_000
 
     /// Now, as a stamp.
     static func stamp() -> UInt64 {
         let start = origin  // initialised on first use: read it before taking `now`
-        let (seconds, attoseconds) = (ContinuousClock.now - start).components
-        return base + UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds / 1_000_000_000))
+        return stamp(monotonic: MonotonicClock.nanoseconds(), origin: start)
     }
 
-    /// Nanoseconds from `stamp` to now.
-    static func elapsed(since stamp: UInt64) -> UInt64 {
-        let now = Self.stamp()
-        return now > stamp ? now - stamp : 0
+    /// A ``MonotonicClock`` reading as a stamp.
+    static func stamp(monotonic nanoseconds: UInt64) -> UInt64 {
+        stamp(monotonic: nanoseconds, origin: origin)
+    }
+
+    private static func stamp(monotonic nanoseconds: UInt64, origin: UInt64) -> UInt64 {
+        base + (nanoseconds > origin ? nanoseconds - origin : 0)
     }
 }

@@ -32,6 +32,8 @@ struct BenchOptions: Sendable {
     var retries = 2
     var generatorCPU = 1
     var output = "Benchmarks/results/latest.json"
+    /// Where the fixed-rate scenarios write their per-message stamps, if anywhere.
+    var latencyTrace: String?
 
     static let help = """
         USAGE: watchrelay bench [options]
@@ -45,7 +47,9 @@ struct BenchOptions: Sendable {
         SCENARIOS (--scenarios, comma-separated; default all):
           throughput   1 pair, phone → watch `message`, window of outstanding messages,
                        payloads 64 B, 1 KiB, 16 KiB, 65536 B (the limit): messages/s, CPU-s/1k
-          latency      1 pair at fixed rates (--latency-rates): p50/p99 send → deliver
+          latency      1 pair at fixed rates (--latency-rates): p50/p99 send → deliver, timed
+                       on the lws client's service thread (phone frame written → watch
+                       frame complete); sends paced from a thread of their own
           pairs        --pairs pairs, 1 message/s each, --pair-seconds: p50/p99 and relay RSS
           connections  --connections idle connections (paired): relay RSS per connection
           durable      `userInfo` with a window of outstanding sends, --sync full and normal (ours)
@@ -69,6 +73,8 @@ struct BenchOptions: Sendable {
           --retries N             at most this many re-measurements per point (default 2)
           --generator-cpu N       core of this process (default 1)
           --output PATH           JSON results (default Benchmarks/results/latest.json)
+          --latency-trace DIR     write each latency and many-pairs point's per-message stamps
+                                  (posted, written, received; ns) to a .tsv file in DIR
           --c-relay PATH          the C relay (default Benchmarks/baseline/build/relay)
           --python-relay PATH     the Python relay (default Benchmarks/python/relay.py)
           --mosquitto PATH        mosquitto (default /usr/sbin/mosquitto)
@@ -116,6 +122,7 @@ struct BenchOptions: Sendable {
         retries = try args.int("retries", in: 0...10) ?? retries
         generatorCPU = try args.int("generator-cpu", in: 0...1023) ?? generatorCPU
         output = args.string("output") ?? output
+        latencyTrace = args.string("latency-trace")
         paths.cRelay = args.string("c-relay") ?? paths.cRelay
         paths.pythonRelay = args.string("python-relay") ?? paths.pythonRelay
         paths.mosquitto = args.string("mosquitto") ?? paths.mosquitto

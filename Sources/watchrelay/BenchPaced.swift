@@ -40,93 +40,94 @@ extension BenchRunner {
 
     /// Sends `rate` messages/s round-robin over `pairs` for `warmup + seconds`, and records the
     /// latency of messages sent after the warm-up. Fills rate, CPU, percentiles and RSS.
+    ///
+    /// Latency is timed on the lws client's service thread (``BenchWireTimes``), from just
+    /// before the phone's frame is written to the moment the watch's frame is complete, and the
+    /// sends come from a thread of their own (``BenchPacer``). The watch and phone event streams
+    /// are read only once the last message is sent: they count the deliveries and check their
+    /// order, and a task woken for every event during the run cost the generator's core
+    /// ~10 % at 10,000/s, which delayed the service thread's writes and reads.
     private func paced(
         _ pairs: [BenchPair], rate: Int, seconds: Double, warmup: Double, factory: BenchFrameFactory,
         relay: BenchRelay, clients: BenchClients, into result: inout BenchResult
     ) async throws {
         let tally = BenchTally()
         let total = Int((Double(rate) * (warmup + seconds)).rounded())
-        var samples: [UInt64] = []
-        try await withThrowingTaskGroup(of: [UInt64].self) { group in
+        let wireTimes = pairs.map {
+            BenchWireTimes(dialect: $0.dialect, messages: (total + pairs.count - 1) / pairs.count)
+        }
+        for (pair, times) in zip(pairs, wireTimes) { await times.attach(to: pair) }
+        let recordFrom = BenchClock.stamp() + UInt64(warmup * 1e9)
+        async let pacing: Void = BenchPacer.run(rate: rate, total: total) { index in
+            let pair = pairs[index % pairs.count]
+            let sequence = index / pairs.count + 1
+            let stamp = BenchClock.stamp()
+            pair.send(factory.make(sequence: sequence, at: stamp), sequence: sequence, stamp: stamp)
+        }
+        try await Task.sleep(for: Self.duration(warmup))
+        let start = BenchCPUSample(relayPID: relay.pid)
+        await pacing
+        let end = BenchCPUSample(relayPID: relay.pid)
+        tally.sentTotal.store(total, ordering: .relaxed)
+        try await withThrowingTaskGroup(of: Void.self) { group in
             for (position, pair) in pairs.enumerated() {
                 if pair.dialect == .watchRelay {
-                    group.addTask {
-                        await Self.drainPhone(pair, tally: tally)
-                        return []
-                    }
+                    group.addTask { await Self.drainPhone(pair, tally: tally) }
                 }
-                group.addTask { await Self.recordingConsumer(pair, position: position, of: pairs.count, tally: tally) }
+                group.addTask { await Self.countingConsumer(pair, position: position, of: pairs.count, tally: tally) }
             }
-            let began = ContinuousClock.now
-            let recordFrom = BenchClock.stamp() + UInt64(warmup * 1e9)
-            tally.recordFrom.store(recordFrom, ordering: .relaxed)
-            var measureStart: BenchCPUSample?
-            var sent = 0
-            while sent < total {
-                let due = min(total, Int(Self.seconds(ContinuousClock.now - began) * Double(rate)) + 1)
-                while sent < due {
-                    let pair = pairs[sent % pairs.count]
-                    let sequence = sent / pairs.count + 1
-                    let stamp = BenchClock.stamp()
-                    pair.send(factory.make(sequence: sequence, at: stamp), sequence: sequence, stamp: stamp)
-                    sent += 1
-                }
-                if measureStart == nil, BenchClock.stamp() >= recordFrom {
-                    measureStart = BenchCPUSample(relayPID: relay.pid)
-                }
-                // At most one wake-up per 200 µs: above 5,000/s messages go out in bursts of a
-                // few rather than with one timer each (timers cost the generator a dispatch
-                // thread wake-up apiece: at 10,000/s that alone was a third of its core).
-                let next = max(began + Self.duration(Double(sent) / Double(rate)), .now + .microseconds(200))
-                try await Task.sleep(until: next, tolerance: .microseconds(50), clock: .continuous)
-            }
-            let end = BenchCPUSample(relayPID: relay.pid)
-            tally.sentTotal.store(total, ordering: .relaxed)
-            tally.stopping.store(true, ordering: .relaxed)
             let drained = await Self.waitUntil(timeout: .seconds(5)) {
                 tally.delivered.load(ordering: .relaxed) >= total
             }
             result.relayRSSMiB = Double(relay.rssKiB) / 1024
             await clients.shutdown()
-            for try await part in group { samples += part }
-            let start = measureStart ?? end
-            Self.fill(&result, from: start, to: end, messages: samples.count)
+            try await group.waitForAll()
             if !drained {
                 let missing = total - tally.delivered.load(ordering: .relaxed)
                 tally.problem("\(missing) of \(total) messages not delivered within 5 s after the last send")
             }
         }
+        var samples: [UInt64] = []
+        var postToWrite: [UInt64] = []
+        for times in wireTimes {
+            let part = times.samples(writtenFrom: recordFrom)
+            samples += part.latencies
+            postToWrite += part.postToWrite
+        }
+        if let directory = options.latencyTrace {
+            BenchWireTimes.writeTrace(wireTimes, to: directory, name: "\(result.target)-\(result.scenario)-\(rate)")
+        }
+        Self.fill(&result, from: start, to: end, messages: samples.count)
         samples.sort()
+        postToWrite.sort()
         result.p50Milliseconds = BenchStats.percentileMilliseconds(samples, 50)
         result.p99Milliseconds = BenchStats.percentileMilliseconds(samples, 99)
+        result.postToWriteP99Milliseconds = BenchStats.percentileMilliseconds(postToWrite, 99)
         result.anomalies = tally.anomalies.load(ordering: .relaxed)
         let achieved = result.messagesPerSecond ?? 0
         var note = "target \(rate)/s"
         if achieved < 0.95 * Double(rate) { note += ", saturated: delivered only \(Int(achieved))/s" }
+        if let p99 = result.postToWriteP99Milliseconds {
+            note += "; generator post → write p99 \(BenchReport.number(p99, 3)) ms"
+        }
         if let problem = tally.firstProblem.withLock({ $0 }) { note += "; " + problem }
         result.note = note
     }
 
-    /// Receives the messages of pair `position` (every `count`-th message of the pacer) and
-    /// returns the latencies (ns) of those stamped after the warm-up. Finishes once it has
-    /// everything the pacer sent to it, or when the connection ends.
-    private static func recordingConsumer(_ pair: BenchPair, position: Int, of count: Int, tally: BenchTally)
-        async -> [UInt64]
-    {
-        var samples: [UInt64] = []
+    /// Reads the watch events of pair `position` (every `count`-th message of the pacer),
+    /// counting deliveries and checking their order. Finishes once it has everything the pacer
+    /// sent to it, or when the connection ends.
+    private static func countingConsumer(_ pair: BenchPair, position: Int, of count: Int, tally: BenchTally) async {
+        let expected = (tally.sentTotal.load(ordering: .relaxed) - position + count - 1) / count
         var received = 0
         for await event in pair.watch.events {
             guard let delivery = pair.delivery(from: event) else { continue }
-            let latency = BenchClock.elapsed(since: delivery.sentAt)
             received += 1
             tally.delivered.add(1, ordering: .relaxed)
             if delivery.sequence != received { tally.problem("pair \(pair.index): #\(delivery.sequence) arrived as #\(received)") }
-            if delivery.sentAt >= tally.recordFrom.load(ordering: .relaxed) { samples.append(latency) }
-            let total = tally.sentTotal.load(ordering: .relaxed)
-            if total >= 0 && received >= (total - position + count - 1) / count { break }
+            if received >= expected { break }
         }
         tally.finished.add(1, ordering: .relaxed)
-        return samples
     }
 
     /// A Duration in seconds.

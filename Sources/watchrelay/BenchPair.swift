@@ -51,15 +51,21 @@ final class BenchPair: Sendable {
     /// The bench message a watch event carries, or nil for anything else (probes, other frames).
     func delivery(from event: ClientEvent) -> BenchDelivery? {
         switch (dialect, event) {
-        case (.watchRelay, .message(let bytes)):
-            guard BenchDelivery.isRelayFrame(bytes, type: "deliver") else { return nil }
-            return BenchDelivery.parse(bytes)
-        case (.pathPairing, .message(let bytes)):
-            return BenchDelivery.parse(bytes)
+        case (.watchRelay, .message(let bytes)), (.pathPairing, .message(let bytes)):
+            return Self.delivery(inText: bytes, dialect: dialect)
         case (.mqtt, .binary):
             return published.withLock { $0.pop() }
         default:
             return nil
+        }
+    }
+
+    /// The bench message in a text message the watch received, or nil for anything else.
+    static func delivery(inText bytes: [UInt8], dialect: BenchDialect) -> BenchDelivery? {
+        switch dialect {
+        case .watchRelay: BenchDelivery.isRelayFrame(bytes, type: "deliver") ? BenchDelivery.parse(bytes) : nil
+        case .pathPairing: BenchDelivery.parse(bytes)
+        case .mqtt: nil
         }
     }
 }

@@ -25,6 +25,8 @@ struct BenchResult: Codable, Sendable {
     var otherCPUPercent: Double?
     var p50Milliseconds: Double?
     var p99Milliseconds: Double?
+    /// Fixed-rate scenarios: p99 of the generator's own delay from posting a send to writing it.
+    var postToWriteP99Milliseconds: Double?
     /// Relay resident set size at the end of the measurement.
     var relayRSSMiB: Double?
     /// Relay resident set size before the scenario opened its connections.
@@ -53,7 +55,8 @@ struct BenchResult: Codable, Sendable {
 
     private enum CodingKeys: String, CodingKey {
         case scenario, target, label, status, messagesPerSecond, relayCPUSecondsPer1k, relayCPUPercent
-        case generatorCPUPercent, otherCPUPercent, p50Milliseconds, p99Milliseconds, relayRSSMiB, relayRSSBeforeMiB, rssPerConnectionKiB
+        case generatorCPUPercent, otherCPUPercent, p50Milliseconds, p99Milliseconds, postToWriteP99Milliseconds
+        case relayRSSMiB, relayRSSBeforeMiB, rssPerConnectionKiB
         case count
         case anomalies, note
     }
@@ -62,7 +65,7 @@ struct BenchResult: Codable, Sendable {
     static var metrics: [WritableKeyPath<BenchResult, Double?>] {
         [
         \.messagesPerSecond, \.relayCPUSecondsPer1k, \.relayCPUPercent, \.generatorCPUPercent, \.otherCPUPercent,
-        \.p50Milliseconds, \.p99Milliseconds, \.relayRSSMiB, \.relayRSSBeforeMiB, \.rssPerConnectionKiB,
+        \.p50Milliseconds, \.p99Milliseconds, \.postToWriteP99Milliseconds, \.relayRSSMiB, \.relayRSSBeforeMiB, \.rssPerConnectionKiB,
         ]
     }
 

@@ -17,8 +17,6 @@ final class BenchTally: Sendable {
     let stopping = Atomic<Bool>(false)
     /// Consumers that finished.
     let finished = Atomic<Int>(0)
-    /// Latency is recorded for messages stamped at or after this (the end of the warm-up).
-    let recordFrom = Atomic<UInt64>(UInt64.max)
     /// The first error frame or unexpected close, for the report.
     let firstProblem = Mutex<String?>(nil)
 
