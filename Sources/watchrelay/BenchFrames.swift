@@ -146,6 +146,12 @@ enum BenchClock {
         stamp(monotonic: nanoseconds, origin: origin)
     }
 
+    /// The ``MonotonicClock`` reading of a stamp (0 stays 0), e.g. to line up with
+    /// `perf record -k CLOCK_MONOTONIC`.
+    static func monotonic(stamp: UInt64) -> UInt64 {
+        stamp == 0 ? 0 : stamp - base + origin
+    }
+
     private static func stamp(monotonic nanoseconds: UInt64, origin: UInt64) -> UInt64 {
         base + (nanoseconds > origin ? nanoseconds - origin : 0)
     }

@@ -58,11 +58,13 @@ extension BenchRunner {
         }
         for (pair, times) in zip(pairs, wireTimes) { await times.attach(to: pair) }
         let recordFrom = BenchClock.stamp() + UInt64(warmup * 1e9)
-        async let pacing: Void = BenchPacer.run(rate: rate, total: total) { index in
-            let pair = pairs[index % pairs.count]
-            let sequence = index / pairs.count + 1
-            let stamp = BenchClock.stamp()
-            pair.send(factory.make(sequence: sequence, at: stamp), sequence: sequence, stamp: stamp)
+        async let pacing: Void = BenchPacer.run(rate: rate, total: total) { indices in
+            for index in indices {
+                let pair = pairs[index % pairs.count]
+                let sequence = index / pairs.count + 1
+                let stamp = BenchClock.stamp()
+                pair.send(factory.make(sequence: sequence, at: stamp), sequence: sequence, stamp: stamp)
+            }
         }
         try await Task.sleep(for: Self.duration(warmup))
         let start = BenchCPUSample(relayPID: relay.pid)

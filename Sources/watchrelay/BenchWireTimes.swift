@@ -59,15 +59,17 @@ final class BenchWireTimes: Sendable {
     }
 
     /// Writes every pair's stamps to `directory/name-<stamp>.tsv` (one line per message:
-    /// pair, sequence, then the posted, written and received ``BenchClock`` stamps, 0 where
-    /// missing), for looking at a run's tail message by message; a failure is only reported.
+    /// pair, sequence, then when it was posted, written and received as ``MonotonicClock``
+    /// nanoseconds, 0 where missing), for looking at a run's tail message by message, e.g.
+    /// beside `perf sched record -k CLOCK_MONOTONIC`; a failure is only reported.
     static func writeTrace(_ pairs: [BenchWireTimes], to directory: String, name: String) {
         var text = "pair\tsequence\tposted\twritten\treceived\n"
         for (index, times) in pairs.enumerated() {
             times.state.withLock { state in
                 for sequence in state.written.indices.dropFirst() {
-                    text += "\(index)\t\(sequence)\t\(state.posted[sequence])\t\(state.written[sequence])\t"
-                        + "\(state.received[sequence])\n"
+                    let stamps = [state.posted[sequence], state.written[sequence], state.received[sequence]]
+                    text += "\(index)\t\(sequence)\t"
+                        + stamps.map { String(BenchClock.monotonic(stamp: $0)) }.joined(separator: "\t") + "\n"
                 }
             }
         }
