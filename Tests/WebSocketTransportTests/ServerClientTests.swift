@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import WebSocketTransport
@@ -185,6 +186,29 @@ struct ServerClientTests {
             if case .closed(_, let code, _) = event { code } else { nil }
         }
         #expect(serverSide == 1001)
+        try await stop(echo.server)
+    }
+
+    @Test func sendsRacingShutdownEndWithTheContext() async throws {
+        // Posters wake the service thread after leaving the inbox lock; the context must still
+        // outlive every wake-up that was under way when it shut down.
+        let echo = try EchoServer()
+        for _ in 0..<5 {
+            let client = try plainClient()
+            let connection = try await client.connect(to: echo.url)
+            let halt = LockedState(false)
+            let posters = (0..<2).map { _ in
+                let (finished, done) = AsyncStream.makeStream(of: Void.self)
+                Thread {
+                    while !halt.withLock({ $0 }) { connection.send(Array("x".utf8)) }
+                    done.finish()
+                }.start()
+                return finished
+            }
+            try await stop(client)
+            halt.withLock { $0 = true }
+            for finished in posters { for await _ in finished {} }
+        }
         try await stop(echo.server)
     }
 
