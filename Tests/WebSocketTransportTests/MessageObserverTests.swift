@@ -2,7 +2,7 @@ import Testing
 
 @testable import WebSocketTransport
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct MessageObserverTests {
     @Test func observerSeesEveryWriteAndReceiptWithMonotonicStamps() async throws {
         let echo = try EchoServer()
