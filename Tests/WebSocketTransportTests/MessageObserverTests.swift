@@ -5,89 +5,76 @@ import Testing
 @Suite(.timeLimit(.minutes(5)))
 struct MessageObserverTests {
     @Test func observerSeesEveryWriteAndReceiptWithMonotonicStamps() async throws {
-        let echo = try EchoServer()
-        let client = try plainClient()
-        let connection = try await client.connect(to: echo.url)
-        let events = EventLog(connection.events)
-        let observer = RecordingObserver()
-        await connection.observe(observer)
-        let sent = (0..<50).map { "m\($0)" }
-        for text in sent { connection.send(Array(text.utf8)) }
-        try await events.waitUntil("\(sent.count) echoes") { $0.count >= sent.count }
+        try await withEcho { client, url in
+            let (connection, events, observer) = try await observedConnection(client, url)
+            let sent = (0..<50).map { "m\($0)" }
+            for text in sent { connection.send(Array(text.utf8)) }
+            try await events.waitUntil("\(sent.count) echoes") { $0.count >= sent.count }
 
-        let entries = observer.entries
-        #expect(entries.filter { !$0.isReceipt }.map(\.text) == sent)
-        #expect(entries.filter(\.isReceipt).map(\.text) == sent)
-        #expect(entries.allSatisfy { $0.stamp > 0 })
-        // One service thread calls the observer, so its clock readings never go backwards…
-        #expect(zip(entries, entries.dropFirst()).allSatisfy { $0.stamp <= $1.stamp })
-        // …and an echo is complete no earlier than its message was written.
-        for text in sent {
-            let written = try #require(entries.first { !$0.isReceipt && $0.text == text })
-            let received = try #require(entries.first { $0.isReceipt && $0.text == text })
-            #expect(written.stamp <= received.stamp)
+            let entries = observer.entries
+            #expect(entries.filter { !$0.isReceipt }.map(\.text) == sent)
+            #expect(entries.filter(\.isReceipt).map(\.text) == sent)
+            #expect(entries.allSatisfy { $0.stamp > 0 })
+            // One service thread calls the observer, so its clock readings never go backwards…
+            #expect(zip(entries, entries.dropFirst()).allSatisfy { $0.stamp <= $1.stamp })
+            // …and an echo is complete no earlier than its message was written.
+            for text in sent {
+                let written = try #require(entries.first { !$0.isReceipt && $0.text == text })
+                let received = try #require(entries.first { $0.isReceipt && $0.text == text })
+                #expect(written.stamp <= received.stamp)
+            }
         }
-        try await stop(client)
-        try await stop(echo.server)
     }
 
     @Test func onlyObservedConnectionsAreReportedAndOnlyWhileObserved() async throws {
-        let echo = try EchoServer()
-        let client = try plainClient()
-        let observed = try await client.connect(to: echo.url)
-        let other = try await client.connect(to: echo.url)
-        let observedEvents = EventLog(observed.events)
-        let otherEvents = EventLog(other.events)
-        let observer = RecordingObserver()
+        try await withEcho { client, url in
+            let observed = try await client.connect(to: url)
+            let other = try await client.connect(to: url)
+            let observedEvents = EventLog(observed.events)
+            let otherEvents = EventLog(other.events)
+            let observer = RecordingObserver()
 
-        observed.send(Array("before".utf8))
-        try await observedEvents.waitUntil("echo of before") { $0.count >= 1 }
-        await observed.observe(observer)
-        observed.send(Array("during".utf8))
-        other.send(Array("elsewhere".utf8))
-        try await observedEvents.waitUntil("echo of during") { $0.count >= 2 }
-        try await otherEvents.waitUntil("echo of elsewhere") { $0.count >= 1 }
-        await observed.observe(nil)
-        observed.send(Array("after".utf8))
-        try await observedEvents.waitUntil("echo of after") { $0.count >= 3 }
+            observed.send(Array("before".utf8))
+            try await observedEvents.waitUntil("echo of before") { $0.count >= 1 }
+            await observed.observe(observer)
+            observed.send(Array("during".utf8))
+            other.send(Array("elsewhere".utf8))
+            try await observedEvents.waitUntil("echo of during") { $0.count >= 2 }
+            try await otherEvents.waitUntil("echo of elsewhere") { $0.count >= 1 }
+            await observed.observe(nil)
+            observed.send(Array("after".utf8))
+            try await observedEvents.waitUntil("echo of after") { $0.count >= 3 }
 
-        #expect(observer.entries.map(\.text) == ["during", "during"])
-        #expect(observedEvents.events.compactMap(\.text) == ["before", "during", "after"])
-        try await stop(client)
-        try await stop(echo.server)
+            #expect(observer.entries.map(\.text) == ["during", "during"])
+            #expect(observedEvents.events.compactMap(\.text) == ["before", "during", "after"])
+        }
     }
 
     @Test func observerSeesBinaryWritesAndOversizedReceipts() async throws {
-        let echo = try EchoServer()
-        let client = try plainClient()
-        let connection = try await client.connect(to: echo.url, maxMessageBytes: 8)
-        let events = EventLog(connection.events)
-        let observer = RecordingObserver()
-        await connection.observe(observer)
-        connection.sendBinary([1, 2, 3])
-        let long = String(repeating: "x", count: 100)
-        connection.send(Array(long.utf8))
-        try await events.waitUntil("the oversized echo") { $0.count >= 1 }
+        try await withEcho { client, url in
+            let (connection, events, observer) = try await observedConnection(client, url, maxMessageBytes: 8)
+            connection.sendBinary([1, 2, 3])
+            let long = String(repeating: "x", count: 100)
+            connection.send(Array(long.utf8))
+            try await events.waitUntil("the oversized echo") { $0.count >= 1 }
 
-        let entries = observer.entries
-        #expect(entries.count == 3)
-        #expect(entries.first?.payload == [1, 2, 3])
-        #expect(entries.dropFirst().first?.text == long)
-        #expect(entries.last?.isReceipt == true)
-        #expect(entries.last?.oversized == 100)
-        try await stop(client)
-        try await stop(echo.server)
+            let entries = observer.entries
+            #expect(entries.count == 3)
+            #expect(entries.first?.payload == [1, 2, 3])
+            #expect(entries.dropFirst().first?.text == long)
+            #expect(entries.last?.isReceipt == true)
+            #expect(entries.last?.oversized == 100)
+        }
     }
 
     @Test func observingAfterShutdownReturns() async throws {
-        let echo = try EchoServer()
-        let client = try plainClient()
-        let connection = try await client.connect(to: echo.url)
-        try await stop(client)
-        let observer = RecordingObserver()
-        try await withTimeout(.seconds(5), "observe after shutdown") { await connection.observe(observer) }
-        #expect(observer.entries.isEmpty)
-        try await stop(echo.server)
+        try await withEcho { client, url in
+            let connection = try await client.connect(to: url)
+            try await stop(client)
+            let observer = RecordingObserver()
+            try await withTimeout(.seconds(5), "observe after shutdown") { await connection.observe(observer) }
+            #expect(observer.entries.isEmpty)
+        }
     }
 
     @Test func monotonicClockNeverGoesBackwards() {
@@ -98,6 +85,26 @@ struct MessageObserverTests {
             previous = now
         }
     }
+}
+
+/// Runs `body` with a plain client context and an echo server's URL, then stops both.
+private func withEcho(_ body: (WebSocketClientContext, String) async throws -> Void) async throws {
+    let echo = try EchoServer()
+    let client = try plainClient()
+    try await body(client, echo.url)
+    try await stop(client)
+    try await stop(echo.server)
+}
+
+/// A new connection to `url`, its event log, and a ``RecordingObserver`` already attached.
+private func observedConnection(
+    _ client: WebSocketClientContext, _ url: String, maxMessageBytes: Int = 1 << 20
+) async throws -> (ClientConnection, EventLog<ClientEvent>, RecordingObserver) {
+    let connection = try await client.connect(to: url, maxMessageBytes: maxMessageBytes)
+    let events = EventLog(connection.events)
+    let observer = RecordingObserver()
+    await connection.observe(observer)
+    return (connection, events, observer)
 }
 
 /// Keeps what a ``ClientMessageObserver`` is told, in call order.
