@@ -23,7 +23,7 @@ extension GitHubRESTClient {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await session.data(for: request)
+            (data, response) = try await session.dataSafelyCancellable(for: request)
         } catch {
             throw Self.unavailable(error, url: url, timeout: request.timeoutInterval)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import GitHubAPI
 import RelayServer
 import Synchronization
 import WebSocketTransport
@@ -56,7 +57,7 @@ final class RelayChildProcess: ScenarioRelay {
     /// The relay's counters, read from `/metrics`: connections, pairs, queued items.
     func stats() async throws -> (connections: Int, pairs: Int, queued: Int) {
         let metrics = URL(string: "http://127.0.0.1:\(port)/metrics")!
-        let (data, _) = try await URLSession.shared.data(from: metrics)
+        let (data, _) = try await URLSession.shared.dataSafelyCancellable(for: URLRequest(url: metrics))
         var connections = 0
         var pairs = 0
         var queued = 0

@@ -10,31 +10,34 @@ import Foundation
 // them in `poll(2)` or `waitUntilExit` while it waits for an in-process relay, whose engine
 // needs that pool to answer, slows every other test in the run, and two such tests at once
 // stall it: under ThreadSanitizer a transport test once timed out waiting for echoes that way.
-// These waits poll without blocking and sleep between looks instead.
+// Polling from the pool every millisecond instead was no better: a dozen waiting sockets made
+// thousands of task wake-ups a second, and the TSan run took twice as long. So the blocking
+// call runs on a thread of its own, and the task waits for it without holding a pool thread.
 
 /// Waits until `fd` has something to read (data, end of file or an error), at most
 /// `timeoutMilliseconds`; false on timeout. Never blocks the calling thread.
 public func waitReadable(_ fd: Int32, timeoutMilliseconds: Int32) async -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(timeoutMilliseconds))
-    while true {
+    var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+    if poll(&ready, 1, 0) > 0 { return true }
+    return await onOwnThread {
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        if poll(&poller, 1, 0) > 0 { return true }
-        if ContinuousClock.now >= deadline { return false }
-        // A cancelled test keeps waiting out its timeout rather than spinning.
-        do { try await Task.sleep(for: .milliseconds(1)) } catch { await sleepIgnoringCancellation() }
+        while true {
+            let result = poll(&poller, 1, timeoutMilliseconds)
+            if result < 0 && errno == EINTR { continue }
+            return result > 0
+        }
     }
 }
 
 /// Waits for `process` to end (e.g. after SIGKILL) without blocking the calling thread.
 public func waitForExit(_ process: Process) async {
-    while process.isRunning {
-        do { try await Task.sleep(for: .milliseconds(2)) } catch { await sleepIgnoringCancellation() }
-    }
+    guard process.isRunning else { return }
+    await onOwnThread { process.waitUntilExit() }
 }
 
-/// One millisecond's pause that a cancelled task also gets (`Task.sleep` returns at once then).
-private func sleepIgnoringCancellation() async {
-    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1)) { done.resume() }
+/// Runs the blocking `body` on a new thread; the caller's task waits without holding a thread.
+private func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { (done: CheckedContinuation<T, Never>) in
+        Thread { done.resume(returning: body()) }.start()
     }
 }

@@ -155,7 +155,7 @@ struct LiveHarness {
 
     static func start(rules: WidgetRules = WidgetRules(), foreground: Bool = true) async throws -> LiveHarness {
         let directory = TemporaryDirectory()
-        let relay = try await RelayServer.startForTest(in: directory.path) { $0.relay.limits.replyTimeoutMs = 800 }
+        let relay = try await RelayServer.startForTest(in: directory.path) { $0.relay.limits.replyTimeoutMs = Int(800 * timeoutScale) }
         let phoneConfig = RelaySessionConfiguration(
             url: relay.url, role: .phone, deviceName: "iPhone", stateDirectory: directory.path("phone"))
         let phone = try RelaySession(configuration: phoneConfig)

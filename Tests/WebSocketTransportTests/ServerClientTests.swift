@@ -200,7 +200,12 @@ struct ServerClientTests {
             let posters = (0..<2).map { _ in
                 let (finished, done) = AsyncStream.makeStream(of: Void.self)
                 Thread {
-                    while !halt.withLock({ $0 }) { connection.send(Array("x".utf8)) }
+                    // Paced (~10,000/s per thread), not flat out: unpaced posters outran the echo
+                    // server by far, grew the run to ~1 GB and took the CPU of the whole TSan run.
+                    while !halt.withLock({ $0 }) {
+                        connection.send(Array("x".utf8))
+                        usleep(100)
+                    }
                     done.finish()
                 }.start()
                 return finished
