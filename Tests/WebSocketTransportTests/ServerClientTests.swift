@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import WebSocketTransport
@@ -218,12 +219,12 @@ struct ServerClientTests {
     }
 
     @Test func connectToClosedPortThrowsWithReason() async throws {
-        let server = try WebSocketServer(configuration: ServerConfiguration())
-        let port = server.port
-        try await stop(server)
+        // A port held bound and never listening: a stopped server's port could be handed to a
+        // test running in parallel.
+        let closed = try ClosedPort()
         let client = try plainClient()
         do {
-            _ = try await client.connect(to: "ws://127.0.0.1:\(port)/v1")
+            _ = try await client.connect(to: "ws://127.0.0.1:\(closed.port)/v1")
             Issue.record("connect succeeded")
         } catch let error as TransportError {
             guard case .connectionFailed(_, let reason) = error else {
@@ -232,6 +233,7 @@ struct ServerClientTests {
             }
             #expect(!reason.isEmpty)
         }
+        withExtendedLifetime(closed) {}
         try await stop(client)
     }
 
