@@ -66,7 +66,14 @@ final class ServiceCore {
     func run() {
         guard let context else { return }
         while !stopRequested {
-            let status = lws_service(context, 0)
+            // On libev, one iteration of the loop is what `lws_service` is on poll(): wait for
+            // activity or a timer, handle it (every callback runs inside), return.
+            var status: Int32 = 0
+            if let loop = resources.eventLoop {
+                relay_ev_run_once(loop)
+            } else {
+                status = lws_service(context, 0)
+            }
             serverEvents?.flush()
             if status < 0 { break }
             if let deadline = shutdownDeadline, ContinuousClock.now >= deadline { break }
