@@ -16,7 +16,8 @@
  *
  * Event loop: like the Swift transport, lws's libev plugin (package libwebsockets-evlib-ev,
  * epoll) on a loop this program owns and runs one iteration at a time; `--event-loop poll`
- * runs lws's default poll() loop instead (whose cost grows with the number of connections).
+ * (or WATCHRELAY_EVENT_LOOP=poll, as for the Swift transport) runs lws's default poll() loop
+ * instead, whose cost grows with the number of connections.
  *
  * Build: cc -O2 -Wall -o relay relay.c -lwebsockets -lev
  * Run:   relay [--host 127.0.0.1] [--port 0] [--event-loop libev|poll]   (prints
@@ -258,7 +259,9 @@ int main(int argc, char **argv)
 {
 	const char *host = "127.0.0.1";
 	int port = 0;
-	int use_libev = 1;
+	/* the same switch as the Swift transport's, so one variable flips both for an A/B run */
+	const char *loop_env = getenv("WATCHRELAY_EVENT_LOOP");
+	int use_libev = !(loop_env && !strcmp(loop_env, "poll"));
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--host"))
 			host = argv[i + 1];

@@ -2,34 +2,24 @@ import RelayCore
 import RelayProtocol
 import WebSocketTransport
 
-/// Runs the core: feeds it events, performs its actions, and gates frames on group commits.
-///
-/// Ordering rule: a frame that follows a `.persist` in the core's output (and every frame
-/// queued after it, so per-connection order holds) waits until the store committed that
-/// mutation. Mutations that pile up while a commit runs form the next group — one fsync
-/// for many sends.
+/// Runs the core: feeds it events, performs its actions, and gates frames on group commits
+/// (the rules are ``CommitGate``'s; the commits run on the ``Committer``'s thread).
 actor RelayEngine {
     private var core: RelayState
     private let transport: WebSocketServer
     private let metrics: RelayMetrics
     private let clock: RelayClock
     private let log: Logger
-
-    /// Mutations of the batch being filled, and its ticket.
-    private var openBatch: [StoreMutation] = []
-    /// Whether the open batch holds a seq reservation made ahead (always fsynced).
-    private var openBatchReservesAhead = false
-    private var openTicket: UInt64 = 1
-    private var committedTicket: UInt64 = 0
-    /// Actions waiting for the commit of their ticket, in order.
-    private var deferred: [(ticket: UInt64, action: RelayAction)] = []
-    private var deferredHead = 0
-    private var committerWaiting: CheckedContinuation<Bool, Never>?
-    private var stopped = false
+    /// Which frames wait for which commit.
+    private var gate = CommitGate()
+    /// Set once by ``attach(_:)``, before the first event.
+    private var committer: Committer?
+    /// Frames and closes the gate let through in the current step.
+    private var ready: [RelayAction] = []
+    /// Set when the transport's events ended: commits still run until the gate is idle.
+    private var draining: CheckedContinuation<Void, Never>?
     /// Highest seq delivered per connection (the latency metric counts first deliveries).
     private var deliveredSeq: [LinkID: Int64] = [:]
-    /// The batch holding each pair direction's last seq reservation made ahead.
-    private var aheadTickets: [AheadKey: UInt64] = [:]
     /// Counter updates of the current step, handed to the metrics with the frames.
     private var pendingMetrics = MetricsBatch()
     /// Frames and closes of the current step, handed to the transport in one go.
@@ -55,9 +45,15 @@ actor RelayEngine {
     func consume(_ batches: AsyncStream<[ServerEvent]>) async {
         for await batch in batches {
             for event in batch { handle(event) }
+            submitBatch()
             flush()
         }
-        stop()
+        await drain()
+    }
+
+    /// The committer that runs this engine's batches.
+    func attach(_ committer: Committer) {
+        self.committer = committer
     }
 
     /// Hands one transport event to the core and performs what it asks.
@@ -84,6 +80,7 @@ actor RelayEngine {
     func tick(refreshGauges: Bool) {
         if let deadline = core.nextDeadline, deadline <= clock.now() {
             run(.tick)
+            submitBatch()
             flush()
         }
         if refreshGauges {
@@ -94,43 +91,14 @@ actor RelayEngine {
     }
 
     private func run(_ event: RelayEvent) {
-        let actions = core.handle(event, now: clock.now())
-        var gate: UInt64 = 0
-        for action in actions {
-            switch action {
-            case .persist(let mutation):
-                enqueue(mutation)
-                gate = openTicket
-            case .persistAhead(let mutation):
-                enqueue(mutation)
-                openBatchReservesAhead = true
-                if case .setSeqReserved(let pair, let direction, _) = mutation {
-                    aheadTickets[AheadKey(pair: pair, direction: direction)] = openTicket
-                }
-            case .awaitAhead(let pair, let direction):
-                if let ticket = aheadTickets.removeValue(forKey: AheadKey(pair: pair, direction: direction)),
-                    ticket > committedTicket
-                {
-                    gate = max(gate, ticket)
-                }
-            case .send, .close:
-                let ticket = max(gate, deferredHead < deferred.count ? deferred[deferred.count - 1].ticket : 0)
-                if ticket > committedTicket {
-                    deferred.append((ticket, action))
-                } else {
-                    perform(action)
-                }
-            }
-        }
+        gate.admit(core.handle(event, now: clock.now()), into: &ready)
+        for action in ready { perform(action) }
+        ready.removeAll(keepingCapacity: true)
     }
 
-    /// Adds a mutation to the batch being filled and wakes the committer.
-    private func enqueue(_ mutation: StoreMutation) {
-        openBatch.append(mutation)
-        if let waiter = committerWaiting {
-            committerWaiting = nil
-            waiter.resume(returning: true)
-        }
+    /// Hands the open batch to the committer if none is with it.
+    private func submitBatch() {
+        if let batch = gate.takeBatch() { committer?.submit(batch) }
     }
 
     /// Hands what this step produced to the transport.
@@ -166,62 +134,42 @@ actor RelayEngine {
         }
     }
 
+
     // MARK: - Group commit
 
-    /// The next batch to commit; waits for one. `nil` once stopped and drained.
-    ///
-    /// `urgent` says whether a frame waits for this batch (or it reserves seqs ahead, which a
-    /// later frame will wait for): only then must the commit be fsynced (see
-    /// ``RelayStore/commit(_:urgent:)``). Frames can only wait for the open batch, so once
-    /// taken, a batch gets no new waiters.
-    func takeBatch() async -> (ticket: UInt64, mutations: [StoreMutation], urgent: Bool)? {
-        while openBatch.isEmpty {
-            if stopped { return nil }
-            let more = await withCheckedContinuation { committerWaiting = $0 }
-            if !more && openBatch.isEmpty { return nil }
+    /// The batch of `ticket` is durable: release what waited for it, start the next batch.
+    func committed(_ ticket: UInt64, mutations: Int) {
+        metrics.committed(mutations: mutations)
+        gate.committed(ticket, into: &ready)
+        for action in ready { perform(action) }
+        ready.removeAll(keepingCapacity: true)
+        submitBatch()
+        flush()
+        if gate.isIdle, let waiter = draining {
+            draining = nil
+            waiter.resume()
         }
-        let urgent =
-            openBatchReservesAhead
-            || (deferredHead < deferred.count && deferred[deferred.count - 1].ticket >= openTicket)
-        let batch = (openTicket, openBatch, urgent)
-        openBatch = []
-        openBatchReservesAhead = false
-        openTicket += 1
-        return batch
     }
 
-    /// The batch of `ticket` is durable: release what waited for it.
-    func committed(_ ticket: UInt64, mutations: Int) {
-        committedTicket = ticket
-        metrics.committed(mutations: mutations)
-        while deferredHead < deferred.count, deferred[deferredHead].ticket <= ticket {
-            perform(deferred[deferredHead].action)
-            deferredHead += 1
-        }
-        if deferredHead == deferred.count {
-            deferred.removeAll(keepingCapacity: true)
-            deferredHead = 0
+    /// The batch of `ticket` failed repeatedly (the committer keeps retrying it): the
+    /// connections with frames waiting for it are closed with 1011 (PROTOCOL.md §2.3); their
+    /// frames are dropped, and every later frame waits until the batch is committed.
+    func commitFailed(_ ticket: UInt64) {
+        for link in gate.commitFailed(ticket) {
+            outbound.close(ConnectionID(rawValue: link.rawValue), code: 1011, reason: "relay storage failed")
         }
         flush()
     }
 
-    /// No more events will come: the committer drains the last batch and stops.
-    func stop() {
-        stopped = true
-        if let waiter = committerWaiting {
-            committerWaiting = nil
-            waiter.resume(returning: false)
-        }
+    /// No more events will come: returns once everything open is committed.
+    private func drain() async {
+        submitBatch()
+        guard !gate.isIdle else { return }
+        await withCheckedContinuation { draining = $0 }
     }
 
     /// Counts for tests and scenarios.
     var stats: (connections: Int, pairs: Int, queued: Int) {
         (core.connectionCount, core.pairCount, core.queuedItemCount)
     }
-}
-
-/// A pair direction, for ``RelayEngine``'s seq reservations made ahead.
-private struct AheadKey: Hashable {
-    let pair: PairID
-    let direction: Role
 }

@@ -17,7 +17,7 @@ public actor RelayServer {
 
     private let transport: WebSocketServer
     private let engine: RelayEngine
-    private let store: RelayStore
+    private let committer: Committer
     private let log: Logger
     private var tasks: [Task<Void, Never>] = []
     private var stopping = false
@@ -27,8 +27,9 @@ public actor RelayServer {
         _ configuration: RelayServerConfiguration, environment: RelayEnvironment = .live,
         clock: RelayClock = .system, log: Logger = Logger()
     ) async throws -> RelayServer {
-        let store = try RelayStore(path: configuration.databasePath, synchronous: configuration.synchronous)
-        let pairs = try await store.load(now: clock.now())
+        let storage: any RelayStorage = try SQLiteRelayStorage(
+            path: configuration.databasePath, synchronous: configuration.synchronous)
+        let pairs = try storage.loadAll(now: clock.now())
         let metrics = RelayMetrics()
         let transport = try WebSocketServer(
             configuration: ServerConfiguration(
@@ -48,8 +49,13 @@ public actor RelayServer {
                 ]))
         let core = RelayState(configuration: configuration.relay, environment: environment, pairs: pairs)
         let engine = RelayEngine(core: core, transport: transport, metrics: metrics, clock: clock, log: log)
+        let committer = Committer(
+            storage: storage, log: log,
+            committed: { ticket, mutations in Task { await engine.committed(ticket, mutations: mutations) } },
+            failed: { ticket in Task { await engine.commitFailed(ticket) } })
+        await engine.attach(committer)
         let server = RelayServer(
-            transport: transport, engine: engine, store: store, metrics: metrics,
+            transport: transport, engine: engine, committer: committer, metrics: metrics,
             url: configuration.url(port: transport.port), log: log)
         await server.startTasks()
         log.info(
@@ -58,12 +64,12 @@ public actor RelayServer {
     }
 
     private init(
-        transport: WebSocketServer, engine: RelayEngine, store: RelayStore, metrics: RelayMetrics, url: String,
+        transport: WebSocketServer, engine: RelayEngine, committer: Committer, metrics: RelayMetrics, url: String,
         log: Logger
     ) {
         self.transport = transport
         self.engine = engine
-        self.store = store
+        self.committer = committer
         self.metrics = metrics
         self.port = transport.port
         self.url = url
@@ -73,28 +79,8 @@ public actor RelayServer {
     private func startTasks() {
         let transport = transport
         let engine = engine
-        let store = store
-        let log = log
-        // Events in order, one at a time, into the engine.
+        // Events in order, one at a time, into the engine (which hands batches to the committer).
         tasks.append(Task { await engine.consume(transport.eventBatches) })
-        // Group commits: whatever piled up during the previous commit goes in one transaction.
-        tasks.append(
-            Task {
-                while let batch = await engine.takeBatch() {
-                    var attempt = 0
-                    while true {
-                        do {
-                            try await store.commit(batch.mutations, urgent: batch.urgent)
-                            break
-                        } catch {
-                            attempt += 1
-                            log.error("store commit failed", ("error", "\(error)"), ("attempt", String(attempt)))
-                            try? await Task.sleep(for: .milliseconds(min(1000, 50 * attempt)))
-                        }
-                    }
-                    await engine.committed(batch.ticket, mutations: batch.mutations.count)
-                }
-            })
         // Deadlines (reply timeouts) and gauges.
         tasks.append(
             Task {
@@ -113,11 +99,11 @@ public actor RelayServer {
         stopping = true
         log.info("relay shutting down")
         await transport.shutdown()
-        // The event task ends when the transport's stream finishes; the committer drains.
+        // The event task ends when the transport's stream finished and every batch is committed.
         await tasks[0].value
+        await committer.stop()
+        tasks[1].cancel()
         await tasks[1].value
-        tasks[2].cancel()
-        await tasks[2].value
         log.info("relay stopped")
     }
 
