@@ -31,6 +31,13 @@ static inline void relay_ev_loop_destroy(void *loop) { ev_loop_destroy((struct e
 /* Whether the loop polls with epoll (EVBACKEND_EPOLL). */
 static inline int relay_ev_uses_epoll(void *loop) { return ev_backend((struct ev_loop *)loop) == EVBACKEND_EPOLL; }
 
+/* An lws timer that knows its owner: lws hands a sul callback only the sul pointer, and the sul
+ * is the first member, so the callback finds `owner` (the Swift ServiceCore) at that address. */
+struct relay_timer {
+    lws_sorted_usec_list_t sul;
+    void *owner;
+};
+
 /* LWS_PRE: writable headroom lws_write() needs before the payload (16 on x86_64). */
 static const size_t relay_lws_pre = LWS_PRE;
 

@@ -91,6 +91,17 @@ struct CommitGate {
         return batch
     }
 
+    /// At shutdown: the open batch, even while another is with the committer (whose queue
+    /// keeps the order), flushed to stable storage. Nothing waits for it any more.
+    mutating func takeFinalBatch() -> Batch? {
+        guard !openBatch.isEmpty else { return nil }
+        let batch = Batch(ticket: openTicket, mutations: openBatch, urgent: true)
+        openBatch = []
+        openReservesAhead = false
+        openTicket += 1
+        return batch
+    }
+
     /// The batch of `ticket` is durable: appends what waited for it to `ready`, in order.
     mutating func committed(_ ticket: UInt64, into ready: inout [RelayAction]) {
         precondition(ticket == inFlight, "committed a batch that was not with the committer")

@@ -23,8 +23,9 @@ final class Committer: @unchecked Sendable {
     private var stopping = false
     private var exited: CheckedContinuation<Void, Never>?
     private var hasExited = false
+    private var started = false
 
-    /// Starts the commit thread.
+    /// Creates the committer; batches submitted before ``start()`` wait for it.
     /// - Parameters:
     ///   - committed: called on the commit thread after each batch is durable.
     ///   - failed: called on the commit thread when a batch failed repeatedly (it is still retried).
@@ -37,6 +38,13 @@ final class Committer: @unchecked Sendable {
         self.log = log
         self.committed = committed
         self.failed = failed
+    }
+
+    /// Starts the commit thread; call once.
+    func start() {
+        condition.lock()
+        started = true
+        condition.unlock()
         let thread = Thread { [self] in run() }
         thread.name = "watchrelay-commit"
         thread.start()
@@ -55,7 +63,7 @@ final class Committer: @unchecked Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             condition.lock()
             stopping = true
-            if hasExited {
+            if hasExited || !started {
                 condition.unlock()
                 continuation.resume()
                 return

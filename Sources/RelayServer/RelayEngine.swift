@@ -2,115 +2,182 @@ import RelayCore
 import RelayProtocol
 import WebSocketTransport
 
-/// Runs the core: feeds it events, performs its actions, and gates frames on group commits
-/// (the rules are ``CommitGate``'s; the commits run on the ``Committer``'s thread).
-actor RelayEngine {
+/// Runs the core on the lws service thread: the transport calls it in the callback that
+/// completed each message (``ServerEventHandler``), it hands the event to ``RelayState`` and
+/// queues the answers on their connections before that callback returns.
+///
+/// Frames that depend on a store commit wait in the ``CommitGate``; once per service-loop turn
+/// the open batch goes to the ``Committer`` (its own thread), whose confirmations come back
+/// through the transport's inbox (``WebSocketServer/post(_:)``) and release the waiting frames
+/// here, in order. Deadlines (reply timeouts) and the gauges run from one lws timer armed for
+/// the next of them.
+///
+/// Everything but ``init`` and ``attach(committer:)`` runs on the service thread, one call at a
+/// time (the transport's contract), so the mutable state has no lock; that confinement is what
+/// the `@unchecked Sendable` stands for. Off that thread, ``stats`` is answered through the inbox.
+final class RelayEngine: ServerEventHandler, @unchecked Sendable {
+    /// How often the gauges of `/metrics` are refreshed.
+    static let gaugeInterval: Duration = .milliseconds(500)
+
     private var core: RelayState
-    private let transport: WebSocketServer
     private let metrics: RelayMetrics
     private let clock: RelayClock
     private let log: Logger
     /// Which frames wait for which commit.
     private var gate = CommitGate()
-    /// Set once by ``attach(_:)``, before the first event.
+    /// Set by ``attach(committer:)`` before the transport starts.
     private var committer: Committer?
-    /// Frames and closes the gate let through in the current step.
+    /// Frames and closes the gate let through in the current call.
     private var ready: [RelayAction] = []
-    /// Set when the transport's events ended: commits still run until the gate is idle.
-    private var draining: CheckedContinuation<Void, Never>?
     /// Highest seq delivered per connection (the latency metric counts first deliveries).
     private var deliveredSeq: [LinkID: Int64] = [:]
-    /// Counter updates of the current step, handed to the metrics with the frames.
+    /// Counter updates of the current turn, handed to the metrics once per turn.
     private var pendingMetrics = MetricsBatch()
-    /// Frames and closes of the current step, handed to the transport in one go.
-    private var outbound = OutboundBatch()
+    /// When the gauges are refreshed next.
+    private var gaugesDue: ContinuousClock.Instant = .now
+    /// Counts when the context went away, for ``stats`` after shutdown.
+    private let finalStats = LockedState<Stats?>(nil)
 
-    init(core: RelayState, transport: WebSocketServer, metrics: RelayMetrics, clock: RelayClock, log: Logger) {
+    /// Counts for tests and scenarios.
+    struct Stats: Sendable {
+        let connections: Int
+        let pairs: Int
+        let queued: Int
+    }
+
+    /// Asks the engine for its counts on the service thread.
+    struct StatsRequest: Sendable {
+        let reply: CheckedContinuation<Stats, Never>
+    }
+
+    /// A batch is durable (posted by the committer's thread).
+    struct Committed: Sendable {
+        let ticket: UInt64
+        let mutations: Int
+    }
+
+    /// A batch failed repeatedly and is being retried (posted by the committer's thread).
+    struct CommitFailing: Sendable {
+        let ticket: UInt64
+    }
+
+    init(core: RelayState, metrics: RelayMetrics, clock: RelayClock, log: Logger) {
         self.core = core
-        self.transport = transport
         self.metrics = metrics
         self.clock = clock
         self.log = log
     }
 
-    // MARK: - Events
-
-    /// Handles the transport's events on this actor, one at a time and in order, until the
-    /// stream finishes; then stops the committer.
-    ///
-    /// Iterating here (not from another task calling ``handle(_:)``) saves an executor hop
-    /// per event: the stream resumes this actor directly.
-    /// Each batch (what one lws service iteration reported) is handled whole, and its frames
-    /// go to the transport in one hand-off.
-    func consume(_ batches: AsyncStream<[ServerEvent]>) async {
-        for await batch in batches {
-            for event in batch { handle(event) }
-            submitBatch()
-            flush()
-        }
-        await drain()
-    }
-
-    /// The committer that runs this engine's batches.
-    func attach(_ committer: Committer) {
+    /// Sets the committer; call once, before the transport that calls this engine starts.
+    func attach(committer: Committer) {
         self.committer = committer
     }
 
-    /// Hands one transport event to the core and performs what it asks.
-    private func handle(_ event: ServerEvent) {
-        switch event {
-        case .opened(let id, let address):
-            log.debug("connection opened", ("conn", id.description), ("addr", address))
-            run(.opened(LinkID(id.rawValue), address: address))
-        case .message(let id, let bytes):
-            run(.frame(LinkID(id.rawValue), bytes))
-        case .binary(let id):
-            run(.binary(LinkID(id.rawValue)))
-        case .tooLarge(let id, let size):
-            run(.tooLarge(LinkID(id.rawValue), size: size))
-        case .closed(let id, let code, let reason):
-            log.debug("connection closed", ("conn", id.description), ("code", code.map(String.init) ?? "none"), ("reason", reason))
-            metrics.closed(code: code)
-            deliveredSeq[LinkID(id.rawValue)] = nil
-            run(.closed(LinkID(id.rawValue)))
+    /// Counts of the engine's core, read on the service thread (or the last ones, after shutdown).
+    func stats(via transport: WebSocketServer) async -> Stats {
+        if let final = finalStats.withLock({ $0 }) { return final }
+        return await withCheckedContinuation { continuation in
+            if !transport.post(StatsRequest(reply: continuation)) {
+                continuation.resume(returning: finalStats.withLock { $0 } ?? Stats(connections: 0, pairs: 0, queued: 0))
+            }
         }
     }
 
-    /// Runs `.tick` when a deadline passed; refreshes the gauges.
-    func tick(refreshGauges: Bool) {
-        if let deadline = core.nextDeadline, deadline <= clock.now() {
-            run(.tick)
-            submitBatch()
-            flush()
+    // MARK: - ServerEventHandler (service thread)
+
+    func handle(_ event: ServerEvent, outbound: inout OutboundBatch) {
+        switch event {
+        case .opened(let id, let address):
+            log.debug("connection opened", ("conn", id.description), ("addr", address))
+            run(.opened(LinkID(id.rawValue), address: address), &outbound)
+        case .message(let id, let bytes):
+            run(.frame(LinkID(id.rawValue), bytes), &outbound)
+        case .binary(let id):
+            run(.binary(LinkID(id.rawValue)), &outbound)
+        case .tooLarge(let id, let size):
+            run(.tooLarge(LinkID(id.rawValue), size: size), &outbound)
+        case .closed(let id, let code, let reason):
+            log.debug(
+                "connection closed", ("conn", id.description), ("code", code.map(String.init) ?? "none"),
+                ("reason", reason))
+            metrics.closed(code: code)
+            deliveredSeq[LinkID(id.rawValue)] = nil
+            run(.closed(LinkID(id.rawValue)), &outbound)
         }
-        if refreshGauges {
+    }
+
+    func received(_ message: any Sendable, outbound: inout OutboundBatch) {
+        switch message {
+        case let done as Committed:
+            metrics.committed(mutations: done.mutations)
+            gate.committed(done.ticket, into: &ready)
+            performReady(&outbound)
+        case let failing as CommitFailing:
+            // The connections waiting for it are closed with 1011 (PROTOCOL.md §2.3); their
+            // frames are dropped, and every later frame waits until the batch is committed.
+            for link in gate.commitFailed(failing.ticket) {
+                outbound.close(ConnectionID(rawValue: link.rawValue), code: 1011, reason: "relay storage failed")
+            }
+        case let request as StatsRequest:
+            request.reply.resume(returning: currentStats)
+        default:
+            log.error("relay engine got an unknown message", ("type", "\(type(of: message))"))
+        }
+    }
+
+    func timerFired(outbound: inout OutboundBatch) {
+        if let deadline = core.nextDeadline, deadline <= clock.now() {
+            run(.tick, &outbound)
+        }
+    }
+
+    func endOfTurn(outbound: inout OutboundBatch) -> Duration? {
+        if let batch = gate.takeBatch() { committer?.submit(batch) }
+        if !pendingMetrics.isEmpty {
+            metrics.record(pendingMetrics)
+            pendingMetrics.removeAll()
+        }
+        let now = ContinuousClock.now
+        if now >= gaugesDue {
+            gaugesDue = now + Self.gaugeInterval
             metrics.gauges(
                 connections: core.connectionsByRole, pairs: core.pairCount, queued: core.queuedItemsByMode,
                 received: core.framesReceived)
         }
+        var delay = gaugesDue - now
+        if let deadline = core.nextDeadline {
+            // +1: the clock counts whole milliseconds; a timer due before the deadline is a wasted turn.
+            let ms = deadline.millisecondsSinceEpoch - clock.now().millisecondsSinceEpoch + 1
+            delay = min(delay, .milliseconds(max(0, ms)))
+        }
+        return delay
     }
 
-    private func run(_ event: RelayEvent) {
+    func finished() {
+        finalStats.withLock { $0 = currentStats }
+        // Whatever is still open goes to the committer behind the batch with it (its queue keeps
+        // the order); the relay's shutdown waits for the committer to finish.
+        if let batch = gate.takeFinalBatch() { committer?.submit(batch) }
+    }
+
+    // MARK: - Steps
+
+    private var currentStats: Stats {
+        Stats(connections: core.connectionCount, pairs: core.pairCount, queued: core.queuedItemCount)
+    }
+
+    private func run(_ event: RelayEvent, _ outbound: inout OutboundBatch) {
         gate.admit(core.handle(event, now: clock.now()), into: &ready)
-        for action in ready { perform(action) }
+        performReady(&outbound)
+    }
+
+    /// Queues what the gate let through, in order.
+    private func performReady(_ outbound: inout OutboundBatch) {
+        for action in ready { perform(action, &outbound) }
         ready.removeAll(keepingCapacity: true)
     }
 
-    /// Hands the open batch to the committer if none is with it.
-    private func submitBatch() {
-        if let batch = gate.takeBatch() { committer?.submit(batch) }
-    }
-
-    /// Hands what this step produced to the transport.
-    private func flush() {
-        metrics.record(pendingMetrics)
-        pendingMetrics.removeAll()
-        guard !outbound.isEmpty else { return }
-        transport.send(outbound)
-        outbound.removeAll()
-    }
-
-    private func perform(_ action: RelayAction) {
+    private func perform(_ action: RelayAction, _ outbound: inout OutboundBatch) {
         switch action {
         case .send(let link, let frame):
             outbound.send(FrameCodec.encode(frame), to: ConnectionID(rawValue: link.rawValue))
@@ -132,44 +199,5 @@ actor RelayEngine {
         case .persist, .persistAhead, .awaitAhead:
             break
         }
-    }
-
-
-    // MARK: - Group commit
-
-    /// The batch of `ticket` is durable: release what waited for it, start the next batch.
-    func committed(_ ticket: UInt64, mutations: Int) {
-        metrics.committed(mutations: mutations)
-        gate.committed(ticket, into: &ready)
-        for action in ready { perform(action) }
-        ready.removeAll(keepingCapacity: true)
-        submitBatch()
-        flush()
-        if gate.isIdle, let waiter = draining {
-            draining = nil
-            waiter.resume()
-        }
-    }
-
-    /// The batch of `ticket` failed repeatedly (the committer keeps retrying it): the
-    /// connections with frames waiting for it are closed with 1011 (PROTOCOL.md §2.3); their
-    /// frames are dropped, and every later frame waits until the batch is committed.
-    func commitFailed(_ ticket: UInt64) {
-        for link in gate.commitFailed(ticket) {
-            outbound.close(ConnectionID(rawValue: link.rawValue), code: 1011, reason: "relay storage failed")
-        }
-        flush()
-    }
-
-    /// No more events will come: returns once everything open is committed.
-    private func drain() async {
-        submitBatch()
-        guard !gate.isIdle else { return }
-        await withCheckedContinuation { draining = $0 }
-    }
-
-    /// Counts for tests and scenarios.
-    var stats: (connections: Int, pairs: Int, queued: Int) {
-        (core.connectionCount, core.pairCount, core.queuedItemCount)
     }
 }

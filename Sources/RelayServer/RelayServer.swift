@@ -19,7 +19,6 @@ public actor RelayServer {
     private let engine: RelayEngine
     private let committer: Committer
     private let log: Logger
-    private var tasks: [Task<Void, Never>] = []
     private var stopping = false
 
     /// Loads the store at `configuration.databasePath`, listens, and starts serving.
@@ -31,33 +30,45 @@ public actor RelayServer {
             path: configuration.databasePath, synchronous: configuration.synchronous)
         let pairs = try storage.loadAll(now: clock.now())
         let metrics = RelayMetrics()
-        let transport = try WebSocketServer(
-            configuration: ServerConfiguration(
-                host: configuration.host, port: configuration.port, tlsCertificatePath: configuration.tlsCertificatePath,
-                tlsPrivateKeyPath: configuration.tlsPrivateKeyPath, maxMessageBytes: configuration.maxFrameBytes,
-                maxQueuedBytesPerConnection: configuration.maxQueuedBytesPerConnection,
-                pingAfterSeconds: configuration.pingAfterSeconds, hangupAfterSeconds: configuration.hangupAfterSeconds,
-                // The contract answers invalid UTF-8 with `bad_json` and keeps the connection
-                // (our parser validates it), rather than lws's close with 1007.
-                validatesUTF8: false,
-                httpRoutes: [
-                    "/healthz": { HTTPResponse.text("ok\n") },
-                    "/metrics": {
-                        HTTPResponse(
-                            status: 200, contentType: "text/plain; version=0.0.4", body: Array(metrics.render().utf8))
-                    },
-                ]))
         let core = RelayState(configuration: configuration.relay, environment: environment, pairs: pairs)
-        let engine = RelayEngine(core: core, transport: transport, metrics: metrics, clock: clock, log: log)
+        let engine = RelayEngine(core: core, metrics: metrics, clock: clock, log: log)
+        // The committer's confirmations go back to the engine through the transport's inbox.
+        let mailbox = LockedState<WebSocketServer?>(nil)
         let committer = Committer(
             storage: storage, log: log,
-            committed: { ticket, mutations in Task { await engine.committed(ticket, mutations: mutations) } },
-            failed: { ticket in Task { await engine.commitFailed(ticket) } })
-        await engine.attach(committer)
+            committed: { ticket, mutations in
+                _ = mailbox.withLock { $0 }?.post(RelayEngine.Committed(ticket: ticket, mutations: mutations))
+            },
+            failed: { ticket in _ = mailbox.withLock { $0 }?.post(RelayEngine.CommitFailing(ticket: ticket)) })
+        engine.attach(committer: committer)
+        let transport: WebSocketServer
+        do {
+            transport = try WebSocketServer(
+                configuration: ServerConfiguration(
+                    host: configuration.host, port: configuration.port, tlsCertificatePath: configuration.tlsCertificatePath,
+                    tlsPrivateKeyPath: configuration.tlsPrivateKeyPath, maxMessageBytes: configuration.maxFrameBytes,
+                    maxQueuedBytesPerConnection: configuration.maxQueuedBytesPerConnection,
+                    pingAfterSeconds: configuration.pingAfterSeconds, hangupAfterSeconds: configuration.hangupAfterSeconds,
+                    // The contract answers invalid UTF-8 with `bad_json` and keeps the connection
+                    // (our parser validates it), rather than lws's close with 1007.
+                    validatesUTF8: false,
+                    httpRoutes: [
+                        "/healthz": { HTTPResponse.text("ok\n") },
+                        "/metrics": {
+                            HTTPResponse(
+                                status: 200, contentType: "text/plain; version=0.0.4", body: Array(metrics.render().utf8))
+                        },
+                    ]), handler: engine)
+        } catch {
+            await committer.stop()
+            throw error
+        }
+        mailbox.withLock { $0 = transport }
+        // Only now: a confirmation posted before the mailbox had the transport would be lost.
+        committer.start()
         let server = RelayServer(
             transport: transport, engine: engine, committer: committer, metrics: metrics,
             url: configuration.url(port: transport.port), log: log)
-        await server.startTasks()
         log.info(
             "relay listening", ("url", server.url), ("db", configuration.databasePath), ("pairs", String(pairs.count)))
         return server
@@ -76,39 +87,22 @@ public actor RelayServer {
         self.log = log
     }
 
-    private func startTasks() {
-        let transport = transport
-        let engine = engine
-        // Events in order, one at a time, into the engine (which hands batches to the committer).
-        tasks.append(Task { await engine.consume(transport.eventBatches) })
-        // Deadlines (reply timeouts) and gauges.
-        tasks.append(
-            Task {
-                var n = 0
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(25))
-                    n += 1
-                    await engine.tick(refreshGauges: n % 20 == 0)
-                }
-            })
-    }
-
     /// Closes every client with 1001, commits what is pending, and stops.
     public func shutdown() async {
         guard !stopping else { return }
         stopping = true
         log.info("relay shutting down")
         await transport.shutdown()
-        // The event task ends when the transport's stream finished and every batch is committed.
-        await tasks[0].value
+        // The engine handed its last batch to the committer when the context went away.
         await committer.stop()
-        tasks[1].cancel()
-        await tasks[1].value
         log.info("relay stopped")
     }
 
     /// Counts for tests and scenarios: live connections, pairs, queued durable items.
     public var stats: (connections: Int, pairs: Int, queued: Int) {
-        get async { await engine.stats }
+        get async {
+            let stats = await engine.stats(via: transport)
+            return (stats.connections, stats.pairs, stats.queued)
+        }
     }
 }

@@ -35,6 +35,12 @@ struct LWSContextResources {
     let retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>
     /// The timer that wakes the loop at the shutdown deadline.
     let shutdownTimer: UnsafeMutablePointer<lws_sorted_usec_list_t>
+    /// The server handler's timer (``ServerEventHandler/endOfTurn(outbound:)``), with its owner.
+    let handlerTimer: UnsafeMutablePointer<relay_timer>
+    /// ``handlerTimer``'s sul, its first member, as lws's timer calls take it.
+    var handlerTimerList: UnsafeMutablePointer<lws_sorted_usec_list_t> {
+        UnsafeMutableRawPointer(handlerTimer).assumingMemoryBound(to: lws_sorted_usec_list_t.self)
+    }
     /// The libev loop the context runs on (see ``EventLoopChoice``), nil for lws's poll() loop.
     ///
     /// Owned by the service thread: created here, handed to lws as a foreign loop, run one
@@ -117,6 +123,8 @@ struct LWSContextResources {
         retryPolicy.initialize(to: policy)
         shutdownTimer = .allocate(capacity: 1)
         shutdownTimer.initialize(to: lws_sorted_usec_list_t())
+        handlerTimer = .allocate(capacity: 1)
+        handlerTimer.initialize(to: relay_timer())
         eventLoop = EventLoopChoice.current == .libev ? relay_ev_loop_new() : nil
         foreignLoops = .allocate(capacity: 1)
         foreignLoops.initialize(to: eventLoop)
@@ -170,6 +178,8 @@ struct LWSContextResources {
         retryPolicy.deallocate()
         shutdownTimer.deinitialize(count: 1)
         shutdownTimer.deallocate()
+        handlerTimer.deinitialize(count: 1)
+        handlerTimer.deallocate()
         foreignLoops.deinitialize(count: 1)
         foreignLoops.deallocate()
         if let eventLoop { relay_ev_loop_destroy(eventLoop) }

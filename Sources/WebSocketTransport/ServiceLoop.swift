@@ -98,7 +98,10 @@ enum ServiceLoop {
         let core = retainedCore.takeUnretainedValue()
         core.discard(inbox.close())  // from here on no thread calls lws_cancel_service
         core.serverEvents?.context = nil  // closes during the destroy are flushed by finishStreams
-        if let context { lws_context_destroy(context) }
+        if let context {
+            core.cancelHandlerTimer()
+            lws_context_destroy(context)
+        }
         core.context = nil
         core.finishStreams()
         // Release the retain taken for lws in `run`: the context and its callbacks are gone.

@@ -44,6 +44,7 @@ struct CommitterTests {
             storage: storage, log: Logger(level: .error, sink: { _ in }),
             committed: { ticket, count in reports.events.withLock { $0.append("committed \(ticket) (\(count))") } },
             failed: { ticket in reports.events.withLock { $0.append("failed \(ticket)") } })
+        committer.start()
         let mutation = StoreMutation.setSeqReserved(PairID("pr-1"), direction: .phone, 1024)
         committer.submit(CommitGate.Batch(ticket: 1, mutations: [mutation], urgent: true))
         await committer.stop()
@@ -64,6 +65,7 @@ struct CommitterTests {
                 urgent: n % 2 == 0)
         }
         for batch in batches { committer.submit(batch) }
+        committer.start()
         await committer.stop()
         #expect(reports.events.withLock { $0 } == (1...5).map { "committed \($0)" })
         #expect(storage.state.withLock { $0.applied } == batches.map(\.mutations))
