@@ -46,13 +46,16 @@ enum ServiceLoop {
         errno = 0
         var created = lws_create_context(&info)
         if created == nil, resources.dropEventLoop() {
-            // The libev plugin (package libwebsockets-evlib-ev) is missing or unusable: lws's
-            // own poll() loop still works, only its cost grows with the connection count.
-            let note = "watchrelay: lws could not use its libev plugin; running on poll() instead\n"
-            _ = note.withCString { write(2, $0, strlen($0)) }
+            // Either the libev plugin (package libwebsockets-evlib-ev) is missing or unusable,
+            // or the failure is not the loop's (port in use): lws's own poll() loop tells.
             info = resources.creationInfo(user: retainedCore.toOpaque())
             errno = 0
             created = lws_create_context(&info)
+            if created != nil {
+                // It was the plugin: poll() works, only its cost grows with the connection count.
+                let note = "watchrelay: lws could not use its libev plugin; running on poll() instead\n"
+                _ = note.withCString { write(2, $0, strlen($0)) }
+            }
         }
         guard let context = created else {
             let code = errno
