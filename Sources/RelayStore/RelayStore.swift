@@ -24,15 +24,19 @@ public actor RelayStore {
     ///   - path: The database file; its `-wal` and `-shm` companions live beside it.
     ///   - synchronous: Commit durability; ``SQLiteDatabase/Synchronous/full`` (the default)
     ///     makes every returned ``commit(_:)`` survive `kill -9` and power loss.
-    /// - Throws: ``RelayStoreError/schemaTooNew(found:supported:)`` for a file from a newer
-    ///   program, ``SQLiteError`` if SQLite cannot open or migrate it.
-    public init(path: String, synchronous: SQLiteDatabase.Synchronous = .full) throws {
-        let database = try SQLiteDatabase(path: path, configuration: .init(synchronous: synchronous))
-        try database.migrate(RelayStoreSchema.migrations)
+    /// - Throws: ``DatabaseFileError`` (naming `path`, the problem and the remedy, with `--db`
+    ///   as the option that picks another file) if the file cannot be opened or migrated.
+    public init(path: String, synchronous: SQLiteDatabase.Synchronous = .full) throws(DatabaseFileError) {
+        let database = try SQLiteDatabase.open(
+            path: path, configuration: .init(synchronous: synchronous), migrations: RelayStoreSchema.migrations,
+            option: Self.fileOption)
         self.database = database
         self.synchronous = synchronous
         self.current = synchronous
     }
+
+    /// The `serve` option that names the store's file (for the remedy in ``DatabaseFileError``).
+    static let fileOption = "--db"
 
     /// The schema version this program reads and writes.
     public static var schemaVersion: Int32 { Int32(RelayStoreSchema.migrations.count) }
@@ -75,14 +79,18 @@ public actor RelayStore {
     /// order; each snapshot has an entry for both directions (empty where nothing is stored);
     /// items are in acceptance order and finished ids most recent last (at most 1024).
     /// - Parameter now: The current time, from the caller's clock.
-    /// - Throws: ``RelayStoreError/corruptRow(table:reason:)`` if a stored row cannot be
-    ///   decoded, ``SQLiteError`` if SQLite fails.
-    public func load(now: Timestamp) throws -> [PairSnapshot] {
+    /// - Throws: ``DatabaseFileError``: ``DatabaseFileError/Problem/damaged`` if a stored row
+    ///   or page cannot be read (the cause names the table), another problem if SQLite fails.
+    public func load(now: Timestamp) throws(DatabaseFileError) -> [PairSnapshot] {
         let cutoff = now.millisecondsSinceEpoch - RelayStoreSchema.complicationWindowMilliseconds
-        // One transaction: the prune and the reads see a single state of the file.
-        return try database.transaction(.immediate) {
-            try database.execute(RelayStoreSchema.pruneComplicationUses, [.integer(cutoff)])
-            return try readSnapshots()
+        do {
+            // One transaction: the prune and the reads see a single state of the file.
+            return try database.transaction(.immediate) {
+                try database.execute(RelayStoreSchema.pruneComplicationUses, [.integer(cutoff)])
+                return try readSnapshots()
+            }
+        } catch {
+            throw DatabaseFileError(path: database.path, error: error, option: Self.fileOption)
         }
     }
 
