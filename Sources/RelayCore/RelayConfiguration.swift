@@ -10,6 +10,10 @@ public struct RelayConfiguration: Sendable, Hashable {
     public var wrongCodesPerLink: Int
     /// Wrong codes per client address per minute before the address is locked. Default 20.
     public var wrongCodesPerAddress: Int
+    /// Wrong codes relay-wide within one pairing-code lifetime before every `pair.join` is
+    /// locked until the oldest of them is a lifetime old. Default 500: an attacker with any
+    /// number of addresses gets at most 500 wrong guesses in a code's life (PROTOCOL.md §6.3).
+    public var wrongCodesPerRelay: Int
     /// How long a lock lasts. Default 60 s.
     public var lockoutMs: Int64
     /// Errors per connection per minute after which it is closed with 1008. Default 100.
@@ -25,7 +29,7 @@ public struct RelayConfiguration: Sendable, Hashable {
 
     public init(
         limits: Limits = .default, pairingCodeTTLms: Int64 = 120_000, wrongCodesPerLink: Int = 5,
-        wrongCodesPerAddress: Int = 20, lockoutMs: Int64 = 60_000, maxErrorsPerMinute: Int = 100,
+        wrongCodesPerAddress: Int = 20, wrongCodesPerRelay: Int = 500, lockoutMs: Int64 = 60_000, maxErrorsPerMinute: Int = 100,
         inFlightItems: Int = 64, inFlightBytes: Int = 1 << 20, seqReservationBlock: Int64 = 1024,
         finishedIDsKept: Int = 1024
     ) {
@@ -33,6 +37,7 @@ public struct RelayConfiguration: Sendable, Hashable {
         self.pairingCodeTTLms = pairingCodeTTLms
         self.wrongCodesPerLink = wrongCodesPerLink
         self.wrongCodesPerAddress = wrongCodesPerAddress
+        self.wrongCodesPerRelay = wrongCodesPerRelay
         self.lockoutMs = lockoutMs
         self.maxErrorsPerMinute = maxErrorsPerMinute
         self.inFlightItems = inFlightItems

@@ -71,6 +71,9 @@ public struct RelayState: Sendable {
     var codes: [String: PendingCode] = [:]
     var addressFailures: [String: [Timestamp]] = [:]
     var addressLockedUntil: [String: Timestamp] = [:]
+    /// Wrong codes relay-wide within the last code lifetime, oldest first (at most
+    /// `wrongCodesPerRelay`): the relay-wide pairing limit (§6.3).
+    var relayFailures = FIFOArray<Timestamp>()
     var replies: [ReplyKey: PendingReply] = [:]
     /// Client frames decoded, by type (for metrics).
     public private(set) var framesReceived: [FrameType: Int] = [:]
