@@ -16,6 +16,9 @@ public struct RelayConfiguration: Sendable, Hashable {
     public var wrongCodesPerRelay: Int
     /// How long a lock lasts. Default 60 s.
     public var lockoutMs: Int64
+    /// How long a new connection may take to say `hello`; past it the relay sends
+    /// `hello_required` and closes with 1008 (PROTOCOL.md §5.1). Default 10 s.
+    public var helloTimeoutMs: Int64
     /// Errors per connection per minute after which it is closed with 1008. Default 100.
     public var maxErrorsPerMinute: Int
     /// Durable items sent and not yet acked on one connection. Default 64.
@@ -29,7 +32,8 @@ public struct RelayConfiguration: Sendable, Hashable {
 
     public init(
         limits: Limits = .default, pairingCodeTTLms: Int64 = 120_000, wrongCodesPerLink: Int = 5,
-        wrongCodesPerAddress: Int = 20, wrongCodesPerRelay: Int = 500, lockoutMs: Int64 = 60_000, maxErrorsPerMinute: Int = 100,
+        wrongCodesPerAddress: Int = 20, wrongCodesPerRelay: Int = 500, lockoutMs: Int64 = 60_000, helloTimeoutMs: Int64 = 10_000,
+        maxErrorsPerMinute: Int = 100,
         inFlightItems: Int = 64, inFlightBytes: Int = 1 << 20, seqReservationBlock: Int64 = 1024,
         finishedIDsKept: Int = 1024
     ) {
@@ -39,6 +43,7 @@ public struct RelayConfiguration: Sendable, Hashable {
         self.wrongCodesPerAddress = wrongCodesPerAddress
         self.wrongCodesPerRelay = wrongCodesPerRelay
         self.lockoutMs = lockoutMs
+        self.helloTimeoutMs = helloTimeoutMs
         self.maxErrorsPerMinute = maxErrorsPerMinute
         self.inFlightItems = inFlightItems
         self.inFlightBytes = inFlightBytes

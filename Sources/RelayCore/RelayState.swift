@@ -40,6 +40,11 @@ public struct RelayState: Sendable {
         var errorTimes: [Timestamp] = []
     }
 
+    struct HelloDeadline: Sendable {
+        var link: LinkID
+        var at: Timestamp
+    }
+
     struct PendingCode: Sendable {
         var link: LinkID
         var expiresAt: Timestamp
@@ -75,6 +80,8 @@ public struct RelayState: Sendable {
     /// `wrongCodesPerRelay`): the relay-wide pairing limit (§6.3).
     var relayFailures = FIFOArray<Timestamp>()
     var replies: [ReplyKey: PendingReply] = [:]
+    /// When each connection must have said `hello`, in the order they opened (so in deadline order).
+    var helloDeadlines = FIFOArray<HelloDeadline>()
     /// Client frames decoded, by type (for metrics).
     public private(set) var framesReceived: [FrameType: Int] = [:]
     /// The actions of the event being handled.
@@ -107,9 +114,11 @@ public struct RelayState: Sendable {
         // Deadlines that passed come first: a reply arriving after its request timed out is
         // late even if no `.tick` ran in between (the requester gets one answer, not two).
         expireReplies()
+        expireHellos()
         switch event {
         case .opened(let link, let address):
             links[link] = Link(id: link, address: address)
+            helloDeadlines.append(HelloDeadline(link: link, at: now.adding(milliseconds: configuration.helloTimeoutMs)))
         case .frame(let link, let bytes):
             guard let l = links[link], l.phase != .closing else { break }
             do {
@@ -131,6 +140,10 @@ public struct RelayState: Sendable {
             break  // expired above
 
         }
+        // Deadlines of connections that said hello (or left) go, so the first one is live.
+        while let first = helloDeadlines.first, links[first.link]?.phase != .awaitingHello {
+            _ = helloDeadlines.removeFirst()
+        }
         let out = actions
         actions = []
         return out
@@ -138,10 +151,26 @@ public struct RelayState: Sendable {
 
     /// The earliest time a `.tick` has work to do, if any.
     ///
-    /// Only reply timeouts: pairing codes need no tick (`pair.join` checks expiry itself),
-    /// and an expired code stays remembered, so its time would stay due and tick forever.
+    /// Reply timeouts and `hello` deadlines: pairing codes need no tick (`pair.join` checks
+    /// expiry itself), and an expired code stays remembered, so its time would stay due and
+    /// tick forever. (A `hello` deadline is dropped once due, whether or not it closed anything.)
     public var nextDeadline: Timestamp? {
-        replies.values.map(\.deadline).min()
+        let reply = replies.values.map(\.deadline).min()
+        guard let hello = helloDeadlines.first?.at else { return reply }
+        return min(hello, reply ?? hello)
+    }
+
+    /// Closes every connection that did not say `hello` in time: `hello_required`, then 1008.
+    private mutating func expireHellos() {
+        while let due = helloDeadlines.first, due.at <= now {
+            _ = helloDeadlines.removeFirst()
+            guard links[due.link]?.phase == .awaitingHello else { continue }
+            let ms = configuration.helloTimeoutMs
+            let seconds = ms % 1000 == 0 ? "\(ms / 1000)" : "\(Double(ms) / 1000)"
+            close(
+                due.link, after: ProtocolError(.helloRequired, "no hello within \(seconds) s of connecting"),
+                reason: "no hello in time")
+        }
     }
 
     private mutating func handle(_ frame: ClientFrame, on link: LinkID) throws(ProtocolError) {

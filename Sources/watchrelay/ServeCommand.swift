@@ -28,6 +28,8 @@ enum ServeCommand {
           --reply-timeout-ms N        reply timeout (default 10000)
           --complications-per-day N   complication budget per pair per 24 h (default 50)
           --pairing-code-ttl-s N      pairing code lifetime (default 120)
+          --hello-timeout-s N         close a connection that has not said hello after N s with
+                                      hello_required and 1008 (default 10)
           --ping-after-s N            ping a silent client after N s (default 30)
           --hangup-after-s N          hang up on a client that sent nothing, not even a pong, for
                                       N s (default ping + 10; must exceed --ping-after-s)
@@ -68,6 +70,7 @@ enum ServeCommand {
         limits.complicationsRemaining = limits.complicationsPerDay
         c.relay.limits = limits
         if let ttl = try args.int("pairing-code-ttl-s", in: 1...86_400) { c.relay.pairingCodeTTLms = Int64(ttl) * 1000 }
+        if let hello = try args.int("hello-timeout-s", in: 1...3600) { c.relay.helloTimeoutMs = Int64(hello) * 1000 }
         if let ping = try args.int("ping-after-s", in: 1...3600) {
             c.pingAfterSeconds = ping
             c.hangupAfterSeconds = ping + 10
