@@ -75,6 +75,8 @@ extension RelayState {
     /// The limits as announced to a device, with the pair's complication budget left.
     mutating func limitsAnnounced(for pairID: PairID?) -> Limits {
         var limits = configuration.limits
+        limits.windowItems = configuration.inFlightItems
+        limits.windowBytes = configuration.inFlightBytes
         if let pairID, pairs[pairID] != nil {
             let used = pairs[pairID]!.complicationsUsed(at: now)
             limits.complicationsRemaining = max(0, limits.complicationsPerDay - used)

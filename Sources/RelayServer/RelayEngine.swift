@@ -74,6 +74,10 @@ actor RelayEngine {
             run(.tooLarge(LinkID(id.rawValue), size: size))
         case .closed(let id, let code, let reason):
             log.debug("connection closed", ("conn", id.description), ("code", code.map(String.init) ?? "none"), ("reason", reason))
+            if code == 1008, reason == WebSocketServer.slowConsumerReason {
+                // PROTOCOL.md §2.2: a slow consumer's close is worth an operator's attention.
+                log.info("slow consumer closed", ("conn", id.description), ("code", "1008"), ("reason", reason))
+            }
             metrics.closed(code: code)
             deliveredSeq[LinkID(id.rawValue)] = nil
             run(.closed(LinkID(id.rawValue)))

@@ -86,7 +86,7 @@ final class ServiceCore {
 
     /// After `lws_context_destroy`: reports what lws did not close and finishes every stream.
     func finishStreams() {
-        for (id, connection) in connections {
+        for (id, connection) in connections where !connection.closeReported {
             connection.sink.closed(id, code: nil, reason: "transport shut down")
         }
         connections = [:]
@@ -173,7 +173,7 @@ final class ServiceCore {
     private func receive(
         _ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ data: UnsafeMutableRawPointer?, _ length: Int
     ) -> Int32 {
-        guard let id = connectionID(wsi, user), let connection = connections[id] else { return 0 }
+        guard let id = connectionID(wsi, user), let connection = connections[id], !connection.closeReported else { return 0 }
         // lws owns `data` and reuses it after this callback; the reassembler copies what it keeps.
         let chunk = UnsafeRawBufferPointer(start: data, count: length)
         let outcome = connection.reassembler.consume(
@@ -228,26 +228,38 @@ final class ServiceCore {
     }
 
     /// Schedules a close frame after the queued messages; a second request is ignored.
-    func requestClose(_ connection: ConnectionState, _ frame: CloseFrame) {
+    func requestClose(_ connection: ConnectionState, _ frame: CloseFrame, flushSeconds: Int32 = closeFlushSeconds) {
         guard connection.localClose == nil else { return }
         connection.localClose = frame
         if connection.outbound.isEmpty { lws_callback_on_writable(connection.wsi) }
         // Backstop: a peer that stops reading never lets the queue drain; lws closes the
         // connection (LWS_CALLBACK_CLOSED follows) if it is still open after this.
-        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, Self.closeFlushSeconds)
+        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, flushSeconds)
     }
 
     /// How long a closing connection may take to flush its queue before it is dropped.
     static let closeFlushSeconds: Int32 = 5
+    /// How long a slow consumer may take to read what the kernel and lws already hold (at most
+    /// one fragment in lws, the socket buffers in the kernel) and then the close frame.
+    static let slowConsumerFlushSeconds: Int32 = 30
 
-    /// The outbound cap was exceeded: drop the backlog and close with 1008.
+    /// The outbound cap was exceeded: drop the backlog and close with 1008 (PROTOCOL.md §2.2).
+    ///
+    /// The close frame goes out on the next WRITEABLE, which lws gives once the peer has read
+    /// the part of a frame lws still holds (a control frame may follow a fragment, RFC 6455
+    /// §5.4). A slow reader therefore gets the 1008 frame after the bytes already in flight,
+    /// instead of a bare TCP close (which its WebSocket library reports as 1006); only a peer
+    /// that reads nothing for ``slowConsumerFlushSeconds`` is dropped without one. Memory stays
+    /// bounded meanwhile: the backlog is gone, and lws holds at most one fragment.
+    ///
+    /// The owner learns at once (`closed` with 1008 and the reason): nothing it sends reaches
+    /// the connection any more, so it should not wait for the flush to treat it as gone.
     private func closeForOverflow(_ connection: ConnectionState) {
         connection.outbound.removeAll()
-        requestClose(connection, CloseFrame(code: 1008, reason: "outbound queue limit exceeded"))
-        if lws_send_pipe_choked(connection.wsi) != 0 {
-            // The peer is not reading, so no close frame could reach it: drop the connection now.
-            lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
-        }
+        let frame = CloseFrame(code: 1008, reason: WebSocketServer.slowConsumerReason)
+        requestClose(connection, frame, flushSeconds: Self.slowConsumerFlushSeconds)
+        connection.closeReported = true
+        connection.sink.closed(connection.id, code: frame.code, reason: frame.reason)
     }
 
     // MARK: - Outbound
@@ -314,7 +326,7 @@ final class ServiceCore {
         guard let id = connectionID(wsi, user) else { return }  // e.g. an upgrade the filter refused
         if let connection = connections.removeValue(forKey: id) {
             let report = connection.closeReport
-            connection.sink.closed(id, code: report.code, reason: report.reason)
+            if !connection.closeReported { connection.sink.closed(id, code: report.code, reason: report.reason) }
         } else if id != connectingID, let request = pendingConnects.removeValue(forKey: id) {
             request.fail(
                 TransportError.connectionFailed(
