@@ -114,11 +114,12 @@ final class ServiceCore {
             guard let id = connectionID(wsi, user), let connection = connections[id] else { return 0 }
             return writeNext(connection)
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+            // `data` is lws's buffer, valid only now: CloseFrame copies the code and reason out.
+            let payload = UnsafeRawBufferPointer(start: data, count: length)
             if let id = connectionID(wsi, user), let connection = connections[id] {
-                // `data` is lws's buffer, valid only now: CloseFrame copies the code and reason out.
-                connection.peerClose = CloseFrame(payload: UnsafeRawBufferPointer(start: data, count: length))
+                connection.peerClose = CloseFrame(payload: payload)
             }
-            return 0
+            return refuseMalformedClose(wsi, payload)
         case LWS_CALLBACK_CLOSED, LWS_CALLBACK_CLIENT_CLOSED:
             connectionClosed(wsi, user)
             return 0
@@ -169,6 +170,30 @@ final class ServiceCore {
     }
 
     // MARK: - Inbound
+
+    /// RFC 6455 §5.5.1 and §7.4.1 for a close frame the peer sent: a body of exactly one byte is
+    /// a protocol error (1002), a reason that is not UTF-8 is invalid data (1007). lws 4.1
+    /// checks neither (it echoes such a frame; it checks the reason's UTF-8 only with
+    /// `LWS_SERVER_OPTION_VALIDATE_UTF8`, which the relay leaves off so that a text message
+    /// of invalid UTF-8 gets `bad_json`, and then it drops the connection without a close
+    /// frame), so this callback does: it sets the close frame lws sends and returns -1, which
+    /// makes lws send it instead of the echo and then close. 0 (echo the peer's frame) otherwise.
+    private func refuseMalformedClose(_ wsi: OpaquePointer, _ payload: UnsafeRawBufferPointer) -> Int32 {
+        let refusal: (status: lws_close_status, reason: String)
+        if payload.count == 1 {
+            refusal = (LWS_CLOSE_STATUS_PROTOCOL_ERR, "close frame with a 1-byte body")
+        } else if payload.count > 2, String(validating: payload[2...], as: UTF8.self) == nil {
+            refusal = (LWS_CLOSE_STATUS_INVALID_PAYLOAD, "close reason is not UTF-8")
+        } else {
+            return 0
+        }
+        var reason = Array(refusal.reason.utf8)
+        // lws copies the reason into the close frame it sends after we return -1.
+        reason.withUnsafeMutableBufferPointer { bytes in
+            lws_close_reason(wsi, refusal.status, bytes.baseAddress, bytes.count)
+        }
+        return -1
+    }
 
     private func receive(
         _ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ data: UnsafeMutableRawPointer?, _ length: Int
