@@ -25,6 +25,16 @@ public struct RelayConfiguration: Sendable, Hashable {
     public var inFlightItems: Int
     /// Bytes of durable payloads sent and not yet acked on one connection. Default 1 MiB.
     public var inFlightBytes: Int
+    /// Quota: durable items held per pair direction (sent and unacked, or not sent yet). Default 10,000.
+    public var maxQueuedItemsPerDirection: Int
+    /// Quota: payload bytes (§3.6 sizes) of the durable items held per pair direction. Default 64 MiB.
+    public var maxQueuedBytesPerDirection: Int
+    /// Quota: payload bytes of the durable items held over the whole relay. Default 512 MiB.
+    public var maxQueuedBytesTotal: Int
+    /// Quota: open connections on the relay (upgraded WebSockets). Default 10,000.
+    public var maxConnections: Int
+    /// Quota: open connections from one client address. Default 1,000.
+    public var maxConnectionsPerAddress: Int
     /// How many seqs are reserved per store write (seqs may skip after a restart). Default 1024.
     public var seqReservationBlock: Int64
     /// Finished send ids remembered per direction for duplicate detection. Default 1024.
@@ -34,8 +44,9 @@ public struct RelayConfiguration: Sendable, Hashable {
         limits: Limits = .default, pairingCodeTTLms: Int64 = 120_000, wrongCodesPerLink: Int = 5,
         wrongCodesPerAddress: Int = 20, wrongCodesPerRelay: Int = 500, lockoutMs: Int64 = 60_000, helloTimeoutMs: Int64 = 10_000,
         maxErrorsPerMinute: Int = 100,
-        inFlightItems: Int = 64, inFlightBytes: Int = 1 << 20, seqReservationBlock: Int64 = 1024,
-        finishedIDsKept: Int = 1024
+        inFlightItems: Int = 64, inFlightBytes: Int = 1 << 20, maxQueuedItemsPerDirection: Int = 10_000,
+        maxQueuedBytesPerDirection: Int = 64 << 20, maxQueuedBytesTotal: Int = 512 << 20, maxConnections: Int = 10_000,
+        maxConnectionsPerAddress: Int = 1_000, seqReservationBlock: Int64 = 1024, finishedIDsKept: Int = 1024
     ) {
         self.limits = limits
         self.pairingCodeTTLms = pairingCodeTTLms
@@ -47,6 +58,11 @@ public struct RelayConfiguration: Sendable, Hashable {
         self.maxErrorsPerMinute = maxErrorsPerMinute
         self.inFlightItems = inFlightItems
         self.inFlightBytes = inFlightBytes
+        self.maxQueuedItemsPerDirection = maxQueuedItemsPerDirection
+        self.maxQueuedBytesPerDirection = maxQueuedBytesPerDirection
+        self.maxQueuedBytesTotal = maxQueuedBytesTotal
+        self.maxConnections = maxConnections
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.seqReservationBlock = seqReservationBlock
         self.finishedIDsKept = finishedIDsKept
     }

@@ -194,6 +194,7 @@ extension RelayState {
             }
         }
         replies = replies.filter { $0.key.pair != pairID }
+        queuedBytesTotal -= pair.toWatch.queuedBytes + pair.toPhone.queuedBytes
         for device in [pair.record.phone, pair.record.watch] {
             tokens[device.tokenHash] = nil
             devices[device.id] = nil

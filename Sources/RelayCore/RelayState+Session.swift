@@ -135,9 +135,11 @@ extension RelayState {
 
     /// The transport reports the connection gone.
     mutating func linkClosed(_ link: LinkID) {
-        guard links[link] != nil else { return }
-        if links[link]?.phase != .closing { detach(link) }
+        guard let l = links[link] else { return }
+        if l.phase != .closing { detach(link) }
         links[link] = nil
+        let left = addressConnections[l.address, default: 1] - 1
+        addressConnections[l.address] = left > 0 ? left : nil
     }
 
     /// Unbinds a connection from its pairing code, device and pending replies.

@@ -80,6 +80,10 @@ public struct RelayState: Sendable {
     /// `wrongCodesPerRelay`): the relay-wide pairing limit (§6.3).
     var relayFailures = FIFOArray<Timestamp>()
     var replies: [ReplyKey: PendingReply] = [:]
+    /// Payload bytes of every durable item held, over all pairs (the relay-wide quota).
+    var queuedBytesTotal = 0
+    /// Open connections per client address (closing ones included: they still hold a socket).
+    var addressConnections: [String: Int] = [:]
     /// When each connection must have said `hello`, in the order they opened (so in deadline order).
     var helloDeadlines = FIFOArray<HelloDeadline>()
     /// Client frames decoded, by type (for metrics).
@@ -93,7 +97,9 @@ public struct RelayState: Sendable {
         self.configuration = configuration
         self.environment = environment
         for p in pairs {
-            self.pairs[p.record.id] = PairState(snapshot: p)
+            let state = PairState(snapshot: p)
+            self.pairs[p.record.id] = state
+            queuedBytesTotal += state.toWatch.queuedBytes + state.toPhone.queuedBytes
             register(p.record)
         }
     }
@@ -117,8 +123,7 @@ public struct RelayState: Sendable {
         expireHellos()
         switch event {
         case .opened(let link, let address):
-            links[link] = Link(id: link, address: address)
-            helloDeadlines.append(HelloDeadline(link: link, at: now.adding(milliseconds: configuration.helloTimeoutMs)))
+            opened(link, address: address)
         case .frame(let link, let bytes):
             guard let l = links[link], l.phase != .closing else { break }
             do {
@@ -242,4 +247,8 @@ public struct RelayState: Sendable {
     public var queuedItemCount: Int { pairs.values.reduce(0) { $0 + $1.toWatch.queuedCount + $1.toPhone.queuedCount } }
     /// Pending replies.
     public var pendingReplyCount: Int { replies.count }
+    /// Payload bytes of the durable items held, over all pairs (what the relay-wide quota counts).
+    public var queuedBytes: Int { queuedBytesTotal }
+    /// ``queuedBytes`` counted again from every queue (for tests: the two must agree).
+    public var queuedBytesRecounted: Int { pairs.values.reduce(0) { $0 + $1.toWatch.queuedBytes + $1.toPhone.queuedBytes } }
 }
