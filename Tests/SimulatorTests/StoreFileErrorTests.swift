@@ -1,4 +1,5 @@
 import Foundation
+import Simulator
 import TestSupport
 import Testing
 
@@ -18,9 +19,7 @@ import Testing
 
     @Test func serveOnADamagedFileSaysRestoreOrRemove() async throws {
         let db = directory.path("relay.db")
-        // A real relay database: the relay made it and stopped.
-        let relay = try await RelayProcess.start(db: db)
-        await relay.stop()
+        try await makeRelayDatabase(db)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: db))
         try handle.seek(toOffset: 100)  // page 1's b-tree (the schema), after the file header
         try handle.write(contentsOf: Data((0..<3996).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 0xA5) }))
@@ -45,8 +44,7 @@ import Testing
 
     @Test func serveOnAReadOnlyFileSaysCheckPermissions() async throws {
         let db = directory.path("relay.db")
-        let relay = try await RelayProcess.start(db: db)
-        await relay.stop()
+        try await makeRelayDatabase(db)
         try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: db)
 
         let (status, stderr) = try await runToExit(["serve", "--port", "0", "--db", db], withoutOverride: true)
@@ -77,25 +75,36 @@ import Testing
         #expect(stderr.contains("\(state)/watch.db: not a WatchRelay database: move it away or pass another --state"))
     }
 
-    /// Runs `watchrelay arguments` until it exits; its status and standard error. With
+    /// A real relay database at `path`: the relay creates it, then stops at the end of its
+    /// (empty) standard input.
+    private func makeRelayDatabase(_ path: String) async throws {
+        let (status, stderr) = try await runToExit(["serve", "--port", "0", "--db", path, "--exit-on-stdin-eof"])
+        guard status == 0 else { throw TestFailure("the relay could not make \(path): \(stderr)") }
+    }
+
+    /// Runs `watchrelay arguments` until it exits; its exit status and standard error. With
     /// `withoutOverride`, a root test run drops the capabilities that let root write anything
-    /// (so file permissions apply to it as to any user).
+    /// (so file permissions apply to it as to any user). Started with `posix_spawn` (as the
+    /// simulator's children): concurrent `Process.run()` calls crashed a loaded test run.
     private func runToExit(_ arguments: [String], withoutOverride: Bool = false) async throws -> (Int32, String) {
-        let process = Process()
         let errPath = directory.path("stderr-\(UUID().uuidString).txt")
-        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+        var executable = watchrelayBinary
+        var argv = arguments
         if withoutOverride && geteuid() == 0 {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--bounding-set", "-dac_override,-dac_read_search", watchrelayBinary] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: watchrelayBinary)
-            process.arguments = arguments
+            executable = "/usr/bin/setpriv"
+            argv = ["--bounding-set", "-dac_override,-dac_read_search", watchrelayBinary] + arguments
         }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle(forWritingAtPath: errPath)
-        try process.run()
-        try await withTimeout(60 * timeoutScale, "watchrelay \(arguments[0]) to exit") { await waitForExit(process) }
-        return (process.terminationStatus, (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+        let spawned = spawnChild(executable, argv) { files in
+            posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(&files, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_addopen(&files, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        }
+        let child = SpawnedProcess(pid: try spawned.get())
+        try await eventually(60, "watchrelay \(arguments[0]) to exit") { !child.isRunning }
+        let termination = child.termination ?? ""
+        guard termination.hasPrefix("exit status "), let status = Int32(termination.dropFirst("exit status ".count)) else {
+            throw TestFailure("watchrelay \(arguments[0]) ended: \(termination)")
+        }
+        return (status, (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
     }
 }
