@@ -23,13 +23,14 @@ public final class PhoneStore {
     /// - Parameters:
     ///   - directory: the phone's state directory (shared with the relay session's `session.db`).
     ///   - synchronous: durability (default `normal`: WAL survives `kill -9`; `full` also power loss).
-    /// - Throws: ``PhoneError/store(_:)``.
+    /// - Throws: ``PhoneError/store(_:)``; a file that cannot be used says which, why and what
+    ///   to do (``DatabaseFileError``).
     public init(directory: String, synchronous: SQLiteDatabase.Synchronous = .normal) throws(PhoneError) {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            db = try SQLiteDatabase(
-                path: directory + "/" + Self.fileName, configuration: .init(synchronous: synchronous))
-            try db.migrate(Self.migrations)
+            db = try SQLiteDatabase.open(
+                path: directory + "/" + Self.fileName, configuration: .init(synchronous: synchronous),
+                migrations: Self.migrations, option: "--state")
         } catch {
             throw PhoneError.storeFailure(error)
         }

@@ -10,13 +10,13 @@ final class SessionStateStore {
 
     /// Opens (or creates) `directory/session.db`.
     init(directory: String) throws {
-        db = try SQLiteDatabase(
-            path: directory + "/session.db", configuration: .init(synchronous: .normal))
-        _ = try db.migrate([
-            Migration(
-                version: 1, name: "session state",
-                sql: "CREATE TABLE state(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) STRICT;")
-        ])
+        db = try SQLiteDatabase.open(
+            path: directory + "/session.db", configuration: .init(synchronous: .normal),
+            migrations: [
+                Migration(
+                    version: 1, name: "session state",
+                    sql: "CREATE TABLE state(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) STRICT;")
+            ], option: "--state")
     }
 
     func get(_ key: String) throws -> String? {

@@ -12,6 +12,8 @@ struct DirectionQueue: Sendable {
     /// Items of `sent` (from the front) already sent on the receiver's current connection.
     var inFlight = 0
     var inFlightBytes = 0
+    /// Payload bytes (§3.6 sizes) of every held item, sent or not: what the quotas count.
+    private(set) var queuedBytes = 0
     /// The last seq handed out (messages included).
     var lastSeq: Int64 = 0
     /// Seqs up to this are reserved in the store (or being reserved: see ``aheadFrom``).
@@ -43,6 +45,7 @@ struct DirectionQueue: Sendable {
         for item in s.items {
             ranks[item.sendID] = nextRank  // the store keeps acceptance order
             nextRank += 1
+            queuedBytes += item.size
             if item.seq != nil {
                 sentItems.append(item)
             } else if item.mode == .complication {
@@ -68,6 +71,11 @@ struct DirectionQueue: Sendable {
 
     var queuedCount: Int { sent.count + unsentComplications.count + unsent.count }
 
+    /// The held contexts a new context replaces (latest wins): the unsent one and the sent ones.
+    var replaceableContexts: [QueuedItem] {
+        Array(unsent.first { $0.mode == .context }.map { [$0] } ?? []) + sent.filter { $0.mode == .context }
+    }
+
     /// Whether `id` is a durable send this direction still holds.
     /// (Every held item has a rank, and only held items: O(1).)
     func holds(_ id: String) -> Bool {
@@ -78,6 +86,7 @@ struct DirectionQueue: Sendable {
     mutating func enqueue(_ item: QueuedItem) {
         ranks[item.sendID] = nextRank
         nextRank += 1
+        queuedBytes += item.size
         if item.mode == .context { contexts.insert(item.sendID) }
         if item.mode == .complication { unsentComplications.append(item) } else { unsent.append(item) }
     }
@@ -118,11 +127,14 @@ struct DirectionQueue: Sendable {
     /// Removes an unsent item by id; `nil` if it is not unsent.
     mutating func removeUnsent(_ id: String) -> QueuedItem? {
         ranks[id] = nil
+        var removed: QueuedItem?
         if let i = unsentComplications.firstIndex(where: { $0.sendID == id }) {
-            return unsentComplications.remove(at: i)
+            removed = unsentComplications.remove(at: i)
+        } else if let i = unsent.firstIndex(where: { $0.sendID == id }) {
+            removed = unsent.remove(at: i)
         }
-        if let i = unsent.firstIndex(where: { $0.sendID == id }) { return unsent.remove(at: i) }
-        return nil
+        queuedBytes -= removed?.size ?? 0
+        return removed
     }
 
     /// Removes a sent (unacked) item by id, keeping the in-flight counters right.
@@ -130,6 +142,7 @@ struct DirectionQueue: Sendable {
         guard let i = sent.firstIndex(where: { $0.sendID == id }) else { return nil }
         ranks[id] = nil
         let item = sent.remove(at: i)
+        queuedBytes -= item.size
         if i < inFlight {
             inFlight -= 1
             inFlightBytes -= item.size
@@ -144,7 +157,10 @@ struct DirectionQueue: Sendable {
         guard n > 0 else { return [] }
         let done = Array(sent[0..<n])
         sent.removeFirst(n)
-        for item in done { ranks[item.sendID] = nil }
+        for item in done {
+            ranks[item.sendID] = nil
+            queuedBytes -= item.size
+        }
         let flown = min(n, inFlight)
         inFlight -= flown
         inFlightBytes -= done[0..<flown].reduce(0) { $0 + $1.size }

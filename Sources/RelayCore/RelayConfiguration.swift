@@ -10,14 +10,31 @@ public struct RelayConfiguration: Sendable, Hashable {
     public var wrongCodesPerLink: Int
     /// Wrong codes per client address per minute before the address is locked. Default 20.
     public var wrongCodesPerAddress: Int
+    /// Wrong codes relay-wide within one pairing-code lifetime before every `pair.join` is
+    /// locked until the oldest of them is a lifetime old. Default 500: an attacker with any
+    /// number of addresses gets at most 500 wrong guesses in a code's life (PROTOCOL.md §6.3).
+    public var wrongCodesPerRelay: Int
     /// How long a lock lasts. Default 60 s.
     public var lockoutMs: Int64
+    /// How long a new connection may take to say `hello`; past it the relay sends
+    /// `hello_required` and closes with 1008 (PROTOCOL.md §5.1). Default 10 s.
+    public var helloTimeoutMs: Int64
     /// Errors per connection per minute after which it is closed with 1008. Default 100.
     public var maxErrorsPerMinute: Int
     /// Durable items sent and not yet acked on one connection. Default 64.
     public var inFlightItems: Int
     /// Bytes of durable payloads sent and not yet acked on one connection. Default 1 MiB.
     public var inFlightBytes: Int
+    /// Quota: durable items held per pair direction (sent and unacked, or not sent yet). Default 10,000.
+    public var maxQueuedItemsPerDirection: Int
+    /// Quota: payload bytes (§3.6 sizes) of the durable items held per pair direction. Default 64 MiB.
+    public var maxQueuedBytesPerDirection: Int
+    /// Quota: payload bytes of the durable items held over the whole relay. Default 512 MiB.
+    public var maxQueuedBytesTotal: Int
+    /// Quota: open connections on the relay (upgraded WebSockets). Default 10,000.
+    public var maxConnections: Int
+    /// Quota: open connections from one client address. Default 1,000.
+    public var maxConnectionsPerAddress: Int
     /// How many seqs are reserved per store write (seqs may skip after a restart). Default 1024.
     public var seqReservationBlock: Int64
     /// Finished send ids remembered per direction for duplicate detection. Default 1024.
@@ -25,18 +42,27 @@ public struct RelayConfiguration: Sendable, Hashable {
 
     public init(
         limits: Limits = .default, pairingCodeTTLms: Int64 = 120_000, wrongCodesPerLink: Int = 5,
-        wrongCodesPerAddress: Int = 20, lockoutMs: Int64 = 60_000, maxErrorsPerMinute: Int = 100,
-        inFlightItems: Int = 64, inFlightBytes: Int = 1 << 20, seqReservationBlock: Int64 = 1024,
-        finishedIDsKept: Int = 1024
+        wrongCodesPerAddress: Int = 20, wrongCodesPerRelay: Int = 500, lockoutMs: Int64 = 60_000, helloTimeoutMs: Int64 = 10_000,
+        maxErrorsPerMinute: Int = 100,
+        inFlightItems: Int = 64, inFlightBytes: Int = 1 << 20, maxQueuedItemsPerDirection: Int = 10_000,
+        maxQueuedBytesPerDirection: Int = 64 << 20, maxQueuedBytesTotal: Int = 512 << 20, maxConnections: Int = 10_000,
+        maxConnectionsPerAddress: Int = 1_000, seqReservationBlock: Int64 = 1024, finishedIDsKept: Int = 1024
     ) {
         self.limits = limits
         self.pairingCodeTTLms = pairingCodeTTLms
         self.wrongCodesPerLink = wrongCodesPerLink
         self.wrongCodesPerAddress = wrongCodesPerAddress
+        self.wrongCodesPerRelay = wrongCodesPerRelay
         self.lockoutMs = lockoutMs
+        self.helloTimeoutMs = helloTimeoutMs
         self.maxErrorsPerMinute = maxErrorsPerMinute
         self.inFlightItems = inFlightItems
         self.inFlightBytes = inFlightBytes
+        self.maxQueuedItemsPerDirection = maxQueuedItemsPerDirection
+        self.maxQueuedBytesPerDirection = maxQueuedBytesPerDirection
+        self.maxQueuedBytesTotal = maxQueuedBytesTotal
+        self.maxConnections = maxConnections
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.seqReservationBlock = seqReservationBlock
         self.finishedIDsKept = finishedIDsKept
     }

@@ -34,6 +34,7 @@ extension RelayState {
             return try sendMessage(f, from: link, sender: sender, pairID: pairID)
         }
         var item = QueuedItem(sendID: f.id, mode: f.mode, payload: f.payload, acceptedAt: now)
+        try checkQuotas(for: item, pairID, sender: sender, re: f.id)
         var accepted = Accepted(re: f.id)
         switch f.mode {
         case .context:
@@ -56,6 +57,7 @@ extension RelayState {
         default:
             pairs[pairID]?[sender].enqueue(item)
         }
+        queuedBytesTotal += item.size
         persist(.insertItem(pairID, direction: sender, item))
         emit(.accepted(accepted), to: link)
         pump(pairID, sender: sender)
@@ -68,9 +70,13 @@ extension RelayState {
         var replaced: [String] = []
         if let old = q.unsent.first(where: { $0.mode == .context }), let gone = q.removeUnsent(old.sendID) {
             replaced.append(gone.sendID)
+            queuedBytesTotal -= gone.size
         }
         for item in q.sent where item.mode == .context {
-            if let gone = q.removeSent(item.sendID) { replaced.append(gone.sendID) }
+            if let gone = q.removeSent(item.sendID) {
+                replaced.append(gone.sendID)
+                queuedBytesTotal -= gone.size
+            }
         }
         guard !replaced.isEmpty else { return }
         q.remember(finished: replaced, keep: configuration.finishedIDsKept)
@@ -180,6 +186,7 @@ extension RelayState {
             return
         }
         let ids = done.map(\.sendID)
+        queuedBytesTotal -= done.reduce(0) { $0 + $1.size }
         q.remember(finished: ids, keep: configuration.finishedIDsKept)
         persist(.deleteItems(pairID, direction: sender, sendIDs: ids))
         persist(.recordFinished(pairID, direction: sender, sendIDs: ids))
@@ -216,7 +223,8 @@ extension RelayState {
             emit(.cancelled(Answer(re: f.id)), to: link)
             return
         }
-        if unsentMode != nil, q.removeUnsent(target) != nil {
+        if unsentMode != nil, let gone = q.removeUnsent(target) {
+            queuedBytesTotal -= gone.size
             q.remember(finished: [target], keep: configuration.finishedIDsKept)
             q.cancelled.insert(target)
             persist(.deleteItems(pairID, direction: sender, sendIDs: [target]))

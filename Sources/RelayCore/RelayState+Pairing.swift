@@ -27,6 +27,8 @@ extension RelayState {
         let horizon = now.adding(milliseconds: -10 * 60_000)
         codes = codes.filter { $0.value.expiresAt > horizon }
         addressLockedUntil = addressLockedUntil.filter { $0.value > now }
+        let lifetimeAgo = now.adding(milliseconds: -configuration.pairingCodeTTLms)
+        while let oldest = relayFailures.first, oldest <= lifetimeAgo { _ = relayFailures.removeFirst() }
         let minuteAgo = now.adding(milliseconds: -60_000)
         addressFailures = addressFailures.compactMapValues { times in
             let recent = times.filter { $0 > minuteAgo }
@@ -43,18 +45,22 @@ extension RelayState {
         pruneCodes()
         if let until = l.lockedUntil {
             if until > now {
-                throw ProtocolError(.pairingLocked, "too many wrong codes on this connection; wait 60 s", re: f.id)
+                throw ProtocolError(.pairingLocked, "too many wrong codes on this connection; \(lockText(until))", re: f.id)
             }
             links[link]?.lockedUntil = nil
             links[link]?.wrongCodes = 0
         }
         if let until = addressLockedUntil[l.address], until > now {
-            throw ProtocolError(.pairingLocked, "too many wrong codes from this address; wait 60 s", re: f.id)
+            throw ProtocolError(.pairingLocked, "too many wrong codes from this address; \(lockText(until))", re: f.id)
+        }
+        if let until = relayLockedUntil {
+            throw ProtocolError(
+                .pairingLocked, "too many wrong codes on this relay (a guessing attack?); \(lockText(until))", re: f.id)
         }
         let wellFormed = f.code.utf8.count == 6 && f.code.utf8.allSatisfy { $0 >= 48 && $0 <= 57 }
         guard wellFormed, let pending = codes[f.code], links[pending.link]?.phase == .ready else {
-            wrongCode(on: link)
-            throw ProtocolError(.pairingCodeInvalid, "no such pairing code", re: f.id)
+            let lock = wrongCode(on: link)
+            throw ProtocolError(.pairingCodeInvalid, "no such pairing code" + (lock.map { "; \($0)" } ?? ""), re: f.id)
         }
         guard pending.expiresAt > now else {
             // Kept (until `pruneCodes`): every later try of it is `expired` too, never a wrong code.
@@ -65,21 +71,52 @@ extension RelayState {
         makePair(phone: pending.link, watch: link, joinID: f.id)
     }
 
-    /// Counts a wrong code against the connection and its address; locks past the limits.
-    private mutating func wrongCode(on link: LinkID) {
-        guard var l = links[link] else { return }
+    /// Until when every `pair.join` on the relay is locked, if the relay-wide limit is reached:
+    /// `wrongCodesPerRelay` wrong codes within the last code lifetime. The oldest of them
+    /// leaving the window ends the lock.
+    var relayLockedUntil: Timestamp? {
+        guard relayFailures.count >= configuration.wrongCodesPerRelay, let oldest = relayFailures.first else { return nil }
+        let until = oldest.adding(milliseconds: configuration.pairingCodeTTLms)
+        return until > now ? until : nil
+    }
+
+    /// "pair.join is locked until …": the absolute time (§3.5) and the seconds left.
+    private func lockText(_ until: Timestamp) -> String {
+        let seconds = (until.millisecondsSinceEpoch - now.millisecondsSinceEpoch + 999) / 1000
+        return "pair.join is locked until \(until) (\(seconds) s from now)"
+    }
+
+    /// Counts a wrong code against the connection, its address and the relay; locks past the
+    /// limits. Returns what the wrong code locked, said for the user (`nil` if nothing).
+    private mutating func wrongCode(on link: LinkID) -> String? {
+        guard var l = links[link] else { return nil }
+        var locked: [String] = []
         l.wrongCodes += 1
         if l.wrongCodes >= configuration.wrongCodesPerLink {
-            l.lockedUntil = now.adding(milliseconds: configuration.lockoutMs)
+            let until = now.adding(milliseconds: configuration.lockoutMs)
+            l.lockedUntil = until
+            locked.append("that was wrong code \(l.wrongCodes) on this connection: \(lockText(until))")
         }
         links[link] = l
         var failures = addressFailures[l.address, default: []]
         failures.append(now)
         addressFailures[l.address] = failures
         if failures.count >= configuration.wrongCodesPerAddress {
-            addressLockedUntil[l.address] = now.adding(milliseconds: configuration.lockoutMs)
+            let until = now.adding(milliseconds: configuration.lockoutMs)
+            addressLockedUntil[l.address] = until
             addressFailures[l.address] = nil
+            locked.append(
+                "that was wrong code \(failures.count) from this address within 60 s: every connection from it is locked;"
+                    + " \(lockText(until))")
         }
+        relayFailures.append(now)
+        while relayFailures.count > configuration.wrongCodesPerRelay { _ = relayFailures.removeFirst() }
+        if let until = relayLockedUntil {
+            locked.append(
+                "that was wrong code \(relayFailures.count) on this relay within \(configuration.pairingCodeTTLms / 1000) s:"
+                    + " pairing is paused for everyone; \(lockText(until))")
+        }
+        return locked.isEmpty ? nil : locked.joined(separator: "; ")
     }
 
     private mutating func makePair(phone phoneLink: LinkID, watch watchLink: LinkID, joinID: String) {
@@ -157,6 +194,7 @@ extension RelayState {
             }
         }
         replies = replies.filter { $0.key.pair != pairID }
+        queuedBytesTotal -= pair.toWatch.queuedBytes + pair.toPhone.queuedBytes
         for device in [pair.record.phone, pair.record.watch] {
             tokens[device.tokenHash] = nil
             devices[device.id] = nil

@@ -75,6 +75,8 @@ extension RelayState {
     /// The limits as announced to a device, with the pair's complication budget left.
     mutating func limitsAnnounced(for pairID: PairID?) -> Limits {
         var limits = configuration.limits
+        limits.windowItems = configuration.inFlightItems
+        limits.windowBytes = configuration.inFlightBytes
         if let pairID, pairs[pairID] != nil {
             let used = pairs[pairID]!.complicationsUsed(at: now)
             limits.complicationsRemaining = max(0, limits.complicationsPerDay - used)
@@ -133,9 +135,11 @@ extension RelayState {
 
     /// The transport reports the connection gone.
     mutating func linkClosed(_ link: LinkID) {
-        guard links[link] != nil else { return }
-        if links[link]?.phase != .closing { detach(link) }
+        guard let l = links[link] else { return }
+        if l.phase != .closing { detach(link) }
         links[link] = nil
+        let left = addressConnections[l.address, default: 1] - 1
+        addressConnections[l.address] = left > 0 ? left : nil
     }
 
     /// Unbinds a connection from its pairing code, device and pending replies.

@@ -40,6 +40,11 @@ public struct RelayState: Sendable {
         var errorTimes: [Timestamp] = []
     }
 
+    struct HelloDeadline: Sendable {
+        var link: LinkID
+        var at: Timestamp
+    }
+
     struct PendingCode: Sendable {
         var link: LinkID
         var expiresAt: Timestamp
@@ -71,7 +76,16 @@ public struct RelayState: Sendable {
     var codes: [String: PendingCode] = [:]
     var addressFailures: [String: [Timestamp]] = [:]
     var addressLockedUntil: [String: Timestamp] = [:]
+    /// Wrong codes relay-wide within the last code lifetime, oldest first (at most
+    /// `wrongCodesPerRelay`): the relay-wide pairing limit (§6.3).
+    var relayFailures = FIFOArray<Timestamp>()
     var replies: [ReplyKey: PendingReply] = [:]
+    /// Payload bytes of every durable item held, over all pairs (the relay-wide quota).
+    var queuedBytesTotal = 0
+    /// Open connections per client address (closing ones included: they still hold a socket).
+    var addressConnections: [String: Int] = [:]
+    /// When each connection must have said `hello`, in the order they opened (so in deadline order).
+    var helloDeadlines = FIFOArray<HelloDeadline>()
     /// Client frames decoded, by type (for metrics).
     public private(set) var framesReceived: [FrameType: Int] = [:]
     /// The actions of the event being handled.
@@ -83,7 +97,9 @@ public struct RelayState: Sendable {
         self.configuration = configuration
         self.environment = environment
         for p in pairs {
-            self.pairs[p.record.id] = PairState(snapshot: p)
+            let state = PairState(snapshot: p)
+            self.pairs[p.record.id] = state
+            queuedBytesTotal += state.toWatch.queuedBytes + state.toPhone.queuedBytes
             register(p.record)
         }
     }
@@ -104,9 +120,10 @@ public struct RelayState: Sendable {
         // Deadlines that passed come first: a reply arriving after its request timed out is
         // late even if no `.tick` ran in between (the requester gets one answer, not two).
         expireReplies()
+        expireHellos()
         switch event {
         case .opened(let link, let address):
-            links[link] = Link(id: link, address: address)
+            opened(link, address: address)
         case .frame(let link, let bytes):
             guard let l = links[link], l.phase != .closing else { break }
             do {
@@ -128,6 +145,10 @@ public struct RelayState: Sendable {
             break  // expired above
 
         }
+        // Deadlines of connections that said hello (or left) go, so the first one is live.
+        while let first = helloDeadlines.first, links[first.link]?.phase != .awaitingHello {
+            _ = helloDeadlines.removeFirst()
+        }
         let out = actions
         actions = []
         return out
@@ -135,10 +156,26 @@ public struct RelayState: Sendable {
 
     /// The earliest time a `.tick` has work to do, if any.
     ///
-    /// Only reply timeouts: pairing codes need no tick (`pair.join` checks expiry itself),
-    /// and an expired code stays remembered, so its time would stay due and tick forever.
+    /// Reply timeouts and `hello` deadlines: pairing codes need no tick (`pair.join` checks
+    /// expiry itself), and an expired code stays remembered, so its time would stay due and
+    /// tick forever. (A `hello` deadline is dropped once due, whether or not it closed anything.)
     public var nextDeadline: Timestamp? {
-        replies.values.map(\.deadline).min()
+        let reply = replies.values.map(\.deadline).min()
+        guard let hello = helloDeadlines.first?.at else { return reply }
+        return min(hello, reply ?? hello)
+    }
+
+    /// Closes every connection that did not say `hello` in time: `hello_required`, then 1008.
+    private mutating func expireHellos() {
+        while let due = helloDeadlines.first, due.at <= now {
+            _ = helloDeadlines.removeFirst()
+            guard links[due.link]?.phase == .awaitingHello else { continue }
+            let ms = configuration.helloTimeoutMs
+            let seconds = ms % 1000 == 0 ? "\(ms / 1000)" : "\(Double(ms) / 1000)"
+            close(
+                due.link, after: ProtocolError(.helloRequired, "no hello within \(seconds) s of connecting"),
+                reason: "no hello in time")
+        }
     }
 
     private mutating func handle(_ frame: ClientFrame, on link: LinkID) throws(ProtocolError) {
@@ -210,4 +247,8 @@ public struct RelayState: Sendable {
     public var queuedItemCount: Int { pairs.values.reduce(0) { $0 + $1.toWatch.queuedCount + $1.toPhone.queuedCount } }
     /// Pending replies.
     public var pendingReplyCount: Int { replies.count }
+    /// Payload bytes of the durable items held, over all pairs (what the relay-wide quota counts).
+    public var queuedBytes: Int { queuedBytesTotal }
+    /// ``queuedBytes`` counted again from every queue (for tests: the two must agree).
+    public var queuedBytesRecounted: Int { pairs.values.reduce(0) { $0 + $1.toWatch.queuedBytes + $1.toPhone.queuedBytes } }
 }

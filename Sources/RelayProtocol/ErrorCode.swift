@@ -23,13 +23,15 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let pairingCodeExpired = ErrorCode(rawValue: "pairing_code_expired")
     public static let pairingLocked = ErrorCode(rawValue: "pairing_locked")
     public static let rateLimited = ErrorCode(rawValue: "rate_limited")
+    /// A durable send over a queue quota, or a connection over a connection quota (§9).
+    public static let quotaExceeded = ErrorCode(rawValue: "quota_exceeded")
     public static let `internal` = ErrorCode(rawValue: "internal")
 
     /// Every code protocol v1 defines.
     public static let all: [ErrorCode] = [
         .helloRequired, .alreadyHello, .unsupportedProtocol, .badJSON, .badFrame, .unknownType, .unsupportedFrame,
         .payloadTooLarge, .unauthorized, .notPaired, .notReachable, .replyTimeout, .notSupported, .alreadyDelivered,
-        .unknownID, .pairingCodeInvalid, .pairingCodeExpired, .pairingLocked, .rateLimited, .internal,
+        .unknownID, .pairingCodeInvalid, .pairingCodeExpired, .pairingLocked, .rateLimited, .quotaExceeded, .internal,
     ]
 
     /// The nearest `WCErrorCode` (WatchConnectivity), if there is one.
@@ -41,6 +43,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .notReachable: return 7007  // notReachable
         case .payloadTooLarge: return 7009  // payloadTooLarge
         case .replyTimeout: return 7012  // messageReplyTimedOut
+        case .quotaExceeded: return 7015  // insufficientSpace
         default: return nil
         }
     }

@@ -13,10 +13,17 @@ public struct Limits: JSONRepresentable, Hashable {
     public var complicationsPerDay: Int
     /// Complication transfers left now (only meaningful in `welcome`).
     public var complicationsRemaining: Int
+    /// The delivery window, items: durable `deliver`s the relay sends on one connection before
+    /// the receiver acks (PROTOCOL.md §8.7). Default 64.
+    public var windowItems: Int
+    /// The delivery window, bytes: no further durable `deliver` goes out while the unacked ones'
+    /// payloads (§3.6 sizes) reach this; one item always goes. Default 1 MiB.
+    public var windowBytes: Int
 
     public init(
         messageBytes: Int = 65536, userInfoBytes: Int = 65536, contextBytes: Int = 262_144,
-        replyTimeoutMs: Int = 10000, complicationsPerDay: Int = 50, complicationsRemaining: Int? = nil
+        replyTimeoutMs: Int = 10000, complicationsPerDay: Int = 50, complicationsRemaining: Int? = nil,
+        windowItems: Int = 64, windowBytes: Int = 1 << 20
     ) {
         self.messageBytes = messageBytes
         self.userInfoBytes = userInfoBytes
@@ -24,6 +31,8 @@ public struct Limits: JSONRepresentable, Hashable {
         self.replyTimeoutMs = replyTimeoutMs
         self.complicationsPerDay = complicationsPerDay
         self.complicationsRemaining = complicationsRemaining ?? complicationsPerDay
+        self.windowItems = windowItems
+        self.windowBytes = windowBytes
     }
 
     /// The protocol's defaults.
@@ -64,6 +73,8 @@ public struct Limits: JSONRepresentable, Hashable {
         replyTimeoutMs = Int(try r.int("replyTimeoutMs", min: 0))
         complicationsPerDay = Int(try r.int("complicationsPerDay", min: 0))
         complicationsRemaining = Int(try r.int("complicationsRemaining", min: 0))
+        windowItems = Int(try r.int("windowItems", min: 1))
+        windowBytes = Int(try r.int("windowBytes", min: 1))
     }
 
     public var json: JSONValue {
@@ -72,6 +83,7 @@ public struct Limits: JSONRepresentable, Hashable {
             "contextBytes": .int(Int64(contextBytes)), "replyTimeoutMs": .int(Int64(replyTimeoutMs)),
             "complicationsPerDay": .int(Int64(complicationsPerDay)),
             "complicationsRemaining": .int(Int64(complicationsRemaining)),
+            "windowItems": .int(Int64(windowItems)), "windowBytes": .int(Int64(windowBytes)),
         ]
     }
 }

@@ -100,6 +100,10 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
             log.debug(
                 "connection closed", ("conn", id.description), ("code", code.map(String.init) ?? "none"),
                 ("reason", reason))
+            if code == 1008, reason == WebSocketServer.slowConsumerReason {
+                // PROTOCOL.md §2.2: a slow consumer's close is worth an operator's attention.
+                log.info("slow consumer closed", ("conn", id.description), ("code", "1008"), ("reason", reason))
+            }
             metrics.closed(code: code)
             deliveredSeq[LinkID(id.rawValue)] = nil
             run(.closed(LinkID(id.rawValue)), &outbound)

@@ -33,7 +33,8 @@ extension SQLiteDatabase {
     /// - Parameter migrations: Versions 1…n in order.
     /// - Precondition: `migrations` is non-empty and numbered 1, 2, 3, … without gaps.
     /// - Throws: ``RelayStoreError/schemaTooNew(found:supported:)`` if the file was written by a
-    ///   newer program (it is left untouched), ``SQLiteError``, or what a migration throws.
+    ///   newer program (it is left untouched), ``RelayStoreError/foreignDatabase(tables:)`` if a
+    ///   file at version 0 already has tables, ``SQLiteError``, or what a migration throws.
     @discardableResult
     public func migrate(_ migrations: [Migration]) throws -> (from: Int32, to: Int32) {
         for (index, migration) in migrations.enumerated() {
@@ -47,6 +48,13 @@ extension SQLiteDatabase {
             // Re-read under the write lock: another process may have migrated meanwhile.
             let current = try userVersion()
             if current > latest { throw RelayStoreError.schemaTooNew(found: current, supported: latest) }
+            if current == 0 {
+                // A file never migrated has no tables; one with tables belongs to another program.
+                let tables = try query("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name") {
+                    $0.text(0)
+                }
+                if !tables.isEmpty { throw RelayStoreError.foreignDatabase(tables: tables) }
+            }
             for migration in migrations where migration.version > current {
                 try migration.apply(self)
             }

@@ -12,7 +12,7 @@ public actor RelayStore {
     let storage: SQLiteRelayStorage
 
     /// Opens the store at `path` (or `:memory:`); see ``SQLiteRelayStorage/init(path:synchronous:)``.
-    public init(path: String, synchronous: SQLiteDatabase.Synchronous = .full) throws {
+    public init(path: String, synchronous: SQLiteDatabase.Synchronous = .full) throws(DatabaseFileError) {
         storage = try SQLiteRelayStorage(path: path, synchronous: synchronous)
     }
 
@@ -34,7 +34,7 @@ public actor RelayStore {
     }
 
     /// Everything stored, as the core needs it at start; see ``SQLiteRelayStorage/loadAll(now:)``.
-    public func load(now: Timestamp) throws -> [PairSnapshot] {
+    public func load(now: Timestamp) throws(DatabaseFileError) -> [PairSnapshot] {
         try storage.loadAll(now: now)
     }
 

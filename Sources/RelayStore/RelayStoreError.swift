@@ -8,6 +8,9 @@ public enum RelayStoreError: Error, Sendable, Equatable, CustomStringConvertible
     case schemaTooNew(found: Int32, supported: Int32)
     /// A stored row could not be decoded (bad JSON, an unknown role); names the table and why.
     case corruptRow(table: String, reason: String)
+    /// The file is an SQLite database of another program: schema version 0, yet it has tables
+    /// (migrating it would mix our tables into someone else's file).
+    case foreignDatabase(tables: [String])
 
     /// What went wrong and what to do about it, on one line, for logs and the CLI.
     public var description: String {
@@ -17,6 +20,8 @@ public enum RelayStoreError: Error, Sendable, Equatable, CustomStringConvertible
                 + " use a newer WatchRelay or another database file"
         case .corruptRow(let table, let reason):
             return "a row of table '\(table)' cannot be read: \(reason)"
+        case .foreignDatabase(let tables):
+            return "the database has no WatchRelay schema version but has tables (\(tables.prefix(5).joined(separator: ", ")))"
         }
     }
 }

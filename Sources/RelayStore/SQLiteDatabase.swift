@@ -73,6 +73,13 @@ public final class SQLiteDatabase {
         }
         self.connection = opened
         // From here on, `deinit` closes the connection if a setting fails.
+        // SQLite quietly opens a file it may not write read-only; every later commit would then
+        // fail. Refuse at once instead.
+        if sqlite3_db_readonly(connection, "main") == 1 {
+            throw SQLiteError(
+                code: SQLITE_READONLY, message: "the file is opened read-only (no write permission)",
+                operation: "open \(path)")
+        }
         try check(
             sqlite3_extended_result_codes(connection, 1), operation: "extended result codes", connection: connection)
         try check(

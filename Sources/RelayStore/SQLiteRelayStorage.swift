@@ -27,11 +27,12 @@ public final class SQLiteRelayStorage: RelayStorage, @unchecked Sendable {
     ///   - path: The database file; its `-wal` and `-shm` companions live beside it.
     ///   - synchronous: Commit durability; ``SQLiteDatabase/Synchronous/full`` (the default)
     ///     makes every returned urgent ``apply(_:urgent:)`` survive `kill -9` and power loss.
-    /// - Throws: ``RelayStoreError/schemaTooNew(found:supported:)`` for a file from a newer
-    ///   program, ``SQLiteError`` if SQLite cannot open or migrate it.
-    public init(path: String, synchronous: SQLiteDatabase.Synchronous = .full) throws {
-        let database = try SQLiteDatabase(path: path, configuration: .init(synchronous: synchronous))
-        try database.migrate(RelayStoreSchema.migrations)
+    /// - Throws: ``DatabaseFileError`` (naming `path`, the problem and the remedy, with `--db`
+    ///   as the option that picks another file) if the file cannot be opened or migrated.
+    public init(path: String, synchronous: SQLiteDatabase.Synchronous = .full) throws(DatabaseFileError) {
+        let database = try SQLiteDatabase.open(
+            path: path, configuration: .init(synchronous: synchronous), migrations: RelayStoreSchema.migrations,
+            option: Self.fileOption)
         self.database = database
         self.synchronous = synchronous
         self.current = synchronous
@@ -67,18 +68,25 @@ public final class SQLiteRelayStorage: RelayStorage, @unchecked Sendable {
     /// Complication uses at or before `now − 24 h` are deleted first. Pairs come in creation
     /// order; each snapshot has an entry for both directions (empty where nothing is stored);
     /// items are in acceptance order and finished ids most recent last (at most 1024).
-    /// - Throws: ``RelayStoreError/corruptRow(table:reason:)`` if a stored row cannot be
-    ///   decoded, ``SQLiteError`` if SQLite fails.
-    public func loadAll(now: Timestamp) throws -> [PairSnapshot] {
+    /// - Throws: ``DatabaseFileError``: ``DatabaseFileError/Problem/damaged`` if a stored row
+    ///   or page cannot be read (the cause names the table), another problem if SQLite fails.
+    public func loadAll(now: Timestamp) throws(DatabaseFileError) -> [PairSnapshot] {
         let cutoff = now.millisecondsSinceEpoch - RelayStoreSchema.complicationWindowMilliseconds
-        return try locked {
-            // One transaction: the prune and the reads see a single state of the file.
-            try database.transaction(.immediate) {
-                try database.execute(RelayStoreSchema.pruneComplicationUses, [.integer(cutoff)])
-                return try readSnapshots()
+        do {
+            return try locked {
+                // One transaction: the prune and the reads see a single state of the file.
+                try database.transaction(.immediate) {
+                    try database.execute(RelayStoreSchema.pruneComplicationUses, [.integer(cutoff)])
+                    return try readSnapshots()
+                }
             }
+        } catch {
+            throw DatabaseFileError(path: database.path, error: error, option: Self.fileOption)
         }
     }
+
+    /// The `serve` option that names the store's file (for the remedy in ``DatabaseFileError``).
+    static let fileOption = "--db"
 
     /// The number of stored pairs and queued items (for metrics and tests).
     public func stats() throws -> (pairs: Int, queuedItems: Int) {

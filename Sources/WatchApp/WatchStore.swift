@@ -13,18 +13,22 @@ final class WatchStore {
     /// returns); only an OS crash could lose the last ones. It keeps an fsync off the path
     /// from a favorites change to the widget's reload.
     init(directory: String) throws {
-        db = try SQLiteDatabase(path: directory + "/watch.db", configuration: .init(synchronous: .normal))
-        _ = try db.migrate([
-            Migration(
-                version: 1, name: "watch state",
-                sql: """
-                    CREATE TABLE snapshot(id INTEGER PRIMARY KEY CHECK (id = 1), revision INTEGER NOT NULL,
-                        json TEXT NOT NULL, sent_at INTEGER NOT NULL) STRICT;
-                    CREATE TABLE pending_deletes(login TEXT PRIMARY KEY NOT NULL, accepted INTEGER NOT NULL) STRICT;
-                    CREATE TABLE settings(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) STRICT;
-                    """)
-        ])
+        db = try SQLiteDatabase.open(
+            path: directory + "/watch.db", configuration: .init(synchronous: .normal), migrations: Self.migrations,
+            option: "--state")
     }
+
+    /// The schema history (`PRAGMA user_version`).
+    static let migrations = [
+        Migration(
+            version: 1, name: "watch state",
+            sql: """
+                CREATE TABLE snapshot(id INTEGER PRIMARY KEY CHECK (id = 1), revision INTEGER NOT NULL,
+                    json TEXT NOT NULL, sent_at INTEGER NOT NULL) STRICT;
+                CREATE TABLE pending_deletes(login TEXT PRIMARY KEY NOT NULL, accepted INTEGER NOT NULL) STRICT;
+                CREATE TABLE settings(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) STRICT;
+                """)
+    ]
 
     /// The stored snapshot and when it was sent, if any.
     func snapshot() throws -> (FavoritesSnapshot, Timestamp)? {

@@ -58,6 +58,9 @@ final class ConnectionState {
     var localClose: CloseFrame?
     /// The close frame the peer sent first, if any.
     var peerClose: CloseFrame?
+    /// Whether the `closed` event went out already (a slow consumer is reported gone when the
+    /// relay gives up on it, while its close frame still waits for the peer to read).
+    var closeReported = false
     /// Client connections only, and only when asked for (``ClientConnection/observe(_:)``):
     /// told of each message with a timestamp. Nil costs the write and receive paths one check.
     var observer: (any ClientMessageObserver)?

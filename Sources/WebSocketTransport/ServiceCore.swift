@@ -105,7 +105,7 @@ final class ServiceCore {
 
     /// After `lws_context_destroy`: reports what lws did not close and finishes every stream.
     func finishStreams() {
-        for (id, connection) in connections {
+        for (id, connection) in connections where !connection.closeReported {
             connection.sink.closed(id, code: nil, reason: "transport shut down")
         }
         connections = [:]
@@ -164,11 +164,12 @@ final class ServiceCore {
             guard let id = connectionID(wsi, user), let connection = connections[id] else { return 0 }
             return writeNext(connection)
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+            // `data` is lws's buffer, valid only now: CloseFrame copies the code and reason out.
+            let payload = UnsafeRawBufferPointer(start: data, count: length)
             if let id = connectionID(wsi, user), let connection = connections[id] {
-                // `data` is lws's buffer, valid only now: CloseFrame copies the code and reason out.
-                connection.peerClose = CloseFrame(payload: UnsafeRawBufferPointer(start: data, count: length))
+                connection.peerClose = CloseFrame(payload: payload)
             }
-            return 0
+            return refuseMalformedClose(wsi, payload)
         case LWS_CALLBACK_CLOSED, LWS_CALLBACK_CLIENT_CLOSED:
             connectionClosed(wsi, user)
             return 0
@@ -220,10 +221,34 @@ final class ServiceCore {
 
     // MARK: - Inbound
 
+    /// RFC 6455 §5.5.1 and §7.4.1 for a close frame the peer sent: a body of exactly one byte is
+    /// a protocol error (1002), a reason that is not UTF-8 is invalid data (1007). lws 4.1
+    /// checks neither (it echoes such a frame; it checks the reason's UTF-8 only with
+    /// `LWS_SERVER_OPTION_VALIDATE_UTF8`, which the relay leaves off so that a text message
+    /// of invalid UTF-8 gets `bad_json`, and then it drops the connection without a close
+    /// frame), so this callback does: it sets the close frame lws sends and returns -1, which
+    /// makes lws send it instead of the echo and then close. 0 (echo the peer's frame) otherwise.
+    private func refuseMalformedClose(_ wsi: OpaquePointer, _ payload: UnsafeRawBufferPointer) -> Int32 {
+        let refusal: (status: lws_close_status, reason: String)
+        if payload.count == 1 {
+            refusal = (LWS_CLOSE_STATUS_PROTOCOL_ERR, "close frame with a 1-byte body")
+        } else if payload.count > 2, String(validating: payload[2...], as: UTF8.self) == nil {
+            refusal = (LWS_CLOSE_STATUS_INVALID_PAYLOAD, "close reason is not UTF-8")
+        } else {
+            return 0
+        }
+        var reason = Array(refusal.reason.utf8)
+        // lws copies the reason into the close frame it sends after we return -1.
+        reason.withUnsafeMutableBufferPointer { bytes in
+            lws_close_reason(wsi, refusal.status, bytes.baseAddress, bytes.count)
+        }
+        return -1
+    }
+
     private func receive(
         _ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ data: UnsafeMutableRawPointer?, _ length: Int
     ) -> Int32 {
-        guard let id = connectionID(wsi, user), let connection = connections[id] else { return 0 }
+        guard let id = connectionID(wsi, user), let connection = connections[id], !connection.closeReported else { return 0 }
         // lws owns `data` and reuses it after this callback; the reassembler copies what it keeps.
         let chunk = UnsafeRawBufferPointer(start: data, count: length)
         let outcome = connection.reassembler.consume(
@@ -287,26 +312,38 @@ final class ServiceCore {
     }
 
     /// Schedules a close frame after the queued messages; a second request is ignored.
-    func requestClose(_ connection: ConnectionState, _ frame: CloseFrame) {
+    func requestClose(_ connection: ConnectionState, _ frame: CloseFrame, flushSeconds: Int32 = closeFlushSeconds) {
         guard connection.localClose == nil else { return }
         connection.localClose = frame
         if connection.outbound.isEmpty { lws_callback_on_writable(connection.wsi) }
         // Backstop: a peer that stops reading never lets the queue drain; lws closes the
         // connection (LWS_CALLBACK_CLOSED follows) if it is still open after this.
-        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, Self.closeFlushSeconds)
+        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, flushSeconds)
     }
 
     /// How long a closing connection may take to flush its queue before it is dropped.
     static let closeFlushSeconds: Int32 = 5
+    /// How long a slow consumer may take to read what the kernel and lws already hold (at most
+    /// one fragment in lws, the socket buffers in the kernel) and then the close frame.
+    static let slowConsumerFlushSeconds: Int32 = 30
 
-    /// The outbound cap was exceeded: drop the backlog and close with 1008.
+    /// The outbound cap was exceeded: drop the backlog and close with 1008 (PROTOCOL.md §2.2).
+    ///
+    /// The close frame goes out on the next WRITEABLE, which lws gives once the peer has read
+    /// the part of a frame lws still holds (a control frame may follow a fragment, RFC 6455
+    /// §5.4). A slow reader therefore gets the 1008 frame after the bytes already in flight,
+    /// instead of a bare TCP close (which its WebSocket library reports as 1006); only a peer
+    /// that reads nothing for ``slowConsumerFlushSeconds`` is dropped without one. Memory stays
+    /// bounded meanwhile: the backlog is gone, and lws holds at most one fragment.
+    ///
+    /// The owner learns at once (`closed` with 1008 and the reason): nothing it sends reaches
+    /// the connection any more, so it should not wait for the flush to treat it as gone.
     private func closeForOverflow(_ connection: ConnectionState) {
         connection.outbound.removeAll()
-        requestClose(connection, CloseFrame(code: 1008, reason: "outbound queue limit exceeded"))
-        if lws_send_pipe_choked(connection.wsi) != 0 {
-            // The peer is not reading, so no close frame could reach it: drop the connection now.
-            lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
-        }
+        let frame = CloseFrame(code: 1008, reason: WebSocketServer.slowConsumerReason)
+        requestClose(connection, frame, flushSeconds: Self.slowConsumerFlushSeconds)
+        connection.closeReported = true
+        connection.sink.closed(connection.id, code: frame.code, reason: frame.reason)
     }
 
     // MARK: - Outbound
@@ -373,7 +410,7 @@ final class ServiceCore {
         guard let id = connectionID(wsi, user) else { return }  // e.g. an upgrade the filter refused
         if let connection = connections.removeValue(forKey: id) {
             let report = connection.closeReport
-            connection.sink.closed(id, code: report.code, reason: report.reason)
+            if !connection.closeReported { connection.sink.closed(id, code: report.code, reason: report.reason) }
         } else if id != connectingID, let request = pendingConnects.removeValue(forKey: id) {
             request.fail(
                 TransportError.connectionFailed(

@@ -37,6 +37,8 @@ public enum ClientEvent: Sendable {
     /// `code` is the peer's close code if the peer closed first (1005 when its close frame had no
     /// code), else the code this side sent (e.g. 1008 after the outbound cap, 1001 at shutdown), or
     /// `nil` if the connection was lost without a close handshake (reset, ping timeout).
+    /// After the outbound cap it comes at once (1008, ``WebSocketServer/slowConsumerReason``),
+    /// while the close frame still waits for the peer to read what is in flight.
     case closed(code: UInt16?, reason: String)
 }
 

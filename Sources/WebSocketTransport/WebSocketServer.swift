@@ -71,6 +71,10 @@ public final class WebSocketServer: Sendable {
         inbox.requestShutdown()
     }
 
+    /// The reason of the 1008 close a connection gets when its outbound backlog would pass
+    /// `maxQueuedBytesPerConnection` (a slow consumer); its `closed` event carries it too.
+    public static let slowConsumerReason = "outbound queue limit exceeded"
+
     /// Queues a text message for a connection; returns at once.
     ///
     /// Messages to one connection are sent in call order, one frame per 64 KiB. A message to a

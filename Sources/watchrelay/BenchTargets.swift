@@ -89,6 +89,10 @@ struct BenchRelay: Sendable {
                 arguments: [
                     "serve", "--host", "127.0.0.1", "--port", "0", "--db", "\(directory)/\(name).db", "--sync", sync,
                     "--log-level", "warn",
+                    // Every bench client is on 127.0.0.1, in numbers past the default quotas.
+                    "--quota-connections", "1000000", "--quota-connections-per-address", "1000000",
+                    "--quota-direction-items", "100000000", "--quota-direction-bytes", "1099511627776",
+                    "--quota-relay-bytes", "1099511627776",
                 ], cpu: cpu, directory: directory)
             return try await started(target, child)
         case .lwsC:

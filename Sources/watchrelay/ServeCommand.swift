@@ -28,9 +28,17 @@ enum ServeCommand {
           --reply-timeout-ms N        reply timeout (default 10000)
           --complications-per-day N   complication budget per pair per 24 h (default 50)
           --pairing-code-ttl-s N      pairing code lifetime (default 120)
+          --hello-timeout-s N         close a connection that has not said hello after N s with
+                                      hello_required and 1008 (default 10)
           --ping-after-s N            ping a silent client after N s (default 30)
           --hangup-after-s N          hang up on a client that sent nothing, not even a pong, for
                                       N s (default ping + 10; must exceed --ping-after-s)
+        QUOTAS (past one: error quota_exceeded, nothing stored; PROTOCOL.md §9):
+          --quota-direction-items N   durable items held per pair direction (default 10000)
+          --quota-direction-bytes N   their payload bytes per pair direction (default 67108864)
+          --quota-relay-bytes N       durable payload bytes held over the relay (default 536870912)
+          --quota-connections N       open connections (default 10000)
+          --quota-connections-per-address N   open connections from one address (default 1000)
           --log-level LEVEL           debug, info, warn, error (default info)
           -h, --help                  show this help
         """
@@ -68,6 +76,13 @@ enum ServeCommand {
         limits.complicationsRemaining = limits.complicationsPerDay
         c.relay.limits = limits
         if let ttl = try args.int("pairing-code-ttl-s", in: 1...86_400) { c.relay.pairingCodeTTLms = Int64(ttl) * 1000 }
+        if let hello = try args.int("hello-timeout-s", in: 1...3600) { c.relay.helloTimeoutMs = Int64(hello) * 1000 }
+        let r = c.relay
+        c.relay.maxQueuedItemsPerDirection = try args.int("quota-direction-items", in: 1...Int(Int32.max)) ?? r.maxQueuedItemsPerDirection
+        c.relay.maxQueuedBytesPerDirection = try args.int("quota-direction-bytes", in: 1...(1 << 40)) ?? r.maxQueuedBytesPerDirection
+        c.relay.maxQueuedBytesTotal = try args.int("quota-relay-bytes", in: 1...(1 << 40)) ?? r.maxQueuedBytesTotal
+        c.relay.maxConnections = try args.int("quota-connections", in: 1...1_000_000) ?? r.maxConnections
+        c.relay.maxConnectionsPerAddress = try args.int("quota-connections-per-address", in: 1...1_000_000) ?? r.maxConnectionsPerAddress
         if let ping = try args.int("ping-after-s", in: 1...3600) {
             c.pingAfterSeconds = ping
             c.hangupAfterSeconds = ping + 10

@@ -72,6 +72,10 @@ struct Output {
 
     func delivers(to link: LinkID) -> [Deliver] { frames(to: link).compactMap(\.deliver) }
     func errors(to link: LinkID) -> [ErrorFrame] { frames(to: link).compactMap(\.error) }
+    /// `error` frames sent to `link` with their messages (``errors(to:)`` blanks them).
+    func worded(to link: LinkID) -> [ErrorFrame] {
+        actions.compactMap { if case .send(link, .error(let e)) = $0 { e } else { nil } }
+    }
     func seqs(to link: LinkID) -> [Int64] { delivers(to: link).map(\.seq) }
 
     /// `effects` as short strings ("persist insertItem", "accepted → link-1").

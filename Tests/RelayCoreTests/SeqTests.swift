@@ -63,6 +63,18 @@ import Testing
         #expect(h.ack(w2, 6).seqs(to: w2) == [])
     }
 
+    @Test func welcomeAnnouncesTheDeliveryWindowInForce() {
+        var h = RelayHarness(configuration: RelayConfiguration(inFlightItems: 3, inFlightBytes: 4096))
+        let (phone, out) = h.connect(.phone)
+        let limits = out.frames(to: phone).first?.welcome?.limits
+        #expect(limits?.windowItems == 3)
+        #expect(limits?.windowBytes == 4096)
+        let (_, watch) = h.pairDevices()
+        h.close(watch)
+        let (w2, again) = h.reconnect(.watch)
+        #expect(again.frames(to: w2).first?.welcome?.limits.windowItems == 3, "paired devices get it too")
+    }
+
     @Test func aMessageIsNotHeldBackByAFullWindow() {
         var h = RelayHarness(configuration: RelayConfiguration(inFlightItems: 1))
         let (phone, watch) = h.pairDevices()

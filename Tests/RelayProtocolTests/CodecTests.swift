@@ -59,6 +59,7 @@ import Testing
         #expect(ErrorCode.notPaired.wcCode == 7005)
         #expect(ErrorCode.notSupported.wcCode == 7002)
         #expect(ErrorCode.internal.wcCode == 7001)
-        #expect(ErrorCode.all.count == 20)
+        #expect(ErrorCode.quotaExceeded.wcCode == 7015)
+        #expect(ErrorCode.all.count == 21)
     }
 }

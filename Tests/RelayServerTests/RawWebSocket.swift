@@ -44,19 +44,57 @@ final class RawWebSocket {
 
     /// Sends one masked text frame (clients must mask, RFC 6455 §5.3).
     func sendText(_ payload: [UInt8]) throws {
-        var frame: [UInt8] = [0x81]
+        try sendFrame(opcode: 0x1, payload)
+    }
+
+    /// Sends one frame: `fin` set unless told, masked unless told (a client that breaks RFC 6455 §5.3).
+    func sendFrame(opcode: UInt8, _ payload: [UInt8], masked: Bool = true, fin: Bool = true) throws {
+        try socket.send(Self.frame(opcode: opcode, payload, masked: masked, fin: fin))
+    }
+
+    /// Sends several frames in one write (back to back, as one TCP segment where it fits).
+    func sendFrames(_ frames: [(opcode: UInt8, payload: [UInt8])]) throws {
+        try socket.send(frames.flatMap { Self.frame(opcode: $0.opcode, $0.payload, masked: true, fin: true) })
+    }
+
+    /// The wire bytes of one client frame.
+    static func frame(opcode: UInt8, _ payload: [UInt8], masked: Bool, fin: Bool) -> [UInt8] {
+        let maskBit: UInt8 = masked ? 0x80 : 0
+        var frame: [UInt8] = [(fin ? 0x80 : 0) | opcode]
         if payload.count < 126 {
-            frame.append(0x80 | UInt8(payload.count))
+            frame.append(maskBit | UInt8(payload.count))
         } else if payload.count <= 0xFFFF {
-            frame += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+            frame += [maskBit | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
         } else {
-            frame.append(0x80 | 127)
+            frame.append(maskBit | 127)
             for shift in stride(from: 56, through: 0, by: -8) { frame.append(UInt8((payload.count >> shift) & 0xFF)) }
         }
+        guard masked else { return frame + payload }
         let mask: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
         frame += mask
         frame += payload.enumerated().map { $0.element ^ mask[$0.offset & 3] }
-        try socket.send(frame)
+        return frame
+    }
+
+    /// Reads until the connection ends, answering every ping with a pong (so keepalive never
+    /// drops it); the text frames and the close frame's code (nil: no close frame; code nil:
+    /// a close frame without a code) that arrived.
+    func readUntilClosedAnsweringPings(timeoutMilliseconds: Int32 = 5000) async throws -> (
+        texts: [[UInt8]], pings: Int, close: Frame?
+    ) {
+        var texts: [[UInt8]] = []
+        var pings = 0
+        while let frame = try await readFrame(timeoutMilliseconds: timeoutMilliseconds) {
+            switch frame.opcode {
+            case 0x1: texts.append(frame.payload)
+            case 0x9:
+                pings += 1
+                try? sendFrame(opcode: 0xA, frame.payload)
+            case 0x8: return (texts, pings, frame)
+            default: break
+            }
+        }
+        return (texts, pings, nil)
     }
 
     /// The next whole frame, or nil if the connection ended (or `timeoutMilliseconds` of silence).
@@ -122,4 +160,15 @@ final class RawWebSocket {
         }
         return nil
     }
+}
+
+
+extension RawWebSocket.Frame {
+    /// The status code of a close frame (nil if it has no body).
+    var closeCode: UInt16? {
+        payload.count >= 2 ? UInt16(payload[0]) << 8 | UInt16(payload[1]) : nil
+    }
+
+    /// The reason of a close frame.
+    var closeReason: String { String(decoding: payload.dropFirst(2), as: UTF8.self) }
 }

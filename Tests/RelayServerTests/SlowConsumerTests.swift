@@ -98,6 +98,10 @@ struct SlowConsumerTests {
         let closes = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
             .filter { $0.contains("msg=\"connection closed\"") && $0.contains("code=1008") }
         #expect(closes.count == 1 && closes.allSatisfy { $0.contains("reason=\"outbound queue limit exceeded\"") }, "\(closes)")
+        // …at level info too, where an operator sees it without debug logging (§2.2).
+        let infos = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+            .filter { $0.contains("level=info msg=\"slow consumer closed\"") }
+        #expect(infos.count == 1 && infos.allSatisfy { $0.contains("code=1008") }, "\(infos)")
         rssPeak = max(rssPeak, try relay.residentKiB())
         // The watch's side: whatever the kernel still held, then the end (a close frame, if any
         // could be written, carries 1008; a peer that reads nothing usually gets none).

@@ -36,9 +36,10 @@ struct RelayStoreSchemaTests {
         let path = directory.path("relay.sqlite")
         try SQLiteDatabase(path: path).setUserVersion(999)
 
-        let error = try #require(throws: RelayStoreError.self) { try RelayStore(path: path) }
-        #expect(error == .schemaTooNew(found: 999, supported: RelayStore.schemaVersion))
-        #expect(error.description.contains("schema version 999"))
+        let error = try #require(throws: DatabaseFileError.self) { try RelayStore(path: path) }
+        #expect(error.problem == .schemaTooNew(found: 999, supported: RelayStore.schemaVersion))
+        #expect(error.cause.contains("schema version 999"))
+        #expect(error.description.hasPrefix(path + ": written by a newer WatchRelay"))
         #expect(try SQLiteDatabase(path: path).userVersion() == 999)
     }
 

@@ -238,12 +238,9 @@ struct RelayStoreTests {
         ])
         try SQLiteDatabase(path: path).execute("UPDATE items SET payload = ?", [.text("{not json")])
 
-        let error = await #expect(throws: RelayStoreError.self) { try await reload(path) }
-        guard case .corruptRow(let table, _) = error else {
-            Issue.record("expected corruptRow, got \(String(describing: error))")
-            return
-        }
-        #expect(table == "items")
+        let error = try await #require(throws: DatabaseFileError.self) { try await reload(path) }
+        #expect(error.problem == .damaged)
+        #expect(error.cause.contains("a row of table 'items' cannot be read"))
     }
 
     @Test func largeBatchCommitsInOneTransaction() async throws {

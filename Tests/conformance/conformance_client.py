@@ -48,13 +48,14 @@ QUIET = 0.5  # seconds during which "nothing else arrives" is asserted
 
 TIMESTAMP_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z$")  # §3.5
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{43,}$")  # §6.2, §10.2 paired.token
-# §11: wcCode is present on exactly these six codes.
+# §11: wcCode is present on exactly these seven codes.
 WC_CODES = {
     "payload_too_large": 7009,
     "not_paired": 7005,
     "not_reachable": 7007,
     "reply_timeout": 7012,
     "not_supported": 7002,
+    "quota_exceeded": 7015,
     "internal": 7001,
 }
 

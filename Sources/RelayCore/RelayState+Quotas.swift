@@ -1,0 +1,62 @@
+import RelayProtocol
+
+extension RelayState {
+    // MARK: - Connection quotas
+
+    /// A new connection: admitted, or refused with `quota_exceeded` and close 1008 when the
+    /// relay or its address already has as many connections as its quota allows (§9).
+    mutating func opened(_ link: LinkID, address: String) {
+        let fromAddress = addressConnections[address, default: 0]
+        let total = links.count
+        links[link] = Link(id: link, address: address)
+        addressConnections[address] = fromAddress + 1
+        let refusal: String?
+        if total >= configuration.maxConnections {
+            refusal = "the relay has \(total) connections, its quota; try again later"
+        } else if fromAddress >= configuration.maxConnectionsPerAddress {
+            refusal = "this address has \(fromAddress) connections to the relay, its quota; close one first"
+        } else {
+            refusal = nil
+        }
+        guard let refusal else {
+            helloDeadlines.append(HelloDeadline(link: link, at: now.adding(milliseconds: configuration.helloTimeoutMs)))
+            return
+        }
+        close(link, after: ProtocolError(.quotaExceeded, refusal), reason: "connection quota")
+    }
+
+    // MARK: - Queue quotas
+
+    /// Throws `quota_exceeded` if queuing `item` in `sender`'s direction of `pairID` would take
+    /// that direction over its item or byte quota, or the relay over its total byte quota.
+    ///
+    /// Counts what the queue would hold after the send: a context replaces the contexts it
+    /// holds (latest wins), so those do not count. Nothing is stored when this throws.
+    func checkQuotas(for item: QueuedItem, _ pairID: PairID, sender: Role, re: String) throws(ProtocolError) {
+        guard let q = pairs[pairID]?[sender] else { return }
+        let replaced = item.mode == .context ? q.replaceableContexts : []
+        let freed = replaced.reduce(0) { $0 + $1.size }
+        let items = q.queuedCount - replaced.count + 1
+        let bytes = q.queuedBytes - freed + item.size
+        let total = queuedBytesTotal - freed + item.size
+        let direction = "the \(sender) → \(sender.peer) queue"
+        if items > configuration.maxQueuedItemsPerDirection {
+            throw ProtocolError(
+                .quotaExceeded,
+                "\(direction) holds \(q.queuedCount) items, its quota of \(configuration.maxQueuedItemsPerDirection);"
+                    + " retry once the \(sender.peer) has acked some", re: re)
+        }
+        if bytes > configuration.maxQueuedBytesPerDirection {
+            throw ProtocolError(
+                .quotaExceeded,
+                "\(direction) would hold \(bytes) payload bytes, over its quota of"
+                    + " \(configuration.maxQueuedBytesPerDirection); retry once the \(sender.peer) has acked some", re: re)
+        }
+        if total > configuration.maxQueuedBytesTotal {
+            throw ProtocolError(
+                .quotaExceeded,
+                "the relay would hold \(total) queued payload bytes, over its quota of"
+                    + " \(configuration.maxQueuedBytesTotal); retry later", re: re)
+        }
+    }
+}

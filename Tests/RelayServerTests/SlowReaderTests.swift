@@ -1,0 +1,55 @@
+import Foundation
+import RelayCore
+import RelayProtocol
+import TestSupport
+import Testing
+import WebSocketTransport
+
+/// A watch that reads, but slowly (one frame at a time, pausing in between), while the phone
+/// sends faster than it reads: the relay closes it with a 1008 close frame that reaches it after
+/// the bytes already in flight (PROTOCOL.md §2.2), not with a bare TCP close (seen as 1006).
+@Suite(.timeLimit(.minutes(2)))
+struct SlowReaderTests {
+    @Test func aWatchThatReadsSlowlyGetsA1008CloseFrameWithTheReason() async throws {
+        let relay = try await TestRelay.start { c in
+            c.maxQueuedBytesPerConnection = 256 << 10
+            c.pingAfterSeconds = 600
+            c.hangupAfterSeconds = 700
+        }
+        let (phone, firstWatch, _, watchToken) = try await pairDevices(relay)
+        firstWatch.connection.close()
+        _ = try await firstWatch.closed()
+        _ = try await phone.next()  // peer: the watch left
+
+        let slow = try RawWebSocket(port: relay.server.port)
+        try await slow.upgrade(port: relay.server.port)
+        let hello = Hello(id: "h-slow", role: .watch, deviceName: "Slow", token: watchToken, foreground: true, lastSeq: 0)
+        try slow.sendText(FrameCodec.encode(.hello(hello)))
+        guard let first = try await slow.readFrame(), case .welcome(let welcome) = try FrameCodec.decodeRelayFrame(first.payload)
+        else { throw TestFailure("the slow watch got no welcome") }
+        #expect(welcome.limits.windowItems == 64 && welcome.limits.windowBytes == 1 << 20, "the window is announced")
+
+        // 2.4 MB of messages at once: far more than the 256 KiB cap, as fast as the relay takes them.
+        let filler = String(repeating: "m", count: 8_000)
+        for n in 0..<300 {
+            phone.send(.send(Send(id: "m-\(n)", mode: .message, payload: Payload(kind: "test.fill", ["s": .string(filler)]))))
+        }
+
+        // One frame, a pause, the next: slower than the relay writes, never stopped.
+        var delivers = 0
+        var close: RawWebSocket.Frame?
+        while let frame = try await slow.readFrame(timeoutMilliseconds: Int32(20_000 * timeoutScale)) {
+            if frame.opcode == 0x8 {
+                close = frame
+                break
+            }
+            if frame.opcode == 0x1 { delivers += 1 }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        #expect(close != nil, "a close frame arrived (after \(delivers) delivers), not just the end of the TCP stream")
+        #expect(close?.closeCode == 1008)
+        #expect(close?.closeReason == "outbound queue limit exceeded")
+        #expect(delivers < 300, "the backlog past the cap was dropped")
+        await relay.stop()
+    }
+}
