@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+
+@testable import WatchConnectivity
+
+/// Dictionaries as relay payloads: property-list types only, round trips keep the types.
+struct PropertyListTests {
+    @Test func propertyListTypesRoundTrip() throws {
+        let date = Date(timeIntervalSince1970: 1_700_000_000.5)
+        let dict: [String: Any] = [
+            "s": "octocat", "i": 42, "d": 2.5, "whole": 3.0, "b": true, "data": Data([0, 1, 255]), "date": date,
+            "list": [1, "two", false], "nested": ["$data": "not data", "x": 1], "dollar": ["$date": 5],
+        ]
+        let payload = try PropertyListPayload.encode(dict, channel: .userInfo)
+        #expect(payload.kind == "wc.userInfo")
+        let back = PropertyListPayload.dictionary(of: payload)
+        #expect(back["s"] as? String == "octocat")
+        #expect(back["i"] as? Int == 42)
+        #expect(back["d"] as? Double == 2.5)
+        #expect(back["whole"] as? Double == 3.0)
+        #expect(back["b"] as? Bool == true)
+        #expect(back["data"] as? Data == Data([0, 1, 255]))
+        #expect(back["date"] as? Date == date)
+        let list = try #require(back["list"] as? [Any])
+        #expect(list.count == 3 && list[1] as? String == "two" && list[2] as? Bool == false)
+        let nested = try #require(back["nested"] as? [String: Any])
+        #expect(nested["$data"] as? String == "not data")
+        let dollar = try #require(back["dollar"] as? [String: Any])
+        #expect(dollar["$date"] as? Int == 5)
+    }
+
+    struct NotAPropertyList {}
+
+    static func unsupported(_ key: String) -> Any {
+        let values: [String: Any] = [
+            "url": URL(fileURLWithPath: "/tmp"), "null": NSNull(), "custom": NotAPropertyList(),
+            "deep": [["inside": UUID()]], "nan": Double.nan, "optional": Optional<Int>.none as Any,
+        ]
+        return values[key]!
+    }
+
+    @Test(arguments: ["url", "null", "custom", "deep", "nan", "optional"])
+    func otherTypesArePayloadUnsupportedTypes(_ key: String) {
+        let dict: [String: Any] = ["fine": 1, key: Self.unsupported(key)]
+        #expect(throws: WCError(.payloadUnsupportedTypes)) {
+            _ = try PropertyListPayload.encode(dict, channel: .message)
+        }
+    }
+
+    @Test func errorsCarryApplesDomainCodesAndMatchByCode() {
+        let error: any Error = WCError(.notReachable)
+        #expect(WCError.Code.genericError.rawValue == 7001 && WCError.Code.companionAppNotInstalled.rawValue == 7018)
+        #expect(WCError.Code.allCases.map(\.rawValue) == Array(7001...7019))
+        let ns = error as NSError
+        #expect(ns.domain == WCErrorDomain && ns.domain == "WCErrorDomain" && ns.code == 7007)
+        var matched = false
+        do { throw error } catch WCError.notReachable { matched = true } catch {}
+        #expect(matched)
+        #expect(WCSessionActivationState.activated.rawValue == 2 && WCSessionActivationState.inactive.rawValue == 1)
+    }
+}
