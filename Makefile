@@ -4,7 +4,7 @@ SHELL := bash
 SWIFT ?= swift
 BUILD_LOG := .build/build.log
 
-.PHONY: run test deps build build-tests schema-check serve clean fuzz test-tsan soak bench
+.PHONY: run test deps build build-tests examples schema-check serve clean fuzz test-tsan soak bench
 
 deps:
 	@scripts/install-deps.sh
@@ -19,6 +19,16 @@ build-tests: deps
 	@mkdir -p .build
 	@$(SWIFT) build --build-tests 2>&1 | tee $(BUILD_LOG)
 	@scripts/check-warnings.sh $(BUILD_LOG)
+	@$(MAKE) --no-print-directory examples
+
+# Examples/GitExplorer: the seed app's WatchConnectivity code as a child package (tools 6.2,
+# default main-actor isolation) against this package's WatchConnectivity module. Cached in
+# .build/examples; ExampleAppTests runs its binaries (and builds it if this did not).
+examples: deps
+	@mkdir -p .build
+	@set -o pipefail; $(SWIFT) build --package-path Examples/GitExplorer --scratch-path .build/examples 2>&1 \
+		| tee .build/examples.log | tail -1
+	@scripts/check-warnings.sh .build/examples.log
 
 schema-check: deps
 	@python3 scripts/check_schemas.py

@@ -20,6 +20,10 @@ let watchConnectivityTargets: [Target] = [
     .target(
         name: "WatchConnectivity", dependencies: ["RelayClient", "RelayProtocol", "RelayStore", "WebSocketTransport"],
         swiftSettings: strict),
+    // A WatchConnectivity app the tests start as a child process (and kill -9).
+    .executableTarget(
+        name: "wc-probe", dependencies: ["WatchConnectivity"], path: "Tests/WatchConnectivityProbe",
+        swiftSettings: strict),
     .testTarget(
         name: "WatchConnectivityTests",
         dependencies: ["WatchConnectivity", "RelayClient", "RelayServer", "RelayProtocol", "TestSupport"],
