@@ -20,6 +20,8 @@ enum PropertyListPayload {
         case replyError = "wc.replyError"
         case context = "wc.context"
         case userInfo = "wc.userInfo"
+        case fileChunk = "wc.fileChunk"
+        case fileCancel = "wc.fileCancel"
     }
 
     /// Encodes `dictionary` for `channel`; `extra` adds envelope members (e.g. the transfer id).

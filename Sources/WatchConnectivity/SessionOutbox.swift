@@ -31,6 +31,18 @@ final class SessionOutbox: @unchecked Sendable {
     /// How an item goes to the relay.
     enum Channel: String, Sendable {
         case context, userInfo, complication
+        /// A chunk of a file (or a file's cancel notice), sent as userInfo.
+        case file
+    }
+
+    /// A queued file transfer (its chunks are items of channel `file`, ids `<file id>:<index>`).
+    struct FileRecord: Sendable, Equatable {
+        var id: String
+        var url: String
+        /// The metadata as a `wc.userInfo` payload, if any.
+        var metadata: Payload?
+        var size: Int64
+        var chunks: Int
     }
 
     private let lock = LockedState(())
@@ -50,7 +62,13 @@ final class SessionOutbox: @unchecked Sendable {
                       channel TEXT NOT NULL, payload TEXT NOT NULL, relay_id TEXT, cancelled INTEGER NOT NULL DEFAULT 0) STRICT;
                     CREATE TABLE received(id TEXT PRIMARY KEY NOT NULL, seq INTEGER NOT NULL) STRICT;
                     CREATE TABLE kv(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) STRICT;
-                    """)
+                    """),
+            Migration(
+                version: 2, name: "file transfers",
+                sql: """
+                    CREATE TABLE files(seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, url TEXT NOT NULL,
+                      metadata TEXT, size INTEGER NOT NULL, chunks INTEGER NOT NULL) STRICT;
+                    """),
         ])
     }
 
@@ -87,7 +105,7 @@ final class SessionOutbox: @unchecked Sendable {
     func outstandingUserInfo() throws -> [Item] {
         try withDatabase { db in
             try db.query(
-                "SELECT id, channel, payload, relay_id, cancelled FROM outbox WHERE channel != 'context' AND cancelled = 0 ORDER BY seq",
+                "SELECT id, channel, payload, relay_id, cancelled FROM outbox WHERE channel IN ('userInfo', 'complication') AND cancelled = 0 ORDER BY seq",
                 [], Self.item)
         }
     }
@@ -105,12 +123,76 @@ final class SessionOutbox: @unchecked Sendable {
         }
     }
 
-    /// Removes the item the relay knows as `relayID` (received by the counterpart); returns its id.
-    func finished(relayID: String) throws -> String? {
+    /// Removes the item the relay knows as `relayID` (received by the counterpart) and returns it.
+    func finished(relayID: String) throws -> Item? {
         try withDatabase { db in
-            let ids = try db.query("SELECT id FROM outbox WHERE relay_id = ?", [.text(relayID)]) { $0.text(0) }
+            let items = try db.query(
+                "SELECT id, channel, payload, relay_id, cancelled FROM outbox WHERE relay_id = ?", [.text(relayID)], Self.item)
             try db.execute("DELETE FROM outbox WHERE relay_id = ?", [.text(relayID)])
-            return ids.first
+            return items.first
+        }
+    }
+
+    // MARK: - Files
+
+    /// Queues a file as its chunks, in one transaction.
+    func enqueueFile(_ file: FileRecord, chunks: [Payload]) throws {
+        try withDatabase { db in
+            try db.transaction {
+                try db.execute(
+                    "INSERT INTO files(id, url, metadata, size, chunks) VALUES (?, ?, ?, ?, ?)",
+                    [
+                        .text(file.id), .text(file.url), file.metadata.map { .text(Self.text($0)) } ?? .null,
+                        .integer(file.size), .integer(Int64(file.chunks)),
+                    ])
+                for (index, chunk) in chunks.enumerated() {
+                    try db.execute(
+                        "INSERT INTO outbox(id, channel, payload) VALUES (?, 'file', ?)",
+                        [.text("\(file.id):\(index)"), .text(Self.text(chunk))])
+                }
+            }
+        }
+    }
+
+    /// Queued file transfers, in the order queued.
+    func files() throws -> [FileRecord] {
+        try withDatabase { db in
+            try db.query("SELECT id, url, metadata, size, chunks FROM files ORDER BY seq", []) { row in
+                FileRecord(
+                    id: row.text(0), url: row.text(1), metadata: row.optionalText(2).flatMap(Self.payload),
+                    size: row.int64(3), chunks: Int(row.int64(4)))
+            }
+        }
+    }
+
+    /// Chunks of file `id` not yet received by the counterpart.
+    func remainingChunks(of id: String) throws -> Int {
+        try withDatabase { db in
+            Int(
+                try db.query(
+                    "SELECT COUNT(*) FROM outbox WHERE channel = 'file' AND id LIKE ? || ':%' AND cancelled = 0", [.text(id)]
+                ) { $0.int64(0) }.first ?? 0)
+        }
+    }
+
+    /// Forgets file `id`: its record, and its chunks (`cancel`: taken back from the relay by
+    /// the drainer; otherwise deleted), optionally queueing `notice` for the receiver.
+    func removeFile(_ id: String, cancel: Bool, notice: Payload? = nil) throws {
+        try withDatabase { db in
+            try db.transaction {
+                try db.execute("DELETE FROM files WHERE id = ?", [.text(id)])
+                if cancel {
+                    try db.execute(
+                        "UPDATE outbox SET cancelled = 1 WHERE channel = 'file' AND id LIKE ? || ':%'", [.text(id)])
+                } else {
+                    try db.execute("DELETE FROM outbox WHERE channel = 'file' AND id LIKE ? || ':%'", [.text(id)])
+                }
+                if let notice {
+                    try db.execute(
+                        "INSERT INTO outbox(id, channel, payload) VALUES (?, 'file', ?)",
+                        [.text("cancel-\(id)"), .text(Self.text(notice))])
+                }
+            }
         }
     }
 

@@ -55,6 +55,7 @@ extension WCSession {
             return
         }
         restore(from: outbox)
+        restoreFiles(from: outbox)
         try? await relay.activate()
         await refresh(from: relay)
         let (messages, messageSink) = AsyncStream.makeStream(of: SessionOperation.self)

@@ -16,6 +16,10 @@ extension WCSession {
                     delegate.session(session, didReceiveApplicationContext: PropertyListPayload.dictionary(of: delivery.payload))
                 }
                 state.withLock { $0.receivedApplicationContext = delivery.payload }
+            case .userInfo(let delivery) where delivery.payload.kind == PropertyListPayload.Channel.fileChunk.rawValue:
+                await receiveFileChunk(delivery, relay: relay, outbox: outbox)
+            case .userInfo(let delivery) where delivery.payload.kind == PropertyListPayload.Channel.fileCancel.rawValue:
+                await discardFile(delivery, relay: relay)
             case .userInfo(let delivery):
                 let tid = delivery.payload.members["tid"]?.stringValue
                 if let tid, (try? outbox.wasReceived(tid)) == true {
@@ -64,12 +68,21 @@ extension WCSession {
     }
 
     private func transferFinished(relayID: String, outbox: SessionOutbox) async {
-        guard let id = try? outbox.finished(relayID: relayID) else {
+        guard let item = try? outbox.finished(relayID: relayID) else {
             // The drainer has not written the relay's id down yet: it finishes the transfer.
             state.withLock { _ = $0.finishedEarly.insert(relayID) }
             return
         }
-        await finishTransfer(id, error: nil)
+        await itemFinished(item, outbox: outbox, error: nil)
+    }
+
+    /// A durable item reached the counterpart (or failed with `error`): tell the delegate.
+    func itemFinished(_ item: SessionOutbox.Item, outbox: SessionOutbox, error: WCError?) async {
+        switch item.channel {
+        case .file: await fileItemFinished(item, outbox: outbox, error: error)
+        case .userInfo, .complication: await finishTransfer(item.id, error: error)
+        case .context: break
+        }
     }
 
     /// Removes transfer `id` from the outstanding ones and tells the delegate.

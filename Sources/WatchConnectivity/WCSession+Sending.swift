@@ -136,29 +136,9 @@ extension WCSession {
         wakeDrainer()
     }
 
-    /// `cancel()` of a file transfer.
-    func cancel(_ transfer: WCSessionFileTransfer) {
-        state.withLock { s in s.fileTransfers.removeAll { $0 === transfer } }
-    }
-
-    // MARK: - Files
-
-    /// Not carried by this version: the transfer fails at once with `deliveryFailed` through
-    /// `session(_:didFinish:error:)` (see README, "What is not there yet").
-    public func transferFile(_ file: URL, metadata: [String: Any]?) -> WCSessionFileTransfer {
-        let meta = metadata.flatMap { try? PropertyListPayload.encode($0, channel: .userInfo) }
-        let transfer = WCSessionFileTransfer(
-            id: Self.newID(), file: WCSessionFile(fileURL: file, metadata: meta), totalBytes: 0, session: self)
-        let error = WCError(.deliveryFailed, userInfo: [NSLocalizedDescriptionKey: "transferFile is not supported by WatchRelay yet."])
-        delegateQueue.async {
-            self.delegateOnQueue()?.session(self, didFinish: transfer, error: error)
-        }
-        return transfer
-    }
-
     // MARK: - Checks
 
-    private func readyForDurableSend(_ limit: KeyPath<Limits, Int>) throws(WCError) -> (SessionOutbox, Int) {
+    func readyForDurableSend(_ limit: KeyPath<Limits, Int>) throws(WCError) -> (SessionOutbox, Int) {
         let (activation, paired, bytes) = state.withLock { ($0.activationState, $0.isPaired, $0.limits[keyPath: limit]) }
         guard activation == .activated, let outbox = parts.withLock({ $0.outbox }) else {
             throw WCError(.sessionNotActivated)

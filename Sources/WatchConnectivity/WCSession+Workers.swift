@@ -46,7 +46,7 @@ extension WCSession {
                 backoff = 0.05
             } catch let error as RelaySessionError where !Self.isTransient(error) {
                 try? outbox.remove(item.id)
-                await finishTransfer(item.id, error: Self.wcError(error))
+                await itemFinished(item, outbox: outbox, error: Self.wcError(error))
             } catch {
                 try? await Task.sleep(for: .milliseconds(Int(backoff * 1000)))
                 backoff = min(backoff * 2, 2)
@@ -68,7 +68,7 @@ extension WCSession {
         case .context:
             try await relay.updateApplicationContext(item.payload)
             try outbox.remove(item.id)
-        case .userInfo, .complication:
+        case .userInfo, .complication, .file:
             let sent =
                 item.channel == .complication
                 ? try await relay.transferCurrentComplicationUserInfo(item.payload)
@@ -82,7 +82,7 @@ extension WCSession {
             }
             if state.withLock({ $0.finishedEarly.remove(sent.id) }) != nil {
                 try outbox.remove(item.id)
-                await finishTransfer(item.id, error: nil)
+                await itemFinished(item, outbox: outbox, error: nil)
             }
         }
     }

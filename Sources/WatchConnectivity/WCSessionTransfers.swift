@@ -50,7 +50,8 @@ public final class WCSessionFile: Sendable {
     public var metadata: [String: Any]? { metadataPayload.map(PropertyListPayload.dictionary(of:)) }
 }
 
-/// `WCSessionFileTransfer`: one `transferFile` this device sent, with its progress.
+/// `WCSessionFileTransfer`: one `transferFile` this device sent, with its progress (bytes
+/// the counterpart received).
 ///
 /// `@unchecked Sendable`: `Progress` is a thread-safe Foundation class that is not marked
 /// `Sendable`; every other stored property is immutable.

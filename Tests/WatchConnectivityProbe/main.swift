@@ -3,9 +3,11 @@ import WatchConnectivity
 
 // A WatchConnectivity app for child-process tests (kill -9): the side and relay come from
 // WATCHRELAY_URL / WATCHRELAY_ROLE / WATCHRELAY_STATE. Standard input: `userInfo N` queues
-// ["n": N] with transferUserInfo and prints `queued N` once the call returned; `quit`.
-// Standard output: `activated`, `userInfo N` when the delegate starts handling an item (it
-// then takes WCPROBE_HANDLE_SECONDS, default 0), `finished N` / `failed N CODE` on the sender.
+// ["n": N] with transferUserInfo and prints `queued N` once the call returned; `file PATH`
+// queues a file (`queued file`); `quit`. Standard output: `activated`, `userInfo N` when the
+// delegate starts handling an item (it then takes WCPROBE_HANDLE_SECONDS, default 0),
+// `finished N` / `failed N CODE` on the sender; `file NAME SIZE FNV1A` for a received file,
+// `fileFinished DONE/TOTAL` / `fileFailed CODE` on its sender.
 
 /// Prints a line at once (the test reads it through a pipe).
 func say(_ line: String) {
@@ -31,6 +33,26 @@ final class ProbeDelegate: NSObject, WCSessionDelegate {
     }
 }
 
+extension ProbeDelegate {
+    func session(_ session: WCSession, didReceive file: WCSessionFile) {
+        let data = (try? Data(contentsOf: file.fileURL)) ?? Data()
+        say("file \(file.fileURL.lastPathComponent) \(data.count) \(fnv1a(data))")
+    }
+
+    func session(_ session: WCSession, didFinish fileTransfer: WCSessionFileTransfer, error: (any Error)?) {
+        if let error = error as? WCError {
+            say("fileFailed \(error.code.rawValue)")
+        } else {
+            say("fileFinished \(fileTransfer.progress.completedUnitCount)/\(fileTransfer.progress.totalUnitCount)")
+        }
+    }
+}
+
+/// FNV-1a (64-bit) of `data`, to compare a received file with the sent one.
+func fnv1a(_ data: Data) -> UInt64 {
+    data.reduce(14_695_981_039_346_656_037) { ($0 ^ UInt64($1)) &* 1_099_511_628_211 }
+}
+
 let delegate = ProbeDelegate()
 WCSession.default.delegate = delegate
 WCSession.default.activate()
@@ -39,6 +61,9 @@ while let line = readLine() {
     if words.first == "userInfo", words.count == 2, let n = Int(words[1]) {
         WCSession.default.transferUserInfo(["n": n])
         say("queued \(n)")
+    } else if words.first == "file", words.count == 2 {
+        WCSession.default.transferFile(URL(fileURLWithPath: words[1]), metadata: nil)
+        say("queued file")
     } else if words.first == "quit" {
         break
     }

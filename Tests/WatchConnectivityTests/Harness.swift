@@ -23,9 +23,14 @@ final class RecordingDelegate: NSObject, WCSessionDelegate, @unchecked Sendable 
     let overlapped = LockedState(false)
     /// userInfo calls take this long, so overlapping calls would show.
     let userInfoDelay: Double
+    /// Where received files are moved during the delegate call (nil: they are not moved).
+    let moveFilesTo: String?
+    /// For each received file: its URL during the call and whether it existed then.
+    let files = LockedState<[(url: URL, existed: Bool, metadata: String)]>([])
 
-    init(userInfoDelay: Double = 0) {
+    init(userInfoDelay: Double = 0, moveFilesTo: String? = nil) {
         self.userInfoDelay = userInfoDelay
+        self.moveFilesTo = moveFilesTo
     }
 
     func record(_ name: String, _ detail: String = "") {
@@ -65,6 +70,21 @@ final class RecordingDelegate: NSObject, WCSessionDelegate, @unchecked Sendable 
     }
     func session(_ session: WCSession, didFinish userInfoTransfer: WCSessionUserInfoTransfer, error: (any Error)?) {
         record("didFinish", error.map { "\(($0 as? WCError)?.code.rawValue ?? 0)" } ?? Self.detail(userInfoTransfer.userInfo))
+    }
+
+    func session(_ session: WCSession, didReceive file: WCSessionFile) {
+        let existed = FileManager.default.fileExists(atPath: file.fileURL.path)
+        let metadata = file.metadata.map(Self.detail) ?? "none"
+        files.withLock { $0.append((file.fileURL, existed, metadata)) }
+        if let moveFilesTo {
+            try? FileManager.default.moveItem(
+                atPath: file.fileURL.path, toPath: moveFilesTo + "/" + file.fileURL.lastPathComponent)
+        }
+        record("file", file.fileURL.lastPathComponent)
+    }
+    func session(_ session: WCSession, didFinish fileTransfer: WCSessionFileTransfer, error: (any Error)?) {
+        let progress = "\(fileTransfer.progress.completedUnitCount)/\(fileTransfer.progress.totalUnitCount)"
+        record("fileFinished", error.map { "\(($0 as? WCError)?.code.rawValue ?? 0)" } ?? progress)
     }
 
     static func detail(_ dict: [String: Any]) -> String {
