@@ -44,8 +44,9 @@ enum PropertyListPayload {
     /// The dictionary of a received payload. A payload that WatchConnectivity did not send (the
     /// project's own apps' kinds) is handed over as its JSON members, `kind` included.
     static func dictionary(of payload: Payload) -> [String: Any] {
-        if payload.kind?.hasPrefix("wc.") == true, case .object(let dict)? = payload.members["dict"] {
-            return decodeDictionary(dict)
+        if payload.kind?.hasPrefix("wc.") == true, let dict = payload.members["dict"] {
+            // A top-level dictionary whose only key starts with `$` arrives wrapped.
+            return decodeValue(dict) as? [String: Any] ?? [:]
         }
         return decodeDictionary(payload.members)
     }

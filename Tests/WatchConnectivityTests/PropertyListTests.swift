@@ -1,4 +1,6 @@
 import Foundation
+import RelayProtocol
+import TestSupport
 import Testing
 
 @testable import WatchConnectivity
@@ -27,6 +29,35 @@ struct PropertyListTests {
         #expect(nested["$data"] as? String == "not data")
         let dollar = try #require(back["dollar"] as? [String: Any])
         #expect(dollar["$date"] as? Int == 5)
+    }
+
+    @Test func aTopLevelDictionaryWithOneDollarKeyRoundTrips() throws {
+        let payload = try PropertyListPayload.encode(["$date": "not a date"], channel: .message)
+        #expect(payload.members["dict"] == .object(["$dict": .object(["$date": .string("not a date")])]))
+        let back = PropertyListPayload.dictionary(of: payload)
+        #expect(back.count == 1 && back["$date"] as? String == "not a date")
+    }
+
+    /// The wc.* vectors (Protocol/vectors/valid/payload) decode to dictionaries that encode back
+    /// to the same `dict`: the Swift side writes what the schema describes.
+    @Test(arguments: ["wc.userInfo", "wc.context", "wc.message", "wc.reply"])
+    func theWatchConnectivityVectorsRoundTrip(_ kind: String) throws {
+        let url = repositoryRoot.appendingPathComponent("Protocol/vectors/valid/payload/\(kind).json")
+        guard case .object(let members) = try JSONParser.parse(Array(try Data(contentsOf: url))) else {
+            throw TestFailure("\(kind).json is not an object")
+        }
+        let payload = Payload(members: members)
+        let dictionary = PropertyListPayload.dictionary(of: payload)
+        let channel = try #require(PropertyListPayload.Channel(rawValue: kind))
+        #expect(try PropertyListPayload.encode(dictionary, channel: channel).members["dict"] == members["dict"])
+    }
+
+    @Test func messageDataVectorsCarryTheirBytes() throws {
+        let url = repositoryRoot.appendingPathComponent("Protocol/vectors/valid/payload/wc.messageData.json")
+        guard case .object(let members) = try JSONParser.parse(Array(try Data(contentsOf: url))) else {
+            throw TestFailure("not an object")
+        }
+        #expect(PropertyListPayload.data(of: Payload(members: members)) == Data([1, 2, 3]))
     }
 
     struct NotAPropertyList {}
