@@ -52,6 +52,18 @@ struct PropertyListTests {
         #expect(try PropertyListPayload.encode(dictionary, channel: channel).members["dict"] == members["dict"])
     }
 
+    @Test func everyWatchConnectivityVectorIsAChannelOfTheModule() throws {
+        let directory = repositoryRoot.appendingPathComponent("Protocol/vectors/valid/payload")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("wc.") }
+        #expect(names.count == 9)
+        for name in names {
+            let bytes = Array(try Data(contentsOf: directory.appendingPathComponent(name)))
+            let kind = try JSONParser.parse(bytes)["kind"]?.stringValue
+            #expect(kind.flatMap(PropertyListPayload.Channel.init(rawValue:)) != nil, "\(name)")
+            #expect(kind.map { $0 + ".json" } == name)
+        }
+    }
+
     @Test func messageDataVectorsCarryTheirBytes() throws {
         let url = repositoryRoot.appendingPathComponent("Protocol/vectors/valid/payload/wc.messageData.json")
         guard case .object(let members) = try JSONParser.parse(Array(try Data(contentsOf: url))) else {
