@@ -4,7 +4,7 @@ SHELL := bash
 SWIFT ?= swift
 BUILD_LOG := .build/build.log
 
-.PHONY: run test deps build build-tests schema-check serve clean fuzz test-tsan soak bench
+.PHONY: run test deps build build-tests examples schema-check serve clean fuzz test-tsan soak bench
 
 deps:
 	@scripts/install-deps.sh
@@ -19,6 +19,16 @@ build-tests: deps
 	@mkdir -p .build
 	@$(SWIFT) build --build-tests 2>&1 | tee $(BUILD_LOG)
 	@scripts/check-warnings.sh $(BUILD_LOG)
+	@$(MAKE) --no-print-directory examples
+
+# Examples/GitExplorer: the seed app's WatchConnectivity code as a child package (tools 6.2,
+# default main-actor isolation) against this package's WatchConnectivity module. Cached in
+# .build/examples; ExampleAppTests runs its binaries (and builds it if this did not).
+examples: deps
+	@mkdir -p .build
+	@set -o pipefail; $(SWIFT) build --package-path Examples/GitExplorer --scratch-path .build/examples 2>&1 \
+		| tee .build/examples.log | tail -1
+	@scripts/check-warnings.sh .build/examples.log
 
 schema-check: deps
 	@python3 scripts/check_schemas.py
@@ -55,7 +65,7 @@ fuzz: deps
 # The test suite under ThreadSanitizer (CI runs it after `make test`). The suites that start
 # `watchrelay` child processes and wait on them with scenario timeouts are left out:
 # instrumented children on a loaded 2-core machine outlast any fair timeout; they run in
-# `make test`. Also left out: GitHubRESTClientHTTPTests, whose many sequential URLSession
+# `make test` (WatchConnectivity's ExampleAppTests and UserInfoKillTests too). Also left out: GitHubRESTClientHTTPTests, whose many sequential URLSession
 # requests to the in-process fixture server intermittently end with "URL error -1"
 # (NSURLErrorUnknown from corelibs/libcurl) on a loaded TSan run; cause not found yet.
 test-tsan: deps
@@ -63,7 +73,7 @@ test-tsan: deps
 	@set -o pipefail; WATCHRELAY_TIMEOUT_SCALE=8 TSAN_OPTIONS=halt_on_error=1 \
 		$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan \
 		--skip PhoneProcessTests --skip GitHubStubCommandTests --skip ProcessModeTests \
-		--skip GitHubRESTClientHTTPTests 2>&1 \
+		--skip GitHubRESTClientHTTPTests --skip ExampleAppTests --skip UserInfoKillTests 2>&1 \
 		| tee .build/test-tsan.log | grep -E "ThreadSanitizer|Test run with|Executed|✘"
 
 # The long form of the fault suite: 20 rounds each of SIGKILL of the relay during durable

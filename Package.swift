@@ -8,6 +8,34 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+// Apple's WatchConnectivity API over RelayClient, so code written for iOS/watchOS compiles
+// unchanged with `import WatchConnectivity`. Linux only: on Apple platforms the SDK's module
+// of that name stands, and a package module of the same name would shadow it.
+#if os(Linux)
+let watchConnectivityProducts: [Product] = [
+    .library(name: "WatchConnectivity", targets: ["WatchConnectivity"])
+]
+let watchConnectivityCLI: [Target.Dependency] = ["WatchConnectivity"]
+let watchConnectivityTargets: [Target] = [
+    .target(
+        name: "WatchConnectivity", dependencies: ["RelayClient", "RelayProtocol", "RelayStore", "WebSocketTransport"],
+        swiftSettings: strict),
+    // A WatchConnectivity app the tests start as a child process (and kill -9).
+    .executableTarget(
+        name: "wc-probe", dependencies: ["WatchConnectivity"], path: "Tests/WatchConnectivityProbe",
+        swiftSettings: strict),
+    .testTarget(
+        name: "WatchConnectivityTests",
+        dependencies: ["WatchConnectivity", "RelayClient", "RelayServer", "RelayProtocol", "TestSupport"],
+        swiftSettings: strict),
+]
+#else
+let watchConnectivityProducts: [Product] = []
+let watchConnectivityCLI: [Target.Dependency] = ["WatchConnectivity"]
+let watchConnectivityTargets: [Target] = []
+let watchConnectivityCLI: [Target.Dependency] = []
+#endif
+
 let package = Package(
     name: "WatchRelay",
     platforms: [.macOS(.v15), .iOS(.v18), .watchOS(.v11)],
@@ -15,7 +43,7 @@ let package = Package(
         .executable(name: "watchrelay", targets: ["watchrelay"]),
         .library(name: "RelayProtocol", targets: ["RelayProtocol"]),
         .library(name: "RelayCore", targets: ["RelayCore"]),
-    ],
+    ] + watchConnectivityProducts,
     targets: [
         // C libraries from Debian, through system-library targets.
         .systemLibrary(
@@ -67,7 +95,8 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "watchrelay",
-            dependencies: ["RelayServer", "RelayProtocol", "RelayClient", "GitHubAPI", "PhoneApp", "WatchApp", "Simulator", "WebSocketTransport"],
+            dependencies: ["RelayServer", "RelayProtocol", "RelayClient", "GitHubAPI", "PhoneApp", "WatchApp", "Simulator", "WebSocketTransport"]
+                + watchConnectivityCLI,
             swiftSettings: strict),
 
         // Helpers shared by the test targets (Tests/TestSupport): waits that never block a
@@ -108,5 +137,6 @@ let package = Package(
             exclude: ["Golden"], swiftSettings: strict),
         .testTarget(
             name: "SimulatorTests", dependencies: ["Simulator", "WebSocketTransport", "TestSupport"], swiftSettings: strict),
-    ]
+    ] + watchConnectivityTargets
 )
+

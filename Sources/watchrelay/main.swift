@@ -13,6 +13,7 @@ let usage = """
       watch        the headless watch: widget timeline, profile repos, delete from the watch
       github-stub  serve the fixture GitHub API (the offline default of `phone`)
       simulate     run scenario files (Simulator/scenarios/*.json): PASS/FAIL, exit 3 on failure
+      pair         pair a phone's and a watch's state directories for WatchConnectivity apps
 
     Run `watchrelay <subcommand> --help` for its options.
     Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario assertion failed.
@@ -30,6 +31,9 @@ do {
     case "watch": code = try await WatchCommand.run(Array(argv.dropFirst()))
     case "github-stub": code = try await GitHubStubCommand.run(Array(argv.dropFirst()))
     case "simulate": code = try await SimulateCommand.run(Array(argv.dropFirst()))
+    #if os(Linux)
+    case "pair": code = try await PairCommand.run(Array(argv.dropFirst()))
+    #endif
     case "-h", "--help", "help": print(usage); code = 0
     case nil: FileHandle.standardError.write(Data((usage + "\n").utf8)); code = 2
     default:

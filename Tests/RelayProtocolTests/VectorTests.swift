@@ -53,6 +53,9 @@ import Testing
     func validPayloadVectorDecodesAsItsKind(_ v: Vector) throws {
         let json = try JSONParser.parse(v.bytes)
         let payload = try Payload(json: json)
+        // `wc.*` payloads belong to the WatchConnectivity module, not to GitExplorer's app
+        // payloads: WatchConnectivityTests (PropertyListTests) round-trips those vectors.
+        if payload.kind?.hasPrefix("wc.") == true { return }
         if let app = try AppPayload(payload) {
             #expect(try normalizedTimestamps(JSONParser.parse(JSONWriter.encode(app.payload.json))) == normalizedTimestamps(json))
             #expect(try AppPayload(Payload(json: app.payload.json)) == app)

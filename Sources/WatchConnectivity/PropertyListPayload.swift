@@ -1,0 +1,139 @@
+import Foundation
+import RelayProtocol
+
+/// WatchConnectivity dictionaries (`[String: Any]` of property-list types) as relay payloads.
+///
+/// A dictionary travels as the payload `{"kind": "wc.<channel>", "dict": …}` (PROTOCOL.md,
+/// "WatchConnectivity payloads"). Strings, booleans, integers, doubles, arrays and
+/// string-keyed dictionaries map to their JSON forms; `Data` becomes `{"$data": base64}`, `Date`
+/// `{"$date": seconds since 1970}`, and a dictionary whose only key starts with `$` is wrapped
+/// as `{"$dict": …}` so it is never mistaken for one of those. Anything else (`NSNull`,
+/// optionals, URLs, custom types, non-finite doubles) is `payloadUnsupportedTypes`, as in
+/// WatchConnectivity.
+enum PropertyListPayload {
+    /// The channel kinds: one per WatchConnectivity transfer.
+    enum Channel: String, Sendable {
+        case message = "wc.message"
+        case messageData = "wc.messageData"
+        case reply = "wc.reply"
+        case replyData = "wc.replyData"
+        case replyError = "wc.replyError"
+        case context = "wc.context"
+        case userInfo = "wc.userInfo"
+        case fileChunk = "wc.fileChunk"
+        case fileCancel = "wc.fileCancel"
+    }
+
+    /// Encodes `dictionary` for `channel`; `extra` adds envelope members (e.g. the transfer id).
+    ///
+    /// - Throws: ``WCError/Code/payloadUnsupportedTypes`` for a value that is not a property-list type.
+    static func encode(
+        _ dictionary: [String: Any], channel: Channel, extra: [String: JSONValue] = [:]
+    ) throws(WCError) -> Payload {
+        var members = extra
+        members["dict"] = try encodeDictionary(dictionary)
+        members["kind"] = .string(channel.rawValue)
+        return Payload(members: members)
+    }
+
+    /// `Data` for `sendMessageData` and its reply.
+    static func encode(data: Data, channel: Channel) -> Payload {
+        Payload(kind: channel.rawValue, ["data": .string(data.base64EncodedString())])
+    }
+
+    /// The dictionary of a received payload. A payload that WatchConnectivity did not send (the
+    /// project's own apps' kinds) is handed over as its JSON members, `kind` included.
+    static func dictionary(of payload: Payload) -> [String: Any] {
+        if payload.kind?.hasPrefix("wc.") == true, let dict = payload.members["dict"] {
+            // A top-level dictionary whose only key starts with `$` arrives wrapped.
+            return decodeValue(dict) as? [String: Any] ?? [:]
+        }
+        return decodeDictionary(payload.members)
+    }
+
+    /// The bytes of a `wc.messageData` / `wc.replyData` payload.
+    static func data(of payload: Payload) -> Data? {
+        payload.members["data"]?.stringValue.flatMap { Data(base64Encoded: $0) }
+    }
+
+    // MARK: - Encoding
+
+    private static func encodeDictionary(_ dictionary: [String: Any]) throws(WCError) -> JSONValue {
+        var object: [String: JSONValue] = [:]
+        for (key, value) in dictionary { object[key] = try encodeValue(value) }
+        if object.count == 1, let key = object.keys.first, key.hasPrefix("$") {
+            return .object(["$dict": .object(object)])
+        }
+        return .object(object)
+    }
+
+    private static func encodeValue(_ value: Any) throws(WCError) -> JSONValue {
+        switch value {
+        case let v as String: return .string(v)
+        case let v as Bool: return .bool(v)
+        case let v as Int: return .int(Int64(v))
+        case let v as Int8: return .int(Int64(v))
+        case let v as Int16: return .int(Int64(v))
+        case let v as Int32: return .int(Int64(v))
+        case let v as Int64: return .int(v)
+        case let v as UInt8: return .int(Int64(v))
+        case let v as UInt16: return .int(Int64(v))
+        case let v as UInt32: return .int(Int64(v))
+        case let v as UInt where v <= UInt(Int64.max): return .int(Int64(v))
+        case let v as UInt64 where v <= UInt64(Int64.max): return .int(Int64(v))
+        case let v as Double where v.isFinite: return .double(v)
+        case let v as Float where v.isFinite: return .double(Double(v))
+        case let v as Data: return .object(["$data": .string(v.base64EncodedString())])
+        case let v as Date: return .object(["$date": .double(v.timeIntervalSince1970)])
+        case let v as [String: Any]: return try encodeDictionary(v)
+        case let v as [Any]:
+            var items: [JSONValue] = []
+            for item in v { items.append(try encodeValue(item)) }
+            return .array(items)
+        default:
+            throw WCError(
+                .payloadUnsupportedTypes,
+                userInfo: [NSLocalizedDescriptionKey: "Payload contains unsupported type: \(type(of: value))."])
+        }
+    }
+
+    // MARK: - Decoding
+
+    private static func decodeDictionary(_ object: [String: JSONValue]) -> [String: Any] {
+        var dictionary: [String: Any] = [:]
+        for (key, value) in object { dictionary[key] = decodeValue(value) }
+        return dictionary
+    }
+
+    private static func decodeValue(_ value: JSONValue) -> Any {
+        switch value {
+        case .null: return NSNull()
+        case .bool(let b): return b
+        case .int(let i): return Int(i)
+        case .double(let d): return d
+        case .string(let s): return s
+        case .array(let items): return items.map(decodeValue)
+        case .object(let object):
+            if object.count == 1, let (key, inner) = object.first {
+                switch (key, inner) {
+                case ("$data", .string(let base64)): return Data(base64Encoded: base64) ?? Data()
+                case ("$date", let seconds): return Date(timeIntervalSince1970: seconds.doubleValue ?? 0)
+                case ("$dict", .object(let wrapped)): return decodeDictionary(wrapped)
+                default: break
+                }
+            }
+            return decodeDictionary(object)
+        }
+    }
+}
+
+extension JSONValue {
+    /// The number as a `Double`, or `nil` if this is not a number.
+    fileprivate var doubleValue: Double? {
+        switch self {
+        case .int(let i): return Double(i)
+        case .double(let d): return d
+        default: return nil
+        }
+    }
+}

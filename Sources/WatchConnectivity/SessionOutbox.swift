@@ -1,0 +1,264 @@
+import RelayProtocol
+import RelayStore
+import WebSocketTransport
+
+/// What WatchConnectivity keeps on the device, in `<state>/watchconnectivity.db` (SQLite, WAL).
+///
+/// This is the part of WatchConnectivity that lives in the system on a real device: a
+/// transfer handed to `transferUserInfo` or `updateApplicationContext` is written here before
+/// the call returns, so a `kill -9` of the app a moment later loses nothing; the drainer sends
+/// it to the relay when it can. Rows keep the relay's send id once accepted, until the relay
+/// says the counterpart received it. The receiver keeps the transfer ids it handled, so an
+/// item sent twice (the app died between the relay's `accepted` and writing it down) reaches
+/// the delegate once.
+///
+/// `@unchecked Sendable`: `SQLiteDatabase` is confined to one owner; here the owner is the
+/// lock — every use of `database` is inside `lock.withLock`, and the connection never leaves.
+/// WatchConnectivity's calls are synchronous from any thread, so an actor can't own it.
+final class SessionOutbox: @unchecked Sendable {
+    /// One queued durable item.
+    struct Item: Sendable, Equatable {
+        /// The transfer id (`tid` in the payload).
+        var id: String
+        var channel: Channel
+        var payload: Payload
+        /// The relay's send id, once accepted.
+        var relayID: String?
+        /// `cancel()` was called; the drainer takes it back from the relay.
+        var cancelled: Bool
+    }
+
+    /// How an item goes to the relay.
+    enum Channel: String, Sendable {
+        case context, userInfo, complication
+        /// A chunk of a file (or a file's cancel notice), sent as userInfo.
+        case file
+    }
+
+    /// A queued file transfer (its chunks are items of channel `file`, ids `<file id>:<index>`).
+    struct FileRecord: Sendable, Equatable {
+        var id: String
+        var url: String
+        /// The metadata as a `wc.userInfo` payload, if any.
+        var metadata: Payload?
+        var size: Int64
+        var chunks: Int
+    }
+
+    private let lock = LockedState(())
+    private let database: SQLiteDatabase
+    /// Handled transfer ids kept for duplicate suppression (the oldest are dropped).
+    private static let receivedKept = 10_000
+
+    /// Opens (or creates) `directory/watchconnectivity.db`.
+    init(directory: String) throws {
+        database = try SQLiteDatabase(
+            path: directory + "/watchconnectivity.db", configuration: .init(synchronous: .normal))
+        _ = try database.migrate([
+            Migration(
+                version: 1, name: "outbox",
+                sql: """
+                    CREATE TABLE outbox(seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,
+                      channel TEXT NOT NULL, payload TEXT NOT NULL, relay_id TEXT, cancelled INTEGER NOT NULL DEFAULT 0) STRICT;
+                    CREATE TABLE received(id TEXT PRIMARY KEY NOT NULL, seq INTEGER NOT NULL) STRICT;
+                    CREATE TABLE kv(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) STRICT;
+                    """),
+            Migration(
+                version: 2, name: "file transfers",
+                sql: """
+                    CREATE TABLE files(seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, url TEXT NOT NULL,
+                      metadata TEXT, size INTEGER NOT NULL, chunks INTEGER NOT NULL) STRICT;
+                    """),
+        ])
+    }
+
+    // MARK: - Outbound
+
+    /// Queues `payload`; a context replaces a queued context the relay has not accepted yet.
+    func enqueue(id: String, channel: Channel, payload: Payload) throws {
+        try withDatabase { db in
+            try db.transaction {
+                if channel == .context {
+                    try db.execute("DELETE FROM outbox WHERE channel = 'context' AND relay_id IS NULL")
+                    try db.execute(
+                        "INSERT INTO kv(key, value) VALUES ('sentContext', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                        [.text(Self.text(payload))])
+                }
+                try db.execute(
+                    "INSERT INTO outbox(id, channel, payload) VALUES (?, ?, ?)",
+                    [.text(id), .text(channel.rawValue), .text(Self.text(payload))])
+            }
+        }
+    }
+
+    /// The next item to send or to take back (cancelled), in the order queued.
+    func next() throws -> Item? {
+        try withDatabase { db in
+            try db.query(
+                "SELECT id, channel, payload, relay_id, cancelled FROM outbox WHERE relay_id IS NULL OR cancelled = 1 ORDER BY seq LIMIT 1",
+                [], Self.item
+            ).first
+        }
+    }
+
+    /// userInfo items not yet received by the counterpart (nor cancelled), in the order queued.
+    func outstandingUserInfo() throws -> [Item] {
+        try withDatabase { db in
+            try db.query(
+                "SELECT id, channel, payload, relay_id, cancelled FROM outbox WHERE channel IN ('userInfo', 'complication') AND cancelled = 0 ORDER BY seq",
+                [], Self.item)
+        }
+    }
+
+    /// The relay accepted `id` as `relayID`. Returns false if the item is gone (cancelled meanwhile).
+    @discardableResult
+    func accepted(_ id: String, relayID: String, keep: Bool) throws -> Bool {
+        try withDatabase { db in
+            if keep {
+                try db.execute("UPDATE outbox SET relay_id = ? WHERE id = ?", [.text(relayID), .text(id)])
+            } else {
+                try db.execute("DELETE FROM outbox WHERE id = ?", [.text(id)])
+            }
+            return db.changes > 0
+        }
+    }
+
+    /// Removes the item the relay knows as `relayID` (received by the counterpart) and returns it.
+    func finished(relayID: String) throws -> Item? {
+        try withDatabase { db in
+            let items = try db.query(
+                "SELECT id, channel, payload, relay_id, cancelled FROM outbox WHERE relay_id = ?", [.text(relayID)], Self.item)
+            try db.execute("DELETE FROM outbox WHERE relay_id = ?", [.text(relayID)])
+            return items.first
+        }
+    }
+
+    // MARK: - Files
+
+    /// Queues a file as its chunks, in one transaction.
+    func enqueueFile(_ file: FileRecord, chunks: [Payload]) throws {
+        try withDatabase { db in
+            try db.transaction {
+                try db.execute(
+                    "INSERT INTO files(id, url, metadata, size, chunks) VALUES (?, ?, ?, ?, ?)",
+                    [
+                        .text(file.id), .text(file.url), file.metadata.map { .text(Self.text($0)) } ?? .null,
+                        .integer(file.size), .integer(Int64(file.chunks)),
+                    ])
+                for (index, chunk) in chunks.enumerated() {
+                    try db.execute(
+                        "INSERT INTO outbox(id, channel, payload) VALUES (?, 'file', ?)",
+                        [.text("\(file.id):\(index)"), .text(Self.text(chunk))])
+                }
+            }
+        }
+    }
+
+    /// Queued file transfers, in the order queued.
+    func files() throws -> [FileRecord] {
+        try withDatabase { db in
+            try db.query("SELECT id, url, metadata, size, chunks FROM files ORDER BY seq", []) { row in
+                FileRecord(
+                    id: row.text(0), url: row.text(1), metadata: row.optionalText(2).flatMap(Self.payload),
+                    size: row.int64(3), chunks: Int(row.int64(4)))
+            }
+        }
+    }
+
+    /// Chunks of file `id` not yet received by the counterpart.
+    func remainingChunks(of id: String) throws -> Int {
+        try withDatabase { db in
+            Int(
+                try db.query(
+                    "SELECT COUNT(*) FROM outbox WHERE channel = 'file' AND id LIKE ? || ':%' AND cancelled = 0", [.text(id)]
+                ) { $0.int64(0) }.first ?? 0)
+        }
+    }
+
+    /// Forgets file `id`: its record, and its chunks (`cancel`: taken back from the relay by
+    /// the drainer; otherwise deleted), optionally queueing `notice` for the receiver.
+    func removeFile(_ id: String, cancel: Bool, notice: Payload? = nil) throws {
+        try withDatabase { db in
+            try db.transaction {
+                try db.execute("DELETE FROM files WHERE id = ?", [.text(id)])
+                if cancel {
+                    try db.execute(
+                        "UPDATE outbox SET cancelled = 1 WHERE channel = 'file' AND id LIKE ? || ':%'", [.text(id)])
+                } else {
+                    try db.execute("DELETE FROM outbox WHERE channel = 'file' AND id LIKE ? || ':%'", [.text(id)])
+                }
+                if let notice {
+                    try db.execute(
+                        "INSERT INTO outbox(id, channel, payload) VALUES (?, 'file', ?)",
+                        [.text("cancel-\(id)"), .text(Self.text(notice))])
+                }
+            }
+        }
+    }
+
+    /// Removes `id` (sent, failed or taken back).
+    func remove(_ id: String) throws {
+        try withDatabase { db in try db.execute("DELETE FROM outbox WHERE id = ?", [.text(id)]) }
+    }
+
+    /// Marks `id` cancelled; returns false if it is no longer queued.
+    func cancel(_ id: String) throws -> Bool {
+        try withDatabase { db in
+            try db.execute("UPDATE outbox SET cancelled = 1 WHERE id = ?", [.text(id)])
+            return db.changes > 0
+        }
+    }
+
+    /// The last application context this device sent.
+    func sentContext() throws -> Payload? {
+        try withDatabase { db in
+            try db.query("SELECT value FROM kv WHERE key = 'sentContext'", []) { $0.text(0) }.first
+        }.flatMap(Self.payload)
+    }
+
+    // MARK: - Inbound
+
+    /// Whether the transfer `id` was already handed to the delegate.
+    func wasReceived(_ id: String) throws -> Bool {
+        try withDatabase { db in
+            try !db.query("SELECT 1 FROM received WHERE id = ?", [.text(id)]) { $0.int64(0) }.isEmpty
+        }
+    }
+
+    /// Records that the delegate handled transfer `id`.
+    func markReceived(_ id: String) throws {
+        try withDatabase { db in
+            try db.transaction {
+                try db.execute(
+                    "INSERT OR IGNORE INTO received(id, seq) VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM received))",
+                    [.text(id)])
+                try db.execute(
+                    "DELETE FROM received WHERE seq <= (SELECT MAX(seq) FROM received) - ?",
+                    [.integer(Int64(Self.receivedKept))])
+            }
+        }
+    }
+
+    private func withDatabase<T: Sendable>(_ body: (SQLiteDatabase) throws -> T) throws -> T {
+        try lock.withLock { _ in try body(database) }
+    }
+
+    // MARK: - Rows
+
+    private static func item(_ row: SQLiteRow) -> Item {
+        Item(
+            id: row.text(0), channel: Channel(rawValue: row.text(1)) ?? .userInfo,
+            payload: payload(row.text(2)) ?? Payload(kind: "wc.userInfo"),
+            relayID: row.optionalText(3), cancelled: row.int64(4) != 0)
+    }
+
+    private static func text(_ payload: Payload) -> String {
+        String(decoding: payload.encoded, as: UTF8.self)
+    }
+
+    private static func payload(_ text: String) -> Payload? {
+        guard case .object(let members)? = try? JSONParser.parse(Array(text.utf8)) else { return nil }
+        return Payload(members: members)
+    }
+}
+

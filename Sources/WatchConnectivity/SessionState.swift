@@ -1,0 +1,63 @@
+import RelayClient
+import RelayProtocol
+
+/// The session's mutable state, behind the session's lock.
+struct SessionState: Sendable {
+    var activationState = WCSessionActivationState.notActivated
+    var isPaired = false
+    var isReachable = false
+    var isForeground: Bool
+    var complicationEnabled: Bool
+    var remainingComplications = Limits.default.complicationsPerDay
+    var limits = Limits.default
+    var applicationContext: Payload?
+    var receivedApplicationContext: Payload?
+    /// Outstanding userInfo transfers by id, and their order.
+    var transfers: [String: WCSessionUserInfoTransfer] = [:]
+    var outstandingOrder: [String] = []
+    /// Relay send ids whose `transferred` came before the drainer wrote them down.
+    var finishedEarly: Set<String> = []
+    var fileTransfers: [WCSessionFileTransfer] = []
+    /// Received items being handed to the delegate.
+    var contentPending = 0
+    /// Set by the default reply-variant delegate methods during a delegate call.
+    var replyVariantMissing = false
+
+    init(isForeground: Bool, complicationEnabled: Bool) {
+        self.isForeground = isForeground
+        self.complicationEnabled = complicationEnabled
+    }
+
+    mutating func addTransfer(_ transfer: WCSessionUserInfoTransfer) {
+        guard transfers[transfer.id] == nil else { return }
+        transfers[transfer.id] = transfer
+        outstandingOrder.append(transfer.id)
+    }
+
+    mutating func removeTransfer(_ id: String) -> WCSessionUserInfoTransfer? {
+        outstandingOrder.removeAll { $0 == id }
+        return transfers.removeValue(forKey: id)
+    }
+}
+
+/// What runs once ``WCSession/activate()`` was called.
+struct RunningParts: Sendable {
+    var started = false
+    var relay: RelaySession?
+    var outbox: SessionOutbox?
+    var tasks: [Task<Void, Never>] = []
+    var messages: AsyncStream<SessionOperation>.Continuation?
+    var replies: AsyncStream<SessionOperation>.Continuation?
+    var drainWake: AsyncStream<Void>.Continuation?
+}
+
+/// Work for the session's sending tasks, in the order the app asked for it.
+enum SessionOperation: Sendable {
+    /// A live message; `onReply` gets the answer payload, `onError` the failure.
+    case message(
+        Payload, onReply: (@Sendable (Payload) -> Void)?, onError: (@Sendable (any Error) -> Void)?)
+    /// The app's answer to a received message.
+    case reply(Delivery, Payload)
+    /// Watch: the app's foreground state changed.
+    case foreground(RelaySession, Bool)
+}

@@ -1,0 +1,135 @@
+import Foundation
+import RelayClient
+import RelayProtocol
+
+extension WCSession {
+    /// Activates the session: opens the device's store, connects to the relay, then calls
+    /// `session(_:activationDidCompleteWith:error:)` on the delegate queue. Activation is
+    /// asynchronous, as in WatchConnectivity; set the delegate first.
+    ///
+    /// Activation completes even when the relay is down (after the relay's request timeout,
+    /// 10 s): durable transfers then wait on the device, as they wait for Bluetooth on a phone.
+    public func activate() {
+        let first = parts.withLock { parts in
+            defer { parts.started = true }
+            return !parts.started
+        }
+        guard first else { return }
+        let task = Task { await self.run() }
+        parts.withLock { $0.tasks.append(task) }
+    }
+
+    /// Stops the session: its tasks end and the relay connection closes (WatchRelay addition,
+    /// for tests and orderly exits; an app may simply exit). Returns once everything stopped.
+    public func close() async {
+        let (tasks, relay, streams) = parts.withLock { p in
+            (p.tasks, p.relay, [p.messages, p.replies])
+        }
+        parts.withLock { $0.drainWake?.finish() }
+        for stream in streams { stream?.finish() }
+        for task in tasks { task.cancel() }
+        await relay?.close()
+        for task in tasks { await task.value }
+        state.withLock { $0.activationState = .notActivated }
+    }
+
+    // MARK: - Running
+
+    private func run() async {
+        guard let environment else {
+            await completeActivation(.notActivated, WCError(.sessionNotSupported))
+            return
+        }
+        let relay: RelaySession
+        let outbox: SessionOutbox
+        do {
+            outbox = try SessionOutbox(directory: environment.stateDirectory)
+            relay = try RelaySession(
+                configuration: RelaySessionConfiguration(
+                    url: environment.url, role: environment.role, deviceName: environment.deviceName,
+                    stateDirectory: environment.stateDirectory, foreground: environment.foreground))
+        } catch {
+            await completeActivation(
+                .notActivated,
+                WCError(.genericError, userInfo: [NSLocalizedDescriptionKey: "Cannot open the device's state: \(error)"]))
+            return
+        }
+        restore(from: outbox)
+        restoreFiles(from: outbox)
+        try? await relay.activate()
+        await refresh(from: relay)
+        let (messages, messageSink) = AsyncStream.makeStream(of: SessionOperation.self)
+        let (replies, replySink) = AsyncStream.makeStream(of: SessionOperation.self)
+        let (wake, wakeSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        parts.withLock { p in
+            p.relay = relay
+            p.outbox = outbox
+            p.messages = messageSink
+            p.replies = replySink
+            p.drainWake = wakeSink
+        }
+        if !environment.foreground { await relay.setForeground(false) }
+        await completeActivation(.activated, nil)
+        let workers = [
+            Task { await self.sendOperations(messages) },
+            Task { await self.sendOperations(replies) },
+            Task { await self.drainOutbox(relay: relay, outbox: outbox, wake: wake) },
+        ]
+        parts.withLock { $0.tasks.append(contentsOf: workers) }
+        wakeSink.yield()
+        await receive(from: relay, outbox: outbox)
+    }
+
+    private func completeActivation(_ activationState: WCSessionActivationState, _ error: WCError?) async {
+        state.withLock { $0.activationState = activationState }
+        await withDelegate { session, delegate in
+            delegate.session(session, activationDidCompleteWith: activationState, error: error)
+        }
+    }
+
+    /// Outstanding transfers and the sent context from the device's store (after a restart).
+    private func restore(from outbox: SessionOutbox) {
+        let items = (try? outbox.outstandingUserInfo()) ?? []
+        let sent = try? outbox.sentContext()
+        let transfers = items.map {
+            WCSessionUserInfoTransfer(
+                id: $0.id, payload: $0.payload, isCurrentComplicationInfo: $0.channel == .complication, session: self)
+        }
+        state.withLock { s in
+            for t in transfers { s.addTransfer(t) }
+            s.applicationContext = sent
+        }
+    }
+
+    /// Pairing, reachability, limits and the received context as the relay session sees them.
+    func refresh(from relay: RelaySession) async {
+        let paired = await relay.isPaired
+        let reachable = await relay.isReachable
+        let limits = await relay.limits
+        let remaining = await relay.remainingComplicationUserInfoTransfers
+        let received = await relay.receivedApplicationContext
+        state.withLock { s in
+            s.isPaired = paired
+            s.isReachable = reachable
+            s.limits = limits
+            s.remainingComplications = remaining
+            if let received { s.receivedApplicationContext = received }
+        }
+    }
+
+    /// Asks the sending tasks to do `operation`.
+    func enqueue(_ operation: SessionOperation) {
+        let sink = parts.withLock { p in
+            if case .reply = operation { return p.replies }
+            return p.messages
+        }
+        sink?.yield(operation)
+    }
+
+    /// Tells the outbox drainer there is work.
+    func wakeDrainer() {
+        _ = parts.withLock { $0.drainWake?.yield() }
+    }
+
+    static func newID() -> String { UUID().uuidString.lowercased() }
+}

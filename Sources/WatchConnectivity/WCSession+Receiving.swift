@@ -1,0 +1,136 @@
+import Foundation
+import RelayClient
+import RelayProtocol
+
+extension WCSession {
+    /// Hands everything the relay delivers to the delegate, one at a time, in relay order.
+    /// A durable item is acknowledged only after the delegate method returned, so an app
+    /// killed during the call gets the item again at its next launch.
+    func receive(from relay: RelaySession, outbox: SessionOutbox) async {
+        for await event in relay.events {
+            switch event {
+            case .message(let delivery):
+                await receiveMessage(delivery)
+            case .applicationContext(let delivery):
+                await received(delivery, relay: relay) { session, delegate in
+                    delegate.session(session, didReceiveApplicationContext: PropertyListPayload.dictionary(of: delivery.payload))
+                }
+                state.withLock { $0.receivedApplicationContext = delivery.payload }
+            case .userInfo(let delivery) where delivery.payload.kind == PropertyListPayload.Channel.fileChunk.rawValue:
+                await receiveFileChunk(delivery, relay: relay, outbox: outbox)
+            case .userInfo(let delivery) where delivery.payload.kind == PropertyListPayload.Channel.fileCancel.rawValue:
+                await discardFile(delivery, relay: relay)
+            case .userInfo(let delivery):
+                let tid = delivery.payload.members["tid"]?.stringValue
+                if let tid, (try? outbox.wasReceived(tid)) == true {
+                    await relay.acknowledge(delivery)
+                    continue
+                }
+                await received(delivery, relay: relay) { session, delegate in
+                    delegate.session(session, didReceiveUserInfo: PropertyListPayload.dictionary(of: delivery.payload))
+                } before: {
+                    if let tid { try? outbox.markReceived(tid) }
+                }
+            case .userInfoTransferFinished(let relayID):
+                await transferFinished(relayID: relayID, outbox: outbox)
+            case .reachabilityChanged(let reachable):
+                let changed = state.withLock { s in
+                    defer { s.isReachable = reachable }
+                    return s.isReachable != reachable
+                }
+                if changed { await withDelegate { s, d in d.sessionReachabilityDidChange(s) } }
+            case .paired, .unpaired:
+                await refresh(from: relay)
+                let role = environment?.role
+                await withDelegate { s, d in
+                    if role == .phone { d.sessionWatchStateDidChange(s) } else { d.sessionCompanionAppInstalledDidChange(s) }
+                }
+            case .activated:
+                await refresh(from: relay)
+                wakeDrainer()
+            case .disconnected:
+                break
+            }
+        }
+    }
+
+    /// Calls the delegate for a durable delivery, runs `before`, then acknowledges it.
+    private func received(
+        _ delivery: Delivery, relay: RelaySession,
+        _ body: @escaping @Sendable (WCSession, any WCSessionDelegate) -> Void,
+        before acknowledging: () -> Void = {}
+    ) async {
+        state.withLock { $0.contentPending += 1 }
+        await withDelegate(body)
+        acknowledging()
+        await relay.acknowledge(delivery)
+        state.withLock { $0.contentPending -= 1 }
+    }
+
+    private func transferFinished(relayID: String, outbox: SessionOutbox) async {
+        guard let item = try? outbox.finished(relayID: relayID) else {
+            // The drainer has not written the relay's id down yet: it finishes the transfer.
+            state.withLock { _ = $0.finishedEarly.insert(relayID) }
+            return
+        }
+        await itemFinished(item, outbox: outbox, error: nil)
+    }
+
+    /// A durable item reached the counterpart (or failed with `error`): tell the delegate.
+    func itemFinished(_ item: SessionOutbox.Item, outbox: SessionOutbox, error: WCError?) async {
+        switch item.channel {
+        case .file: await fileItemFinished(item, outbox: outbox, error: error)
+        case .userInfo, .complication: await finishTransfer(item.id, error: error)
+        case .context: break
+        }
+    }
+
+    /// Removes transfer `id` from the outstanding ones and tells the delegate.
+    func finishTransfer(_ id: String, error: WCError?) async {
+        guard let transfer = state.withLock({ $0.removeTransfer(id) }) else { return }
+        await withDelegate { session, delegate in
+            delegate.session(session, didFinish: transfer, error: error)
+        }
+    }
+
+    // MARK: - Live messages
+
+    private func receiveMessage(_ delivery: Delivery) async {
+        state.withLock { $0.replyVariantMissing = false }
+        let isData = delivery.payload.kind == PropertyListPayload.Channel.messageData.rawValue
+        switch (isData, delivery.wantsReply) {
+        case (false, false):
+            await withDelegate { s, d in
+                d.session(s, didReceiveMessage: PropertyListPayload.dictionary(of: delivery.payload))
+            }
+        case (false, true):
+            await withDelegate { s, d in
+                d.session(s, didReceiveMessage: PropertyListPayload.dictionary(of: delivery.payload)) { reply in
+                    let payload =
+                        (try? PropertyListPayload.encode(reply, channel: .reply))
+                        ?? Self.replyError(.payloadUnsupportedTypes)
+                    s.enqueue(.reply(delivery, payload))
+                }
+            }
+        case (true, false):
+            await withDelegate { s, d in
+                d.session(s, didReceiveMessageData: PropertyListPayload.data(of: delivery.payload) ?? Data())
+            }
+        case (true, true):
+            await withDelegate { s, d in
+                d.session(s, didReceiveMessageData: PropertyListPayload.data(of: delivery.payload) ?? Data()) { reply in
+                    s.enqueue(.reply(delivery, PropertyListPayload.encode(data: reply, channel: .replyData)))
+                }
+            }
+        }
+        if delivery.wantsReply, state.withLock({ $0.replyVariantMissing }) {
+            // WatchConnectivity fails such a send: the app did not implement the reply variant.
+            enqueue(.reply(delivery, Self.replyError(.deliveryFailed)))
+        }
+    }
+
+    /// A reply that makes the sender's `errorHandler` run with `code`.
+    static func replyError(_ code: WCError.Code) -> Payload {
+        Payload(kind: PropertyListPayload.Channel.replyError.rawValue, ["code": .int(Int64(code.rawValue))])
+    }
+}

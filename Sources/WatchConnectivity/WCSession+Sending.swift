@@ -1,0 +1,171 @@
+import Foundation
+import RelayClient
+import RelayProtocol
+
+extension WCSession {
+    // MARK: - Live messages
+
+    /// Sends `message` to the counterpart as soon as possible, in order with other messages.
+    ///
+    /// Fails through `errorHandler` (on the delegate queue) with `notReachable` when the
+    /// counterpart is not reachable, `payloadUnsupportedTypes` for a non-property-list value,
+    /// `payloadTooLarge` past 64 KiB, `messageReplyTimedOut` when no reply came in time.
+    /// Exactly one of `replyHandler` and `errorHandler` runs.
+    public func sendMessage(
+        _ message: [String: Any], replyHandler: (@Sendable ([String: Any]) -> Void)?,
+        errorHandler: (@Sendable (any Error) -> Void)? = nil
+    ) {
+        do {
+            let payload = try PropertyListPayload.encode(message, channel: .message)
+            try checkLiveSend(payload)
+            var onReply: (@Sendable (Payload) -> Void)?
+            if let replyHandler {
+                onReply = { answer in replyHandler(PropertyListPayload.dictionary(of: answer)) }
+            }
+            enqueue(.message(payload, onReply: onReply, onError: errorHandler))
+        } catch {
+            fail(errorHandler, error)
+        }
+    }
+
+    /// Sends `data` to the counterpart as soon as possible; the rules of ``sendMessage(_:replyHandler:errorHandler:)``.
+    public func sendMessageData(
+        _ data: Data, replyHandler: (@Sendable (Data) -> Void)?, errorHandler: (@Sendable (any Error) -> Void)? = nil
+    ) {
+        let payload = PropertyListPayload.encode(data: data, channel: .messageData)
+        do {
+            try checkLiveSend(payload)
+            var onReply: (@Sendable (Payload) -> Void)?
+            if let replyHandler {
+                onReply = { answer in replyHandler(PropertyListPayload.data(of: answer) ?? Data()) }
+            }
+            enqueue(.message(payload, onReply: onReply, onError: errorHandler))
+        } catch {
+            fail(errorHandler, error)
+        }
+    }
+
+    private func checkLiveSend(_ payload: Payload) throws(WCError) {
+        let (activation, paired, reachable, limit) = state.withLock {
+            ($0.activationState, $0.isPaired, $0.isReachable, $0.limits.messageBytes)
+        }
+        guard activation == .activated else { throw WCError(.sessionNotActivated) }
+        guard paired else { throw WCError(.deviceNotPaired) }
+        try Self.checkSize(payload, limit: limit)
+        guard reachable else { throw WCError(.notReachable) }
+    }
+
+    private func fail(_ errorHandler: (@Sendable (any Error) -> Void)?, _ error: any Error) {
+        guard let errorHandler else { return }
+        let wcError = Self.wcError(error)
+        delegateQueue.async { errorHandler(wcError) }
+    }
+
+    // MARK: - Application context
+
+    /// Replaces the context the counterpart receives (latest wins); delivered in the background.
+    ///
+    /// - Throws: `sessionNotActivated` before activation, `deviceNotPaired`,
+    ///   `payloadUnsupportedTypes`, `payloadTooLarge` (over 256 KiB).
+    public func updateApplicationContext(_ applicationContext: [String: Any]) throws {
+        let (outbox, limit) = try readyForDurableSend(\.contextBytes)
+        let id = Self.newID()
+        let payload = try PropertyListPayload.encode(applicationContext, channel: .context, extra: ["tid": .string(id)])
+        try Self.checkSize(payload, limit: limit)
+        do {
+            try outbox.enqueue(id: id, channel: .context, payload: payload)
+        } catch {
+            throw WCError(.insufficientSpace, userInfo: [NSLocalizedDescriptionKey: "Cannot store the context: \(error)"])
+        }
+        state.withLock { $0.applicationContext = payload }
+        wakeDrainer()
+    }
+
+    // MARK: - User info
+
+    /// Queues `userInfo` for delivery in order, even after this app exits; failures come
+    /// through `session(_:didFinish:error:)`.
+    @discardableResult
+    public func transferUserInfo(_ userInfo: [String: Any] = [:]) -> WCSessionUserInfoTransfer {
+        transfer(userInfo, complication: false)
+    }
+
+    /// Phone: sends `userInfo` for the complication ahead of other transfers, within the daily
+    /// budget (``remainingComplicationUserInfoTransfers``); with none left it goes as plain userInfo.
+    @discardableResult
+    public func transferCurrentComplicationUserInfo(_ userInfo: [String: Any] = [:]) -> WCSessionUserInfoTransfer {
+        transfer(userInfo, complication: true)
+    }
+
+    private func transfer(_ userInfo: [String: Any], complication: Bool) -> WCSessionUserInfoTransfer {
+        let id = Self.newID()
+        let isCurrent =
+            complication
+            && state.withLock { s in
+                guard s.isPaired, s.complicationEnabled, s.remainingComplications > 0 else { return false }
+                s.remainingComplications -= 1
+                return true
+            }
+        var payload = Payload(kind: PropertyListPayload.Channel.userInfo.rawValue, ["tid": .string(id)])
+        do {
+            if complication && environment?.role != .phone {
+                throw WCError(.sessionNotSupported, userInfo: [NSLocalizedDescriptionKey: "Complications go phone → watch."])
+            }
+            payload = try PropertyListPayload.encode(userInfo, channel: .userInfo, extra: ["tid": .string(id)])
+            let (outbox, limit) = try readyForDurableSend(\.userInfoBytes)
+            try Self.checkSize(payload, limit: limit)
+            let transfer = WCSessionUserInfoTransfer(id: id, payload: payload, isCurrentComplicationInfo: isCurrent, session: self)
+            try outbox.enqueue(id: id, channel: isCurrent ? .complication : .userInfo, payload: payload)
+            state.withLock { $0.addTransfer(transfer) }
+            wakeDrainer()
+            return transfer
+        } catch {
+            let transfer = WCSessionUserInfoTransfer(id: id, payload: payload, isCurrentComplicationInfo: isCurrent, session: self)
+            let wcError = Self.wcError(error)
+            delegateQueue.async {
+                self.delegateOnQueue()?.session(self, didFinish: transfer, error: wcError)
+            }
+            return transfer
+        }
+    }
+
+    /// `cancel()` of a user info transfer.
+    func cancel(_ transfer: WCSessionUserInfoTransfer) {
+        guard state.withLock({ $0.removeTransfer(transfer.id) }) != nil else { return }
+        _ = try? parts.withLock { $0.outbox }?.cancel(transfer.id)
+        wakeDrainer()
+    }
+
+    // MARK: - Checks
+
+    func readyForDurableSend(_ limit: KeyPath<Limits, Int>) throws(WCError) -> (SessionOutbox, Int) {
+        let (activation, paired, bytes) = state.withLock { ($0.activationState, $0.isPaired, $0.limits[keyPath: limit]) }
+        guard activation == .activated, let outbox = parts.withLock({ $0.outbox }) else {
+            throw WCError(.sessionNotActivated)
+        }
+        guard paired else { throw WCError(.deviceNotPaired) }
+        return (outbox, bytes)
+    }
+
+    static func checkSize(_ payload: Payload, limit: Int) throws(WCError) {
+        guard payload.encodedSize <= limit else {
+            throw WCError(
+                .payloadTooLarge,
+                userInfo: [NSLocalizedDescriptionKey: "Payload is too large (\(payload.encodedSize) bytes; the limit is \(limit))."])
+        }
+    }
+
+    /// The `WCError` a WatchConnectivity app expects for a failure of the relay session.
+    static func wcError(_ error: any Error) -> WCError {
+        if let error = error as? WCError { return error }
+        guard let error = error as? RelaySessionError else {
+            return WCError(.genericError, userInfo: [NSLocalizedDescriptionKey: "\(error)"])
+        }
+        let code: WCError.Code
+        switch error {
+        case .disconnected, .timeout: code = .notReachable
+        default: code = error.wcCode.flatMap(WCError.Code.init(rawValue:)) ?? .genericError
+        }
+        return WCError(code, userInfo: [NSLocalizedDescriptionKey: error.description])
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import RelayClient
+import RelayProtocol
+
+extension WCSession {
+    /// Sends live messages (or replies) one after another, in the order the app asked.
+    func sendOperations(_ operations: AsyncStream<SessionOperation>) async {
+        for await operation in operations {
+            guard let relay = parts.withLock({ $0.relay }) else { continue }
+            switch operation {
+            case .message(let payload, let onReply, let onError):
+                do {
+                    let answer = try await relay.sendMessage(payload, wantsReply: onReply != nil)
+                    guard let onReply, let answer else { continue }
+                    if answer.kind == PropertyListPayload.Channel.replyError.rawValue {
+                        let code = answer.members["code"]?.intValue.flatMap { WCError.Code(rawValue: Int($0)) }
+                        let error = WCError(code ?? .messageReplyFailed)
+                        delegateQueue.async { onError?(error) }
+                    } else {
+                        delegateQueue.async { onReply(answer) }
+                    }
+                } catch {
+                    let wcError = Self.wcError(error)
+                    delegateQueue.async { onError?(wcError) }
+                }
+            case .reply(let delivery, let payload):
+                try? await relay.reply(to: delivery, with: payload)
+            case .foreground(let relay, let foreground):
+                await relay.setForeground(foreground)
+            }
+        }
+    }
+
+    /// Sends the device's queued durable items to the relay, oldest first, retrying with
+    /// backoff while the relay is away; takes cancelled ones back.
+    func drainOutbox(relay: RelaySession, outbox: SessionOutbox, wake: AsyncStream<Void>) async {
+        var backoff = 0.05
+        var wakes = wake.makeAsyncIterator()
+        while !Task.isCancelled {
+            guard let item = try? outbox.next() else {
+                if await wakes.next() == nil { return }
+                continue
+            }
+            do {
+                try await send(item, relay: relay, outbox: outbox)
+                backoff = 0.05
+            } catch let error as RelaySessionError where !Self.isTransient(error) {
+                try? outbox.remove(item.id)
+                await itemFinished(item, outbox: outbox, error: Self.wcError(error))
+            } catch {
+                try? await Task.sleep(for: .milliseconds(Int(backoff * 1000)))
+                backoff = min(backoff * 2, 2)
+            }
+        }
+    }
+
+    private func send(_ item: SessionOutbox.Item, relay: RelaySession, outbox: SessionOutbox) async throws {
+        if item.cancelled {
+            if let relayID = item.relayID,
+                let sent = await relay.outstandingUserInfoTransfers.first(where: { $0.id == relayID })
+            {
+                try? await relay.cancel(sent)
+            }
+            try outbox.remove(item.id)
+            return
+        }
+        switch item.channel {
+        case .context:
+            try await relay.updateApplicationContext(item.payload)
+            try outbox.remove(item.id)
+        case .userInfo, .complication, .file:
+            let sent =
+                item.channel == .complication
+                ? try await relay.transferCurrentComplicationUserInfo(item.payload)
+                : try await relay.transferUserInfo(item.payload)
+            let remaining = await relay.remainingComplicationUserInfoTransfers
+            state.withLock { $0.remainingComplications = remaining }
+            guard try outbox.accepted(item.id, relayID: sent.id, keep: true) else {
+                // Cancelled while it was on its way.
+                try? await relay.cancel(sent)
+                return
+            }
+            if state.withLock({ $0.finishedEarly.remove(sent.id) }) != nil {
+                try outbox.remove(item.id)
+                await itemFinished(item, outbox: outbox, error: nil)
+            }
+        }
+    }
+
+    /// Errors after which the same item is sent again (the relay is away or slow).
+    static func isTransient(_ error: RelaySessionError) -> Bool {
+        switch error {
+        case .disconnected, .timeout, .notActivated: return true
+        default: return false
+        }
+    }
+}

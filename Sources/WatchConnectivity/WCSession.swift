@@ -1,0 +1,162 @@
+import Dispatch
+import Foundation
+import RelayClient
+import RelayProtocol
+import WebSocketTransport
+
+/// `WCSession` on Linux: Apple's API over a ``RelayClient/RelaySession`` to the WatchRelay relay.
+///
+/// Use it as on iOS and watchOS: set ``delegate``, call ``activate()``, wait for
+/// `session(_:activationDidCompleteWith:error:)`, then send. The process's side and relay come
+/// from the environment (``WCSessionEnvironment``: `WATCHRELAY_URL`, `WATCHRELAY_ROLE`,
+/// `WATCHRELAY_STATE`); the state directory must have been paired with `watchrelay pair`, as a
+/// real phone is paired with its watch outside the app.
+///
+/// The calls are synchronous, as Apple's: durable transfers (`updateApplicationContext`,
+/// `transferUserInfo`) are written to the device's store before the call returns and sent to the
+/// relay in order by a background task; live messages are sent in order by another. Delegate
+/// methods run serially on one non-main serial queue.
+public final class WCSession: Sendable {
+    /// The session of this process, configured from the environment.
+    public static let `default` = WCSession(environment: WCSessionEnvironment())
+
+    /// Whether this process can use sessions: true when the environment names a relay, a role
+    /// and a state directory (on iOS: false on an iPad).
+    public static func isSupported() -> Bool { WCSessionEnvironment() != nil }
+
+    /// Where the delegate methods run: one serial queue, never the main one.
+    let delegateQueue = DispatchQueue(label: "WatchConnectivity.WCSession.delegate")
+    let environment: WCSessionEnvironment?
+    let state: LockedState<SessionState>
+    let delegateReference = LockedState(DelegateReference(nil))
+    let parts = LockedState(RunningParts())
+
+    /// A session for `environment` (WatchRelay addition, for running two devices in one
+    /// process, as tests do). Apps use ``default``.
+    public init(environment: WCSessionEnvironment?) {
+        self.environment = environment
+        self.state = LockedState(
+            SessionState(
+                isForeground: environment?.foreground ?? true,
+                complicationEnabled: environment?.complicationEnabled ?? false))
+    }
+
+    // MARK: - Delegate
+
+    /// The delegate (weak). A delegate must be set before ``activate()``.
+    public var delegate: (any WCSessionDelegate)? {
+        get { delegateReference.withLock { $0 }.object as? any WCSessionDelegate }
+        set {
+            let reference = DelegateReference(newValue)
+            delegateReference.withLock { $0 = reference }
+        }
+    }
+
+    // MARK: - State
+
+    /// `notActivated` until activation completed, then `activated`.
+    public var activationState: WCSessionActivationState { state.withLock { $0.activationState } }
+    /// Whether more received content waits for the delegate.
+    public var hasContentPending: Bool { state.withLock { $0.contentPending > 0 } }
+    /// Whether the counterpart is available for live messaging (`sendMessage`).
+    public var isReachable: Bool { state.withLock { $0.isReachable } }
+    /// Phone: whether a watch is paired with this phone (`watchrelay pair` ran for its state).
+    public var isPaired: Bool { state.withLock { $0.isPaired } }
+    /// Phone: whether the watch app is installed (here: the same as ``isPaired``).
+    public var isWatchAppInstalled: Bool { state.withLock { $0.isPaired } }
+    /// Phone: whether the watch app's complication is on the active face
+    /// (`WATCHRELAY_COMPLICATION`, default yes, and paired).
+    public var isComplicationEnabled: Bool { state.withLock { $0.isPaired && $0.complicationEnabled } }
+    /// Watch: whether the phone app is installed (here: the same as paired).
+    public var isCompanionAppInstalled: Bool { state.withLock { $0.isPaired } }
+    /// Watch: always false here (a relay has no locked phone).
+    public var iOSDeviceNeedsUnlockAfterRebootForReachability: Bool { false }
+    /// Phone: a directory for data about the paired watch, inside the state directory; `nil`
+    /// until activated and paired.
+    public var watchDirectoryURL: URL? {
+        guard let environment, environment.role == .phone, activationState == .activated, isPaired else { return nil }
+        let url = URL(fileURLWithPath: environment.stateDirectory).appendingPathComponent("WatchDirectory")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+    /// Phone: complication transfers left today (0 when the complication is not enabled).
+    public var remainingComplicationUserInfoTransfers: Int {
+        state.withLock { $0.isPaired && $0.complicationEnabled ? $0.remainingComplications : 0 }
+    }
+    /// The last application context this device sent (empty if none).
+    public var applicationContext: [String: Any] {
+        state.withLock { $0.applicationContext }.map(PropertyListPayload.dictionary(of:)) ?? [:]
+    }
+    /// The last application context received from the counterpart (empty if none).
+    public var receivedApplicationContext: [String: Any] {
+        state.withLock { $0.receivedApplicationContext }.map(PropertyListPayload.dictionary(of:)) ?? [:]
+    }
+    /// userInfo transfers not yet received by the counterpart, in the order sent.
+    public var outstandingUserInfoTransfers: [WCSessionUserInfoTransfer] {
+        state.withLock { s in s.outstandingOrder.compactMap { s.transfers[$0] } }
+    }
+    /// File transfers not yet delivered, in the order sent.
+    public var outstandingFileTransfers: [WCSessionFileTransfer] { state.withLock { $0.fileTransfers } }
+
+    /// Watch (WatchRelay addition): the app moved to the foreground or the background. A
+    /// watch app in the background is not reachable for the phone's messages.
+    public func setApplicationForeground(_ foreground: Bool) {
+        state.withLock { $0.isForeground = foreground }
+        guard let relay = parts.withLock({ $0.relay }) else { return }
+        enqueue(.foreground(relay, foreground))
+    }
+
+    func isOutstanding(_ transfer: WCSessionUserInfoTransfer) -> Bool {
+        state.withLock { $0.transfers[transfer.id] != nil }
+    }
+
+    func isOutstanding(_ transfer: WCSessionFileTransfer) -> Bool {
+        state.withLock { s in s.fileTransfers.contains { $0 === transfer } }
+    }
+
+    // MARK: - Calling the delegate
+
+    /// Runs `body` with the delegate on the delegate queue and returns after it returned.
+    ///
+    /// A delegate whose conformance is isolated to the main actor can't be used here (a cast
+    /// to `WCSessionDelegate` off the main actor fails for it): the process stops with Swift's
+    /// isolation check, as an iOS app does in `_dispatch_assert_queue_fail`.
+    func withDelegate(_ body: @escaping @Sendable (WCSession, any WCSessionDelegate) -> Void) async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            delegateQueue.async {
+                if let delegate = self.delegateOnQueue() { body(self, delegate) }
+                done.resume()
+            }
+        }
+    }
+
+    func delegateOnQueue() -> (any WCSessionDelegate)? {
+        guard let object = delegateReference.withLock({ $0 }).object else { return nil }
+        let value: Any = object
+        if let delegate = value as? any WCSessionDelegate { return delegate }
+        let message = """
+            WatchConnectivity: \(type(of: object)) conforms to WCSessionDelegate isolated to the main actor \
+            (default isolation MainActor?), but WCSession calls its delegate on a background queue. \
+            Declare the class `nonisolated` and send only Sendable values to the main actor.
+
+            """
+        FileHandle.standardError.write(Data(message.utf8))
+        MainActor.assumeIsolated {}
+        fatalError(message)
+    }
+
+    /// The default `didReceiveMessage:replyHandler:` ran: the app has no reply variant.
+    func replyVariantMissing() {
+        state.withLock { $0.replyVariantMissing = true }
+    }
+}
+
+/// The delegate, held weakly.
+///
+/// `@unchecked Sendable`: a delegate is an app object that is not `Sendable` (Apple's API). The
+/// reference is written once, in `init`, and only read after; the session calls the object
+/// only on its delegate queue, which is WatchConnectivity's contract with the app.
+final class DelegateReference: @unchecked Sendable {
+    weak var object: AnyObject?
+    init(_ object: AnyObject?) { self.object = object }
+}

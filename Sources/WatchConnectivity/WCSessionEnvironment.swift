@@ -1,0 +1,51 @@
+import Foundation
+import RelayProtocol
+
+/// Which device this process is and how it reaches the relay: read from the environment, so
+/// one source file serves the phone app and the watch app.
+///
+/// | Variable | Meaning |
+/// | --- | --- |
+/// | `WATCHRELAY_URL` | the relay, `ws://host:port/v1` (required) |
+/// | `WATCHRELAY_ROLE` | `phone` or `watch` (required) |
+/// | `WATCHRELAY_STATE` | the device's state directory, paired by `watchrelay pair` (required) |
+/// | `WATCHRELAY_DEVICE_NAME` | shown to the counterpart (default "iPhone" / "Apple Watch") |
+/// | `WATCHRELAY_FOREGROUND` | watch only: `0` starts the app in the background (default `1`) |
+/// | `WATCHRELAY_COMPLICATION` | phone only: `0` when the complication is not on the face (default `1`) |
+public struct WCSessionEnvironment: Sendable, Hashable {
+    /// The relay's URL.
+    public var url: String
+    /// The side this process plays.
+    public var role: Role
+    /// The state directory (token, pair, queued transfers).
+    public var stateDirectory: String
+    /// The device name shown to the counterpart.
+    public var deviceName: String
+    /// Watch: whether the app is in the foreground (reachable for the phone's messages).
+    public var foreground: Bool
+    /// Phone: whether the watch app's complication is enabled.
+    public var complicationEnabled: Bool
+
+    /// Reads the variables from `environment`; `nil` when one of the required ones is missing
+    /// or `WATCHRELAY_ROLE` is neither `phone` nor `watch` (then `isSupported()` is false).
+    public init?(_ environment: [String: String] = ProcessInfo.processInfo.environment) {
+        guard let url = environment["WATCHRELAY_URL"], !url.isEmpty,
+            let state = environment["WATCHRELAY_STATE"], !state.isEmpty,
+            let role = environment["WATCHRELAY_ROLE"].flatMap(Self.role(named:))
+        else { return nil }
+        self.url = url
+        self.role = role
+        self.stateDirectory = state
+        self.deviceName = environment["WATCHRELAY_DEVICE_NAME"] ?? (role == .phone ? "iPhone" : "Apple Watch")
+        self.foreground = environment["WATCHRELAY_FOREGROUND"] != "0"
+        self.complicationEnabled = environment["WATCHRELAY_COMPLICATION"] != "0"
+    }
+
+    private static func role(named name: String) -> Role? {
+        switch name.lowercased() {
+        case "phone", "ios": return .phone
+        case "watch", "watchos": return .watch
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,56 @@
+#if os(Linux)
+import Foundation
+import WatchConnectivity
+
+/// `watchrelay pair`: pairs a phone's and a watch's state directories for WatchConnectivity apps.
+enum PairCommand {
+    static let help = """
+        USAGE: watchrelay pair --relay URL --phone-state DIR --watch-state DIR [options]
+
+        Pairs two device state directories through the relay, as the operating system pairs
+        an iPhone with its Apple Watch before any app runs. Apps built against WatchRelay's
+        WatchConnectivity module and started with WATCHRELAY_STATE set to these directories
+        (and WATCHRELAY_URL, WATCHRELAY_ROLE=phone|watch) are paired at activate(). Pairing
+        again makes a new pair. Prints the pair id; exits 0 once both sides are paired.
+
+        OPTIONS:
+          --relay URL           the relay, e.g. ws://127.0.0.1:8765/v1 (required)
+          --phone-state DIR     the phone's state directory, created if missing (required)
+          --watch-state DIR     the watch's state directory, created if missing (required)
+          --phone-name NAME     the phone's device name (default iPhone)
+          --watch-name NAME     the watch's device name (default Apple Watch)
+          --json                print {"pairId":…,"phoneState":…,"watchState":…} instead
+          -h, --help            show this help
+        """
+
+    static func run(_ argv: [String]) async throws -> Int32 {
+        var args = try Arguments(argv, booleanFlags: ["help", "json"])
+        if args.flag("help") {
+            print(help)
+            return 0
+        }
+        guard let relay = args.string("relay"), let phoneState = args.string("phone-state"),
+            let watchState = args.string("watch-state")
+        else {
+            throw Arguments.UsageError(description: "pair needs --relay, --phone-state and --watch-state\n\n\(help)")
+        }
+        let phoneName = args.string("phone-name") ?? "iPhone"
+        let watchName = args.string("watch-name") ?? "Apple Watch"
+        let json = args.flag("json")
+        if let extra = args.positionals.first {
+            throw Arguments.UsageError(description: "unexpected argument '\(extra)'")
+        }
+        try args.rejectUnknown()
+        let result = try await WatchRelayPairing.pair(
+            relayURL: relay, phoneState: phoneState, watchState: watchState, phoneName: phoneName, watchName: watchName)
+        if json {
+            let object: [String: String] = ["pairId": result.pairID, "phoneState": phoneState, "watchState": watchState]
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+            CLI.printLine(String(decoding: data, as: UTF8.self))
+        } else {
+            CLI.printLine("paired \(result.pairID): \(phoneState) (\(phoneName)) ↔ \(watchState) (\(watchName))")
+        }
+        return 0
+    }
+}
+#endif

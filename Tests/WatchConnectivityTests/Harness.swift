@@ -1,0 +1,164 @@
+import Foundation
+import RelayServer
+import TestSupport
+import WatchConnectivity
+import WebSocketTransport
+
+/// What a delegate saw, in order, and where it ran.
+struct DelegateCall: Sendable, Equatable {
+    var name: String
+    /// A short form of the argument (a dictionary's `"n"` or `"delete"`, an error code…).
+    var detail: String = ""
+    var onMainThread: Bool
+}
+
+/// A `nonisolated` delegate that records every call (the fixed form of the seed's service).
+///
+/// `@unchecked Sendable` only because `NSObject` is not `Sendable`: every stored property is a
+/// `let` of a `Sendable` type.
+final class RecordingDelegate: NSObject, WCSessionDelegate, @unchecked Sendable {
+    let calls = LockedState<[DelegateCall]>([])
+    /// Calls in progress: the session must never run two at once.
+    let inside = LockedState(0)
+    let overlapped = LockedState(false)
+    /// userInfo calls take this long, so overlapping calls would show.
+    let userInfoDelay: Double
+    /// Where received files are moved during the delegate call (nil: they are not moved).
+    let moveFilesTo: String?
+    /// For each received file: its URL during the call and whether it existed then.
+    let files = LockedState<[(url: URL, existed: Bool, metadata: String)]>([])
+
+    init(userInfoDelay: Double = 0, moveFilesTo: String? = nil) {
+        self.userInfoDelay = userInfoDelay
+        self.moveFilesTo = moveFilesTo
+    }
+
+    func record(_ name: String, _ detail: String = "") {
+        let entered = inside.withLock { n in
+            n += 1
+            return n
+        }
+        if entered > 1 { overlapped.withLock { $0 = true } }
+        calls.withLock { $0.append(DelegateCall(name: name, detail: detail, onMainThread: Thread.isMainThread)) }
+        inside.withLock { $0 -= 1 }
+    }
+
+    func names() -> [String] { calls.withLock { $0.map(\.name) } }
+    func details(_ name: String) -> [String] { calls.withLock { $0.filter { $0.name == name }.map(\.detail) } }
+
+    func session(_ session: WCSession, activationDidCompleteWith activationState: WCSessionActivationState, error: (any Error)?) {
+        record("activation", "\(activationState.rawValue)")
+    }
+    func sessionReachabilityDidChange(_ session: WCSession) { record("reachability", "\(session.isReachable)") }
+    func session(_ session: WCSession, didReceiveMessage message: [String: Any]) {
+        record("message", Self.detail(message))
+    }
+    func session(_ session: WCSession, didReceiveMessage message: [String: Any], replyHandler: @escaping ([String: Any]) -> Void) {
+        record("messageWithReply", Self.detail(message))
+        replyHandler(["echo": message["n"] ?? "none"])
+    }
+    func session(_ session: WCSession, didReceiveMessageData messageData: Data, replyHandler: @escaping (Data) -> Void) {
+        record("messageData", "\(messageData.count)")
+        replyHandler(Data(messageData.reversed()))
+    }
+    func session(_ session: WCSession, didReceiveApplicationContext applicationContext: [String: Any]) {
+        record("context", Self.detail(applicationContext))
+    }
+    func session(_ session: WCSession, didReceiveUserInfo userInfo: [String: Any]) {
+        record("userInfo", Self.detail(userInfo))
+        if userInfoDelay > 0 { Thread.sleep(forTimeInterval: userInfoDelay) }
+    }
+    func session(_ session: WCSession, didFinish userInfoTransfer: WCSessionUserInfoTransfer, error: (any Error)?) {
+        record("didFinish", error.map { "\(($0 as? WCError)?.code.rawValue ?? 0)" } ?? Self.detail(userInfoTransfer.userInfo))
+    }
+
+    func session(_ session: WCSession, didReceive file: WCSessionFile) {
+        let existed = FileManager.default.fileExists(atPath: file.fileURL.path)
+        let metadata = file.metadata.map(Self.detail) ?? "none"
+        files.withLock { $0.append((file.fileURL, existed, metadata)) }
+        if let moveFilesTo {
+            try? FileManager.default.moveItem(
+                atPath: file.fileURL.path, toPath: moveFilesTo + "/" + file.fileURL.lastPathComponent)
+        }
+        record("file", file.fileURL.lastPathComponent)
+    }
+    func session(_ session: WCSession, didFinish fileTransfer: WCSessionFileTransfer, error: (any Error)?) {
+        let progress = "\(fileTransfer.progress.completedUnitCount)/\(fileTransfer.progress.totalUnitCount)"
+        record("fileFinished", error.map { "\(($0 as? WCError)?.code.rawValue ?? 0)" } ?? progress)
+    }
+
+    static func detail(_ dict: [String: Any]) -> String {
+        if let n = dict["n"] { return "\(n)" }
+        if let login = dict["delete"] as? String { return "delete:\(login)" }
+        return dict.keys.sorted().joined(separator: ",")
+    }
+}
+
+/// A delegate with only the required method and `didReceiveMessage` without reply: the
+/// protocol's defaults answer the rest. `@unchecked Sendable` as ``RecordingDelegate``.
+final class MinimalDelegate: NSObject, WCSessionDelegate, @unchecked Sendable {
+    let activated = LockedState(false)
+    func session(_ session: WCSession, activationDidCompleteWith activationState: WCSessionActivationState, error: (any Error)?) {
+        activated.withLock { $0 = true }
+    }
+    func session(_ session: WCSession, didReceiveMessage message: [String: Any]) {}
+}
+
+/// A relay, two paired state directories, and a phone and a watch session on them.
+struct WCHarness: Sendable {
+    let relay: RelayServer
+    let directory: TemporaryDirectory
+    let phone: WCSession
+    let watch: WCSession
+    let phoneDelegate: RecordingDelegate
+    let watchDelegate: RecordingDelegate
+
+    static func start(
+        watchForeground: Bool = true, phoneForeground: Bool = true, activate: Bool = true,
+        phoneDelegate: RecordingDelegate = RecordingDelegate(), watchDelegate: RecordingDelegate = RecordingDelegate(),
+        configure: (inout RelayServerConfiguration) -> Void = { _ in }
+    ) async throws -> WCHarness {
+        let directory = TemporaryDirectory()
+        let relay = try await RelayServer.startForTest(in: directory.path, configure)
+        _ = try await WatchRelayPairing.pair(
+            relayURL: relay.url, phoneState: directory.path("phone"), watchState: directory.path("watch"))
+        let phone = WCSession(environment: environment(relay, "phone", directory.path("phone"), foreground: phoneForeground))
+        let watch = WCSession(environment: environment(relay, "watch", directory.path("watch"), foreground: watchForeground))
+        phone.delegate = phoneDelegate
+        watch.delegate = watchDelegate
+        let h = WCHarness(
+            relay: relay, directory: directory, phone: phone, watch: watch, phoneDelegate: phoneDelegate,
+            watchDelegate: watchDelegate)
+        if activate {
+            try await h.activate(phone, phoneDelegate)
+            try await h.activate(watch, watchDelegate)
+        }
+        return h
+    }
+
+    static func environment(_ relay: RelayServer, _ role: String, _ state: String, foreground: Bool = true) -> WCSessionEnvironment? {
+        WCSessionEnvironment([
+            "WATCHRELAY_URL": relay.url, "WATCHRELAY_ROLE": role, "WATCHRELAY_STATE": state,
+            "WATCHRELAY_FOREGROUND": foreground ? "1" : "0",
+        ])
+    }
+
+    /// Activates `session` and waits for `activationDidComplete`.
+    func activate(_ session: WCSession, _ delegate: RecordingDelegate) async throws {
+        session.activate()
+        let calls = delegate.calls
+        try await eventually(10, "activationDidComplete") { calls.withLock { $0.contains { $0.name == "activation" } } }
+    }
+
+    func stop() async {
+        await phone.close()
+        await watch.close()
+        await relay.shutdown()
+    }
+}
+
+/// Waits until `delegate` recorded `count` calls named `name`.
+func waitForCalls(_ delegate: RecordingDelegate, _ name: String, count: Int = 1, within seconds: Double = 10) async throws {
+    let calls = delegate.calls
+    try await eventually(seconds, "\(count) × \(name)") { calls.withLock { $0.filter { $0.name == name }.count >= count } }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import RelayServer
+import TestSupport
+import Testing
+import WatchConnectivity
+import WebSocketTransport
+
+/// WatchConnectivity's rules, end to end through a real relay on loopback.
+@Suite(.timeLimit(.minutes(3)))
+struct WCSessionRulesTests {
+    @Test func activationCompletesOnTheDelegateQueueAndTheStateDirectoriesArePaired() async throws {
+        let h = try await WCHarness.start()
+        #expect(h.phone.activationState == .activated && h.watch.activationState == .activated)
+        #expect(h.phone.isPaired && h.phone.isWatchAppInstalled && h.watch.isCompanionAppInstalled)
+        #expect(h.phone.watchDirectoryURL != nil && h.watch.watchDirectoryURL == nil)
+        let activation = try #require(h.phoneDelegate.calls.withLock { $0.first })
+        #expect(activation.name == "activation" && activation.detail == "2")
+        #expect(!activation.onMainThread)
+        try await eventually { h.phone.isReachable && h.watch.isReachable }
+        await h.stop()
+    }
+
+    @Test func sendsBeforeActivationFailWithSessionNotActivated() async throws {
+        let h = try await WCHarness.start(activate: false)
+        #expect(throws: WCError(.sessionNotActivated)) { try h.phone.updateApplicationContext(["n": 1]) }
+        let failed = LockedState<Int?>(nil)
+        h.watch.sendMessage(["n": 1], replyHandler: nil) { error in failed.withLock { $0 = (error as? WCError)?.code.rawValue } }
+        try await eventually { failed.withLock { $0 } == 7004 }
+        await h.stop()
+    }
+
+    @Test func sendMessageWhileTheWatchIsInTheBackgroundFailsWithNotReachable() async throws {
+        let h = try await WCHarness.start(watchForeground: false)
+        try await eventually { !h.phone.isReachable }
+        let failed = LockedState<WCError.Code?>(nil)
+        h.phone.sendMessage(["n": 1], replyHandler: { _ in }) { error in failed.withLock { $0 = (error as? WCError)?.code } }
+        try await eventually { failed.withLock { $0 } == .notReachable }
+        #expect(h.watchDelegate.details("messageWithReply").isEmpty)
+        await h.stop()
+    }
+
+    @Test func aWatchMessageWakesABackgroundPhoneButAPhoneMessageNeverWakesTheWatch() async throws {
+        // The phone app is in the background (its foreground state is not what makes it
+        // reachable); the watch app is in the foreground.
+        let h = try await WCHarness.start(phoneForeground: false)
+        try await eventually { h.watch.isReachable }
+        let reply = LockedState<String?>(nil)
+        h.watch.sendMessage(["n": 7], replyHandler: { answer in reply.withLock { $0 = "\(answer["echo"] ?? "")" } })
+        try await eventually { reply.withLock { $0 } == "7" }
+        #expect(h.phoneDelegate.details("messageWithReply") == ["7"])
+
+        // The watch app goes to the background: the phone can't wake it.
+        h.watch.setApplicationForeground(false)
+        try await eventually { !h.phone.isReachable }
+        try await waitForCalls(h.phoneDelegate, "reachability")
+        let failed = LockedState<WCError.Code?>(nil)
+        h.phone.sendMessage(["n": 8], replyHandler: nil) { error in failed.withLock { $0 = (error as? WCError)?.code } }
+        try await eventually { failed.withLock { $0 } == .notReachable }
+        #expect(h.watchDelegate.details("message").isEmpty)
+        await h.stop()
+    }
+
+    @Test func messagesWithoutReplyAndMessageDataArriveInOrder() async throws {
+        let h = try await WCHarness.start()
+        for n in 1...3 { h.watch.sendMessage(["n": n], replyHandler: nil) }
+        h.watch.sendMessage(["delete": "octocat"], replyHandler: nil)
+        try await waitForCalls(h.phoneDelegate, "message", count: 4)
+        #expect(h.phoneDelegate.details("message") == ["1", "2", "3", "delete:octocat"])
+        let answer = LockedState<Data?>(nil)
+        h.phone.sendMessageData(Data([1, 2, 3]), replyHandler: { data in answer.withLock { $0 = data } })
+        try await eventually { answer.withLock { $0 } == Data([3, 2, 1]) }
+        await h.stop()
+    }
+
+    @Test func aMessageWithReplyToADelegateWithoutTheReplyVariantFailsWithDeliveryFailed() async throws {
+        let minimal = MinimalDelegate()
+        let h = try await WCHarness.start(activate: false)
+        h.phone.delegate = minimal
+        h.phone.activate()
+        try await eventually { minimal.activated.withLock { $0 } }
+        try await h.activate(h.watch, h.watchDelegate)
+        try await eventually { h.watch.isReachable }
+        let failed = LockedState<WCError.Code?>(nil)
+        h.watch.sendMessage(["n": 1], replyHandler: { _ in }) { error in failed.withLock { $0 = (error as? WCError)?.code } }
+        try await eventually { failed.withLock { $0 } == .deliveryFailed }
+        await h.stop()
+    }
+
+    @Test func payloadsOverWatchConnectivitysSizesArePayloadTooLarge() async throws {
+        let h = try await WCHarness.start()
+        let big = String(repeating: "x", count: 70_000)
+        #expect(throws: WCError(.payloadTooLarge)) { try h.phone.updateApplicationContext(["s": String(repeating: "x", count: 270_000)]) }
+        try h.phone.updateApplicationContext(["s": big])  // 64 KiB < context limit of 256 KiB
+        let failed = LockedState<WCError.Code?>(nil)
+        h.phone.sendMessage(["s": big], replyHandler: nil) { error in failed.withLock { $0 = (error as? WCError)?.code } }
+        try await eventually { failed.withLock { $0 } == .payloadTooLarge }
+        let transfer = h.phone.transferUserInfo(["s": big])
+        try await waitForCalls(h.phoneDelegate, "didFinish")
+        #expect(h.phoneDelegate.details("didFinish") == ["7009"])
+        #expect(!transfer.isTransferring && h.phone.outstandingUserInfoTransfers.isEmpty)
+        try await waitForCalls(h.watchDelegate, "context")
+        await h.stop()
+    }
+
+    @Test func nonPropertyListValuesArePayloadUnsupportedTypes() async throws {
+        let h = try await WCHarness.start()
+        #expect(throws: WCError(.payloadUnsupportedTypes)) { try h.phone.updateApplicationContext(["url": URL(fileURLWithPath: "/")]) }
+        let failed = LockedState<WCError.Code?>(nil)
+        h.watch.sendMessage(["id": UUID()], replyHandler: nil) { error in failed.withLock { $0 = (error as? WCError)?.code } }
+        try await eventually { failed.withLock { $0 } == .payloadUnsupportedTypes }
+        h.watch.transferUserInfo(["null": NSNull()])
+        try await waitForCalls(h.watchDelegate, "didFinish")
+        #expect(h.watchDelegate.details("didFinish") == ["7010"])
+        await h.stop()
+    }
+
+    @Test func delegateMethodsRunSeriallyInOrderOnOneBackgroundQueue() async throws {
+        let slow = RecordingDelegate(userInfoDelay: 0.01)
+        let h = try await WCHarness.start(watchDelegate: slow)
+        for n in 1...20 { h.phone.transferUserInfo(["n": n]) }
+        try h.phone.updateApplicationContext(["n": 99])
+        try await waitForCalls(slow, "userInfo", count: 20)
+        try await waitForCalls(slow, "context")
+        #expect(slow.details("userInfo") == (1...20).map(String.init))
+        let calls = slow.calls.withLock { $0 }
+        #expect(calls.allSatisfy { !$0.onMainThread })
+        #expect(!slow.overlapped.withLock { $0 })
+        // All transfers are delivered in the order sent: the context after the 20 userInfos.
+        #expect(calls.firstIndex { $0.name == "context" }! > calls.lastIndex { $0.name == "userInfo" }!)
+        try await waitForCalls(h.phoneDelegate, "didFinish", count: 20)
+        #expect(h.phone.outstandingUserInfoTransfers.isEmpty)
+        #expect(h.watch.receivedApplicationContext["n"] as? Int == 99)
+        #expect(h.phone.applicationContext["n"] as? Int == 99)
+        await h.stop()
+    }
+
+    @Test func complicationTransfersSpendTheBudgetThenFallBackToUserInfo() async throws {
+        let h = try await WCHarness.start { $0.relay.limits.complicationsPerDay = 2 }
+        #expect(h.phone.isComplicationEnabled && h.phone.remainingComplicationUserInfoTransfers == 2)
+        let transfers = (1...3).map { h.phone.transferCurrentComplicationUserInfo(["n": $0]) }
+        #expect(transfers.map(\.isCurrentComplicationInfo) == [true, true, false])
+        try await waitForCalls(h.watchDelegate, "userInfo", count: 3)
+        #expect(Set(h.watchDelegate.details("userInfo")) == ["1", "2", "3"])
+        try await eventually { h.phone.remainingComplicationUserInfoTransfers == 0 }
+        // The watch can't send complication info.
+        h.watch.transferCurrentComplicationUserInfo(["n": 4])
+        try await waitForCalls(h.watchDelegate, "didFinish")
+        #expect(h.watchDelegate.details("didFinish") == ["7002"])
+        await h.stop()
+    }
+
+    @Test func aCancelledTransferNeverArrives() async throws {
+        let h = try await WCHarness.start(activate: false)
+        try await h.activate(h.phone, h.phoneDelegate)
+        let first = h.phone.transferUserInfo(["n": 1])
+        h.phone.transferUserInfo(["n": 2])
+        first.cancel()
+        #expect(!first.isTransferring && h.phone.outstandingUserInfoTransfers.count == 1)
+        try await h.activate(h.watch, h.watchDelegate)
+        try await waitForCalls(h.watchDelegate, "userInfo")
+        try await waitForCalls(h.phoneDelegate, "didFinish")
+        #expect(h.watchDelegate.details("userInfo") == ["2"])
+        await h.stop()
+    }
+}
