@@ -26,6 +26,8 @@ extension PhoneCompanion {
                     record(.reachabilityChanged(reachable))
                 case .disconnected:
                     report(.relay(.disconnected))
+                case .error(let error):
+                    report(.relay(error))
                 case .userInfo(let delivery):
                     await handleUserInfo(delivery)
                 case .applicationContext(let delivery):

@@ -177,6 +177,8 @@ public actor HeadlessWatch {
             publish(.error("unpaired: \(reason)"))
         case .disconnected:
             publish(.disconnected)
+        case .error(let error):
+            publish(.error("session: \(error)"))
         case .userInfoTransferFinished:
             break
         }
