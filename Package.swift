@@ -49,9 +49,13 @@ let package = Package(
         .target(
             name: "RelayClient", dependencies: ["RelayProtocol", "WebSocketTransport", "RelayStore"],
             swiftSettings: strict),
-        // GitHub REST client (URLSession) and the fixture GitHub server.
+        // GitHub REST client (URLSession) and the fixture GitHub server, with the fixture
+        // catalog (Simulator/fixtures/github) compiled in by the EmbedFixtures plugin.
         .target(
-            name: "GitHubAPI", dependencies: ["RelayProtocol", "WebSocketTransport"], swiftSettings: strict),
+            name: "GitHubAPI", dependencies: ["RelayProtocol", "WebSocketTransport"], swiftSettings: strict,
+            plugins: ["EmbedFixtures"]),
+        .executableTarget(name: "FixtureEmbedder", swiftSettings: strict),
+        .plugin(name: "EmbedFixtures", capability: .buildTool(), dependencies: ["FixtureEmbedder"]),
         // The phone companion: favorites, sync, delete handling, repo requests.
         .target(
             name: "PhoneApp", dependencies: ["RelayClient", "GitHubAPI", "RelayProtocol", "RelayStore"],

@@ -78,6 +78,8 @@ public actor RelaySession {
     public var isForeground: Bool { core.isForeground }
     /// The seq this device resumes from: everything up to it was handled and acked durably.
     public var lastSeq: Int64 { core.lastSeq }
+    /// Whether the app handled (and the session durably acked) everything it received.
+    public var handledEverythingReceived: Bool { core.lastSeq >= core.receivedThrough }
 
     // MARK: - Activation
 
@@ -119,6 +121,12 @@ public actor RelaySession {
     /// Leaves the pair (both tokens are revoked).
     public func unpair() async throws {
         _ = try await perform(.unpair)
+    }
+
+    /// Returns once every frame the relay sent before now reached ``events`` (one round trip;
+    /// after activation that includes the relay's whole backlog for this device).
+    public func synchronize() async throws {
+        _ = try await perform(.synchronize)
     }
 
     // MARK: - Presence

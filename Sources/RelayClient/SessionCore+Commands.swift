@@ -48,6 +48,10 @@ extension SessionCore {
         case .acknowledge(let delivery):
             acknowledge(delivery)
             complete(ticket, .success(.done))
+        case .synchronize:
+            guard isPaired || phase != .activated else { return complete(ticket, .success(.done)) }
+            let id = makeID()
+            request(id, .outstanding, .outstanding(Request(id: id)), ticket)
         case .close: close(ticket)
         }
     }

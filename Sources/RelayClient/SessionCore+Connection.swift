@@ -91,7 +91,10 @@ extension SessionCore {
                 persist([.transfers(outstandingUserInfoTransfers)], p.ticket.map { .complete($0, .done) } ?? .plain)
             }
         case .outstanding(let o):
-            if takePending(o.re) != nil { reconcile(listed: Set(o.ids)) }
+            if let p = takePending(o.re) {
+                reconcile(listed: Set(o.ids))
+                complete(p.ticket, .success(.done))
+            }
         case .error(let e): failed(e)
         }
     }

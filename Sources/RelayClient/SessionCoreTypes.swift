@@ -33,6 +33,9 @@ public enum SessionCommand: Sendable, Equatable {
     case setForeground(Bool)
     /// The app handled a delivery (durably, for context and userInfo).
     case acknowledge(Delivery)
+    /// A round trip (`outstanding`): completes once every frame the relay sent before its
+    /// answer was handled — after a `welcome`, the whole backlog (§5.3).
+    case synchronize
     /// Stop: close the connection and never reconnect.
     case close
 }

@@ -277,6 +277,38 @@ import Testing
         #expect(h.frame(.outstanding(OutstandingList(re: "other", ids: []))).events.isEmpty)
     }
 
+    @Test func synchronizeCompletesAfterEverythingTheRelaySentBeforeItsAnswer() {
+        var h = CoreHarness.paired()
+        let (ticket, asked) = h.command(.synchronize)
+        guard case .outstanding(let request)? = asked.sentFrames.first else {
+            Issue.record("no round trip")
+            return
+        }
+        let backlog = h.frame(.deliver(deliver(1, .context)))
+        #expect(backlog.completion(ticket) == nil)
+        #expect(h.core.receivedThrough == 1 && h.core.lastSeq == 0)
+        #expect(h.frame(.outstanding(OutstandingList(re: request.id, ids: []))).completion(ticket) == .success(.done))
+        _ = h.command(.acknowledge(Delivery(deliver(1, .context))))
+        #expect(h.core.lastSeq == h.core.receivedThrough)
+    }
+
+    @Test func synchronizeOnAnUnpairedSessionHasNothingToWaitFor() {
+        var h = CoreHarness()
+        h.activate(paired: false)
+        let (ticket, actions) = h.command(.synchronize)
+        #expect(actions.completion(ticket) == .success(.done) && actions.sentFrames.isEmpty)
+    }
+
+    @Test func synchronizeAskedBeforeTheWelcomeGoesAfterIt() {
+        var h = CoreHarness(restored: SessionSnapshot(token: "tok"))
+        _ = h.command(.activate)
+        let (ticket, asked) = h.command(.synchronize)
+        #expect(asked.sentFrames.isEmpty && asked.completion(ticket) == nil)
+        h.feed(.connected)
+        let welcomed = h.frame(h.welcome(paired: true))
+        #expect(welcomed.sentFrames.count == 1)
+    }
+
     @Test func frameIDsAreTheInjectedPrefixAndACounter() {
         var h = CoreHarness.paired()
         let first = CoreHarness.lastRequestID(h.command(.transferUserInfo(Self.item)).actions)
