@@ -49,6 +49,10 @@ let package = Package(
         .target(
             name: "RelayClient", dependencies: ["RelayProtocol", "WebSocketTransport", "RelayStore"],
             swiftSettings: strict),
+        // A relay core and session cores wired together in one actor: no sockets, no threads
+        // (tests and the simulator). The only client-side module that links RelayCore.
+        .target(
+            name: "InMemoryRelay", dependencies: ["RelayCore", "RelayClient", "RelayProtocol"], swiftSettings: strict),
         // GitHub REST client (URLSession) and the fixture GitHub server, with the fixture
         // catalog (Simulator/fixtures/github) compiled in by the EmbedFixtures plugin.
         .target(
@@ -98,17 +102,17 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RelayClientTests",
-            dependencies: ["RelayClient", "RelayServer", "RelayProtocol", "WebSocketTransport", "RelayStore", "TestSupport"],
+            dependencies: ["RelayClient", "InMemoryRelay", "RelayServer", "RelayProtocol", "WebSocketTransport", "RelayStore", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "GitHubAPITests", dependencies: ["GitHubAPI", "RelayProtocol", "WebSocketTransport", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "PhoneAppTests",
-            dependencies: ["PhoneApp", "RelayClient", "GitHubAPI", "RelayServer", "RelayProtocol", "WebSocketTransport", "TestSupport"],
+            dependencies: ["PhoneApp", "InMemoryRelay", "RelayClient", "GitHubAPI", "RelayServer", "RelayProtocol", "WebSocketTransport", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "WatchAppTests", dependencies: ["WatchApp", "RelayClient", "RelayServer", "RelayProtocol", "TestSupport"],
+            name: "WatchAppTests", dependencies: ["WatchApp", "InMemoryRelay", "RelayClient", "RelayServer", "RelayProtocol", "TestSupport"],
             exclude: ["Golden"], swiftSettings: strict),
         .testTarget(
             name: "SimulatorTests", dependencies: ["Simulator", "WebSocketTransport", "TestSupport"], swiftSettings: strict),

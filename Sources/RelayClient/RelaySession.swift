@@ -80,6 +80,8 @@ public actor RelaySession {
     public var lastSeq: Int64 { core.lastSeq }
     /// Whether the app handled (and the session durably acked) everything it received.
     public var handledEverythingReceived: Bool { core.lastSeq >= core.receivedThrough }
+    /// All of the above in one value.
+    public var status: SessionStatus { SessionStatus(core) }
 
     // MARK: - Activation
 

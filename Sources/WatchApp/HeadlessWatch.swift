@@ -13,7 +13,7 @@ public actor HeadlessWatch {
     /// What the watch does and sees, in order. Iterate it from one task.
     public nonisolated let events: AsyncStream<WatchEvent>
     /// The session with the relay (WCSession for the watch app).
-    public nonisolated let session: RelaySession
+    public nonisolated let session: SessionClient
     public nonisolated let clock: WatchClock
 
     private let sink: AsyncStream<WatchEvent>.Continuation
@@ -33,16 +33,20 @@ public actor HeadlessWatch {
     public private(set) var publishedEvents = 0
 
     /// Opens the watch's state directory; call ``start()`` to connect.
+    ///
+    /// `session` is the session to use (e.g. an in-memory one); nil: a live ``RelaySession``
+    /// to `relayURL`, keeping its state in `stateDirectory/session`.
     public init(
         relayURL: String, stateDirectory: String, deviceName: String = "Apple Watch", foreground: Bool = true,
-        rules: WidgetRules = WidgetRules(), clock: WatchClock = .system
+        rules: WidgetRules = WidgetRules(), clock: WatchClock = .system, session: SessionClient? = nil
     ) throws {
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
         store = try WatchStore(directory: stateDirectory)
-        session = try RelaySession(
-            configuration: RelaySessionConfiguration(
-                url: relayURL, role: .watch, deviceName: deviceName, stateDirectory: stateDirectory + "/session",
-                foreground: foreground))
+        self.session = try session ?? .live(
+            RelaySession(
+                configuration: RelaySessionConfiguration(
+                    url: relayURL, role: .watch, deviceName: deviceName, stateDirectory: stateDirectory + "/session",
+                    foreground: foreground)))
         self.clock = clock
         var state = WatchAppState.standard(rules: rules, now: clock.now())
         state.setForeground(foreground, now: clock.now())
@@ -88,7 +92,7 @@ public actor HeadlessWatch {
     /// Joins the phone showing `code`; returns once paired and the `paired` event is published.
     public func pair(code: String) async throws {
         let before = pairedEvents
-        try await session.pair(code: code)
+        try await session.pair(code)
         if pairedEvents > before { return }
         await withCheckedContinuation { pairedWaiters.append((before, $0)) }
     }
@@ -109,7 +113,7 @@ public actor HeadlessWatch {
 
     private func isCaughtUp() async -> Bool {
         guard tasks.isEmpty == false else { return true }
-        return await session.handledEverythingReceived
+        return await session.status().handledEverythingReceived
     }
 
     /// `delete <login>`: marks the user pending and sends `favorites.delete` by userInfo;
@@ -121,7 +125,7 @@ public actor HeadlessWatch {
     }
 
     private func sendDelete(_ login: String) async throws {
-        try await session.transferUserInfo(LoginCommand.favoritesDelete(login).payload)
+        _ = try await session.transferUserInfo(LoginCommand.favoritesDelete(login).payload)
         try store.setPendingDelete(login, accepted: true)
         publish(.deleteAccepted(login: login))
     }
@@ -134,7 +138,7 @@ public actor HeadlessWatch {
         publish(.profile(state.profile!))
         let event: ProfileDetail.Event
         do {
-            let reply = try await session.sendMessage(command.payload, wantsReply: true)
+            let reply = try await session.sendMessage(command.payload, true)
             switch try reply.flatMap({ try AppPayload($0) }) {
             case .repos(let repos)?: event = .replied(repos)
             case .reposError(let error)?: event = .failed(error)

@@ -76,7 +76,7 @@ enum WatchCommand {
         if noBudget { try await watch.setNoBudget(true) }
         if machine {
             try await watch.start()
-            let paired = await watch.session.isPaired
+            let paired = await watch.session.status().isPaired
             CLI.printLine(
                 MachineProtocol.ready(
                     role: "watch",
