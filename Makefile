@@ -62,7 +62,7 @@ test-tsan: deps
 	@set -o pipefail; $(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan 2>&1 | tail -1
 	@set -o pipefail; WATCHRELAY_TIMEOUT_SCALE=8 TSAN_OPTIONS=halt_on_error=1 \
 		$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan \
-		--skip PhoneProcessTests --skip GitHubStubCommandTests --skip ProcessModeTests \
+		--skip PhoneProcessTests --skip GitHubStubCommandTests --skip ProcessModeTests --skip NewUserTests \
 		--skip GitHubRESTClientHTTPTests 2>&1 \
 		| tee .build/test-tsan.log | grep -E "ThreadSanitizer|Test run with|Executed|✘"
 
