@@ -77,9 +77,17 @@ let package = Package(
         .target(
             name: "RelayClient", dependencies: ["RelayProtocol", "WebSocketTransport", "RelayStore"],
             swiftSettings: strict),
-        // GitHub REST client (URLSession) and the fixture GitHub server.
+        // A relay core and session cores wired together in one actor: no sockets, no threads
+        // (tests and the simulator). The only client-side module that links RelayCore.
         .target(
-            name: "GitHubAPI", dependencies: ["RelayProtocol", "WebSocketTransport"], swiftSettings: strict),
+            name: "InMemoryRelay", dependencies: ["RelayCore", "RelayClient", "RelayProtocol"], swiftSettings: strict),
+        // GitHub REST client (URLSession) and the fixture GitHub server, with the fixture
+        // catalog (Simulator/fixtures/github) compiled in by the EmbedFixtures plugin.
+        .target(
+            name: "GitHubAPI", dependencies: ["RelayProtocol", "WebSocketTransport"], swiftSettings: strict,
+            plugins: ["EmbedFixtures"]),
+        .executableTarget(name: "FixtureEmbedder", swiftSettings: strict),
+        .plugin(name: "EmbedFixtures", capability: .buildTool(), dependencies: ["FixtureEmbedder"]),
         // The phone companion: favorites, sync, delete handling, repo requests.
         .target(
             name: "PhoneApp", dependencies: ["RelayClient", "GitHubAPI", "RelayProtocol", "RelayStore"],
@@ -123,17 +131,17 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RelayClientTests",
-            dependencies: ["RelayClient", "RelayServer", "RelayProtocol", "WebSocketTransport", "RelayStore", "TestSupport"],
+            dependencies: ["RelayClient", "InMemoryRelay", "RelayServer", "RelayProtocol", "WebSocketTransport", "RelayStore", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "GitHubAPITests", dependencies: ["GitHubAPI", "RelayProtocol", "WebSocketTransport", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "PhoneAppTests",
-            dependencies: ["PhoneApp", "RelayClient", "GitHubAPI", "RelayServer", "RelayProtocol", "WebSocketTransport", "TestSupport"],
+            dependencies: ["PhoneApp", "InMemoryRelay", "RelayClient", "GitHubAPI", "RelayServer", "RelayProtocol", "WebSocketTransport", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "WatchAppTests", dependencies: ["WatchApp", "RelayClient", "RelayServer", "RelayProtocol", "TestSupport"],
+            name: "WatchAppTests", dependencies: ["WatchApp", "InMemoryRelay", "RelayClient", "RelayServer", "RelayProtocol", "TestSupport"],
             exclude: ["Golden"], swiftSettings: strict),
         .testTarget(
             name: "SimulatorTests", dependencies: ["Simulator", "WebSocketTransport", "TestSupport"], swiftSettings: strict),

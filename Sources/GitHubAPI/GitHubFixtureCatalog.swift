@@ -115,3 +115,40 @@ public struct GitHubFixtureCatalog: Sendable {
         }
     }
 }
+
+extension GitHubFixtureCatalog {
+    /// The catalog compiled into the binary (from `Simulator/fixtures/github` at build time),
+    /// so the fixture server works from a copied binary in any directory.
+    /// - Throws: ``GitHubStubError/invalidFixture(path:reason:)`` if a compiled-in file is
+    ///   not valid (the same checks as ``load(directory:)``).
+    public static func embedded() throws(GitHubStubError) -> GitHubFixtureCatalog {
+        var accounts: [Account] = []
+        for file in embeddedFiles {
+            let path = "embedded:users/\(file.login).json"
+            let user: JSONValue
+            do {
+                user = try JSONParser.parse(Array(file.user.utf8))
+            } catch {
+                throw .invalidFixture(path: path, reason: "invalid JSON: \(error)")
+            }
+            var repos: [JSONValue] = []
+            if let text = file.repos {
+                let parsed: JSONValue
+                do {
+                    parsed = try JSONParser.parse(Array(text.utf8))
+                } catch {
+                    throw .invalidFixture(path: "embedded:repos/\(file.login).json", reason: "invalid JSON: \(error)")
+                }
+                guard let array = parsed.arrayValue, array.allSatisfy({ $0.objectValue != nil }) else {
+                    throw .invalidFixture(path: "embedded:repos/\(file.login).json", reason: "not an array of repository objects")
+                }
+                repos = array
+            }
+            guard let account = Account(user: user, repos: repos), account.login.lowercased() == file.login.lowercased() else {
+                throw .invalidFixture(path: path, reason: "not a user object whose login is its file name")
+            }
+            accounts.append(account)
+        }
+        return GitHubFixtureCatalog(accounts: accounts)
+    }
+}

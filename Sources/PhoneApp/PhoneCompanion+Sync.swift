@@ -20,7 +20,8 @@ extension PhoneCompanion {
         defer { releasePushTurn() }
         guard let latest = ledger.latest else { return .unchanged }
         if latest.revision <= sentRevision { return .pushed(revision: sentRevision) }
-        guard !stopped, await session.activationState == .activated, await session.isPaired else {
+        let status = await session.status()
+        guard !stopped, status.activationState == .activated, status.isPaired else {
             return .queued(revision: latest.revision)
         }
         do {

@@ -26,6 +26,8 @@ extension PhoneCompanion {
                     record(.reachabilityChanged(reachable))
                 case .disconnected:
                     report(.relay(.disconnected))
+                case .error(let error):
+                    report(.relay(error))
                 case .userInfo(let delivery):
                     await handleUserInfo(delivery)
                 case .applicationContext(let delivery):
@@ -93,7 +95,7 @@ extension PhoneCompanion {
     func answerRepos(_ delivery: Delivery, login: String) async {
         do throws(PhoneError) {
             let reply = try await repos(of: login)
-            let fitted = Self.fit(reply, limit: await session.limits.messageBytes)
+            let fitted = Self.fit(reply, limit: await session.status().limits.messageBytes)
             record(.answeredRepos(login: login, repos: fitted.repos.count, error: nil))
             await send(fitted.payload, to: delivery)
         } catch {
@@ -151,7 +153,7 @@ extension PhoneCompanion {
 
     private func send(_ payload: Payload, to delivery: Delivery) async {
         do {
-            try await session.reply(to: delivery, with: payload)
+            try await session.reply(delivery, payload)
         } catch {
             report(.relay(Self.relayError(error)))
         }

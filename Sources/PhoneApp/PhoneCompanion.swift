@@ -29,7 +29,7 @@ public actor PhoneCompanion {
     /// How this companion runs.
     public nonisolated let configuration: PhoneConfiguration
     /// The relay session (the companion iterates its events; don't iterate them elsewhere).
-    public nonisolated let session: RelaySession
+    public nonisolated let session: SessionClient
     /// Every error nobody awaited, from GitHub, the relay and the store, merged (the newest 256 are kept if nobody reads).
     public nonisolated let errors: AsyncStream<PhoneError>
     /// What the companion did, for a log (the newest 256 are kept if nobody reads).
@@ -56,9 +56,12 @@ public actor PhoneCompanion {
     ///   - configuration: state directory, relay, refresh policy.
     ///   - github: the GitHub dependency (``GitHubClient/live(baseURL:token:session:)`` or a double).
     ///   - now: the wall clock, for `fetchedAt` times.
+    ///   - session: the session to use (e.g. an in-memory one); nil: a live ``RelaySession``
+    ///     from `configuration.session`.
     /// - Throws: ``PhoneError/store(_:)`` if the state cannot be opened.
     public init(
-        configuration: PhoneConfiguration, github: GitHubClient, now: @escaping @Sendable () -> Date = { Date() }
+        configuration: PhoneConfiguration, github: GitHubClient, now: @escaping @Sendable () -> Date = { Date() },
+        session: SessionClient? = nil
     ) throws(PhoneError) {
         self.configuration = configuration
         self.github = github
@@ -68,7 +71,7 @@ public actor PhoneCompanion {
         sentRevision = try store.sentRevision()
         self.store = store
         do {
-            session = try RelaySession(configuration: configuration.session)
+            self.session = try session ?? .live(RelaySession(configuration: configuration.session))
         } catch {
             throw .store("cannot open the relay session in \(configuration.stateDirectory): \(error)")
         }
@@ -195,9 +198,10 @@ public actor PhoneCompanion {
 
     /// The companion's state at a glance.
     public func status() async -> PhoneStatus {
-        PhoneStatus(
-            activated: await session.activationState == .activated, paired: await session.isPaired,
-            reachable: await session.isReachable, revision: ledger.revision, pushedRevision: sentRevision,
+        let session = await session.status()
+        return PhoneStatus(
+            activated: session.activationState == .activated, paired: session.isPaired,
+            reachable: session.isReachable, revision: ledger.revision, pushedRevision: sentRevision,
             favorites: (try? store.favoriteLogins().count) ?? 0)
     }
 

@@ -10,6 +10,11 @@ import WebSocketTransport
 /// — stored durably — the transfer). The session reconnects by itself with backoff and
 /// jitter and resumes with `lastSeq`; the device token and last seq live in
 /// `stateDirectory/session.db`, so a killed app comes back paired.
+///
+/// Every decision is ``SessionCore``'s; this actor only drives it over lws: it opens the
+/// connection, passes frames in, writes the store, and keeps one timer for the core's next
+/// deadline. A failed write is never followed by an ack: the app gets
+/// ``SessionEvent/error(_:)`` and the item comes again.
 public actor RelaySession {
     public nonisolated let configuration: RelaySessionConfiguration
     /// Everything that reaches this device, in order. Iterate it from one task.
@@ -20,63 +25,63 @@ public actor RelaySession {
     let eventSink: AsyncStream<SessionEvent>.Continuation
     let reachabilitySink: AsyncStream<Bool>.Continuation
     let clients: WebSocketClientContext
-    let store: SessionStateStore
-
-    /// `WCSession.activationState`.
-    public internal(set) var activationState = ActivationState.notActivated
-    /// `WCSession.isPaired`.
-    public internal(set) var isPaired = false
-    /// `WCSession.isReachable`: the counterpart is available for live messaging.
-    public internal(set) var isReachable = false
-    /// The counterpart's device name, once paired.
-    public internal(set) var peerName: String?
-    /// The relay's limits from the last `welcome`.
-    public internal(set) var limits = Limits.default
-    /// `WCSession.receivedApplicationContext`: the last context this device handled.
-    public internal(set) var receivedApplicationContext: Payload?
-    /// `WCSession.applicationContext`: the last context this device sent.
-    public internal(set) var applicationContext: Payload?
-    /// `WCSession.outstandingUserInfoTransfers`, in the order sent.
-    public internal(set) var outstandingUserInfoTransfers: [UserInfoTransfer] = []
-    /// `WCSession.remainingComplicationUserInfoTransfers` (phone only).
-    public internal(set) var remainingComplicationUserInfoTransfers = Limits.default.complicationsPerDay
-    /// Whether the watch app is in the foreground (watch only).
-    public internal(set) var isForeground: Bool
-
-    var token: String?
-    var pairID: String?
-    var tracker: DeliveryTracker
+    let store: any SessionPersistence
+    var core: SessionCore
     var connection: ClientConnection?
-    var loopTask: Task<Void, Never>?
-    var reconcileTask: Task<Void, Never>?
-    var pending: [String: CheckedContinuation<RelayFrame, any Error>] = [:]
-    var pendingTimeouts: [String: Task<Void, Never>] = [:]
-    var replyWaiters: [String: CheckedContinuation<Payload, any Error>] = [:]
-    var expectingReplies: Set<String> = []
-    var earlyReplies: [String: Result<Payload, any Error>] = [:]
-    var activationWaiters: [CheckedContinuation<Void, Never>] = []
-    var helloID = ""
-    var closing = false
+    /// Which `connect` the current connection task belongs to (older ones are ignored).
+    var generation = 0
+    var connectionTask: Task<Void, Never>?
+    /// The one timer: feeds `tick` at the core's next deadline.
+    var timer: Task<Void, Never>?
+    var waiters: [SessionTicket: CheckedContinuation<SessionOutcome, any Error>] = [:]
+    var finished: [SessionTicket: Result<SessionOutcome, RelaySessionError>] = [:]
+    var nextTicket: UInt64 = 0
 
     /// Opens the state directory (creating it) and restores the token and last seq.
     public init(configuration: RelaySessionConfiguration) throws {
-        self.configuration = configuration
         try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true)
-        store = try SessionStateStore(directory: configuration.stateDirectory)
+        try self.init(configuration: configuration, store: SQLiteSessionStore(directory: configuration.stateDirectory))
+    }
+
+    /// A session keeping its state in `store` instead of `stateDirectory/session.db`.
+    public init(configuration: RelaySessionConfiguration, store: sending any SessionPersistence) throws {
+        self.configuration = configuration
+        self.store = store
         clients = try WebSocketClientContext(
             configuration: ClientConfiguration(enablesTLS: configuration.url.hasPrefix("wss")))
         (events, eventSink) = AsyncStream.makeStream(of: SessionEvent.self)
         (reachabilityUpdates, reachabilitySink) = AsyncStream.makeStream(of: Bool.self, bufferingPolicy: .bufferingNewest(1))
-        token = try store.get("token")
-        pairID = try store.get("pairId")
-        peerName = try store.get("peerName")
-        isPaired = token != nil
-        tracker = DeliveryTracker(lastSeq: Int64(try store.get("lastSeq") ?? "0") ?? 0)
-        receivedApplicationContext = try store.payload("receivedContext")
-        applicationContext = try store.payload("sentContext")
-        outstandingUserInfoTransfers = try store.transfers()
-        isForeground = configuration.foreground
+        core = SessionCore(settings: configuration.coreSettings(), restored: try store.load())
     }
+
+    // MARK: - State (WCSession's properties)
+
+    /// `WCSession.activationState`.
+    public var activationState: ActivationState { core.activationState }
+    /// `WCSession.isPaired`.
+    public var isPaired: Bool { core.isPaired }
+    /// `WCSession.isReachable`: the counterpart is available for live messaging.
+    public var isReachable: Bool { core.isReachable }
+    /// The counterpart's device name, once paired.
+    public var peerName: String? { core.peerName }
+    /// The relay's limits from the last `welcome`.
+    public var limits: Limits { core.limits }
+    /// `WCSession.receivedApplicationContext`: the last context this device handled.
+    public var receivedApplicationContext: Payload? { core.receivedApplicationContext }
+    /// `WCSession.applicationContext`: the last context this device sent.
+    public var applicationContext: Payload? { core.applicationContext }
+    /// `WCSession.outstandingUserInfoTransfers`, in the order sent.
+    public var outstandingUserInfoTransfers: [UserInfoTransfer] { core.outstandingUserInfoTransfers }
+    /// `WCSession.remainingComplicationUserInfoTransfers` (phone only).
+    public var remainingComplicationUserInfoTransfers: Int { core.remainingComplicationUserInfoTransfers }
+    /// Whether the watch app is in the foreground (watch only).
+    public var isForeground: Bool { core.isForeground }
+    /// The seq this device resumes from: everything up to it was handled and acked durably.
+    public var lastSeq: Int64 { core.lastSeq }
+    /// Whether the app handled (and the session durably acked) everything it received.
+    public var handledEverythingReceived: Bool { core.lastSeq >= core.receivedThrough }
+    /// All of the above in one value.
+    public var status: SessionStatus { SessionStatus(core) }
 
     // MARK: - Activation
 
@@ -85,51 +90,16 @@ public actor RelaySession {
     /// - Throws: ``RelaySessionError/timeout(_:)`` if no welcome came within the request timeout
     ///   (the session keeps trying in the background).
     public func activate() async throws {
-        if loopTask == nil {
-            closing = false
-            loopTask = Task { await self.runConnectionLoop() }
-        }
-        try await waitUntilActivated()
-    }
-
-    /// Waits until a `welcome` arrived on the current connection.
-    func waitUntilActivated() async throws {
-        if activationState == .activated { return }
-        guard loopTask != nil, !closing else { throw RelaySessionError.notActivated }
-        let timeout = configuration.requestTimeoutSeconds
-        let activated = await withTaskGroup(of: Bool.self) { group in
-            group.addTask { await self.activationSignal(); return true }
-            group.addTask {
-                try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            if !first { self.releaseActivationWaiters() }
-            return first
-        }
-        if !activated || activationState != .activated { throw RelaySessionError.timeout("the relay's welcome") }
-    }
-
-    private func activationSignal() async {
-        if activationState == .activated { return }
-        await withCheckedContinuation { activationWaiters.append($0) }
-    }
-
-    func releaseActivationWaiters() {
-        let waiters = activationWaiters
-        activationWaiters = []
-        for w in waiters { w.resume() }
+        _ = try await perform(.activate)
     }
 
     /// Closes the connection and stops reconnecting.
     public func close() async {
-        closing = true
-        connection?.close(code: 1000, reason: "app closed")
-        loopTask?.cancel()
-        await loopTask?.value
-        loopTask = nil
-        reconcileTask?.cancel()
+        _ = performNow(.close)
+        await connectionTask?.value
+        connectionTask = nil
+        timer?.cancel()
+        timer = nil
         await clients.shutdown()
         eventSink.finish()
         reachabilitySink.finish()
@@ -139,38 +109,98 @@ public actor RelaySession {
 
     /// Phone: asks the relay for a pairing code to type on the watch.
     public func beginPairing() async throws -> PairingCode {
-        guard configuration.role == .phone else { throw RelaySessionError.notSupported("only a phone begins pairing") }
-        let id = Self.newID()
-        guard case .pairCode(let c) = try await request(.pairBegin(Request(id: id)), id: id) else {
+        guard case .pairingCode(let code) = try await perform(.beginPairing) else {
             throw RelaySessionError.relay(code: .internal, message: "unexpected answer to pair.begin")
         }
-        return PairingCode(code: c.code, expiresAt: c.expiresAt)
+        return code
     }
 
-    /// Watch: joins the phone showing `code`; returns once paired.
+    /// Watch: joins the phone showing `code`; returns once paired (and the token saved).
     public func pair(code: String) async throws {
-        guard configuration.role == .watch else { throw RelaySessionError.notSupported("only a watch joins with a code") }
-        let id = Self.newID()
-        guard case .paired = try await request(.pairJoin(PairJoin(id: id, code: code)), id: id) else {
-            throw RelaySessionError.relay(code: .internal, message: "unexpected answer to pair.join")
-        }
+        _ = try await perform(.pair(code: code))
     }
 
     /// Leaves the pair (both tokens are revoked).
     public func unpair() async throws {
-        let id = Self.newID()
-        _ = try await request(.unpair(Request(id: id)), id: id)
+        _ = try await perform(.unpair)
+    }
+
+    /// Returns once every frame the relay sent before now reached ``events`` (one round trip;
+    /// after activation that includes the relay's whole backlog for this device).
+    public func synchronize() async throws {
+        _ = try await perform(.synchronize)
     }
 
     // MARK: - Presence
 
     /// Watch: the app moved to the foreground or background (reachability follows).
     public func setForeground(_ foreground: Bool) {
-        isForeground = foreground
-        if activationState == .activated {
-            connection?.send(FrameCodec.encode(.state(StateChange(foreground: foreground))))
-        }
+        _ = performNow(.setForeground(foreground))
     }
 
-    static func newID() -> String { UUID().uuidString.lowercased() }
+    // MARK: - The four modes
+
+    /// `sendMessage(_:replyHandler:errorHandler:)`: a live message; with `wantsReply`, returns
+    /// the counterpart's reply.
+    ///
+    /// - Throws: ``RelaySessionError/notReachable`` (at once, or if the counterpart leaves
+    ///   before replying), ``RelaySessionError/replyTimeout``, ``RelaySessionError/payloadTooLarge(size:limit:)``.
+    public func sendMessage(_ payload: Payload, wantsReply: Bool = true) async throws -> Payload? {
+        guard case .reply(let reply) = try await perform(.sendMessage(payload, wantsReply: wantsReply)) else { return nil }
+        return reply
+    }
+
+    /// Answers a received message that wants a reply.
+    public func reply(to delivery: Delivery, with payload: Payload) throws {
+        _ = try performNow(.reply(to: delivery, payload)).get()
+    }
+
+    /// `updateApplicationContext(_:)`: latest wins; returns once the relay stored it.
+    public func updateApplicationContext(_ payload: Payload) async throws {
+        _ = try await perform(.updateContext(payload))
+    }
+
+    /// `transferUserInfo(_:)`: a durable FIFO transfer; returns once the relay accepted it.
+    @discardableResult
+    public func transferUserInfo(_ payload: Payload) async throws -> UserInfoTransfer {
+        try Self.transfer(try await perform(.transferUserInfo(payload)))
+    }
+
+    /// `transferCurrentComplicationUserInfo(_:)` (phone only): jumps the queue, within the
+    /// daily budget; past it, it goes as plain userInfo.
+    @discardableResult
+    public func transferCurrentComplicationUserInfo(_ payload: Payload) async throws -> UserInfoTransfer {
+        try Self.transfer(try await perform(.transferComplication(payload)))
+    }
+
+    /// `WCSessionUserInfoTransfer.cancel()`: removes an undelivered transfer.
+    ///
+    /// - Throws: `relay(already_delivered)` if it was already delivered.
+    public func cancel(_ transfer: UserInfoTransfer) async throws {
+        _ = try await perform(.cancel(transferID: transfer.id))
+    }
+
+    /// Acknowledges a durable delivery the app has handled (WC: the delegate method returned).
+    /// The ack goes out once the new `lastSeq` is saved; if saving fails, ``events`` carries
+    /// ``SessionEvent/error(_:)`` and the item is delivered again.
+    public func acknowledge(_ delivery: Delivery) {
+        _ = performNow(.acknowledge(delivery))
+    }
+
+    private static func transfer(_ outcome: SessionOutcome) throws -> UserInfoTransfer {
+        guard case .transfer(let t) = outcome else {
+            throw RelaySessionError.relay(code: .internal, message: "unexpected answer to a transfer")
+        }
+        return t
+    }
+}
+
+extension RelaySessionConfiguration {
+    /// The core's settings, with a fresh id prefix and jitter seed for this run.
+    func coreSettings() -> SessionCore.Settings {
+        SessionCore.Settings(
+            role: role, deviceName: deviceName, foreground: foreground, backoff: backoff,
+            requestTimeout: .milliseconds(Int64(requestTimeoutSeconds * 1000)),
+            idPrefix: UUID().uuidString.lowercased(), seed: UInt64.random(in: .min ... .max))
+    }
 }

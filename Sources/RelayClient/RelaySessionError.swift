@@ -20,6 +20,8 @@ public enum RelaySessionError: Error, Sendable, Equatable, CustomStringConvertib
     case timeout(String)
     /// The relay refused the frame with this protocol error.
     case relay(code: ErrorCode, message: String)
+    /// The session's own state could not be saved (the item it concerned is not acked).
+    case persistFailed(String)
 
     /// The nearest `WCErrorCode`, when there is one.
     public var wcCode: Int? {
@@ -57,6 +59,7 @@ public enum RelaySessionError: Error, Sendable, Equatable, CustomStringConvertib
         case .disconnected: return "disconnected from the relay"
         case .timeout(let what): return "timed out waiting for \(what)"
         case .relay(let code, let message): return "\(code): \(message)"
+        case .persistFailed(let why): return "could not save the session state: \(why)"
         }
     }
 }

@@ -6,7 +6,7 @@ import RelayProtocol
 /// ``RelaySession/acknowledge(_:)`` once the app has handled them durably — like returning
 /// from a `WCSessionDelegate` method; until then the relay keeps them and redelivers them
 /// after a reconnect or a restart.
-public enum SessionEvent: Sendable {
+public enum SessionEvent: Sendable, Equatable {
     /// `didReceiveMessage`; answer with ``RelaySession/reply(to:with:)`` when `wantsReply`.
     case message(Delivery)
     /// `didReceiveApplicationContext`.
@@ -25,6 +25,9 @@ public enum SessionEvent: Sendable {
     case activated(paired: Bool)
     /// The connection to the relay dropped; the session reconnects by itself.
     case disconnected
+    /// Something failed that no call returns, e.g. saving the session state: the app must
+    /// hear it (an unsaved item is not acked and comes again).
+    case error(RelaySessionError)
 }
 
 /// One item delivered to this device.
@@ -40,7 +43,8 @@ public struct Delivery: Sendable, Hashable {
     /// `message` only: the sender waits for a reply.
     public var wantsReply: Bool
 
-    init(_ d: Deliver) {
+    /// The delivery a `deliver` frame carries.
+    public init(_ d: Deliver) {
         seq = d.seq
         mode = d.mode
         id = d.id
@@ -55,6 +59,11 @@ public struct Delivery: Sendable, Hashable {
 public struct PairingCode: Sendable, Hashable {
     public var code: String
     public var expiresAt: Timestamp
+
+    public init(code: String, expiresAt: Timestamp) {
+        self.code = code
+        self.expiresAt = expiresAt
+    }
 }
 
 /// A durable transfer this device sent (WC's `WCSessionUserInfoTransfer`).
@@ -66,4 +75,11 @@ public struct UserInfoTransfer: Sendable, Hashable {
     public var isCurrentComplicationInfo: Bool
     /// For a complication: whether it went as plain userInfo (budget spent).
     public var fellBackToUserInfo: Bool
+
+    public init(id: String, payload: Payload, isCurrentComplicationInfo: Bool = false, fellBackToUserInfo: Bool = false) {
+        self.id = id
+        self.payload = payload
+        self.isCurrentComplicationInfo = isCurrentComplicationInfo
+        self.fellBackToUserInfo = fellBackToUserInfo
+    }
 }

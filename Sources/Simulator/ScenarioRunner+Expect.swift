@@ -124,9 +124,11 @@ extension ScenarioRunner {
                 return (id, reasons)
             }
         }
+        var logged = w.log.count
         var reloads = reloadsSinceMark()
         while reloads.count < want && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
+            await w.log.changed(after: logged, until: deadline)
+            logged = w.log.count
             reloads = reloadsSinceMark()
         }
         // Every watch command returns after the events it caused are logged; this short grace

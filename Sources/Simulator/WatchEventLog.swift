@@ -14,13 +14,52 @@ final class WatchEventLog: Sendable {
         var events: [WatchObservation] = []
         var cursor = 0
         var markIndex = 0
+        var nextWaiter = 0
+        /// Who waits for the next append.
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
     }
 
     private let state = LockedState(State())
 
     /// Records one event.
     func append(_ event: WatchObservation) {
-        state.withLock { $0.events.append(event) }
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.events.append(event)
+            defer { s.waiters = [:] }
+            return Array(s.waiters.values)
+        }
+        for w in waiters { w.resume() }
+    }
+
+    /// Returns once more than `count` events are recorded, or at `deadline`: an awaited
+    /// event with one timer, not a poll.
+    func changed(after count: Int, until deadline: ContinuousClock.Instant) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.appended(after: count) }
+            group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Returns once more than `count` events are recorded (or the task is cancelled).
+    private func appended(after count: Int) async {
+        let id = state.withLock { s -> Int in
+            s.nextWaiter += 1
+            return s.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { s -> Bool in
+                    if s.events.count > count || Task.isCancelled { return true }
+                    s.waiters[id] = c
+                    return false
+                }
+                if now { c.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+        }
     }
 
     /// How many events were recorded.
@@ -47,6 +86,7 @@ final class WatchEventLog: Sendable {
     ) async -> (found: [WatchObservation], seen: [WatchObservation]) {
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
         while true {
+            let seenCount = count
             let result = state.withLock { s -> (found: [WatchObservation], seen: [WatchObservation])? in
                 var found: [WatchObservation] = []
                 var end = s.cursor
@@ -62,7 +102,7 @@ final class WatchEventLog: Sendable {
                 return nil
             }
             if let result { return result }
-            try? await Task.sleep(for: .milliseconds(10))
+            await changed(after: seenCount, until: deadline)
         }
     }
 }

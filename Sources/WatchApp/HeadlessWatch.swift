@@ -6,33 +6,47 @@ import RelayProtocol
 /// ``WatchAppState`` driven by a clock.
 ///
 /// Snapshots are stored first, then acked, then the widgets are asked to reload — the fix
-/// for GitExplorer's "widget did not refresh" bug. A loop runs the widget scheduler at its
-/// wake-up dates (polling the injected clock, so a manual clock drives it in tests).
+/// for GitExplorer's "widget did not refresh" bug. One timer runs the widget scheduler at its
+/// next wake-up date (on the injected clock, so a manual clock drives it in tests); nothing
+/// polls.
 public actor HeadlessWatch {
     /// What the watch does and sees, in order. Iterate it from one task.
     public nonisolated let events: AsyncStream<WatchEvent>
     /// The session with the relay (WCSession for the watch app).
-    public nonisolated let session: RelaySession
+    public nonisolated let session: SessionClient
     public nonisolated let clock: WatchClock
 
     private let sink: AsyncStream<WatchEvent>.Continuation
     private let store: WatchStore
     private var state: WatchAppState
     private var tasks: [Task<Void, Never>] = []
+    /// The one widget timer and the wake-up date it is armed for.
+    private var widgetTimer: Task<Void, Never>?
+    private var armedWake: Timestamp?
+    /// `paired` session events handled so far, and who waits for the next one.
+    private var pairedEvents = 0
+    private var pairedWaiters: [(after: Int, CheckedContinuation<Void, Never>)] = []
+    /// Who waits until the watch handled the newest context the relay holds for it.
+    private var caughtUpWaiters: [CheckedContinuation<Void, Never>] = []
+    private var handledDeliveries = 0
     /// How many events went to ``events`` so far.
     public private(set) var publishedEvents = 0
 
     /// Opens the watch's state directory; call ``start()`` to connect.
+    ///
+    /// `session` is the session to use (e.g. an in-memory one); nil: a live ``RelaySession``
+    /// to `relayURL`, keeping its state in `stateDirectory/session`.
     public init(
         relayURL: String, stateDirectory: String, deviceName: String = "Apple Watch", foreground: Bool = true,
-        rules: WidgetRules = WidgetRules(), clock: WatchClock = .system
+        rules: WidgetRules = WidgetRules(), clock: WatchClock = .system, session: SessionClient? = nil
     ) throws {
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
         store = try WatchStore(directory: stateDirectory)
-        session = try RelaySession(
-            configuration: RelaySessionConfiguration(
-                url: relayURL, role: .watch, deviceName: deviceName, stateDirectory: stateDirectory + "/session",
-                foreground: foreground))
+        self.session = try session ?? .live(
+            RelaySession(
+                configuration: RelaySessionConfiguration(
+                    url: relayURL, role: .watch, deviceName: deviceName, stateDirectory: stateDirectory + "/session",
+                    foreground: foreground)))
         self.clock = clock
         var state = WatchAppState.standard(rules: rules, now: clock.now())
         state.setForeground(foreground, now: clock.now())
@@ -53,7 +67,7 @@ public actor HeadlessWatch {
         guard tasks.isEmpty else { return }
         let session = session
         tasks.append(Task { for await event in session.events { await self.handle(event) } })
-        tasks.append(Task { await self.widgetLoop() })
+        rearmWidgetTimer()
         try await session.activate()
         // Deletes the relay never accepted (the app died first) go again.
         for (login, accepted) in (try? store.pendingDeletes()) ?? [] where !accepted {
@@ -64,17 +78,42 @@ public actor HeadlessWatch {
     /// Stops the loops and closes the session.
     public func stop() async {
         for t in tasks { t.cancel() }
+        widgetTimer?.cancel()
+        widgetTimer = nil
         await session.close()
         for t in tasks { await t.value }
         tasks = []
+        releaseWaiters()
         sink.finish()
     }
 
     // MARK: - Commands
 
-    /// Joins the phone showing `code`.
+    /// Joins the phone showing `code`; returns once paired and the `paired` event is published.
     public func pair(code: String) async throws {
-        try await session.pair(code: code)
+        let before = pairedEvents
+        try await session.pair(code)
+        if pairedEvents > before { return }
+        await withCheckedContinuation { pairedWaiters.append((before, $0)) }
+    }
+
+    /// Returns once the watch has handled (stored and acked) everything the relay held for
+    /// it: what "the widget shows the phone's latest" means. Call after ``start()``.
+    /// - Throws: the session's error if the relay could not be asked.
+    public func caughtUp() async throws {
+        try await session.synchronize()
+        while true {
+            let seen = handledDeliveries
+            if await isCaughtUp() { return }
+            // Something handled while this looked: look again, else wait for the next one.
+            if handledDeliveries == seen { break }
+        }
+        await withCheckedContinuation { caughtUpWaiters.append($0) }
+    }
+
+    private func isCaughtUp() async -> Bool {
+        guard tasks.isEmpty == false else { return true }
+        return await session.status().handledEverythingReceived
     }
 
     /// `delete <login>`: marks the user pending and sends `favorites.delete` by userInfo;
@@ -86,7 +125,7 @@ public actor HeadlessWatch {
     }
 
     private func sendDelete(_ login: String) async throws {
-        try await session.transferUserInfo(LoginCommand.favoritesDelete(login).payload)
+        _ = try await session.transferUserInfo(LoginCommand.favoritesDelete(login).payload)
         try store.setPendingDelete(login, accepted: true)
         publish(.deleteAccepted(login: login))
     }
@@ -99,7 +138,7 @@ public actor HeadlessWatch {
         publish(.profile(state.profile!))
         let event: ProfileDetail.Event
         do {
-            let reply = try await session.sendMessage(command.payload, wantsReply: true)
+            let reply = try await session.sendMessage(command.payload, true)
             switch try reply.flatMap({ try AppPayload($0) }) {
             case .repos(let repos)?: event = .replied(repos)
             case .reposError(let error)?: event = .failed(error)
@@ -118,24 +157,28 @@ public actor HeadlessWatch {
     /// `select <login>` (nil: rotate): the rectangular widget's configuration intent.
     public func select(_ login: String?) throws {
         try state.configure("stack.rectangular", selecting: login, now: clock.now())
+        rearmWidgetTimer()
         try store.setSetting("selected", login)
     }
 
     /// `foreground` / `background`: reachability for the phone, and free widget reloads.
     public func setForeground(_ foreground: Bool) async {
         state.setForeground(foreground, now: clock.now())
+        rearmWidgetTimer()
         await session.setForeground(foreground)
     }
 
     /// The `--no-budget` debug switch.
     public func setNoBudget(_ on: Bool) throws {
         state.setNoBudget(on)
+        rearmWidgetTimer()
         try store.setSetting("noBudget", on ? "1" : nil)
     }
 
     /// Asks for a reload by hand.
     public func requestReload() {
         state.requestReload(now: clock.now())
+        rearmWidgetTimer()
     }
 
     /// Runs the widget system's due work now; returns (and publishes) its events.
@@ -143,7 +186,21 @@ public actor HeadlessWatch {
     public func flush() -> [WidgetEvent] {
         let pass = state.flush(now: clock.now())
         for e in pass.events { publish(.widget(e)) }
+        rearmWidgetTimer()
         return pass.events
+    }
+
+    /// Runs the widget work due within `horizon` from now, at its due time on the watch's
+    /// clock (e.g. a reload waiting out its debounce); returns when none is left that soon.
+    public func settle(within horizon: Duration) async {
+        let limit = horizon.components.seconds * 1000 + horizon.components.attoseconds / 1_000_000_000_000_000
+        for _ in 0..<16 {
+            let now = clock.now()
+            guard let wake = state.nextWakeUp(now: now), wake.millisecondsSinceEpoch - now.millisecondsSinceEpoch <= limit
+            else { return }
+            if wake > now, await !clock.sleep(wake) { return }
+            flush()
+        }
     }
 
     /// The whole watch state (widgets, favorites, profile) as it is now.
@@ -162,21 +219,29 @@ public actor HeadlessWatch {
         switch event {
         case .applicationContext(let d):
             await receiveContext(d)
+            await releaseCaughtUpWaiters()
         case .userInfo(let d):
             // Complication transfers carry nothing the favorites widget needs.
             await session.acknowledge(d)
+            await releaseCaughtUpWaiters()
         case .message:
             break
         case .reachabilityChanged(let r):
             publish(.reachability(r))
         case .paired(_, let peer):
             publish(.paired(peer: peer))
+            pairedEvents += 1
+            let ready = pairedWaiters.filter { $0.after < pairedEvents }
+            pairedWaiters.removeAll { $0.after < pairedEvents }
+            for (_, waiter) in ready { waiter.resume() }
         case .activated(let paired):
             publish(.activated(paired: paired))
         case .unpaired(let reason):
             publish(.error("unpaired: \(reason)"))
         case .disconnected:
             publish(.disconnected)
+        case .error(let error):
+            publish(.error("session: \(error)"))
         case .userInfoTransferFinished:
             break
         }
@@ -198,21 +263,54 @@ public actor HeadlessWatch {
                 for login in pendingBefore where !state.favorites.pendingDeletes.contains(login) {
                     publish(.deleteCompleted(login: login))
                 }
-                // Without a debounce the reload is due now: don't wait for the loop's next poll.
-                if let wake = state.nextWakeUp(now: clock.now()), wake <= clock.now() { flush() }
+                // Without a debounce the reload is due now: run it here, not on the timer.
+                if let wake = state.nextWakeUp(now: clock.now()), wake <= clock.now() { flush() } else { rearmWidgetTimer() }
             }
         } catch {
             publish(.error("could not store the favorites snapshot: \(error)"))
         }
     }
 
-    /// Flushes the widget scheduler whenever the clock passes its next wake-up date.
-    private func widgetLoop() async {
-        while !Task.isCancelled {
-            if let wake = state.nextWakeUp(now: clock.now()), wake <= clock.now() {
-                flush()
-            }
-            try? await Task.sleep(for: .milliseconds(10))
+    private func releaseCaughtUpWaiters() async {
+        handledDeliveries += 1
+        guard !caughtUpWaiters.isEmpty, await isCaughtUp() else { return }
+        let waiters = caughtUpWaiters
+        caughtUpWaiters = []
+        for w in waiters { w.resume() }
+    }
+
+    /// Lets everyone waiting go (the watch stopped).
+    private func releaseWaiters() {
+        for (_, w) in pairedWaiters { w.resume() }
+        pairedWaiters = []
+        for w in caughtUpWaiters { w.resume() }
+        caughtUpWaiters = []
+    }
+
+    /// Arms the one widget timer for the scheduler's next wake-up date (if it moved).
+    private func rearmWidgetTimer() {
+        guard !tasks.isEmpty else { return }
+        let wake = state.nextWakeUp(now: clock.now())
+        guard wake != armedWake else { return }
+        armedWake = wake
+        widgetTimer?.cancel()
+        guard let wake else {
+            widgetTimer = nil
+            return
+        }
+        let clock = clock
+        widgetTimer = Task {
+            guard await clock.sleep(wake) else { return }
+            self.widgetTimerFired()
+        }
+    }
+
+    private func widgetTimerFired() {
+        armedWake = nil
+        if let wake = state.nextWakeUp(now: clock.now()), wake <= clock.now() {
+            flush()
+        } else {
+            rearmWidgetTimer()
         }
     }
 }

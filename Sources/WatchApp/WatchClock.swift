@@ -3,12 +3,31 @@ import RelayProtocol
 import WebSocketTransport
 
 /// The watch's notion of now: the system clock, or a manual one tests advance.
+///
+/// It also sleeps until an instant of its own time, so the widget work runs at its due time
+/// with one timer and no polling — on a manual clock, when a test advances past it.
 public struct WatchClock: Sendable {
     /// The current instant.
     public var now: @Sendable () -> Timestamp
+    /// Waits until the clock reads at least the given instant; false if the waiting task was
+    /// cancelled first.
+    public var sleep: @Sendable (_ until: Timestamp) async -> Bool
 
-    public init(now: @escaping @Sendable () -> Timestamp) {
+    /// A clock reading `now`; by default it sleeps in real time for the difference.
+    public init(
+        now: @escaping @Sendable () -> Timestamp,
+        sleep: (@Sendable (_ until: Timestamp) async -> Bool)? = nil
+    ) {
         self.now = now
+        self.sleep = sleep ?? { until in
+            let ms = until.millisecondsSinceEpoch - now().millisecondsSinceEpoch
+            do {
+                if ms > 0 { try await Task.sleep(for: .milliseconds(ms)) }
+                return !Task.isCancelled
+            } catch {
+                return false
+            }
+        }
     }
 
     /// Wall-clock time.
@@ -16,24 +35,57 @@ public struct WatchClock: Sendable {
 
     /// A clock that moves only when told (the widget tests' `TestClock`).
     public static func manual(_ clock: ManualClock) -> WatchClock {
-        WatchClock { clock.now }
+        WatchClock(now: { clock.now }, sleep: { await clock.sleep(until: $0) })
     }
 }
 
 /// A clock for tests: starts at a fixed instant and moves by ``advance(by:)``.
 public final class ManualClock: Sendable {
-    private let current: LockedState<Timestamp>
+    private struct State {
+        var now: Timestamp
+        var nextSleeper = 0
+        var sleepers: [Int: (until: Timestamp, wake: CheckedContinuation<Bool, Never>)] = [:]
+    }
+
+    private let state: LockedState<State>
 
     public init(_ start: Timestamp = Timestamp(millisecondsSinceEpoch: 1_796_000_000_000)) {
-        current = LockedState(start)
+        state = LockedState(State(now: start))
     }
 
     /// The clock's instant.
-    public var now: Timestamp { current.withLock { $0 } }
+    public var now: Timestamp { state.withLock { $0.now } }
 
-    /// Moves the clock forward.
+    /// Moves the clock forward, waking every ``sleep(until:)`` that became due.
     public func advance(by duration: Duration) {
         let ms = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-        current.withLock { $0 = $0.adding(milliseconds: ms) }
+        let due = state.withLock { s -> [CheckedContinuation<Bool, Never>] in
+            s.now = s.now.adding(milliseconds: ms)
+            let now = s.now
+            let ids = s.sleepers.filter { $0.value.until <= now }.map(\.key)
+            return ids.compactMap { s.sleepers.removeValue(forKey: $0)?.wake }
+        }
+        for wake in due { wake.resume(returning: true) }
+    }
+
+    /// Waits until the clock reads at least `until` (true), or the task is cancelled (false).
+    public func sleep(until: Timestamp) async -> Bool {
+        let id = state.withLock { s -> Int in
+            s.nextSleeper += 1
+            return s.nextSleeper
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (wake: CheckedContinuation<Bool, Never>) in
+                let resumeNow: Bool? = state.withLock { s in
+                    if Task.isCancelled { return false }
+                    if s.now >= until { return true }
+                    s.sleepers[id] = (until, wake)
+                    return nil
+                }
+                if let resumeNow { wake.resume(returning: resumeNow) }
+            }
+        } onCancel: {
+            state.withLock { $0.sleepers.removeValue(forKey: id) }?.wake.resume(returning: false)
+        }
     }
 }

@@ -16,7 +16,7 @@ enum DemoCommand {
         and a profile's repo list; writes SVG pictures; exits 0.
 
         OPTIONS:
-          --fixtures DIR   GitHub fixtures (default Simulator/fixtures/github)
+          --fixtures DIR   GitHub fixtures (default: the compiled-in Simulator/fixtures/github)
           --out DIR        where the SVG pictures go (default .build/demo)
           -h, --help       show this help
         """
@@ -29,7 +29,7 @@ enum DemoCommand {
             print(help)
             return 0
         }
-        let fixtures = args.string("fixtures") ?? locate("Simulator/fixtures/github")
+        let fixtures = args.string("fixtures")
         let out = URL(fileURLWithPath: args.string("out") ?? ".build/demo").standardizedFileURL.path
         try args.rejectUnknown()
         let started = Date()
@@ -42,9 +42,9 @@ enum DemoCommand {
         relayConfig.port = 0
         relayConfig.databasePath = dir + "/relay.db"
         let relay = try await RelayServer.start(relayConfig, log: Logger(level: .warning))
-        let github = try GitHubStubServer.start(fixturesDirectory: fixtures)
+        let github = try GitHubStubServer.start(catalog: try GitHubStubCommand.catalog(fixtures))
         say("relay         \(relay.url)   (SQLite in \(dir))")
-        say("GitHub        \(github.baseURL.absoluteString)   (fixture server, \(fixtures))")
+        say("GitHub        \(github.baseURL.absoluteString)   (fixture server, \(fixtures ?? "compiled-in catalog"))")
 
         let phone = try PhoneCompanion(
             configuration: PhoneConfiguration(relayURL: relay.url, stateDirectory: dir + "/phone", deviceName: "Jiwoo's iPhone"),

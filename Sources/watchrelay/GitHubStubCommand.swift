@@ -9,12 +9,12 @@ enum GitHubStubCommand {
 
         Serves the fixture GitHub REST API (GET /users/{login}, GET /users/{login}/repos with
         Link pagination, ETag/304, rate-limit headers, GitHub's 404 and 403 bodies) from a
-        fixture directory. Prints its base URL as the first line of standard output (with
+        fixture catalog (compiled into the binary, or --fixtures DIR). Prints its base URL as the first line of standard output (with
         --port 0, the chosen port). SIGINT/SIGTERM stop it and exit 0.
 
         OPTIONS:
-          --fixtures DIR        fixture directory with users/ and repos/
-                                (default Simulator/fixtures/github, found from here or the binary)
+          --fixtures DIR        fixture directory with users/ and repos/ (default: the catalog
+                                of Simulator/fixtures/github compiled into the binary)
           --port PORT           port, 0 = any free port (default 8766)
           --host HOST           interface to bind (default 127.0.0.1)
           --rate-limit N        allow N requests per one-hour window, then 403 (default: no limit)
@@ -28,7 +28,8 @@ enum GitHubStubCommand {
             print(help)
             return 0
         }
-        let fixtures = try fixturesDirectory(args.string("fixtures"))
+        let fixtures = args.string("fixtures")
+        let catalog = try catalog(fixtures)
         let port = try args.int("port", in: 0...65535) ?? 8766
         let host = args.string("host") ?? "127.0.0.1"
         let rateLimit = try args.int("rate-limit", in: 0...1_000_000).map { GitHubStubRateLimit(limit: $0) }
@@ -38,10 +39,10 @@ enum GitHubStubCommand {
         }
         try args.rejectUnknown()
 
-        let server = try GitHubStubServer.start(fixturesDirectory: fixtures, port: port, host: host, rateLimit: rateLimit)
+        let server = try GitHubStubServer.start(catalog: catalog, port: port, host: host, rateLimit: rateLimit)
         CLI.printLine(server.baseURL.absoluteString)
         log.info(
-            "serving GitHub fixtures", ("url", server.baseURL.absoluteString), ("fixtures", fixtures),
+            "serving GitHub fixtures", ("url", server.baseURL.absoluteString), ("fixtures", fixtures ?? "embedded"),
             ("users", "\(server.catalog.accounts.count)"), ("rate_limit", rateLimit.map { "\($0.limit)/h" } ?? "none"))
         await CLI.waitForTerminationSignal()
         let counters = server.counters
@@ -50,6 +51,13 @@ enum GitHubStubCommand {
             "stopped", ("requests", "\(counters.requests)"), ("not_modified", "\(counters.notModified)"),
             ("rate_limited", "\(counters.rateLimited)"))
         return 0
+    }
+
+    /// The fixture catalog: loaded from `explicit` if given (it must exist), else the one
+    /// compiled into the binary, so a copied binary works from any directory.
+    static func catalog(_ explicit: String?) throws -> GitHubFixtureCatalog {
+        guard let explicit else { return try GitHubFixtureCatalog.embedded() }
+        return try GitHubFixtureCatalog.load(directory: try fixturesDirectory(explicit))
     }
 
     /// The fixture directory: `explicit` if given (it must exist), else `Simulator/fixtures/github`

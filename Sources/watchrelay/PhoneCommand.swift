@@ -32,7 +32,8 @@ enum PhoneCommand {
           --name NAME              the device name the watch sees (default iPhone)
           --github URL             GitHub API root (default: start the built-in fixture server on
                                    a free loopback port; https://api.github.com for the real one)
-          --fixtures DIR           fixtures for the built-in server (default Simulator/fixtures/github)
+          --fixtures DIR           fixtures for the built-in server (default: the catalog of
+                                   Simulator/fixtures/github compiled into the binary)
           --github-token TOKEN     bearer token for GitHub
           --refresh-interval S     seconds between periodic refreshes (default 30)
           --refresh-throttle S     manual refresh throttle window in seconds (default 10)
@@ -44,6 +45,7 @@ enum PhoneCommand {
                                    refreshed, deletedByWatch, pairingCode, error, disconnected…);
                                    requests are console lines or {"id":1,"command":"add","args":["x"]};
                                    bad input answers ok=false code=bad_request; end of stdin stops it
+                                   (so does it without --machine, after the commands read)
           --reconnect-backoff LIST seconds between reconnect attempts, e.g. 0.05,0.1,0.2
           --request-timeout-s S    relay request timeout (default 10)
           --external-poll-s S      how often the state is checked for other processes' edits (default 0.1)
@@ -144,7 +146,7 @@ enum PhoneCommand {
             }
             baseURL = url
         } else {
-            let server = try GitHubStubServer.start(fixturesDirectory: try GitHubStubCommand.fixturesDirectory(fixtures))
+            let server = try GitHubStubServer.start(catalog: try GitHubStubCommand.catalog(fixtures))
             stub = server
             baseURL = server.baseURL
         }
@@ -176,14 +178,14 @@ enum PhoneCommand {
                 await CLI.waitForTerminationSignal()
                 return true
             }
-            group.addTask { await console(companion, lines: lines) }
-            // Stop on a signal or `quit`; at the end of stdin keep running until a signal.
-            while let stop = await group.next() {
-                if stop {
-                    group.cancelAll()
-                    break
-                }
+            group.addTask {
+                _ = await console(companion, lines: lines)
+                return true
             }
+            // Stop on a signal, `quit` or the end of stdin (`echo add x | watchrelay phone …`),
+            // after the commands read so far finished.
+            _ = await group.next()
+            group.cancelAll()
         }
         await companion.shutdown()
         await reporters.finish()
@@ -273,6 +275,8 @@ private struct PhoneReporters {
         }
         let activity = Task {
             for await event in companion.activity {
+                // The user waits for this one at the terminal: say it on stdout too.
+                if case .paired(let peer) = event { CLI.printLine(PhoneConsole.line("event", "paired", [("peer", peer)])) }
                 let (message, fields) = event.logLine
                 var line = log
                 line.fields += fields

@@ -22,8 +22,10 @@ enum WatchCommand {
           --budget N           daily reload budget of every widget (default 70, 75 on the face)
           --manual-clock MS    the widget clock starts at MS (milliseconds since 1970) and moves
                                only with the `advance SECONDS` command (for scripts and tests)
-          --once               wait for the first snapshot (up to --wait-s), print the widgets, exit
-          --wait-s S           how long --once waits for a snapshot (default 5)
+          --once               show the newest state the relay holds for this watch, then exit:
+                               handle (store and ack) what the relay has, or wait for a first
+                               snapshot if there is none (up to --wait-s); print the widgets
+          --wait-s S           how long --once waits for the relay (default 5)
           --json               print JSON instead of the watch-like text frames
           --machine            the line protocol for programs (Simulator/README.md): one JSON
                                object per stdout line (`ready`, a `response` per request, `event`s:
@@ -74,7 +76,7 @@ enum WatchCommand {
         if noBudget { try await watch.setNoBudget(true) }
         if machine {
             try await watch.start()
-            let paired = await watch.session.isPaired
+            let paired = await watch.session.status().isPaired
             CLI.printLine(
                 MachineProtocol.ready(
                     role: "watch",
@@ -92,12 +94,12 @@ enum WatchCommand {
         try await watch.start()
         if let code {
             try await watch.pair(code: code)
-            CLI.printLine("paired")
+            // With --json, stdout is JSON only.
+            if json { log.info("paired") } else { CLI.printLine("paired") }
         }
         let printer = WatchPrinter(json: json, svgDirectory: svgDirectory)
         if once {
-            await waitForSnapshot(watch, seconds: wait)
-            await watch.flush()
+            await showNewest(watch, seconds: wait, manualClock: manualClock != nil)
             try await printer.show(watch)
             await watch.stop()
             return 0
@@ -108,12 +110,19 @@ enum WatchCommand {
         return 0
     }
 
-    /// Waits until a snapshot is stored (or the stored one is there already), at most `seconds`.
-    private static func waitForSnapshot(_ watch: HeadlessWatch, seconds: Double) async {
-        if await watch.current.favorites.snapshot != nil { return }
+    /// `--once`: handles what the relay holds for this watch (so the newest snapshot is stored
+    /// and acked), or waits for a first snapshot if none is stored; at most `seconds` in all.
+    /// Then runs the widget work due within a second (the reload's debounce).
+    private static func showNewest(_ watch: HeadlessWatch, seconds: Double, manualClock: Bool) async {
         let events = watch.events
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
+                do {
+                    try await watch.caughtUp()
+                } catch {
+                    // Not connected: show what is stored (or wait for a first snapshot).
+                }
+                if await watch.current.favorites.snapshot != nil { return }
                 for await event in events {
                     if case .snapshotStored = event { return }
                 }
@@ -122,7 +131,11 @@ enum WatchCommand {
             await group.next()
             group.cancelAll()
         }
-        try? await Task.sleep(for: .milliseconds(150))  // the reload's debounce
+        if manualClock {
+            await watch.flush()
+        } else {
+            await watch.settle(within: .seconds(1))
+        }
     }
 
     private static func interactive(_ watch: HeadlessWatch, printer: WatchPrinter, clock: ManualClock?) async throws {

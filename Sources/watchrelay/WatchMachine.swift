@@ -156,6 +156,7 @@ enum WatchMachine {
             case .disconnected: "disconnected"
             case .timeout: "timeout"
             case .relay(let code, _): code.rawValue
+            case .persistFailed: "persist_failed"
             }
         case is WatchAppError: "invalid_widget"
         default: "failed"

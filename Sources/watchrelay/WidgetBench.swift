@@ -85,7 +85,7 @@ enum WidgetBench {
         relayConfig.databasePath = dir + "/relay.db"
         relayConfig.synchronous = relaySync
         let relay = try await RelayServer.start(relayConfig, log: .silent)
-        let github = try GitHubStubServer.start(fixturesDirectory: DemoCommand.locate("Simulator/fixtures/github"))
+        let github = try GitHubStubServer.start(catalog: try GitHubFixtureCatalog.embedded())
         let phone = try PhoneCompanion(
             configuration: PhoneConfiguration(relayURL: relay.url, stateDirectory: dir + "/phone"),
             github: .live(baseURL: github.baseURL))

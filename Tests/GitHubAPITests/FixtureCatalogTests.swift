@@ -5,6 +5,12 @@ import TestSupport
 import Testing
 
 struct FixtureCatalogTests {
+    @Test func theCatalogCompiledIntoTheBinaryIsTheOneOnDisk() throws {
+        let embedded = try GitHubFixtureCatalog.embedded()
+        #expect(embedded.logins == fixtureCatalog.logins)
+        #expect(embedded.accounts == fixtureCatalog.accounts)
+    }
+
     @Test func committedCatalogHasEnoughUsersAndMultiPageUsers() {
         #expect(fixtureCatalog.accounts.count >= 20)
         let multiPage = fixtureCatalog.accounts.filter { $0.repos.count > 100 }

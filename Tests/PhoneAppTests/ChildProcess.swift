@@ -8,11 +8,16 @@ final class ChildProcess: Sendable {
     private let stdin: FileHandle
     private let lines: ChildOutput
 
-    /// Starts `watchrelay <subcommand>` with `arguments` (stderr is discarded).
-    init(_ arguments: [String], subcommand: String = "phone") throws {
+    /// Starts `watchrelay <subcommand>` with `arguments` (stderr is discarded); `executable`
+    /// and `directory` name another copy of the binary and the working directory.
+    init(
+        _ arguments: [String], subcommand: String = "phone", executable: String = watchrelayBinary,
+        directory: String? = nil
+    ) throws {
         process = Process()
-        process.executableURL = URL(fileURLWithPath: watchrelayBinary)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = [subcommand] + arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let input = Pipe()
         let output = Pipe()
         process.standardInput = input
@@ -31,6 +36,11 @@ final class ChildProcess: Sendable {
     /// The next stdout line starting with `prefix` (earlier lines are dropped); fails after `seconds`.
     func line(startingWith prefix: String, within seconds: Double = 30) async throws -> String {
         try await lines.line(startingWith: prefix, from: "the child", within: seconds)
+    }
+
+    /// Closes the child's stdin (the end of input).
+    func closeInput() {
+        try? stdin.close()
     }
 
     func signal(_ number: Int32) {

@@ -3,6 +3,7 @@ import RelayClient
 import RelayProtocol
 import RelayServer
 import TestSupport
+import WebSocketTransport
 import Testing
 
 /// RelaySession against the real relay over loopback.
@@ -78,6 +79,43 @@ struct RelaySessionTests {
         await h.stop()
     }
 
+    @Test func aFailedSaveIsNeverAckedTheItemComesAgainAndTheAppHearsIt() async throws {
+        let failing = LockedState(false)
+        let h = try await Harness.start { config in
+            try RelaySession(
+                configuration: config, store: FailingSessionStore(directory: config.stateDirectory, failing: failing))
+        }
+        let t = try await h.phone.transferUserInfo(LoginCommand.favoritesDelete("octocat").payload)
+        failing.withLock { $0 = true }
+        let events = h.watch.events
+        let first = try await withTimeout(10, "the first delivery") { () async throws -> Delivery in
+            for await event in events { if case .userInfo(let d) = event { return d } }
+            throw TestFailure("the event stream ended")
+        }
+        #expect(first.id == t.id)
+        await h.watch.acknowledge(first)
+        // The save of lastSeq failed: the app hears it, nothing is acked, and after the
+        // session's reconnect the relay delivers the same item again.
+        let (error, again) = try await withTimeout(10, "the error and the redelivery") {
+            () async throws -> (RelaySessionError, Delivery) in
+            var error: RelaySessionError?
+            for await event in events {
+                if case .error(let e) = event { error = e }
+                if case .userInfo(let d) = event, let error { return (error, d) }
+            }
+            throw TestFailure("the event stream ended")
+        }
+        #expect(error == .persistFailed("injected write failure"))
+        #expect(again.id == t.id && again.seq == first.seq)
+        #expect(await h.phone.outstandingUserInfoTransfers.map(\.id) == [t.id])
+        failing.withLock { $0 = false }
+        await h.watch.acknowledge(again)
+        let finished = try await h.next(h.phone) { if case .userInfoTransferFinished(let id) = $0 { id } else { nil } }
+        #expect(finished == t.id)
+        #expect(await h.watch.lastSeq == again.seq)
+        await h.stop()
+    }
+
     @Test func oversizePayloadsAreRefusedBeforeSending() async throws {
         let h = try await Harness.start()
         let big = Payload(kind: "big", ["s": .string(String(repeating: "x", count: 70_000))])
@@ -120,6 +158,25 @@ struct RelaySessionTests {
 
 // MARK: - Helpers
 
+/// The real SQLite session store, failing every write while `failing` is on.
+final class FailingSessionStore: SessionPersistence {
+    let inner: SQLiteSessionStore
+    let failing: LockedState<Bool>
+
+    init(directory: String, failing: LockedState<Bool>) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        inner = try SQLiteSessionStore(directory: directory)
+        self.failing = failing
+    }
+
+    func load() throws -> SessionSnapshot { try inner.load() }
+
+    func save(_ records: [SessionRecord]) throws {
+        if failing.withLock({ $0 }) { throw TestFailure("injected write failure") }
+        try inner.save(records)
+    }
+}
+
 struct Harness {
     let relay: RelayServer
     let phone: RelaySession
@@ -127,7 +184,9 @@ struct Harness {
     let directory: TemporaryDirectory
     let watchConfig: RelaySessionConfiguration
 
-    static func start() async throws -> Harness {
+    static func start(
+        makeWatch: (RelaySessionConfiguration) throws -> RelaySession = { try RelaySession(configuration: $0) }
+    ) async throws -> Harness {
         let directory = TemporaryDirectory()
         let relay = try await RelayServer.startForTest(in: directory.path)
         let phoneConfig = RelaySessionConfiguration(
@@ -135,7 +194,7 @@ struct Harness {
         let watchConfig = RelaySessionConfiguration(
             url: relay.url, role: .watch, deviceName: "Watch", stateDirectory: directory.path("watch"))
         let phone = try RelaySession(configuration: phoneConfig)
-        let watch = try RelaySession(configuration: watchConfig)
+        let watch = try makeWatch(watchConfig)
         try await phone.activate()
         try await watch.activate()
         let code = try await phone.beginPairing()

@@ -96,7 +96,7 @@ struct LiveWatchTests {
         guard case .failed(.userNotFound, _)? = failed?.phase else { throw TestFailure("expected failed") }
         answering.cancel()
         await h.phone.close()
-        try await eventually { await !h.watch.session.isReachable }
+        try await eventually { await !h.watch.session.status().isReachable }
         let offline = await h.watch.open("octocat")
         #expect(offline?.visibleList?.isStale == true, "the cached list, marked stale")
         await h.stop(phoneClosed: true)
@@ -134,7 +134,7 @@ struct LiveWatchTests {
         let again = try HeadlessWatch(relayURL: h.relay.url, stateDirectory: h.directory.path("watch"), clock: .manual(h.clock))
         #expect(await again.current.favorites.users.map(\.login) == ["octocat", "torvalds", "gaearon"])
         try await again.start()
-        #expect(await again.session.isPaired)
+        #expect(await again.session.status().isPaired)
         await again.stop()
         await h.phone.close()
         await h.relay.shutdown()

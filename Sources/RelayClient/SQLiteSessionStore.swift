@@ -1,0 +1,102 @@
+import RelayProtocol
+import RelayStore
+
+/// Where a ``RelaySession`` keeps its durable state (token, pair, last seq, contexts,
+/// outstanding transfers). ``SQLiteSessionStore`` is the real one; a test may wrap it to
+/// fail on demand.
+public protocol SessionPersistence: AnyObject {
+    /// What the session restores at start.
+    func load() throws -> SessionSnapshot
+    /// Makes all `records` durable together, or throws and changes nothing.
+    func save(_ records: [SessionRecord]) throws
+}
+
+/// The session's state in one SQLite file (`session.db`, WAL) per device, so a killed app
+/// comes back paired and resumes where it stopped.
+public final class SQLiteSessionStore: SessionPersistence {
+    private let db: SQLiteDatabase
+
+    /// Opens (or creates) `directory/session.db`.
+    public init(directory: String) throws {
+        db = try SQLiteDatabase.open(
+            path: directory + "/session.db", configuration: .init(synchronous: .normal),
+            migrations: [
+                Migration(
+                    version: 1, name: "session state",
+                    sql: "CREATE TABLE state(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) STRICT;")
+            ], option: "--state")
+    }
+
+    public func load() throws -> SessionSnapshot {
+        SessionSnapshot(
+            token: try get("token"), pairID: try get("pairId"), peerName: try get("peerName"),
+            lastSeq: Int64(try get("lastSeq") ?? "0") ?? 0, receivedContext: try payload("receivedContext"),
+            sentContext: try payload("sentContext"), transfers: try transfers())
+    }
+
+    public func save(_ records: [SessionRecord]) throws {
+        try db.transaction {
+            for record in records {
+                switch record {
+                case .token(let v): try set("token", v)
+                case .pairID(let v): try set("pairId", v)
+                case .peerName(let v): try set("peerName", v)
+                case .lastSeq(let n): try set("lastSeq", String(n))
+                case .receivedContext(let p): try set("receivedContext", p.map(Self.text))
+                case .sentContext(let p): try set("sentContext", p.map(Self.text))
+                case .transfers(let t): try set("transfers", t.isEmpty ? nil : Self.text(t))
+                }
+            }
+        }
+    }
+
+    private func get(_ key: String) throws -> String? {
+        try db.query("SELECT value FROM state WHERE key = ?", [.text(key)]) { $0.text(0) }.first
+    }
+
+    private func set(_ key: String, _ value: String?) throws {
+        if let value {
+            try db.execute(
+                "INSERT INTO state(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                [.text(key), .text(value)])
+        } else {
+            try db.execute("DELETE FROM state WHERE key = ?", [.text(key)])
+        }
+    }
+
+    /// A stored payload; a row that no longer parses throws (the session does not start on a
+    /// store it cannot read).
+    private func payload(_ key: String) throws -> Payload? {
+        guard let text = try get(key) else { return nil }
+        return try Payload(json: JSONParser.parse(Array(text.utf8)))
+    }
+
+    /// Outstanding transfers (id, payload, complication flag), in the order sent.
+    private func transfers() throws -> [UserInfoTransfer] {
+        guard let text = try get("transfers") else { return [] }
+        guard case .array(let items) = try JSONParser.parse(Array(text.utf8)) else {
+            throw SQLiteError(code: 0, message: "the transfers row is not a JSON array", operation: "read transfers")
+        }
+        return items.compactMap { item in
+            guard let id = item["id"]?.stringValue, case .object(let p)? = item["payload"] else { return nil }
+            return UserInfoTransfer(
+                id: id, payload: Payload(members: p), isCurrentComplicationInfo: item["complication"]?.boolValue ?? false,
+                fellBackToUserInfo: item["fallback"]?.boolValue ?? false)
+        }
+    }
+
+    private static func text(_ payload: Payload) -> String {
+        String(decoding: JSONWriter.encode(payload.json), as: UTF8.self)
+    }
+
+    private static func text(_ transfers: [UserInfoTransfer]) -> String {
+        let json = JSONValue.array(
+            transfers.map {
+                [
+                    "id": .string($0.id), "payload": $0.payload.json, "complication": .bool($0.isCurrentComplicationInfo),
+                    "fallback": .bool($0.fellBackToUserInfo),
+                ]
+            })
+        return String(decoding: JSONWriter.encode(json), as: UTF8.self)
+    }
+}

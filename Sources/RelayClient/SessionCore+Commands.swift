@@ -1,0 +1,134 @@
+import RelayProtocol
+
+extension SessionCore {
+    // MARK: - Commands
+
+    mutating func run(_ command: SessionCommand, _ ticket: SessionTicket) {
+        switch command {
+        case .activate: activate(ticket)
+        case .beginPairing:
+            guard settings.role == .phone else { return fail(ticket, .notSupported("only a phone begins pairing")) }
+            let id = makeID()
+            request(id, .pairBegin, .pairBegin(Request(id: id)), ticket)
+        case .pair(let code):
+            guard settings.role == .watch else { return fail(ticket, .notSupported("only a watch joins with a code")) }
+            let id = makeID()
+            request(id, .pairJoin, .pairJoin(PairJoin(id: id, code: code)), ticket)
+        case .unpair:
+            let id = makeID()
+            request(id, .unpair, .unpair(Request(id: id)), ticket)
+        case .sendMessage(let payload, let wantsReply):
+            guard fits(payload, limits.messageBytes, ticket) else { return }
+            let id = makeID()
+            let frame = ClientFrame.send(
+                Send(id: id, mode: .message, payload: payload, wantsReply: wantsReply ? true : nil))
+            request(id, .message(wantsReply: wantsReply), frame, ticket)
+        case .reply(let delivery, let payload):
+            guard fits(payload, limits.messageBytes, ticket) else { return }
+            guard phase == .activated else { return fail(ticket, .notReachable) }
+            send(.reply(ClientReply(id: makeID(), re: delivery.id, payload: payload)))
+            complete(ticket, .success(.done))
+        case .updateContext(let payload):
+            guard fits(payload, limits.contextBytes, ticket) else { return }
+            durable(.context, payload, ticket)
+        case .transferUserInfo(let payload):
+            guard fits(payload, limits.userInfoBytes, ticket) else { return }
+            durable(.userInfo, payload, ticket)
+        case .transferComplication(let payload):
+            guard settings.role == .phone else { return fail(ticket, .notSupported("complications go phone → watch")) }
+            guard fits(payload, limits.userInfoBytes, ticket) else { return }
+            durable(.complication, payload, ticket)
+        case .cancel(let target):
+            let id = makeID()
+            request(id, .cancel(target: target), .cancel(Cancel(id: id, target: target)), ticket)
+        case .setForeground(let foreground):
+            isForeground = foreground
+            if phase == .activated { send(.state(StateChange(foreground: foreground))) }
+            complete(ticket, .success(.done))
+        case .acknowledge(let delivery):
+            acknowledge(delivery)
+            complete(ticket, .success(.done))
+        case .synchronize:
+            guard isPaired || phase != .activated else { return complete(ticket, .success(.done)) }
+            let id = makeID()
+            request(id, .outstanding, .outstanding(Request(id: id)), ticket)
+        case .close: close(ticket)
+        }
+    }
+
+    private mutating func fail(_ ticket: SessionTicket, _ error: RelaySessionError) {
+        complete(ticket, .failure(error))
+    }
+
+    /// Whether `payload` is within `limit`; fails the command if not.
+    private mutating func fits(_ payload: Payload, _ limit: Int, _ ticket: SessionTicket) -> Bool {
+        let size = payload.encodedSize
+        guard size > limit else { return true }
+        fail(ticket, .payloadTooLarge(size: size, limit: limit))
+        return false
+    }
+
+    private mutating func activate(_ ticket: SessionTicket) {
+        switch phase {
+        case .activated:
+            complete(ticket, .success(.done))
+        case .closed, .replaced:
+            fail(ticket, .notActivated)
+        case .idle:
+            phase = .connecting
+            out.append(.connect)
+            activationWaiters.append((ticket, requestDeadline))
+        case .connecting, .helloSent, .backingOff:
+            activationWaiters.append((ticket, requestDeadline))
+        }
+    }
+
+    /// Queues a request; it goes out now if activated, else after the next welcome (or times out).
+    private mutating func request(
+        _ id: String, _ kind: Pending.Kind, _ frame: ClientFrame, _ ticket: SessionTicket
+    ) {
+        guard isRunning && phase != .replaced else { return fail(ticket, .notActivated) }
+        pending.append(Pending(id: id, ticket: ticket, kind: kind, frame: frame, deadline: requestDeadline, sent: false))
+        sendWaitingRequests()
+    }
+
+    /// A durable item with one id, sent again with the same id after a reconnect until the
+    /// relay accepts it (the relay answers a repeated id with `accepted` again).
+    private mutating func durable(_ mode: DeliveryMode, _ payload: Payload, _ ticket: SessionTicket) {
+        let id = makeID()
+        request(id, .durable(mode, payload), .send(Send(id: id, mode: mode, payload: payload)), ticket)
+    }
+
+    /// The app handled `delivery`; durable ones may move the ack (after their write).
+    private mutating func acknowledge(_ delivery: Delivery) {
+        guard delivery.mode != .message, delivery.seq <= tracker.highestReceived else { return }
+        tracker.finish(delivery.seq)
+        var records: [SessionRecord] = []
+        if delivery.mode == .context {
+            receivedApplicationContext = delivery.payload
+            records.append(.receivedContext(delivery.payload))
+        }
+        ackIfNeeded(records: records)
+    }
+
+    private mutating func close(_ ticket: SessionTicket) {
+        let wasConnected = phase == .helloSent || phase == .activated || phase == .connecting
+        let wasActive = phase == .activated
+        phase = .closed
+        for p in pending { complete(p.ticket, .failure(.disconnected)) }
+        pending = []
+        for id in Array(replyWaiters.keys).sorted() {
+            complete(replyWaiters.removeValue(forKey: id)?.ticket, .failure(.notReachable))
+        }
+        earlyReplies = [:]
+        for w in activationWaiters { complete(w.ticket, .failure(.notActivated)) }
+        activationWaiters = []
+        setReachable(false)
+        if wasActive {
+            lostConnectionOnce = true
+            emit(.disconnected)
+        }
+        if wasConnected { out.append(.disconnect(code: 1000, reason: "app closed")) }
+        complete(ticket, .success(.done))
+    }
+}

@@ -1,0 +1,280 @@
+import RelayProtocol
+
+extension SessionCore {
+    // MARK: - Connection
+
+    /// The connection is open: say hello, resuming from the durable ack.
+    mutating func connected() {
+        guard phase == .connecting else { return }
+        phase = .helloSent
+        resyncing = false
+        ackSent = durableThrough
+        helloID = "hello-" + makeID()
+        send(
+            .hello(
+                Hello(
+                    id: helloID, role: settings.role, deviceName: settings.deviceName, token: token,
+                    foreground: settings.role == .watch ? isForeground : nil,
+                    lastSeq: token == nil ? nil : durableThrough)))
+    }
+
+    /// The connection is gone (or never opened): fail what waited on it, back off, go again.
+    mutating func connectionLost(code: UInt16?) {
+        switch phase {
+        case .connecting, .helloSent, .activated: break
+        default: return
+        }
+        let wasActive = phase == .activated
+        lostConnectionOnce = true
+        // Sent requests lose their answer; durable sends go again (same id) after the next welcome.
+        var kept: [Pending] = []
+        for var p in pending {
+            if case .durable = p.kind {
+                p.sent = false
+                kept.append(p)
+            } else if !p.sent {
+                kept.append(p)
+            } else {
+                complete(p.ticket, .failure(.disconnected))
+            }
+        }
+        pending = kept
+        for id in Array(replyWaiters.keys).sorted() {
+            complete(replyWaiters.removeValue(forKey: id)?.ticket, .failure(.notReachable))
+        }
+        earlyReplies = [:]
+        setReachable(false)
+        if wasActive { emit(.disconnected) }
+        if code == 4001 {
+            // Another connection of this device replaced this one: two would only fight.
+            phase = .replaced
+            failWaitingForActivation(.notActivated)
+            return
+        }
+        let delays = settings.backoff.isEmpty ? [1.0] : settings.backoff
+        let base = delays[min(attempt, delays.count - 1)]
+        attempt += 1
+        let jittered = base * (0.8 + 0.4 * random.unit())
+        phase = .backingOff(until: now + .milliseconds(Int64((jittered * 1000).rounded())))
+    }
+
+    /// Fails every command still waiting for a welcome (the session will not get one).
+    mutating func failWaitingForActivation(_ error: RelaySessionError) {
+        for w in activationWaiters { complete(w.ticket, .failure(error)) }
+        activationWaiters = []
+        let waiting = pending.filter { !$0.sent }
+        pending.removeAll { !$0.sent }
+        for p in waiting { complete(p.ticket, .failure(error)) }
+    }
+
+    // MARK: - Frames
+
+    mutating func received(_ frame: RelayFrame) {
+        switch frame {
+        case .welcome(let w): welcomed(w)
+        case .pairCode(let c):
+            if let p = takePending(c.re) { complete(p.ticket, .success(.pairingCode(PairingCode(code: c.code, expiresAt: c.expiresAt)))) }
+        case .paired(let p): paired(p)
+        case .unpaired(let u):
+            forgetPair()
+            setReachable(false)
+            emit(.unpaired(reason: u.reason))
+            if let re = u.re, let p = takePending(re) { complete(p.ticket, .success(.done)) }
+        case .peer(let p): setReachable(p.reachable)
+        case .accepted(let a): accepted(a)
+        case .deliver(let d): deliver(d)
+        case .reply(let r): replied(r.re, .success(r.payload))
+        case .transferred(let t): transferred(t.ids)
+        case .cancelled(let c):
+            if let p = takePending(c.re), case .cancel(let target) = p.kind {
+                outstandingUserInfoTransfers.removeAll { $0.id == target }
+                persist([.transfers(outstandingUserInfoTransfers)], p.ticket.map { .complete($0, .done) } ?? .plain)
+            }
+        case .outstanding(let o):
+            if let p = takePending(o.re) {
+                reconcile(listed: Set(o.ids))
+                complete(p.ticket, .success(.done))
+            }
+        case .error(let e): failed(e)
+        }
+    }
+
+    /// Removes and returns the pending request answered by `re`.
+    mutating func takePending(_ re: String) -> Pending? {
+        guard let i = pending.firstIndex(where: { $0.id == re && $0.sent }) else { return nil }
+        return pending.remove(at: i)
+    }
+
+    private mutating func welcomed(_ w: Welcome) {
+        guard phase == .helloSent else { return }
+        limits = w.limits
+        remainingComplicationUserInfoTransfers = w.limits.complicationsRemaining
+        if !w.paired && token != nil { forgetPair() }
+        isPaired = w.paired
+        if let context = w.context, context.seq <= durableThrough {
+            receivedApplicationContext = context.payload
+        }
+        phase = .activated
+        attempt = 0
+        setReachable(w.peer?.reachable ?? false)
+        emit(.activated(paired: w.paired))
+        for waiter in activationWaiters { complete(waiter.ticket, .success(.done)) }
+        activationWaiters = []
+        sendWaitingRequests()
+        if w.paired && !outstandingUserInfoTransfers.isEmpty {
+            let id = makeID()
+            pending.append(
+                Pending(
+                    id: id, ticket: nil, kind: .outstanding, frame: .outstanding(Request(id: id)),
+                    deadline: requestDeadline, sent: true))
+            send(.outstanding(Request(id: id)))
+        }
+    }
+
+    /// Sends the requests that waited for a welcome, in the order they were asked for.
+    mutating func sendWaitingRequests() {
+        guard phase == .activated else { return }
+        var kept: [Pending] = []
+        for var p in pending {
+            if p.sent {
+                kept.append(p)
+            } else if p.needsPair && !isPaired {
+                complete(p.ticket, .failure(.notPaired))
+            } else {
+                p.sent = true
+                p.deadline = requestDeadline
+                if case .message(wantsReply: true) = p.kind { earlyReplies[p.id] = nil }
+                send(p.frame)
+                kept.append(p)
+            }
+        }
+        pending = kept
+    }
+
+    private mutating func paired(_ p: Paired) {
+        token = p.token
+        pairID = p.pairID
+        peerName = p.peer.name
+        isPaired = true
+        tracker.reset()
+        durableThrough = 0
+        ackSent = 0
+        outstandingUserInfoTransfers = []
+        receivedApplicationContext = nil
+        let ticket = p.re.flatMap { takePending($0) }?.ticket
+        persist(
+            [
+                .token(p.token), .pairID(p.pairID), .peerName(p.peer.name), .lastSeq(0), .transfers([]),
+                .receivedContext(nil),
+            ], ticket.map { .complete($0, .done) } ?? .plain)
+        setReachable(p.peer.reachable)
+        emit(.paired(pairID: p.pairID, peerName: p.peer.name))
+    }
+
+    /// Drops the token and everything of the old pair.
+    mutating func forgetPair() {
+        token = nil
+        pairID = nil
+        isPaired = false
+        tracker.reset()
+        durableThrough = 0
+        ackSent = 0
+        outstandingUserInfoTransfers = []
+        persist([.token(nil), .pairID(nil), .lastSeq(0), .transfers([])], .plain)
+    }
+
+    private mutating func accepted(_ a: Accepted) {
+        guard let p = takePending(a.re) else { return }
+        switch p.kind {
+        case .message(let wantsReply):
+            guard wantsReply else { return complete(p.ticket, .success(.reply(nil))) }
+            if let early = earlyReplies.removeValue(forKey: p.id) {
+                return complete(p.ticket, early.map { .reply($0) })
+            }
+            guard let ticket = p.ticket else { return }
+            let limit = Duration.milliseconds(limits.replyTimeoutMs) + settings.requestTimeout
+            replyWaiters[p.id] = (ticket, now + limit)
+        case .durable(.context, let payload):
+            applicationContext = payload
+            persist([.sentContext(payload)], p.ticket.map { .complete($0, .done) } ?? .plain)
+        case .durable(let mode, let payload):
+            if let remaining = a.remaining { remainingComplicationUserInfoTransfers = remaining }
+            let t = UserInfoTransfer(
+                id: p.id, payload: payload, isCurrentComplicationInfo: mode == .complication,
+                fellBackToUserInfo: a.fallback == .userInfo)
+            if !outstandingUserInfoTransfers.contains(where: { $0.id == p.id }) {
+                outstandingUserInfoTransfers.append(t)
+            }
+            persist([.transfers(outstandingUserInfoTransfers)], p.ticket.map { .complete($0, .transfer(t)) } ?? .plain)
+        default:
+            complete(p.ticket, .success(.done))
+        }
+    }
+
+    /// A reply (or its error) for a sent message: to the waiting caller, or kept until it waits.
+    private mutating func replied(_ re: String, _ result: Result<Payload, RelaySessionError>) {
+        if let waiter = replyWaiters.removeValue(forKey: re) {
+            complete(waiter.ticket, result.map { .reply($0) })
+        } else if pending.contains(where: { $0.id == re && $0.kind == .message(wantsReply: true) }) {
+            earlyReplies[re] = result
+        }
+    }
+
+    private mutating func failed(_ e: ErrorFrame) {
+        if e.re == helloID && e.code == .unauthorized {
+            // The token was revoked while this device was away: it is no longer paired.
+            forgetPair()
+            setReachable(false)
+            emit(.unpaired(reason: "token revoked"))
+            return
+        }
+        guard let re = e.re else { return }
+        if let p = takePending(re) {
+            complete(p.ticket, .failure(RelaySessionError(e)))
+        } else {
+            replied(re, .failure(RelaySessionError(e)))
+        }
+    }
+
+    private mutating func deliver(_ d: Deliver) {
+        guard !resyncing else { return }
+        let durable = d.mode != .message
+        guard tracker.isNew(d.seq) else {
+            // A redelivery of something handled: make sure the relay hears the ack.
+            if durable && d.seq <= durableThrough && durableThrough > 0 { send(.ack(Ack(seq: durableThrough))) }
+            return
+        }
+        tracker.received(d.seq, durable: durable)
+        let delivery = Delivery(d)
+        switch d.mode {
+        case .message:
+            emit(.message(delivery))
+            ackIfNeeded(records: [])
+        case .context: emit(.applicationContext(delivery))
+        default: emit(.userInfo(delivery))
+        }
+    }
+
+    /// Persists `records` and, if the cumulative ack moved, the new `lastSeq`; the ack itself
+    /// goes out only once that write succeeded.
+    mutating func ackIfNeeded(records: [SessionRecord]) {
+        if let through = tracker.ackToSend() {
+            persist(records + [.lastSeq(through)], .ack(through: through))
+        } else if !records.isEmpty {
+            persist(records, .plain)
+        }
+    }
+
+    private mutating func transferred(_ ids: [String]) {
+        let done = Set(ids)
+        outstandingUserInfoTransfers.removeAll { done.contains($0.id) }
+        persist([.transfers(outstandingUserInfoTransfers)], .plain)
+        for id in ids { emit(.userInfoTransferFinished(id: id)) }
+    }
+
+    /// After a reconnect: transfers the relay no longer lists were delivered while away.
+    private mutating func reconcile(listed: Set<String>) {
+        let finished = outstandingUserInfoTransfers.filter { !listed.contains($0.id) }.map(\.id)
+        if !finished.isEmpty { transferred(finished) }
+    }
+}

@@ -1,0 +1,286 @@
+import RelayProtocol
+
+/// The client side of the relay protocol as a value type: inputs and `now` in, actions out.
+///
+/// It owns everything a device's session decides — hello/welcome/resume with `lastSeq`,
+/// pairing, the four send modes, acks only up to the first item the app has not handled,
+/// reconciling outstanding transfers after a reconnect, request and reply timeouts and the
+/// reconnect back-off (all as deadlines), the complication budget — and does no I/O: the
+/// driver (``RelaySession`` over lws, or an in-memory relay in tests) opens connections,
+/// sends frames, writes the store and arms one timer. Ids and randomness are injected
+/// (``Settings/idPrefix``, ``Settings/seed``), so every run can be replayed.
+///
+/// Durability rule: an ack goes out only after the write of its `lastSeq` succeeded. When a
+/// write fails the app gets ``SessionEvent/error(_:)``, the session forgets what it received
+/// past the last durable ack and reconnects, so the relay delivers those items again.
+public struct SessionCore: Sendable {
+    /// What does not change during a session.
+    public struct Settings: Sendable {
+        public var role: Role
+        public var deviceName: String
+        /// Watch only: foreground at start.
+        public var foreground: Bool
+        /// Reconnect delays in seconds (the last repeats), each with ±20 % jitter.
+        public var backoff: [Double]
+        /// How long a request (and activation) waits for the relay.
+        public var requestTimeout: Duration
+        /// Prefix of every frame id this session makes (unique per process run).
+        public var idPrefix: String
+        /// Seed of the back-off jitter.
+        public var seed: UInt64
+
+        public init(
+            role: Role, deviceName: String, foreground: Bool = true, backoff: [Double] = [0.05, 0.2, 0.5, 1, 2, 5],
+            requestTimeout: Duration = .seconds(10), idPrefix: String, seed: UInt64
+        ) {
+            self.role = role
+            self.deviceName = deviceName
+            self.foreground = foreground
+            self.backoff = backoff
+            self.requestTimeout = requestTimeout
+            self.idPrefix = idPrefix
+            self.seed = seed
+        }
+    }
+
+    /// Where the connection is.
+    enum Phase: Sendable, Equatable {
+        /// `activate` was never asked for.
+        case idle
+        case connecting
+        /// Open, `hello` sent, no `welcome` yet.
+        case helloSent
+        case activated
+        /// Waiting out the back-off before the next `connect`.
+        case backingOff(until: ContinuousClock.Instant)
+        /// Another connection of this device replaced this one (close 4001): never reconnect.
+        case replaced
+        case closed
+    }
+
+    /// A request frame sent (or waiting to be sent) with its answer still to come.
+    struct Pending: Sendable {
+        enum Kind: Sendable, Equatable {
+            case pairBegin, pairJoin, unpair, cancel(target: String), outstanding
+            case message(wantsReply: Bool)
+            case durable(DeliveryMode, Payload)
+        }
+        var id: String
+        var ticket: SessionTicket?
+        var kind: Kind
+        var frame: ClientFrame
+        var deadline: ContinuousClock.Instant
+        var sent: Bool
+        /// Sends that need a pair (messages and durable items).
+        var needsPair: Bool {
+            switch kind {
+            case .message, .durable: return true
+            default: return false
+            }
+        }
+    }
+
+    /// Why a write was asked for, so its answer can do the rest.
+    enum WritePurpose: Sendable {
+        /// Send `ack(through)` once durable.
+        case ack(through: Int64)
+        /// Finish a command once durable.
+        case complete(SessionTicket, SessionOutcome)
+        /// Nothing waits; a failure is reported.
+        case plain
+    }
+
+    public let settings: Settings
+
+    // What the app sees (WCSession's properties).
+    public internal(set) var isPaired = false
+    public internal(set) var isReachable = false
+    public internal(set) var peerName: String?
+    public internal(set) var pairID: String?
+    public internal(set) var limits = Limits.default
+    public internal(set) var receivedApplicationContext: Payload?
+    public internal(set) var applicationContext: Payload?
+    public internal(set) var outstandingUserInfoTransfers: [UserInfoTransfer] = []
+    public internal(set) var remainingComplicationUserInfoTransfers = Limits.default.complicationsPerDay
+    public internal(set) var isForeground: Bool
+
+    var phase = Phase.idle
+    var token: String?
+    var tracker: DeliveryTracker
+    /// The highest seq whose ack is durable (what `hello.lastSeq` says).
+    var durableThrough: Int64
+    /// The highest ack sent on this connection.
+    var ackSent: Int64 = 0
+    /// After a failed write: ignore deliveries until the next connection.
+    var resyncing = false
+    var lostConnectionOnce = false
+    var attempt = 0
+    var helloID = ""
+    var nextID: UInt64 = 0
+    var nextWriteID = 0
+    var random: SessionRandom
+    var pending: [Pending] = []
+    var replyWaiters: [String: (ticket: SessionTicket, deadline: ContinuousClock.Instant)] = [:]
+    var earlyReplies: [String: Result<Payload, RelaySessionError>] = [:]
+    var activationWaiters: [(ticket: SessionTicket, deadline: ContinuousClock.Instant)] = []
+    var writes: [Int: WritePurpose] = [:]
+    var armed: ContinuousClock.Instant?
+    var now: ContinuousClock.Instant = .now
+    var out: [SessionAction] = []
+
+    /// A session restored from `snapshot` (what its store held).
+    public init(settings: Settings, restored snapshot: SessionSnapshot = SessionSnapshot()) {
+        self.settings = settings
+        token = snapshot.token
+        pairID = snapshot.pairID
+        peerName = snapshot.peerName
+        isPaired = snapshot.token != nil
+        tracker = DeliveryTracker(lastSeq: snapshot.lastSeq)
+        durableThrough = snapshot.lastSeq
+        receivedApplicationContext = snapshot.receivedContext
+        applicationContext = snapshot.sentContext
+        outstandingUserInfoTransfers = snapshot.transfers
+        isForeground = settings.foreground
+        random = SessionRandom(seed: settings.seed)
+    }
+
+    /// `WCSession.activationState`.
+    public var activationState: ActivationState {
+        if phase == .activated { return .activated }
+        return lostConnectionOnce ? .inactive : .notActivated
+    }
+
+    /// Whether the session was started and not closed.
+    public var isRunning: Bool { phase != .idle && phase != .closed }
+
+    /// The `lastSeq` this device would resume from (its durable ack).
+    public var lastSeq: Int64 { durableThrough }
+
+    /// The highest seq handed to the app; once ``lastSeq`` reaches it, the app has handled
+    /// (and the session durably acked) everything it received.
+    public var receivedThrough: Int64 { tracker.highestReceived }
+
+    /// Handles one input at `now`; returns what the driver must do, in order.
+    public mutating func handle(_ input: SessionInput, now: ContinuousClock.Instant) -> [SessionAction] {
+        self.now = now
+        out = []
+        switch input {
+        case .command(let ticket, let command): run(command, ticket)
+        case .connected: connected()
+        case .connectFailed: connectionLost(code: nil)
+        case .closed(let code): connectionLost(code: code)
+        case .frame(let frame): received(frame)
+        case .persisted(let id): writeSucceeded(id)
+        case .persistFailed(let id, let reason): writeFailed(id, reason)
+        case .tick: expireDeadlines()
+        }
+        armNextDeadline()
+        let actions = out
+        out = []
+        return actions
+    }
+
+    // MARK: - Helpers shared by the extensions
+
+    mutating func makeID() -> String {
+        nextID += 1
+        return "\(settings.idPrefix)-\(nextID)"
+    }
+
+    mutating func emit(_ event: SessionEvent) { out.append(.emit(event)) }
+
+    mutating func send(_ frame: ClientFrame) { out.append(.send(frame)) }
+
+    mutating func complete(_ ticket: SessionTicket?, _ result: Result<SessionOutcome, RelaySessionError>) {
+        if let ticket { out.append(.complete(ticket, result)) }
+    }
+
+    mutating func persist(_ records: [SessionRecord], _ purpose: WritePurpose) {
+        nextWriteID += 1
+        writes[nextWriteID] = purpose
+        out.append(.persist(SessionWrite(id: nextWriteID, records: records)))
+    }
+
+    mutating func setReachable(_ reachable: Bool) {
+        guard reachable != isReachable else { return }
+        isReachable = reachable
+        emit(.reachabilityChanged(reachable))
+    }
+
+    var requestDeadline: ContinuousClock.Instant { now + settings.requestTimeout }
+
+    // MARK: - Writes
+
+    private mutating func writeSucceeded(_ id: Int) {
+        switch writes.removeValue(forKey: id) {
+        case .ack(let through)?:
+            durableThrough = max(durableThrough, through)
+            if phase == .activated && through > ackSent {
+                ackSent = through
+                send(.ack(Ack(seq: through)))
+            }
+        case .complete(let ticket, let outcome)?:
+            complete(ticket, .success(outcome))
+        case .plain?, nil:
+            break
+        }
+    }
+
+    private mutating func writeFailed(_ id: Int, _ reason: String) {
+        let error = RelaySessionError.persistFailed(reason)
+        emit(.error(error))
+        switch writes.removeValue(forKey: id) {
+        case .ack?:
+            // Nothing past the durable ack may be acked: forget it and let the relay send it again.
+            tracker = DeliveryTracker(lastSeq: durableThrough)
+            if phase == .activated || phase == .helloSent {
+                resyncing = true
+                out.append(.disconnect(code: 1000, reason: "resync after a failed save"))
+            }
+        case .complete(let ticket, _)?:
+            complete(ticket, .failure(error))
+        case .plain?, nil:
+            break
+        }
+    }
+
+    // MARK: - Deadlines
+
+    /// The earliest instant something is due.
+    var nextDeadline: ContinuousClock.Instant? {
+        var candidates = pending.map(\.deadline)
+        candidates += replyWaiters.values.map(\.deadline)
+        candidates += activationWaiters.map(\.deadline)
+        if case .backingOff(let until) = phase { candidates.append(until) }
+        return candidates.min()
+    }
+
+    private mutating func armNextDeadline() {
+        let next = nextDeadline
+        if next != armed {
+            armed = next
+            out.append(.armDeadline(next))
+        }
+    }
+
+    private mutating func expireDeadlines() {
+        if case .backingOff(let until) = phase, until <= now {
+            phase = .connecting
+            out.append(.connect)
+        }
+        for w in activationWaiters where w.deadline <= now {
+            complete(w.ticket, .failure(.timeout("the relay's welcome")))
+        }
+        activationWaiters.removeAll { $0.deadline <= now }
+        let due = pending.filter { $0.deadline <= now }
+        pending.removeAll { $0.deadline <= now }
+        for p in due {
+            let what = p.sent ? "the answer to \(p.frame.type)" : "the relay's welcome"
+            complete(p.ticket, .failure(.timeout(what)))
+        }
+        for (id, w) in replyWaiters where w.deadline <= now {
+            replyWaiters[id] = nil
+            complete(w.ticket, .failure(.replyTimeout))
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import RelayClient
+import RelayProtocol
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// What a new user trips over, trying `watchrelay` by hand: each as a real process.
+@Suite(.timeLimit(.minutes(4)))
+struct NewUserTests {
+    /// The phone side of a pair, as a plain session in the test.
+    static func phoneSession(_ relay: TestRelay, _ state: TemporaryDirectory) throws -> RelaySession {
+        try RelaySession(
+            configuration: RelaySessionConfiguration(
+                url: relay.url, role: .phone, deviceName: "iPhone", stateDirectory: state.path("phone-session")))
+    }
+
+    /// Pushes a snapshot of `logins` as revision `revision` from the phone session.
+    static func push(_ phone: RelaySession, _ revision: Int64, _ logins: [String]) async throws {
+        let users = logins.enumerated().map { i, login in
+            User(
+                login: login, id: Int64(i + 1), avatarURL: "https://example.com/\(login).png",
+                htmlURL: "https://github.com/\(login)", publicRepos: 1, followers: 1, following: 0)
+        }
+        try await phone.updateApplicationContext(FavoritesSnapshot(revision: revision, users: users).payload)
+    }
+
+    @Test func watchOnceShowsTheNewestStateTheRelayHoldsAndPrintsOnlyJSON() async throws {
+        let relay = try await TestRelay.start()
+        let state = TemporaryDirectory()
+        let phone = try Self.phoneSession(relay, state)
+        try await phone.activate()
+        let code = try await phone.beginPairing()
+        let watchArgs = ["--relay", relay.url, "--state", state.path("watch"), "--once", "--json", "--wait-s", "20", "--log-level", "error"]
+        // First run pairs; the phone pushes revision 1 once it sees the watch.
+        let first = try ChildProcess(watchArgs + ["--pair", code.code], subcommand: "watch")
+        defer { first.terminate() }
+        try await withTimeout(20, "the watch to pair") {
+            for await event in phone.events { if case .paired = event { return } }
+        }
+        try await Self.push(phone, 1, ["octocat"])
+        let firstOut = try await first.output().joined(separator: "\n")
+        #expect(try await first.exitStatus() == 0)
+        // --json: stdout is one JSON document, no `paired` line before it.
+        let firstJSON = try JSONParser.parse(Array(firstOut.utf8))
+        #expect(firstJSON["favorites"]?["revision"] == 1, "\(firstOut)")
+
+        // While the watch is away the phone pushes revision 2: the relay holds it.
+        try await Self.push(phone, 2, ["octocat", "torvalds"])
+        let (status, secondOut) = try await ChildProcess.run(watchArgs, subcommand: "watch")
+        #expect(status == 0)
+        let second = try JSONParser.parse(Array(secondOut.utf8))
+        #expect(second["favorites"]?["revision"] == 2, "the stored revision 1 is stale: \(secondOut)")
+        #expect(second["favorites"]?["users"]?.arrayValue?.count == 2)
+        // And it was acked: the watch resumes after it (the saved lastSeq is its seq).
+        let saved = try SQLiteSessionStore(directory: state.path("watch") + "/session").load()
+        #expect(saved.lastSeq >= 2, "\(saved)")
+        await phone.close()
+        await relay.stop()
+    }
+
+    @Test func theWatchMachineAnswersPairOnlyAfterThePairedEvent() async throws {
+        let relay = try await TestRelay.start()
+        let state = TemporaryDirectory()
+        let phone = try Self.phoneSession(relay, state)
+        try await phone.activate()
+        let code = try await phone.beginPairing()
+        let watch = try ChildProcess(
+            ["--relay", relay.url, "--state", state.path("watch"), "--machine", "--log-level", "error"], subcommand: "watch")
+        defer { watch.terminate() }
+        _ = try await watch.line(startingWith: #"{"#)
+        watch.type(#"{"id":1,"command":"pair","args":["\#(code.code)"]}"#)
+        var seen: [JSONValue] = []
+        while true {
+            let line = try await watch.line(startingWith: "{")
+            let object = try JSONParser.parse(Array(line.utf8))
+            seen.append(object)
+            if object["type"] == "response" && object["id"] == 1 { break }
+        }
+        #expect(seen.last?["ok"] == true)
+        #expect(seen.dropLast().contains { $0["type"] == "event" && $0["event"] == "paired" }, "\(seen)")
+        watch.closeInput()
+        #expect(try await watch.exitStatus() == 0)
+        await phone.close()
+        await relay.stop()
+    }
+
+    @Test func theInteractivePhoneSaysWhenAWatchPairsAndStopsAtTheEndOfInput() async throws {
+        let relay = try await TestRelay.start()
+        let state = TemporaryDirectory()
+        let phone = try ChildProcess(
+            ["--relay", relay.url, "--state", state.path("phone"), "--pair", "--log-level", "error"])
+        defer { phone.terminate() }
+        let code = String(try await phone.line(startingWith: "pairing code: ").dropFirst("pairing code: ".count))
+        let watch = try await RawWatch.pair(relay: relay.url, code: code)
+        #expect(try await phone.line(startingWith: "event paired").contains("peer="))
+        phone.type("add octocat")
+        phone.closeInput()
+        #expect(try await phone.line(startingWith: "ok add").contains("login=octocat"))
+        #expect(try await phone.exitStatus() == 0)
+        await watch.close()
+        await relay.stop()
+    }
+
+    @Test func aCopiedBinaryServesTheFixturesAndRunsThePhoneFromAnyDirectory() async throws {
+        let place = TemporaryDirectory()
+        let elsewhere = TemporaryDirectory()
+        let copy = place.path("watchrelay")
+        try FileManager.default.copyItem(atPath: watchrelayBinary, toPath: copy)
+
+        let stub = try ChildProcess(
+            ["--port", "0", "--log-level", "error"], subcommand: "github-stub", executable: copy, directory: elsewhere.path)
+        defer { stub.terminate() }
+        let base = try await stub.line(startingWith: "http://127.0.0.1:")
+        let (body, response) = try await URLSession(configuration: .ephemeral).data(
+            from: try #require(URL(string: base + "/users/torvalds")))
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        #expect(try JSONParser.parse(Array(body))["login"] == "torvalds")
+        stub.signal(SIGTERM)
+        #expect(try await stub.exitStatus() == 0)
+
+        // `echo add octocat | watchrelay phone …` from that directory: the built-in fixture
+        // server answers, and the end of stdin ends the phone.
+        let relay = try await TestRelay.start()
+        let phone = try ChildProcess(
+            ["--relay", relay.url, "--state", elsewhere.path("phone"), "--log-level", "error"], executable: copy,
+            directory: elsewhere.path)
+        defer { phone.terminate() }
+        phone.type("add octocat")
+        phone.closeInput()
+        let added = try await phone.line(startingWith: "ok add")
+        #expect(added.contains("login=octocat"), "\(added)")
+        #expect(try await phone.exitStatus() == 0)
+        await relay.stop()
+    }
+}

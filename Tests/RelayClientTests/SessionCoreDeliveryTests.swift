@@ -1,0 +1,167 @@
+import RelayProtocol
+import Testing
+
+@testable import RelayClient
+
+/// Deliveries and acks: acks only up to the first unhandled item, and only after the write
+/// of the new `lastSeq` succeeded.
+@Suite struct SessionCoreDeliveryTests {
+    @Test func durableDeliveriesReachTheAppAndWaitForItsAcknowledge() {
+        var h = CoreHarness.paired()
+        let got = h.frame(.deliver(deliver(1, .userInfo)))
+        #expect(got.events == [.userInfo(Delivery(deliver(1, .userInfo)))])
+        #expect(got.acks.isEmpty)
+        let acked = h.command(.acknowledge(Delivery(deliver(1, .userInfo)))).actions
+        #expect(acked.acks == [1])
+        #expect(acked.writes.first?.records == [.lastSeq(1)])
+        #expect(h.core.lastSeq == 1)
+    }
+
+    @Test func theAckGoesOutOnlyAfterItsWriteSucceeded() {
+        var h = CoreHarness.paired()
+        h.answersWrites = false
+        h.frame(.deliver(deliver(1)))
+        let acked = h.command(.acknowledge(Delivery(deliver(1)))).actions
+        #expect(acked.acks.isEmpty)
+        let write = h.unanswered.first
+        #expect(write?.records == [.lastSeq(1)])
+        #expect(h.core.lastSeq == 0)
+        let done = h.feed(.persisted(id: write?.id ?? -1))
+        #expect(done.acks == [1])
+        #expect(h.core.lastSeq == 1)
+    }
+
+    @Test func aFailedWriteIsNeverAckedAndTheItemComesAgain() {
+        var h = CoreHarness.paired()
+        h.failWrites = true
+        h.frame(.deliver(deliver(1)))
+        let failed = h.command(.acknowledge(Delivery(deliver(1)))).actions
+        #expect(failed.acks.isEmpty)
+        #expect(failed.events.contains(.error(.persistFailed("disk full"))))
+        #expect(failed.disconnects)
+        #expect(h.core.lastSeq == 0)
+        // Until the reconnect, the rest of this connection's deliveries are not handed out.
+        #expect(h.frame(.deliver(deliver(2))).events.isEmpty)
+        // The relay redelivers after the reconnect; this time the write works.
+        h.failWrites = false
+        h.feed(.closed(code: 1000))
+        h.advance(.seconds(2))
+        guard case .hello(let hello)? = h.feed(.connected).sentFrames.first else {
+            Issue.record("no hello")
+            return
+        }
+        #expect(hello.lastSeq == 0)
+        h.frame(h.welcome(paired: true))
+        let again = h.frame(.deliver(deliver(1)))
+        #expect(again.events == [.userInfo(Delivery(deliver(1)))])
+        #expect(h.command(.acknowledge(Delivery(deliver(1)))).actions.acks == [1])
+    }
+
+    @Test func anAcknowledgeFromBeforeAFailedWriteDoesNotAck() {
+        var h = CoreHarness.paired()
+        h.frame(.deliver(deliver(1)))
+        h.frame(.deliver(deliver(2)))
+        h.failWrites = true
+        _ = h.command(.acknowledge(Delivery(deliver(1))))
+        h.failWrites = false
+        // seq 2 was handed out before the failure; its late acknowledge must not ack it.
+        #expect(h.command(.acknowledge(Delivery(deliver(2)))).actions.acks.isEmpty)
+    }
+
+    @Test func acksStopBeforeTheFirstUnhandledItem() {
+        var h = CoreHarness.paired()
+        for seq: Int64 in 1...3 { h.frame(.deliver(deliver(seq))) }
+        #expect(h.command(.acknowledge(Delivery(deliver(2)))).actions.acks.isEmpty)
+        #expect(h.command(.acknowledge(Delivery(deliver(3)))).actions.acks.isEmpty)
+        #expect(h.command(.acknowledge(Delivery(deliver(1)))).actions.acks == [3])
+    }
+
+    @Test func messagesAreAckedAsSoonAsNothingDurableWaitsBeforeThem() {
+        var h = CoreHarness.paired()
+        let first = h.frame(.deliver(deliver(1, .message)))
+        #expect(first.events == [.message(Delivery(deliver(1, .message)))])
+        #expect(first.acks == [1])
+        h.frame(.deliver(deliver(2, .userInfo)))
+        #expect(h.frame(.deliver(deliver(3, .message))).acks.isEmpty)
+        #expect(h.command(.acknowledge(Delivery(deliver(2)))).actions.acks == [3])
+    }
+
+    @Test func acknowledgingAMessageDoesNothing() {
+        var h = CoreHarness.paired()
+        h.frame(.deliver(deliver(1, .message)))
+        let again = h.command(.acknowledge(Delivery(deliver(1, .message)))).actions
+        #expect(again.acks.isEmpty && again.writes.isEmpty)
+    }
+
+    @Test func aRedeliveryOfAnAckedItemIsAckedAgainNotHandedOut() {
+        var h = CoreHarness.paired(lastSeq: 5)
+        let again = h.frame(.deliver(deliver(4)))
+        #expect(again.events.isEmpty)
+        #expect(again.acks == [5])
+    }
+
+    @Test func aRedeliveryOfAnItemTheAppStillHandlesIsIgnored() {
+        var h = CoreHarness.paired()
+        h.frame(.deliver(deliver(1)))
+        let again = h.frame(.deliver(deliver(1)))
+        #expect(again.events.isEmpty && again.acks.isEmpty)
+    }
+
+    @Test func aHandledContextIsRememberedAndSavedWithItsAck() {
+        var h = CoreHarness.paired()
+        let context = deliver(1, .context, kind: "favorites.snapshot")
+        #expect(h.frame(.deliver(context)).events == [.applicationContext(Delivery(context))])
+        let acked = h.command(.acknowledge(Delivery(context))).actions
+        #expect(acked.writes.first?.records == [.receivedContext(context.payload), .lastSeq(1)])
+        #expect(h.core.receivedApplicationContext == context.payload)
+    }
+
+    @Test func aContextHandledBehindAnUnhandledItemIsSavedWithoutAck() {
+        var h = CoreHarness.paired()
+        h.frame(.deliver(deliver(1)))
+        let context = deliver(2, .context)
+        h.frame(.deliver(context))
+        let acked = h.command(.acknowledge(Delivery(context))).actions
+        #expect(acked.writes.first?.records == [.receivedContext(context.payload)])
+        #expect(acked.acks.isEmpty)
+    }
+
+    @Test func complicationsArriveAsUserInfo() {
+        var h = CoreHarness.paired()
+        let c = deliver(1, .complication)
+        #expect(h.frame(.deliver(c)).events == [.userInfo(Delivery(c))])
+    }
+
+    @Test func theAckAfterAReconnectResumesFromTheDurableSeq() {
+        var h = CoreHarness.paired()
+        h.frame(.deliver(deliver(1)))
+        _ = h.command(.acknowledge(Delivery(deliver(1))))
+        h.feed(.closed(code: 1006))
+        h.advance(.seconds(2))
+        guard case .hello(let hello)? = h.feed(.connected).sentFrames.first else {
+            Issue.record("no hello")
+            return
+        }
+        #expect(hello.lastSeq == 1)
+    }
+
+    @Test func anAckWhoseWriteFinishesAfterTheConnectionDroppedIsNotSentOnTheNextOne() {
+        var h = CoreHarness.paired()
+        h.answersWrites = false
+        h.frame(.deliver(deliver(1)))
+        _ = h.command(.acknowledge(Delivery(deliver(1))))
+        h.feed(.closed(code: 1006))
+        let late = h.feed(.persisted(id: h.unanswered[0].id))
+        #expect(late.acks.isEmpty)
+        #expect(h.core.lastSeq == 1)
+    }
+
+    @Test func aFailedWriteWithNothingToAckOnlyReports() {
+        var h = CoreHarness.paired()
+        h.failWrites = true
+        let failed = h.frame(.transferred(Transferred(ids: ["x"])))
+        #expect(failed.events.contains(.error(.persistFailed("disk full"))))
+        #expect(failed.events.contains(.userInfoTransferFinished(id: "x")))
+        #expect(!failed.disconnects)
+    }
+}

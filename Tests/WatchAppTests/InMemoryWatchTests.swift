@@ -1,0 +1,94 @@
+import Foundation
+import InMemoryRelay
+import RelayClient
+import RelayProtocol
+import TestSupport
+import Testing
+
+@testable import WatchApp
+
+/// The headless watch on an in-memory session: the relay core and both session cores in one
+/// actor, a manual widget clock — no sockets, no relay process, no sleeping on widget time.
+@Suite(.timeLimit(.minutes(2)))
+struct InMemoryWatchTests {
+    struct Harness {
+        let relay: InMemoryRelay
+        let phone: SessionClient
+        let watch: HeadlessWatch
+        let clock: ManualClock
+        let events: EventBuffer
+        let directory: TemporaryDirectory
+
+        static func start() async throws -> Harness {
+            let relay = InMemoryRelay()
+            let directory = TemporaryDirectory()
+            let phone = await relay.session(role: .phone, deviceName: "iPhone")
+            try await phone.activate()
+            let clock = ManualClock(Fx.t0)
+            let watch = try HeadlessWatch(
+                relayURL: "memory", stateDirectory: directory.path("watch"), clock: .manual(clock),
+                session: await relay.session(role: .watch, deviceName: "Apple Watch"))
+            let events = EventBuffer(watch.events)
+            try await watch.start()
+            try await watch.pair(code: try await phone.beginPairing().code)
+            return Harness(relay: relay, phone: phone, watch: watch, clock: clock, events: events, directory: directory)
+        }
+
+        func stop() async {
+            await watch.stop()
+            await phone.close()
+        }
+    }
+
+    @Test func pairReturnsAfterThePairedEventIsPublished() async throws {
+        let h = try await Harness.start()
+        let paired = try await h.events.collect(1) { if case .paired(let peer) = $0 { peer } else { nil } }
+        #expect(paired == ["iPhone"])
+        await h.stop()
+    }
+
+    @Test func aSnapshotIsStoredAckedAndReloadsTheWidgetsWhenTheClockMoves() async throws {
+        let h = try await Harness.start()
+        try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)
+        try await h.watch.caughtUp()
+        #expect(await h.watch.current.favorites.snapshot?.revision == 1)
+        #expect(await h.watch.session.status().handledEverythingReceived)
+        // The widget timer wakes on the manual clock: no flush call, no polling.
+        h.clock.advance(by: .seconds(1))
+        let reloads = try await h.events.collect(4) { if case .widget(let w) = $0 { w.reload } else { nil } }
+        #expect(reloads.allSatisfy { $0.reasons.contains(.snapshotReceived) })
+        await h.stop()
+    }
+
+    @Test func caughtUpWaitsForWhatTheRelayHeldWhileTheWatchWasAway() async throws {
+        let h = try await Harness.start()
+        try await h.phone.updateApplicationContext(Fx.snapshot(1, [Fx.octocat]).payload)
+        try await h.watch.caughtUp()
+        await h.watch.stop()
+        try await h.phone.updateApplicationContext(Fx.snapshot(2, Fx.three).payload)
+        // The watch comes back with its stored revision 1; the relay holds revision 2.
+        let again = try HeadlessWatch(
+            relayURL: "memory", stateDirectory: h.directory.path("watch"), clock: .manual(h.clock),
+            session: await h.relay.session(role: .watch, deviceName: "Apple Watch"))
+        #expect(await again.current.favorites.snapshot?.revision == 1)
+        try await again.start()
+        try await again.caughtUp()
+        #expect(await again.current.favorites.snapshot?.revision == 2)
+        await again.stop()
+        await h.phone.close()
+    }
+
+    @Test func aDeleteGoesToThePhoneAsUserInfo() async throws {
+        let h = try await Harness.start()
+        try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)
+        try await h.watch.caughtUp()
+        try await h.watch.delete("torvalds")
+        let d = try await withTimeout(10, "the delete at the phone") {
+            for await event in h.phone.events { if case .userInfo(let d) = event { return d } }
+            throw TestFailure("the event stream ended")
+        }
+        #expect(d.payload.kind == "favorites.delete")
+        #expect(await h.watch.current.favorites.pendingDeletes == ["torvalds"])
+        await h.stop()
+    }
+}
