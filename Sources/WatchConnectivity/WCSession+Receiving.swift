@@ -50,6 +50,11 @@ extension WCSession {
                 wakeDrainer()
             case .disconnected:
                 break
+            case .error:
+                // The session could not store something it received (its item is delivered
+                // again, unacknowledged); WCSessionDelegate has no method for that, and the
+                // app gets the item itself when it comes again.
+                break
             }
         }
     }
