@@ -2,20 +2,21 @@ import Foundation
 
 /// Any provider the host can run, as closures: the completion-handler form
 /// (``TimelineProvider``) and the async, intent-configured form (``AppIntentTimelineProvider``)
-/// behind one shape, each call limited to a real-time timeout.
-struct TimelineSource<Entry: TimelineEntry & Sendable>: Sendable {
+/// behind one shape, each call limited to a real-time timeout. Not `Sendable`: the host
+/// calls it from its own task only, so a completion-handler provider need not be `Sendable`.
+struct TimelineSource<Entry: TimelineEntry & Sendable> {
     /// `placeholder(in:)`.
-    let placeholder: @Sendable (TimelineProviderContext) -> Entry
+    let placeholder: (TimelineProviderContext) -> Entry
     /// The timeline for a context and the instance's configuration, or `nil` if the provider
     /// did not answer within the timeout; with how many extra times it called the handler.
     let timeline:
-        @Sendable (TimelineProviderContext, (any WidgetConfigurationIntent)?, TimeInterval) async -> (
+        (TimelineProviderContext, (any WidgetConfigurationIntent)?, TimeInterval) async -> (
             Timeline<Entry>?, extraCalls: Int
         )
     /// The provider's configuration recommendations (intent-configured providers).
-    let recommendations: @Sendable () -> [any WidgetConfigurationIntent]
+    let recommendations: () -> [any WidgetConfigurationIntent]
 
-    init<P: TimelineProvider & Sendable>(_ provider: P) where P.Entry == Entry {
+    init<P: TimelineProvider>(_ provider: P) where P.Entry == Entry {
         placeholder = { provider.placeholder(in: $0) }
         timeline = { context, _, timeout in
             let box = CompletionBox<Timeline<Entry>>()

@@ -75,7 +75,7 @@ public final class WidgetHost<Entry: TimelineEntry & Sendable> {
     ///
     /// `describe` says in words what an entry shows (for the strip and the failure messages);
     /// by default the entry's stored properties other than `date`.
-    public convenience init<P: TimelineProvider & Sendable>(
+    public convenience init<P: TimelineProvider>(
         kind: String, provider: P, rules: WidgetReloadRules = WidgetReloadRules(), start: Date = defaultStart,
         providerClock: ProviderClock = .wallClock, describe: (@Sendable (Entry) -> String)? = nil
     ) where P.Entry == Entry {
@@ -84,7 +84,8 @@ public final class WidgetHost<Entry: TimelineEntry & Sendable> {
             describe: describe)
     }
 
-    /// A host for an intent-configured ``AppIntentTimelineProvider`` of widget `kind`.
+    /// A host for an intent-configured ``AppIntentTimelineProvider`` of widget `kind` (it must
+    /// be `Sendable`: its async methods run in a task of their own, so a timeout can end the wait).
     public convenience init<P: AppIntentTimelineProvider & Sendable>(
         kind: String, provider: P, rules: WidgetReloadRules = WidgetReloadRules(), start: Date = defaultStart,
         providerClock: ProviderClock = .wallClock, describe: (@Sendable (Entry) -> String)? = nil

@@ -131,3 +131,26 @@ import Testing
         #expect(seen.families == [.accessoryCorner, .accessoryCircular])
     }
 }
+
+@Suite struct WidgetStripTests {
+    @Test func theStripHasARowPerFamilyAndMarksEveryRefusedReload() async {
+        let store = CounterStore()
+        let host = WidgetHost(kind: "counter", provider: CountProvider(store: store), describe: { "count \($0.count)" })
+        host.place(.accessoryCircular, budget: 3)
+        host.place(.accessoryRectangular)
+        host.every(3600, "tick") { n in
+            store.set(n)
+            WidgetCenter.shared.reloadTimelines(ofKind: "counter")
+        }
+        let day = await host.run()
+        let svg = day.svgStrip()
+        #expect(svg.hasPrefix("<?xml"))
+        #expect(svg.contains(#"id="row-counter.accessoryCircular""#))
+        #expect(svg.contains(#"id="row-counter.accessoryRectangular""#))
+        #expect(day.refusals.count == 21)
+        #expect(svg.components(separatedBy: #"<g class="refused">"#).count - 1 == day.refusals.count)
+        #expect(svg.contains("count 23"))
+        #expect(svg.contains("first refused 03:00"))
+        #expect(day.svgStrip() == svg)
+    }
+}
