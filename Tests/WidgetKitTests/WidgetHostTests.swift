@@ -57,6 +57,17 @@ import Testing
         #expect(throws: WidgetExpectationFailure.self) { try day.expectProviderAlwaysCompleted() }
     }
 
+    @Test func aProviderAnsweringOnAnotherThreadIsAwaitedAndItsAfterPolicyKept() async throws {
+        let host = WidgetHost(kind: "scored", provider: BackgroundProvider())
+        let day = await host.run()
+        #expect(day.reloads.map(\.at) == (0..<24).map { host.date(hours: Double($0), seconds: 0.1) })
+        #expect(day.reloads.dropFirst().allSatisfy { $0.reasons == [.policyAfterDate] })
+        #expect(day.reloads.first?.policy == .after(host.date(hours: 1, seconds: 0.1)))
+        #expect(day.shown.dropFirst().prefix(3).map(\.from) == [0, 15, 30].map { host.date(minutes: Double($0), seconds: 0.1) })
+        #expect(day.shown.dropFirst().first?.entry.relevance?.score == 0)
+        try day.expectProviderAlwaysCompleted()
+    }
+
     @Test func aProviderThatCompletesTwiceIsReportedAndTheFirstAnswerCounts() async {
         let host = WidgetHost(kind: "twice", provider: TwiceProvider())
         let day = await host.run(for: 3600)
