@@ -41,12 +41,22 @@ extension WidgetDay {
         throw WidgetExpectationFailure(description: message)
     }
 
-    /// Expects no reload of any widget to have been refused for budget.
-    public func expectNoRefusedReloads() throws {
-        guard let first = refusals.first else { return }
+    /// Expects no reload of any widget to have been refused for budget between `from` and
+    /// `to` (default: the whole run).
+    public func expectNoRefusedReloads(from: Date? = nil, to: Date? = nil) throws {
+        let lower = from ?? start
+        let upper = to ?? end
+        let refused = refusals.filter { $0.at >= lower && $0.at < upper }
+        guard let first = refused.first else { return }
         throw WidgetExpectationFailure(
-            description: "\(refusals.count) reload(s) refused; first: \(first); reloads charged before it: "
+            description: "\(refused.count) reload(s) refused; first: \(first); reloads charged before it: "
                 + "\(reloads.filter { $0.widgetID == first.widgetID && $0.charged && $0.at <= first.at }.count)")
+    }
+
+    /// Expects no reload to have been refused on simulated day `day` (1: the first 24 h).
+    public func expectNoRefusedReloads(onDay day: Int) throws {
+        let from = WidgetTime.add(start, Double(day - 1) * 86_400)
+        try expectNoRefusedReloads(from: from, to: WidgetTime.add(from, 86_400))
     }
 
     /// Expects every provider call to have completed, exactly once.
