@@ -148,3 +148,28 @@ let package = Package(
     ] + watchConnectivityTargets
 )
 
+#if os(Linux)
+// Apple's WidgetKit timeline API (TimelineProvider, Timeline, WidgetCenter, WidgetFamily…),
+// WidgetKit's reload rules as a state machine, and a host that runs a widget's day on a
+// virtual clock. Linux only: on Apple platforms the real WidgetKit is there and would clash.
+// The watch's favorites widget is built on it, and so are the examples in Examples/.
+package.products.append(.library(name: "WidgetKit", targets: ["WidgetKit"]))
+package.targets.append(contentsOf: [
+    .target(name: "WidgetKit", dependencies: ["RelayProtocol", "WebSocketTransport"], swiftSettings: strict),
+    .testTarget(name: "WidgetKitTests", dependencies: ["WidgetKit", "WebSocketTransport"], swiftSettings: strict),
+    // Examples/: widgets a developer would copy, each a provider plus the app code that feeds
+    // it, and the tests that run their day under WidgetKit's rules.
+    .target(
+        name: "StaleFavoritesWidget", dependencies: ["WidgetKit", "WebSocketTransport"],
+        path: "Examples/StaleFavoritesWidget", swiftSettings: strict),
+    .target(
+        name: "BudgetBurnWidget", dependencies: ["WidgetKit", "WebSocketTransport"], path: "Examples/BudgetBurnWidget",
+        swiftSettings: strict),
+    .testTarget(
+        name: "WidgetExamplesTests", dependencies: ["StaleFavoritesWidget", "BudgetBurnWidget", "WidgetKit"],
+        path: "Examples/WidgetExamplesTests", swiftSettings: strict),
+])
+for name in ["WatchApp", "WatchAppTests", "Simulator"] {
+    package.targets.first { $0.name == name }?.dependencies.append("WidgetKit")
+}
+#endif

@@ -2,6 +2,7 @@ import Foundation
 import PhoneApp
 import RelayProtocol
 import WatchApp
+import WidgetKit
 
 extension ScenarioRunner {
     // MARK: - Waiting

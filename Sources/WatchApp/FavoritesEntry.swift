@@ -1,7 +1,10 @@
+import Foundation
 import RelayProtocol
+import WidgetKit
 
-/// A timeline entry of the `favorites` widget: what to show from ``date`` on.
-public struct FavoritesEntry: Sendable, Hashable {
+/// A timeline entry of the `favorites` widget (a WidgetKit ``TimelineEntry``): what to show
+/// from ``timestamp`` on.
+public struct FavoritesEntry: TimelineEntry, Sendable, Hashable {
     /// What the entry shows.
     public enum Content: Sendable, Hashable {
         /// The redacted placeholder shown before the first timeline arrives.
@@ -15,7 +18,7 @@ public struct FavoritesEntry: Sendable, Hashable {
     }
 
     /// When WidgetKit should start showing this entry (it may show it later, never earlier).
-    public var date: Timestamp
+    public var timestamp: Timestamp
     /// What it shows.
     public var content: Content
     /// The number of favorites when the timeline was made.
@@ -32,13 +35,16 @@ public struct FavoritesEntry: Sendable, Hashable {
         date: Timestamp, content: Content, favoritesCount: Int, position: Int? = nil, revision: Int64? = nil,
         selectionFellBack: Bool = false
     ) {
-        self.date = date
+        self.timestamp = date
         self.content = content
         self.favoritesCount = favoritesCount
         self.position = position
         self.revision = revision
         self.selectionFellBack = selectionFellBack
     }
+
+    /// ``timestamp`` as WidgetKit's entry date.
+    public var date: Date { timestamp.date }
 
     /// Whether the entry is rendered redacted (`.redacted(reason: .placeholder)`).
     public var isRedacted: Bool { content == .placeholder }

@@ -1,4 +1,5 @@
 import RelayProtocol
+import WidgetKit
 
 /// The `favorites` widget's timeline provider: `placeholder`, `snapshot` and `timeline`, as
 /// WidgetKit's `AppIntentTimelineProvider` defines them, over the favorites the watch stored.

@@ -1,4 +1,5 @@
 import RelayProtocol
+import WidgetKit
 
 /// Renders the watch as JSON for scripts and tests: every widget with its content in every
 /// family, its entries, generation, staleness and budget; the favorites; the profile screen;
@@ -47,13 +48,13 @@ public enum JSONRenderer {
         budget.set("limit", widget.budget.limit)
         budget.set("used", widget.budget.used(at: now))
         budget.set("left", widget.budget.remaining(at: now))
-        budget.set("windowSeconds", TimeMath.milliseconds(widget.budget.window) / 1000)
+        budget.set("windowSeconds", Int64(widget.budget.window))
         budget.set("enforced", !rules.noBudget)
         budget.set("nextAvailable", widget.budget.nextAvailable(at: now))
         o["budget"] = budget.json
         o["content"] = json(widget.content)
         var families = ObjectBuilder()
-        for f in WidgetFamily.allCases { families[f.rawValue] = json(widget.content(as: f)) }
+        for f in WidgetFamily.favoritesFamilies { families[f.rawValue] = json(widget.content(as: f)) }
         o["families"] = families.json
         o.set("displayedIndex", widget.displayedIndex)
         o["entries"] = .array((widget.timeline?.entries ?? []).map(json))
@@ -64,7 +65,7 @@ public enum JSONRenderer {
             var pending = ObjectBuilder()
             pending["reasons"] = .array(p.reasons.map { .string($0.rawValue) })
             pending.set("requestCount", p.requestCount)
-            pending.set("firstRequestedAt", p.firstRequestedAt)
+            pending.set("firstRequestedAt", Timestamp(p.firstRequestedAt))
             pending.set("deferred", p.isDeferred)
             o["pending"] = pending.json
         } else {
@@ -88,7 +89,7 @@ public enum JSONRenderer {
     /// A timeline entry.
     public static func json(_ e: FavoritesEntry) -> JSONValue {
         var o = ObjectBuilder()
-        o.set("date", e.date)
+        o.set("date", e.timestamp)
         o.set("content", e.contentKind)
         o.set("login", e.user?.login)
         o.set("position", e.position)

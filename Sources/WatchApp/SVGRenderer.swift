@@ -1,5 +1,6 @@
 import Foundation
 import RelayProtocol
+import WidgetKit
 
 /// Draws the watch as SVG: a sheet of widgets (a round complication for circular, a rounded
 /// rectangle for rectangular, a line of text for inline, a face corner with a gauge arc and a
@@ -112,7 +113,7 @@ public enum SVGRenderer {
         let c = widget.content
         switch c.family {
         case .accessoryCircular: circular(&svg, c)
-        case .accessoryRectangular: rectangular(&svg, c)
+        case .accessoryRectangular, .systemSmall, .systemMedium, .systemLarge, .systemExtraLarge: rectangular(&svg, c)
         case .accessoryInline: inline(&svg, c)
         case .accessoryCorner: corner(&svg, c)
         }

@@ -1,4 +1,5 @@
 import RelayProtocol
+import WidgetKit
 
 /// The widget's configuration intent (an `AppIntentConfiguration` parameter): which favorite
 /// the widget shows; `nil` rotates through all of them.
@@ -9,13 +10,18 @@ import RelayProtocol
 /// 3. the selected login is a favorite (compared case-insensitively, as GitHub logins are)
 ///    → ``Resolution/user(_:position:fellBack:)`` with `fellBack == false`;
 /// 4. the selected user was deleted → the first favorite, with `fellBack == true`.
-public struct SelectedUserIntent: Sendable, Hashable {
+public struct SelectedUserIntent: WidgetConfigurationIntent, Sendable, Hashable {
     /// The chosen favorite's login, or `nil` to rotate.
     public var login: String?
 
     /// An intent selecting `login` (`nil`: rotate).
-    public init(login: String? = nil) {
+    public init(login: String?) {
         self.login = login
+    }
+
+    /// The default configuration: rotate through every favorite.
+    public init() {
+        login = nil
     }
 
     /// What the intent means against a list of favorites.

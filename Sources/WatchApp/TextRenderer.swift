@@ -1,4 +1,5 @@
 import RelayProtocol
+import WidgetKit
 
 /// Renders the watch as compact text frames for a terminal: one rounded box per widget
 /// (28 columns, 24 inside), the favorites list and the profile screen.
@@ -54,7 +55,7 @@ public enum TextRenderer {
         if let timeline = widget.timeline {
             for (i, entry) in timeline.entries.enumerated() {
                 let mark = i == widget.displayedIndex ? "▸" : " "
-                out += "  \(mark) \(TimeMath.clock(entry.date)) \(describe(entry))\n"
+                out += "  \(mark) \(TimeMath.clock(entry.timestamp)) \(describe(entry))\n"
             }
             var policy = "  policy \(timeline.policy.name)"
             if let next = widget.policyReloadDate(rules: rules) { policy += " → \(TimeMath.clock(next, from: now))" }
@@ -70,7 +71,7 @@ public enum TextRenderer {
         switch c.family {
         case .accessoryCircular:
             return [TextMetrics.center("( \(main) )", in: w), TextMetrics.center(c.label ?? "", in: w)]
-        case .accessoryRectangular:
+        case .accessoryRectangular, .systemSmall, .systemMedium, .systemLarge, .systemExtraLarge:
             return c.lines.map { TextMetrics.padRight($0, to: w) }
         case .accessoryInline:
             return [TextMetrics.padRight(main, to: w)]

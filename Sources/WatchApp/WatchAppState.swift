@@ -1,4 +1,5 @@
 import RelayProtocol
+import WidgetKit
 
 /// The headless watch as one value: the favorites list, the widget system and the profile
 /// screen, wired the way GitExplorer's watch app should be.

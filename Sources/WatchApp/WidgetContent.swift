@@ -1,3 +1,5 @@
+import WidgetKit
+
 /// What one family shows for one entry, after the family's text-fit rules (see ``WidgetFamily``).
 ///
 /// Every string already fits its slot: renderers draw it as is.
@@ -53,14 +55,14 @@ public struct WidgetContent: Sendable, Hashable {
 
     /// Applies `family`'s rules to `entry`.
     public init(family: WidgetFamily, entry: FavoritesEntry) {
-        let f = family
+        let f = family.favoritesLayout
         switch entry.content {
         case .placeholder:
             self = Self.placeholder(f)
         case .empty:
             switch f {
             case .accessoryCircular: self.init(family: f, lines: ["0"], label: Self.circularCaption, isEmpty: true)
-            case .accessoryRectangular:
+            case .accessoryRectangular, .systemSmall, .systemMedium, .systemLarge, .systemExtraLarge:
                 self.init(family: f, lines: ["No favorites", "Add users on iPhone"], isEmpty: true)
             case .accessoryInline: self.init(family: f, lines: ["★ No favorites"], isEmpty: true)
             case .accessoryCorner: self.init(family: f, lines: ["0"], label: "No favs", isEmpty: true)
@@ -73,7 +75,7 @@ public struct WidgetContent: Sendable, Hashable {
             switch f {
             case .accessoryCircular:
                 self = Self.count(f, entry.favoritesCount)
-            case .accessoryRectangular:
+            case .accessoryRectangular, .systemSmall, .systemMedium, .systemLarge, .systemExtraLarge:
                 let cols = f.lineColumns
                 var lines = [TextMetrics.truncate(user.login, to: cols)]
                 if let name = user.name, !name.isEmpty { lines.append(TextMetrics.truncate(name, to: cols)) }
@@ -103,7 +105,7 @@ public struct WidgetContent: Sendable, Hashable {
         switch f {
         case .accessoryCircular:
             return WidgetContent(family: f, lines: [n <= 99 ? String(n) : "99+"], label: circularCaption)
-        case .accessoryRectangular:
+        case .accessoryRectangular, .systemSmall, .systemMedium, .systemLarge, .systemExtraLarge:
             return WidgetContent(
                 family: f, lines: ["Favorites", n == 1 ? "1 user" : "\(TextMetrics.compact(n)) users"])
         case .accessoryInline:
@@ -116,7 +118,7 @@ public struct WidgetContent: Sendable, Hashable {
     private static func placeholder(_ f: WidgetFamily) -> WidgetContent {
         switch f {
         case .accessoryCircular: WidgetContent(family: f, lines: ["••"], label: "•••", isRedacted: true)
-        case .accessoryRectangular:
+        case .accessoryRectangular, .systemSmall, .systemMedium, .systemLarge, .systemExtraLarge:
             WidgetContent(family: f, lines: ["••••••••", "••••••••••••", "•• ••••• · •• •••••"], isRedacted: true)
         case .accessoryInline: WidgetContent(family: f, lines: ["★ ••••••••••"], isRedacted: true)
         case .accessoryCorner: WidgetContent(family: f, lines: ["••"], label: "••••••", isRedacted: true)

@@ -1,3 +1,5 @@
+import WidgetKit
+
 /// A widget kind: the `kind` string of a widget configuration, which `reloadTimelines(ofKind:)` names.
 public struct WidgetKind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The kind string.

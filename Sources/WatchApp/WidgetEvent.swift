@@ -1,4 +1,5 @@
 import RelayProtocol
+import WidgetKit
 
 /// Something the widget system did that a test or scenario can verify: a reload, a reload
 /// refused for budget, or an entry coming on screen.

@@ -1,4 +1,7 @@
-/// The watchOS accessory families the `favorites` widget supports, with their text-fit rules.
+import WidgetKit
+
+/// The watchOS accessory families (WidgetKit's ``WidgetFamily``) the `favorites` widget
+/// supports, with their text-fit rules.
 ///
 /// The rules are close to Apple's (see `notes/watchconnectivity-widgetkit.md` B.5) and are
 /// enforced by ``WidgetContent``:
@@ -12,17 +15,14 @@
 /// - ``accessoryCorner``: a gauge text in the corner (at most ``valueColumns`` columns: the
 ///   user's repo count), a gauge (the user's position among the favorites) and a curved
 ///   label on the inside edge (the login, at most ``labelColumns`` columns).
-public enum WidgetFamily: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-    /// A round complication: shows the number of favorites.
-    case accessoryCircular
-    /// The largest accessory (face or Smart Stack): shows one user.
-    case accessoryRectangular
-    /// A single row of text on the face: one user, one short line.
-    case accessoryInline
-    /// A face corner (watchOS only): gauge text plus a curved label.
-    case accessoryCorner
+extension WidgetFamily {
+    /// The families the `favorites` widget supports (`supportedFamilies`), in the order the
+    /// JSON renderer lists them.
+    public static let favoritesFamilies: [WidgetFamily] = accessoryFamilies
 
-    public var description: String { rawValue }
+    /// The accessory family whose layout the `favorites` widget uses for this family: itself,
+    /// or the rectangular layout for a Home Screen family (which the widget does not support).
+    public var favoritesLayout: WidgetFamily { isAccessory ? self : .accessoryRectangular }
 
     /// The short name used in frames and ids (`circular`, `rectangular`, `inline`, `corner`).
     public var shortName: String {
@@ -31,13 +31,17 @@ public enum WidgetFamily: String, Sendable, Hashable, CaseIterable, CustomString
         case .accessoryRectangular: "rectangular"
         case .accessoryInline: "inline"
         case .accessoryCorner: "corner"
+        case .systemSmall: "small"
+        case .systemMedium: "medium"
+        case .systemLarge: "large"
+        case .systemExtraLarge: "extraLarge"
         }
     }
 
     /// The most lines of main text the family shows.
     public var maxLines: Int {
         switch self {
-        case .accessoryRectangular: 3
+        case .accessoryRectangular, .systemSmall, .systemMedium, .systemLarge, .systemExtraLarge: 3
         case .accessoryCircular, .accessoryInline, .accessoryCorner: 1
         }
     }
@@ -46,7 +50,7 @@ public enum WidgetFamily: String, Sendable, Hashable, CaseIterable, CustomString
     public var lineColumns: Int {
         switch self {
         case .accessoryCircular: Self.valueColumns
-        case .accessoryRectangular: 24
+        case .accessoryRectangular, .systemSmall, .systemMedium, .systemLarge, .systemExtraLarge: 24
         case .accessoryInline: 20
         case .accessoryCorner: Self.valueColumns
         }
@@ -57,7 +61,7 @@ public enum WidgetFamily: String, Sendable, Hashable, CaseIterable, CustomString
         switch self {
         case .accessoryCircular: 4
         case .accessoryCorner: 10
-        case .accessoryRectangular, .accessoryInline: 0
+        case .accessoryRectangular, .accessoryInline, .systemSmall, .systemMedium, .systemLarge, .systemExtraLarge: 0
         }
     }
 

@@ -1,3 +1,5 @@
+import WidgetKit
+
 /// The widget system's knobs: budgets, the no-budget debug switch, coalescing and the
 /// minimum time between policy reloads.
 public struct WidgetRules: Sendable, Hashable {

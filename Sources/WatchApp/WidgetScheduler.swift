@@ -1,4 +1,5 @@
 import RelayProtocol
+import WidgetKit
 
 /// The result of a ``WidgetScheduler/flush(now:favorites:)`` pass: what happened, and when
 /// to call `flush` again.
@@ -12,7 +13,9 @@ public struct WidgetPass: Sendable, Hashable {
 
 /// The watch's widget system (WidgetKit's scheduler plus `WidgetCenter`) as a value-type state
 /// machine: requests in, events out, and the next wake-up date. It never reads a clock and
-/// never sleeps: every call takes `now`.
+/// never sleeps: every call takes `now`. The rules are WidgetKit's module's own
+/// (``WidgetReloadState``, one per widget); the provider is the favorites widget's
+/// ``FavoritesWidgetProvider``, called through WidgetKit's API.
 ///
 /// - `reloadTimelines(ofKind:)` only *requests*: requests are coalesced per widget until the
 ///   next ``flush(now:favorites:)``, which reloads each widget with a pending request once.
@@ -64,7 +67,7 @@ public struct WidgetScheduler: Sendable {
 
     private mutating func place(_ descriptor: WidgetDescriptor, now: Timestamp) {
         var instance = WidgetInstance(descriptor: descriptor, rules: rules)
-        instance.request(ReloadRequest(reason: .widgetAdded, requestedAt: now))
+        instance.request(ReloadRequest(reason: .widgetAdded, requestedAt: now.date))
         widgets.append(instance)
     }
 
@@ -81,7 +84,7 @@ public struct WidgetScheduler: Sendable {
     public mutating func reloadTimelines(
         ofKind kind: WidgetKind, reason: ReloadReason = .manual, snapshotSentAt: Timestamp? = nil, now: Timestamp
     ) {
-        let request = ReloadRequest(reason: reason, requestedAt: now, snapshotSentAt: snapshotSentAt)
+        let request = ReloadRequest(reason: reason, requestedAt: now.date, dataDate: snapshotSentAt?.date)
         for i in widgets.indices where widgets[i].descriptor.kind == kind { widgets[i].request(request) }
     }
 
@@ -89,7 +92,7 @@ public struct WidgetScheduler: Sendable {
     public mutating func reloadAllTimelines(
         reason: ReloadReason = .manual, snapshotSentAt: Timestamp? = nil, now: Timestamp
     ) {
-        let request = ReloadRequest(reason: reason, requestedAt: now, snapshotSentAt: snapshotSentAt)
+        let request = ReloadRequest(reason: reason, requestedAt: now.date, dataDate: snapshotSentAt?.date)
         for i in widgets.indices { widgets[i].request(request) }
     }
 
@@ -99,7 +102,7 @@ public struct WidgetScheduler: Sendable {
     ) throws(WatchAppError) {
         guard let i = widgets.firstIndex(where: { $0.id == id }) else { throw .unknownWidget(id) }
         widgets[i].configure(configuration)
-        widgets[i].request(ReloadRequest(reason: .configurationChanged, requestedAt: now))
+        widgets[i].request(ReloadRequest(reason: .configurationChanged, requestedAt: now.date))
     }
 
     /// Records that the watch app entered or left the foreground (reloads are free while in it).

@@ -1,6 +1,8 @@
 import RelayProtocol
+import WidgetKit
 
-/// When WidgetKit asks the provider for the next timeline (`TimelineReloadPolicy`).
+/// When WidgetKit asks the provider for the next timeline: WidgetKit's ``TimelineReloadPolicy``
+/// in the watch's timestamps (``timelinePolicy`` and ``init(_:)`` convert).
 public enum ReloadPolicy: Sendable, Hashable, CustomStringConvertible {
     /// After the last entry's date passes.
     case atEnd
@@ -26,7 +28,8 @@ public enum ReloadPolicy: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// A provider's answer: entries in date order and the policy for the next one (`Timeline`).
+/// A favorites timeline: WidgetKit's `Timeline<FavoritesEntry>` in the watch's timestamps,
+/// as the renderers and the scheduler's events read it (``init(_:)`` and ``timeline`` convert).
 public struct WidgetTimeline: Sendable, Hashable {
     /// Entries in ascending date order; the first is dated at the reload time.
     public var entries: [FavoritesEntry]
@@ -43,7 +46,7 @@ public struct WidgetTimeline: Sendable, Hashable {
     /// scheduler's minimum reload interval; `nil` for `.never` (or no entries with `.atEnd`).
     public var policyDate: Timestamp? {
         switch policy {
-        case .atEnd: entries.last?.date
+        case .atEnd: entries.last?.timestamp
         case .after(let d): d
         case .never: nil
         }
@@ -53,6 +56,16 @@ public struct WidgetTimeline: Sendable, Hashable {
     /// first entry if none has).
     public func index(at now: Timestamp) -> Int? {
         guard !entries.isEmpty else { return nil }
-        return entries.lastIndex { $0.date <= now } ?? 0
+        return entries.lastIndex { $0.timestamp <= now } ?? 0
+    }
+
+    /// WidgetKit's timeline in the watch's timestamps.
+    public init(_ timeline: Timeline<FavoritesEntry>) {
+        self.init(entries: timeline.entries, policy: ReloadPolicy(timeline.policy))
+    }
+
+    /// The timeline as WidgetKit's `Timeline`.
+    public var timeline: Timeline<FavoritesEntry> {
+        Timeline(entries: entries, policy: policy.timelinePolicy)
     }
 }

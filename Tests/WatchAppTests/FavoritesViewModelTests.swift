@@ -2,6 +2,7 @@ import RelayProtocol
 import Testing
 
 @testable import WatchApp
+import WidgetKit
 
 @Suite struct FavoritesViewModelTests {
     @Test func aDeleteIsPendingUntilASnapshotWithoutTheUserArrives() {

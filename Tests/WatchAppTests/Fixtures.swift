@@ -3,6 +3,7 @@ import RelayProtocol
 import Testing
 
 @testable import WatchApp
+import WidgetKit
 
 /// Users, repos, snapshots and a manual clock for the watch tests.
 enum Fx {

@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import WatchApp
+import WidgetKit
 
 /// The headless watch with the real relay over loopback, a phone session, and a manual
 /// widget clock (no sleeping on widget time).

@@ -3,6 +3,7 @@ import RelayProtocol
 import Testing
 
 @testable import WatchApp
+import WidgetKit
 
 /// Deterministic watch states for the renderers.
 enum Scenes {
@@ -114,7 +115,7 @@ enum Scenes {
         #expect(rect["budget"]?["left"] == .int(0))
         #expect(rect["budget"]?["limit"] == .int(1))
         #expect(rect["pending"]?["deferred"] == .bool(true))
-        #expect(rect["families"]?.objectValue?.keys.sorted() == WidgetFamily.allCases.map(\.rawValue).sorted())
+        #expect(rect["families"]?.objectValue?.keys.sorted() == WidgetFamily.favoritesFamilies.map(\.rawValue).sorted())
         #expect(rect["entries"]?.arrayValue?.count == 4)
         // The first timeline rotates on: the widget kept its old entries (revision 1).
         #expect(rect["content"]?["lines"]?.arrayValue?.first == .string("torvalds"))

@@ -2,6 +2,7 @@ import RelayProtocol
 import Testing
 
 @testable import WatchApp
+import WidgetKit
 
 @Suite struct TimelineProviderTests {
     let provider = FavoritesTimelineProvider()
@@ -18,11 +19,11 @@ import Testing
         let timeline = provider.timeline(in: context())
         #expect(timeline.entries.map { $0.user?.login } == ["octocat", "torvalds", "gaearon", "octocat"])
         #expect(timeline.entries.map(\.position) == [1, 2, 3, 1])
-        #expect(timeline.entries.first?.date == Fx.t0)
+        #expect(timeline.entries.first?.timestamp == Fx.t0)
         for (a, b) in zip(timeline.entries, timeline.entries.dropFirst()) {
-            #expect(b.date.millisecondsSinceEpoch - a.date.millisecondsSinceEpoch >= 300_000)
+            #expect(b.timestamp.millisecondsSinceEpoch - a.timestamp.millisecondsSinceEpoch >= 300_000)
         }
-        #expect(timeline.entries.last?.date == Fx.at(minutes: 45))
+        #expect(timeline.entries.last?.timestamp == Fx.at(minutes: 45))
         #expect(timeline.policy == .atEnd)
         #expect(timeline.entries.allSatisfy { $0.revision == 4 && $0.favoritesCount == 3 })
     }
@@ -31,7 +32,7 @@ import Testing
     func spacingUnderFiveMinutesIsRaisedToFive(seconds: Int) {
         let p = FavoritesTimelineProvider(entrySpacing: .seconds(seconds))
         #expect(p.entrySpacing == .seconds(300))
-        let dates = p.timeline(in: context()).entries.map(\.date)
+        let dates = p.timeline(in: context()).entries.map(\.timestamp)
         #expect(dates == [Fx.t0, Fx.at(minutes: 5), Fx.at(minutes: 10), Fx.at(minutes: 15)])
     }
 
@@ -81,7 +82,7 @@ import Testing
     @Test func thePlaceholderIsRedactedAndSynchronous() {
         let entry = provider.placeholder(in: context())
         #expect(entry.isRedacted)
-        #expect(entry.date == Fx.t0)
+        #expect(entry.timestamp == Fx.t0)
         for family in WidgetFamily.allCases {
             #expect(WidgetContent(family: family, entry: entry).isRedacted)
         }

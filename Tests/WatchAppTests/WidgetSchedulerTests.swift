@@ -2,6 +2,7 @@ import RelayProtocol
 import Testing
 
 @testable import WatchApp
+import WidgetKit
 
 @Suite struct WidgetSchedulerTests {
     let favorites = Fx.snapshot(1, Fx.three)

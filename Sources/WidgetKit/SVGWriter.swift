@@ -1,15 +1,16 @@
 /// A minimal, deterministic SVG writer: elements with attributes in the order given, fixed
-/// number formatting (at most one decimal) and XML escaping.
-struct SVGWriter {
+/// number formatting (at most one decimal) and XML escaping. Package-wide: the day strip
+/// here and the watch's renderers (WatchApp) draw with it.
+package struct SVGWriter {
     /// The system sans-serif fonts, with Korean fallbacks for the seed app's users.
-    static let fonts =
+    package static let fonts =
         "-apple-system, 'SF Compact', 'Helvetica Neue', Arial, 'Noto Sans CJK KR', 'Apple SD Gothic Neo', sans-serif"
 
-    private(set) var text = ""
+    package private(set) var text = ""
     private var depth = 0
 
     /// Starts the document: `<svg>` with a `viewBox` and a background.
-    init(width: Double, height: Double, title: String, background: String) {
+    package init(width: Double, height: Double, title: String, background: String) {
         text = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
         open(
             "svg",
@@ -23,25 +24,25 @@ struct SVGWriter {
     }
 
     /// The finished document.
-    mutating func finish() -> String {
+    package mutating func finish() -> String {
         while depth > 0 { close("svg") }
         return text
     }
 
     /// `<name attrs>` and one level deeper.
-    mutating func open(_ name: String, _ attributes: [(String, String)]) {
+    package mutating func open(_ name: String, _ attributes: [(String, String)]) {
         line("<\(name)\(Self.attributes(attributes))>")
         depth += 1
     }
 
     /// `</name>`, one level up.
-    mutating func close(_ name: String) {
+    package mutating func close(_ name: String) {
         depth -= 1
         line("</\(name)>")
     }
 
     /// `<name attrs/>`, or `<name attrs>text</name>` with `text` escaped.
-    mutating func element(_ name: String, _ attributes: [(String, String)], text content: String? = nil) {
+    package mutating func element(_ name: String, _ attributes: [(String, String)], text content: String? = nil) {
         if let content {
             line("<\(name)\(Self.attributes(attributes))>\(Self.escape(content))</\(name)>")
         } else {
@@ -50,7 +51,7 @@ struct SVGWriter {
     }
 
     /// A `<text>` element.
-    mutating func text(
+    package mutating func text(
         _ content: String, x: Double, y: Double, size: Double, fill: String, anchor: String = "start",
         weight: String? = nil
     ) {
@@ -71,7 +72,7 @@ struct SVGWriter {
     }
 
     /// `x` with at most one decimal, no trailing `.0`, no `-0`: `12`, `12.5`, `-3.2`.
-    static func number(_ x: Double) -> String {
+    package static func number(_ x: Double) -> String {
         let tenths = Int((x * 10).rounded())
         let magnitude = abs(tenths)
         let sign = tenths < 0 ? "-" : ""
@@ -79,7 +80,7 @@ struct SVGWriter {
     }
 
     /// Escapes the five XML special characters and drops the C0 controls XML forbids.
-    static func escape(_ s: String) -> String {
+    package static func escape(_ s: String) -> String {
         var out = ""
         out.reserveCapacity(s.utf8.count)
         for c in s {

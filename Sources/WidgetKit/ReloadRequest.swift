@@ -1,21 +1,29 @@
-import RelayProtocol
+import Foundation
 
-/// Why a widget's timeline was reloaded.
-public enum ReloadReason: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+/// Why a widget's timeline was reloaded. A struct with static members, so an app can name
+/// reasons of its own (`extension ReloadReason { static let snapshotReceived = … }`).
+public struct ReloadReason: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The reason's name.
+    public let rawValue: String
+    /// A reason named `rawValue`.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
     /// The widget was just placed: its first timeline (free: nothing else can show it).
-    case widgetAdded
-    /// A favorites snapshot arrived and was stored (the fix for the seed app's bug).
-    case snapshotReceived
+    public static let widgetAdded = ReloadReason(rawValue: "widgetAdded")
+    /// The app called `WidgetCenter.shared.reloadTimelines(ofKind:)`.
+    public static let reloadTimelines = ReloadReason(rawValue: "reloadTimelines")
+    /// The app called `WidgetCenter.shared.reloadAllTimelines()`.
+    public static let reloadAllTimelines = ReloadReason(rawValue: "reloadAllTimelines")
     /// The timeline's `.atEnd` policy fired.
-    case policyAtEnd
+    public static let policyAtEnd = ReloadReason(rawValue: "policyAtEnd")
     /// The timeline's `.after(date)` policy fired.
-    case policyAfterDate
+    public static let policyAfterDate = ReloadReason(rawValue: "policyAfterDate")
     /// The app asked while in the foreground (free).
-    case foregroundRequest
+    public static let foregroundRequest = ReloadReason(rawValue: "foregroundRequest")
     /// The user changed the widget's configuration intent.
-    case configurationChanged
+    public static let configurationChanged = ReloadReason(rawValue: "configurationChanged")
     /// Asked by hand (a CLI command, a test).
-    case manual
+    public static let manual = ReloadReason(rawValue: "manual")
 
     public var description: String { rawValue }
 
@@ -23,27 +31,28 @@ public enum ReloadReason: String, Sendable, Hashable, CaseIterable, CustomString
     public var isBudgetExempt: Bool { self == .widgetAdded }
 }
 
-/// One `reloadTimelines` request, or a policy's request, as the scheduler received it.
+/// One reload request, or a policy's request, as the scheduler received it.
 public struct ReloadRequest: Sendable, Hashable {
     /// Why the reload is wanted.
     public var reason: ReloadReason
     /// When it was asked for (for a policy: the policy's date).
-    public var requestedAt: Timestamp
-    /// For ``ReloadReason/snapshotReceived``: the snapshot's `sentAt`, for the latency.
-    public var snapshotSentAt: Timestamp?
+    public var requestedAt: Date
+    /// When the data the reload will show was produced (a snapshot's `sentAt`), for the
+    /// change-to-screen latency; `nil` when unknown.
+    public var dataDate: Date?
 
     /// A request for `reason` made at `requestedAt`.
-    public init(reason: ReloadReason, requestedAt: Timestamp, snapshotSentAt: Timestamp? = nil) {
+    public init(reason: ReloadReason, requestedAt: Date, dataDate: Date? = nil) {
         self.reason = reason
         self.requestedAt = requestedAt
-        self.snapshotSentAt = snapshotSentAt
+        self.dataDate = dataDate
     }
 }
 
 /// The requests for one widget coalesced since its last reload: they become one reload.
 ///
-/// Coalescing rule: every request made before the scheduler's next `flush(now:)` joins the
-/// same batch; the flush reloads once for the whole batch. A batch the budget refused stays
+/// Coalescing rule: every request made before the scheduler's next flush joins the same
+/// batch; the flush reloads once for the whole batch. A batch the budget refused stays
 /// pending (*deferred*; the widget is stale) and keeps absorbing new requests until a
 /// reload succeeds.
 public struct PendingReload: Sendable, Hashable {
@@ -52,11 +61,11 @@ public struct PendingReload: Sendable, Hashable {
     /// How many requests were coalesced.
     public private(set) var requestCount: Int
     /// When the batch's first request was made.
-    public private(set) var firstRequestedAt: Timestamp
+    public private(set) var firstRequestedAt: Date
     /// When the batch's newest request was made.
-    public private(set) var lastRequestedAt: Timestamp
-    /// The newest snapshot `sentAt` among the requests: the data the reload will show.
-    public private(set) var snapshotSentAt: Timestamp?
+    public private(set) var lastRequestedAt: Date
+    /// The newest ``ReloadRequest/dataDate`` among the requests: the data the reload will show.
+    public private(set) var dataDate: Date?
     /// True once a reload for this batch was refused for budget.
     public internal(set) var isDeferred = false
     /// True when requests arrived since the last stale report.
@@ -67,7 +76,7 @@ public struct PendingReload: Sendable, Hashable {
         requestCount = 1
         firstRequestedAt = request.requestedAt
         lastRequestedAt = request.requestedAt
-        snapshotSentAt = request.snapshotSentAt
+        dataDate = request.dataDate
     }
 
     /// The batch's reason: the first one requested.
@@ -80,7 +89,7 @@ public struct PendingReload: Sendable, Hashable {
         if !reasons.contains(request.reason) { reasons.append(request.reason) }
         requestCount += 1
         lastRequestedAt = max(lastRequestedAt, request.requestedAt)
-        if let sent = request.snapshotSentAt, snapshotSentAt.map({ sent > $0 }) ?? true { snapshotSentAt = sent }
+        if let d = request.dataDate, dataDate.map({ d > $0 }) ?? true { dataDate = d }
         hasUnreportedRequests = true
     }
 }

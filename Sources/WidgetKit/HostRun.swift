@@ -1,0 +1,127 @@
+import Foundation
+
+/// One run of a ``WidgetHost``: every widget's ``WidgetReloadState`` and timeline, and the
+/// records that become the ``WidgetDay``.
+struct HostRun<Entry: TimelineEntry & Sendable> {
+    private struct Slot {
+        let widget: HostedWidget
+        var state: WidgetReloadState
+        var entries: [Entry] = []
+    }
+
+    private var slots: [Slot]
+    private let rules: WidgetReloadRules
+    private let start: Date
+    private var foreground: Bool
+    private let describe: @Sendable (Entry) -> String
+    private var shown: [ShownEntry<Entry>] = []
+    private var reloads: [HostReload] = []
+    private var refusals: [HostRefusal] = []
+    private var failures: [ProviderFailure] = []
+    private var appEvents: [AppEventRecord] = []
+
+    /// Every widget placed at `start`, showing its placeholder, its first timeline requested.
+    init(
+        widgets: [HostedWidget], rules: WidgetReloadRules, start: Date, foreground: Bool,
+        describe: @escaping @Sendable (Entry) -> String, placeholder: (TimelineProviderContext) -> Entry
+    ) {
+        self.rules = rules
+        self.start = start
+        self.foreground = foreground
+        self.describe = describe
+        slots = widgets.map { w in
+            var state = WidgetReloadState(budget: ReloadBudget(limit: w.budget, window: rules.budgetWindow))
+            state.request(ReloadRequest(reason: .widgetAdded, requestedAt: start))
+            return Slot(widget: w, state: state)
+        }
+        for w in widgets {
+            let entry = placeholder(TimelineProviderContext(family: w.family))
+            shown.append(
+                ShownEntry(
+                    widgetID: w.id, family: w.family, from: start, entry: entry, text: describe(entry), generation: 0))
+        }
+    }
+
+    mutating func setForeground(_ on: Bool) {
+        foreground = on
+    }
+
+    mutating func record(_ event: AppEventRecord) {
+        appEvents.append(event)
+    }
+
+    /// A reload request for `kind` (every widget when `nil`) at `now`; `label` records it as
+    /// an app event of its own (a scheduled `reloadTimelines`).
+    mutating func request(kind: String?, known: [String], now: Date, label: String?) {
+        if let label {
+            let unknown = kind.map { known.contains($0) ? [] : [$0] } ?? []
+            appEvents.append(AppEventRecord(at: now, label: label, reloadCalls: [kind], unknownKinds: unknown))
+        }
+        let reason: ReloadReason = kind == nil ? .reloadAllTimelines : .reloadTimelines
+        for i in slots.indices where kind == nil || slots[i].widget.kind == kind {
+            slots[i].state.request(ReloadRequest(reason: reason, requestedAt: now, dataDate: now))
+        }
+    }
+
+    /// When the next flush has work.
+    func nextWakeUp(now: Date) -> Date? {
+        slots.compactMap { $0.state.nextWakeUp(now: now, rules: rules, appForeground: foreground) }.min()
+    }
+
+    /// WidgetKit's pass at `now`, widget by widget: reload or refuse, then the entry due.
+    mutating func flush(now: Date, source: TimelineSource<Entry>, providerClock: ProviderClock) async {
+        for i in slots.indices {
+            let w = slots[i].widget
+            switch slots[i].state.decide(now: now, rules: rules, appForeground: foreground) {
+            case .none:
+                break
+            case .refused(let batch, let retryAt):
+                refusals.append(
+                    HostRefusal(
+                        widgetID: w.id, family: w.family, at: now, reasons: batch.reasons,
+                        requestCount: batch.requestCount, retryAt: retryAt, budgetLimit: w.budget))
+            case .reload(let batch, let charged):
+                let context = TimelineProviderContext(family: w.family)
+                let wall = Date()
+                let (answer, extra) = await source.timeline(context, w.configuration, rules.providerTimeout)
+                if extra > 0 {
+                    failures.append(
+                        ProviderFailure(widgetID: w.id, family: w.family, at: now, kind: .completedMoreThanOnce(extraCalls: extra)))
+                }
+                guard let timeline = answer else {
+                    slots[i].state.abandonReload(now: now)
+                    failures.append(
+                        ProviderFailure(
+                            widgetID: w.id, family: w.family, at: now, kind: .neverCompleted(waited: rules.providerTimeout)))
+                    continue
+                }
+                let dates = timeline.entries.map { providerClock.translate($0.date, calledAt: wall, now: now) }
+                var policy = timeline.policy
+                if let d = policy.date { policy = .after(providerClock.translate(d, calledAt: wall, now: now)) }
+                let warnings = slots[i].state.install(entryDates: dates, policy: policy, now: now, rules: rules)
+                if !timeline.entries.isEmpty { slots[i].entries = timeline.entries }
+                reloads.append(
+                    HostReload(
+                        widgetID: w.id, family: w.family, at: now, reasons: batch.reasons,
+                        requestCount: batch.requestCount, requestedAt: batch.firstRequestedAt, charged: charged,
+                        budgetLeft: slots[i].state.budget.remaining(at: now), generation: slots[i].state.generation,
+                        entryCount: timeline.entries.count, policy: policy, warnings: warnings))
+            }
+            if let index = slots[i].state.advance(now: now) {
+                let entry = slots[i].entries[index]
+                shown.append(
+                    ShownEntry(
+                        widgetID: w.id, family: w.family, from: now, entry: entry, text: describe(entry),
+                        generation: slots[i].state.generation))
+            }
+        }
+    }
+
+    /// The records, as the day's result.
+    func finish(end: Date, kind: String, recommendationsInvalidated: Int) -> WidgetDay<Entry> {
+        WidgetDay(
+            kind: kind, start: start, end: end, widgets: slots.map(\.widget), shown: shown, reloads: reloads,
+            refusals: refusals, providerFailures: failures, appEvents: appEvents,
+            recommendationsInvalidated: recommendationsInvalidated)
+    }
+}

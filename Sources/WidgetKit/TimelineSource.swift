@@ -1,0 +1,61 @@
+import Foundation
+
+/// Any provider the host can run, as closures: the completion-handler form
+/// (``TimelineProvider``) and the async, intent-configured form (``AppIntentTimelineProvider``)
+/// behind one shape, each call limited to a real-time timeout. Not `Sendable`: the host
+/// calls it from its own task only, so a completion-handler provider need not be `Sendable`.
+struct TimelineSource<Entry: TimelineEntry & Sendable> {
+    /// `placeholder(in:)`.
+    let placeholder: (TimelineProviderContext) -> Entry
+    /// The timeline for a context and the instance's configuration, or `nil` if the provider
+    /// did not answer within the timeout; with how many extra times it called the handler.
+    let timeline:
+        (TimelineProviderContext, (any WidgetConfigurationIntent)?, TimeInterval) async -> (
+            Timeline<Entry>?, extraCalls: Int
+        )
+    /// The provider's configuration recommendations (intent-configured providers).
+    let recommendations: () -> [any WidgetConfigurationIntent]
+
+    init<P: TimelineProvider>(_ provider: P) where P.Entry == Entry {
+        placeholder = { provider.placeholder(in: $0) }
+        timeline = { context, _, timeout in
+            let box = CompletionBox<Timeline<Entry>>()
+            provider.getTimeline(in: context) { box.complete($0) }
+            let value = await box.value(timeout: timeout)
+            return (value, box.extraCalls)
+        }
+        recommendations = { [] }
+    }
+
+    init<P: AppIntentTimelineProvider & Sendable>(_ provider: P) where P.Entry == Entry {
+        placeholder = { provider.placeholder(in: $0) }
+        timeline = { context, configuration, timeout in
+            let box = CompletionBox<Timeline<Entry>>()
+            let intent = configuration as? P.Intent ?? P.Intent()
+            let task = Task { box.complete(await provider.timeline(for: intent, in: context)) }
+            let value = await box.value(timeout: timeout)
+            if value == nil { task.cancel() }
+            return (value, 0)
+        }
+        recommendations = { provider.recommendations().map(\.intent) }
+    }
+}
+
+/// How the host reads the dates a provider returns.
+public enum ProviderClock: Sendable, Hashable {
+    /// The provider dates entries from `Date()` (as watchOS code does): the host moves each
+    /// date by the gap between the virtual now and the wall clock at the call, rounded to
+    /// the second, so "now + 15 min" lands 15 virtual minutes after the reload.
+    case wallClock
+    /// The provider dates entries from the host's ``VirtualClock`` (or from its data): the
+    /// host takes dates as given.
+    case virtual
+
+    /// `date`, returned by a provider called at wall-clock `wall` during a reload at virtual `now`.
+    func translate(_ date: Date, calledAt wall: Date, now: Date) -> Date {
+        switch self {
+        case .virtual: return date
+        case .wallClock: return WidgetTime.add(now, date.timeIntervalSince(wall).rounded())
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+/// An object that contains a list of user-configured widgets and is used for reloading
+/// widget timelines (WidgetKit's `WidgetCenter`).
+///
+/// Calls are *requests*, as on a device: the host that runs the app code (``WidgetHost``)
+/// coalesces them, charges them to each widget's budget and may refuse them. The host
+/// installs itself for the duration of each app event (a task-local value), so parallel
+/// tests with hosts of their own never see each other's calls. Outside a host's event —
+/// from a detached task, or with no host at all — a call does nothing, like an app whose
+/// widgets are not placed.
+public final class WidgetCenter: Sendable {
+    /// The shared widget center.
+    public static let shared = WidgetCenter()
+
+    /// The host running the current app event, if any.
+    @TaskLocal static var host: (any WidgetCenterHost)?
+
+    private init() {}
+
+    /// Reloads the timelines for all configured widgets of `kind`.
+    public func reloadTimelines(ofKind kind: String) {
+        Self.host?.reloadTimelines(ofKind: kind)
+    }
+
+    /// Reloads the timelines for all configured widgets of the app.
+    public func reloadAllTimelines() {
+        Self.host?.reloadTimelines(ofKind: nil)
+    }
+
+    /// Asks the watch to refresh the widgets' `recommendations()` (watchOS); recorded by the host.
+    public func invalidateConfigurationRecommendations() {
+        Self.host?.invalidateConfigurationRecommendations()
+    }
+
+    /// The configured widgets: kind, family and configuration of each instance.
+    public func getCurrentConfigurations(_ completion: @escaping @Sendable (Result<[WidgetInfo], any Error>) -> Void) {
+        completion(.success(Self.host?.currentConfigurations() ?? []))
+    }
+
+    /// The configured widgets: kind, family and configuration of each instance.
+    public func currentConfigurations() async throws -> [WidgetInfo] {
+        Self.host?.currentConfigurations() ?? []
+    }
+}
+
+/// What ``WidgetCenter`` forwards to the host running the app code.
+protocol WidgetCenterHost: Sendable {
+    /// A reload request for `kind`, or for every widget when `nil`.
+    func reloadTimelines(ofKind kind: String?)
+    /// `invalidateConfigurationRecommendations()` was called.
+    func invalidateConfigurationRecommendations()
+    /// The placed widget instances.
+    func currentConfigurations() -> [WidgetInfo]
+}
+
+/// One configured widget instance (WidgetKit's `WidgetInfo`).
+public struct WidgetInfo: Sendable, CustomStringConvertible {
+    /// The widget's kind string.
+    public let kind: String
+    /// The instance's family.
+    public let family: WidgetFamily
+    /// The instance's configuration intent, for intent-configured widgets.
+    public let configuration: (any WidgetConfigurationIntent)?
+
+    /// An instance of `kind` in `family`, configured with `configuration`.
+    public init(kind: String, family: WidgetFamily, configuration: (any WidgetConfigurationIntent)? = nil) {
+        self.kind = kind
+        self.family = family
+        self.configuration = configuration
+    }
+
+    /// The configuration as `Intent`, if it is one.
+    public func widgetConfigurationIntent<Intent: WidgetConfigurationIntent>(of type: Intent.Type = Intent.self)
+        -> Intent?
+    {
+        configuration as? Intent
+    }
+
+    public var description: String { "\(kind) \(family)" }
+}

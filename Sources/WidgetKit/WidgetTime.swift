@@ -1,0 +1,37 @@
+import Foundation
+import RelayProtocol
+
+/// Whole-millisecond time for the reload rules: budgets, windows and wake-ups compare
+/// exactly (a `Date`'s `Double` would make "a slot frees 24 h later" off by an ulp).
+enum WidgetTime {
+    /// `date` in whole milliseconds since 1970 (rounded).
+    static func ms(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded())
+    }
+
+    /// `interval` in whole milliseconds (rounded).
+    static func ms(_ interval: TimeInterval) -> Int64 {
+        Int64((interval * 1000).rounded())
+    }
+
+    /// The date `ms` milliseconds after 1970.
+    static func date(_ ms: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(ms) / 1000)
+    }
+
+    /// `date` moved by `interval`, on the millisecond grid.
+    static func add(_ date: Date, _ interval: TimeInterval) -> Date {
+        Self.date(ms(date) + ms(interval))
+    }
+
+    /// ISO-8601 in UTC (the protocol's ``Timestamp`` format).
+    static func iso8601(_ date: Date) -> String {
+        Timestamp(millisecondsSinceEpoch: ms(date)).iso8601
+    }
+
+    /// `HH:MM` in UTC.
+    static func clock(_ date: Date) -> String {
+        let iso = Array(iso8601(date))
+        return String(iso[11..<16])
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import WebSocketTransport
+import WidgetKit
+
+/// A shared store the app writes and the widget reads (an App Group stand-in).
+final class CounterStore: Sendable {
+    private let value = LockedState(0)
+    var count: Int { value.withLock { $0 } }
+    func set(_ n: Int) { value.withLock { $0 = n } }
+}
+
+struct CountEntry: TimelineEntry {
+    let date: Date
+    let count: Int
+}
+
+/// Reads the store: one entry, `.never` (only an app reload shows new data).
+struct CountProvider: TimelineProvider {
+    let store: CounterStore
+    func placeholder(in context: Context) -> CountEntry { CountEntry(date: Date(), count: -1) }
+    func getSnapshot(in context: Context, completion: @escaping (CountEntry) -> Void) {
+        completion(CountEntry(date: Date(), count: store.count))
+    }
+    func getTimeline(in context: Context, completion: @escaping (Timeline<CountEntry>) -> Void) {
+        completion(Timeline(entries: [CountEntry(date: Date(), count: store.count)], policy: .never))
+    }
+}
+
+/// Never calls its timeline completion handler.
+struct SilentProvider: TimelineProvider {
+    func placeholder(in context: Context) -> CountEntry { CountEntry(date: Date(), count: -1) }
+    func getSnapshot(in context: Context, completion: @escaping (CountEntry) -> Void) {}
+    func getTimeline(in context: Context, completion: @escaping (Timeline<CountEntry>) -> Void) {}
+}
+
+/// Calls its completion handler twice.
+struct TwiceProvider: TimelineProvider {
+    func placeholder(in context: Context) -> CountEntry { CountEntry(date: Date(), count: -1) }
+    func getSnapshot(in context: Context, completion: @escaping (CountEntry) -> Void) {}
+    func getTimeline(in context: Context, completion: @escaping (Timeline<CountEntry>) -> Void) {
+        let t = Timeline(entries: [CountEntry(date: Date(), count: 1)], policy: .never)
+        completion(t)
+        completion(t)
+    }
+}
+
+/// A minute between entries: too close.
+struct CrowdedProvider: TimelineProvider {
+    func placeholder(in context: Context) -> CountEntry { CountEntry(date: Date(), count: -1) }
+    func getSnapshot(in context: Context, completion: @escaping (CountEntry) -> Void) {}
+    func getTimeline(in context: Context, completion: @escaping (Timeline<CountEntry>) -> Void) {
+        let now = Date()
+        completion(Timeline(entries: (0..<3).map { CountEntry(date: now.addingTimeInterval(Double($0) * 60), count: $0) }, policy: .never))
+    }
+}
+
+/// Families a completion handler saw.
+final class LockedCount: Sendable {
+    private let value = LockedState<[WidgetFamily]>([])
+    var families: [WidgetFamily] { value.withLock { $0 } }
+    func set(_ f: [WidgetFamily]) { value.withLock { $0 = f } }
+}

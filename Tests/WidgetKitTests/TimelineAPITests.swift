@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+import WebSocketTransport
+
+@testable import WidgetKit
+
+@Suite struct TimelineAPITests {
+    @Test func theStaticTemplateAnswersThroughItsCompletionHandler() {
+        let context = TimelineProviderContext(family: .accessoryRectangular)
+        let received = Received<Timeline<SimpleEntry>>()
+        Provider().getTimeline(in: context) { received.set($0) }
+        let timeline = received.value
+        #expect(timeline?.entries.count == 5)
+        #expect(timeline?.policy == .atEnd)
+        #expect(timeline?.entries.first?.relevance == nil)
+        #expect(Provider().placeholder(in: context).emoji == "😀")
+    }
+
+    @Test func theIntentTemplateAnswersAsynchronouslyForItsConfiguration() async {
+        let context = TimelineProviderContext(family: .accessoryCircular, isPreview: true)
+        var intent = ConfigurationAppIntent()
+        intent.favoriteEmoji = "🦊"
+        let timeline = await IntentProvider().timeline(for: intent, in: context)
+        #expect(timeline.entries.map(\.configuration.favoriteEmoji) == Array(repeating: "🦊", count: 5))
+        let snapshot = await IntentProvider().snapshot(for: intent, in: context)
+        #expect(snapshot.configuration.favoriteEmoji == "🦊")
+        #expect(IntentProvider().recommendations().map(\.description) == ["Example Widget"])
+        #expect(context.isPreview)
+        #expect(context.displaySize == WidgetFamily.accessoryCircular.defaultDisplaySize)
+    }
+
+    @Test func policiesCompareAndDescribeLikeWidgetKits() {
+        let d = Date(timeIntervalSince1970: 1_800_000_000)
+        #expect(TimelineReloadPolicy.after(d) == .after(d))
+        #expect(TimelineReloadPolicy.after(d) != .atEnd)
+        #expect(TimelineReloadPolicy.never.description == "never")
+        #expect(TimelineReloadPolicy.after(d).description == "after(2027-01-15T08:00:00.000Z)")
+        #expect(TimelineReloadPolicy.after(d).date == d)
+    }
+
+    @Test func familiesUseApplesCaseNames() {
+        #expect(WidgetFamily.allCases.map(\.rawValue) == [
+            "systemSmall", "systemMedium", "systemLarge", "systemExtraLarge",
+            "accessoryCircular", "accessoryRectangular", "accessoryInline", "accessoryCorner",
+        ])
+        #expect(WidgetFamily.accessoryFamilies.allSatisfy { $0.isAccessory })
+        #expect(!WidgetFamily.systemSmall.isAccessory)
+    }
+
+    @Test func widgetCenterOutsideAHostDoesNothing() async throws {
+        WidgetCenter.shared.reloadTimelines(ofKind: "favorites")
+        WidgetCenter.shared.reloadAllTimelines()
+        let configurations = try await WidgetCenter.shared.currentConfigurations()
+        #expect(configurations.isEmpty)
+        let info = WidgetInfo(kind: "k", family: .accessoryCorner, configuration: ConfigurationAppIntent())
+        #expect(info.widgetConfigurationIntent(of: ConfigurationAppIntent.self)?.favoriteEmoji == "😃")
+    }
+}
+
+/// A value a completion handler hands over, read after it ran.
+final class Received<Value: Sendable>: Sendable {
+    private let box = LockedState<Value?>(nil)
+    func set(_ value: Value) { box.withLock { $0 = value } }
+    var value: Value? { box.withLock { $0 } }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import Testing
+
+@testable import WidgetKit
+
+@Suite struct WidgetHostTests {
+    @Test func aDayRunsWithEveryReloadItsReasonAndTheBudgetLeft() async throws {
+        let store = CounterStore()
+        let host = WidgetHost(kind: "counter", provider: CountProvider(store: store))
+        host.place(.accessoryRectangular)
+        host.place(.accessoryCircular, budget: 40)
+        host.at(hours: 9, "count 5") {
+            store.set(5)
+            WidgetCenter.shared.reloadTimelines(ofKind: "counter")
+        }
+        let day = await host.run()
+        #expect(day.shown(.accessoryRectangular).map(\.entry.count) == [-1, 0, 5])
+        #expect(day.shown(.accessoryRectangular).first?.isPlaceholder == true)
+        let nine = host.date(hours: 9)
+        let shown = try day.expectShown(.accessoryRectangular, within: 1, of: nine) { $0.count == 5 }
+        #expect(shown.from == host.date(hours: 9, seconds: 0.1))
+        #expect(day.reloads(.accessoryRectangular).map(\.reasons) == [[.widgetAdded], [.reloadTimelines]])
+        #expect(day.reloads(.accessoryRectangular).map(\.charged) == [false, true])
+        #expect(day.reloads(.accessoryRectangular).last?.budgetLeft == 69)
+        #expect(day.reloads(.accessoryCircular).last?.budgetLeft == 39)
+        #expect(day.appEvents.map(\.reloadCalls) == [["counter"]])
+        try day.expectNoRefusedReloads()
+        try day.expectProviderAlwaysCompleted()
+        #expect(throws: WidgetExpectationFailure.self) {
+            try day.expectShown(.accessoryRectangular, within: 3600, of: host.date(hours: 10)) { $0.count == 6 }
+        }
+    }
+
+    @Test func theTemplatesAtEndPolicyReloadsWhenItsLastEntryComes() async {
+        let host = WidgetHost(kind: "emoji", provider: Provider())
+        let day = await host.run()
+        let expected = (0..<6).map { host.date(hours: Double($0) * 4, seconds: 0.1) }
+        #expect(day.reloads.map(\.at) == expected)
+        #expect(day.reloads.dropFirst().allSatisfy { $0.reasons == [.policyAtEnd] && $0.charged })
+        #expect(day.reloads.last?.budgetLeft == 65)
+        // The placeholder, then an entry an hour: each timeline's fifth entry (at 4 h) gives way
+        // to the next timeline's first, reloaded at that moment.
+        #expect(day.shown.count == 25)
+        #expect(day.shown[2].from == host.date(hours: 1, seconds: 0.1))
+    }
+
+    @Test func aProviderThatNeverCallsItsCompletionHandlerIsReported() async {
+        var rules = WidgetReloadRules()
+        rules.providerTimeout = 0.2
+        let host = WidgetHost(kind: "silent", provider: SilentProvider(), rules: rules)
+        host.reloadTimelines(ofKind: "silent", at: host.date(hours: 1))
+        let day = await host.run()
+        #expect(day.providerFailures.map(\.kind) == [.neverCompleted(waited: 0.2), .neverCompleted(waited: 0.2)])
+        #expect(day.shown.count == 1)
+        #expect(day.shown[0].isPlaceholder)
+        #expect(day.providerFailures[0].description.contains("never called its completion handler"))
+        #expect(throws: WidgetExpectationFailure.self) { try day.expectProviderAlwaysCompleted() }
+    }
+
+    @Test func aProviderAnsweringOnAnotherThreadIsAwaitedAndItsAfterPolicyKept() async throws {
+        let host = WidgetHost(kind: "scored", provider: BackgroundProvider())
+        let day = await host.run()
+        #expect(day.reloads.map(\.at) == (0..<24).map { host.date(hours: Double($0), seconds: 0.1) })
+        #expect(day.reloads.dropFirst().allSatisfy { $0.reasons == [.policyAfterDate] })
+        #expect(day.reloads.first?.policy == .after(host.date(hours: 1, seconds: 0.1)))
+        #expect(day.shown.dropFirst().prefix(3).map(\.from) == [0, 15, 30].map { host.date(minutes: Double($0), seconds: 0.1) })
+        #expect(day.shown.dropFirst().first?.entry.relevance?.score == 0)
+        try day.expectProviderAlwaysCompleted()
+    }
+
+    @Test func aProviderThatCompletesTwiceIsReportedAndTheFirstAnswerCounts() async {
+        let host = WidgetHost(kind: "twice", provider: TwiceProvider())
+        let day = await host.run(for: 3600)
+        #expect(day.providerFailures.map(\.kind) == [.completedMoreThanOnce(extraCalls: 1)])
+        #expect(day.reloads.count == 1)
+    }
+
+    @Test func aRefusedReloadLeavesTheWidgetStaleUntilTheForegroundLoadsItFree() async throws {
+        let store = CounterStore()
+        let host = WidgetHost(kind: "counter", provider: CountProvider(store: store))
+        host.place(.accessoryInline, budget: 2)
+        for h in 1...4 {
+            host.at(hours: Double(h), "count \(h)") {
+                store.set(h)
+                WidgetCenter.shared.reloadTimelines(ofKind: "counter")
+            }
+        }
+        host.foreground(at: host.date(hours: 5))
+        let day = await host.run()
+        // Refused at 03:00 and again for the new request at 04:00 (each new batch is reported).
+        #expect(day.refusals.map(\.at) == [host.date(hours: 3, seconds: 0.1), host.date(hours: 4, seconds: 0.1)])
+        #expect(day.refusals.first?.retryAt == host.date(hours: 25, seconds: 0.1))
+        #expect(day.isStale(.accessoryInline, at: host.date(hours: 4, minutes: 30)))
+        #expect(day.showing(.accessoryInline, at: host.date(hours: 4, minutes: 30))?.entry.count == 2)
+        #expect(!day.isStale(.accessoryInline, at: host.date(hours: 5)))
+        #expect(day.showing(.accessoryInline, at: host.date(hours: 5))?.entry.count == 4)
+        let last = day.reloads.last
+        #expect(last?.charged == false)
+        #expect(last?.requestCount == 2)
+        #expect(day.staleIntervals(id: "counter.accessoryInline").count == 1)
+        let error = #expect(throws: WidgetExpectationFailure.self) {
+            try day.expectShown(.accessoryInline, within: 600, of: host.date(hours: 3)) { $0.count == 3 }
+        }
+        #expect(error?.description.contains("reload refused") == true)
+        #expect(throws: WidgetExpectationFailure.self) { try day.expectNoRefusedReloads() }
+    }
+
+    @Test func entriesUnderFiveMinutesApartAreFlagged() async {
+        let host = WidgetHost(kind: "crowded", provider: CrowdedProvider())
+        let day = await host.run(for: 600)
+        #expect(day.reloads.first?.warnings == [.entriesTooClose(index: 1, gap: 60), .entriesTooClose(index: 2, gap: 60)])
+        #expect(throws: WidgetExpectationFailure.self) { try day.expectWellSpacedEntries() }
+    }
+
+    @Test func aMisspeltKindReloadsNothingAndIsRecorded() async throws {
+        let store = CounterStore()
+        let host = WidgetHost(kind: "counter", provider: CountProvider(store: store))
+        host.at(hours: 2, "store") {
+            store.set(9)
+            WidgetCenter.shared.reloadTimelines(ofKind: "Counter")
+        }
+        let day = await host.run()
+        #expect(day.appEvents.first?.unknownKinds == ["Counter"])
+        #expect(day.reloads.count == 1)
+    }
+
+    @Test func anIntentProviderGetsEachInstancesConfiguration() async throws {
+        var fox = ConfigurationAppIntent()
+        fox.favoriteEmoji = "🦊"
+        let host = WidgetHost(kind: "emoji", provider: IntentProvider())
+        host.place(.accessoryCorner, configuration: fox)
+        host.place(.accessoryCircular)
+        let seen = LockedCount()
+        host.at(hours: 1, "list") {
+            WidgetCenter.shared.getCurrentConfigurations { result in
+                if case .success(let infos) = result { seen.set(infos.map(\.family)) }
+            }
+        }
+        let day = await host.run(for: 7200)
+        #expect(day.showing(.accessoryCorner, at: host.date(hours: 1))?.entry.configuration.favoriteEmoji == "🦊")
+        #expect(day.showing(.accessoryCircular, at: host.date(hours: 1))?.entry.configuration.favoriteEmoji == "😃")
+        #expect(seen.families == [.accessoryCorner, .accessoryCircular])
+    }
+}
+
+@Suite struct WidgetStripTests {
+    @Test func theStripHasARowPerFamilyAndMarksEveryRefusedReload() async {
+        let store = CounterStore()
+        let host = WidgetHost(kind: "counter", provider: CountProvider(store: store), describe: { "count \($0.count)" })
+        host.place(.accessoryCircular, budget: 3)
+        host.place(.accessoryRectangular)
+        host.every(3600, "tick") { n in
+            store.set(n)
+            WidgetCenter.shared.reloadTimelines(ofKind: "counter")
+        }
+        let day = await host.run()
+        let svg = day.svgStrip()
+        #expect(svg.hasPrefix("<?xml"))
+        #expect(svg.contains(#"id="row-counter.accessoryCircular""#))
+        #expect(svg.contains(#"id="row-counter.accessoryRectangular""#))
+        #expect(day.refusals.count == 21)
+        #expect(svg.components(separatedBy: #"<g class="refused">"#).count - 1 == day.refusals.count)
+        #expect(svg.contains("count 23"))
+        #expect(svg.contains("first refused 03:00"))
+        #expect(day.svgStrip() == svg)
+    }
+}
