@@ -1,3 +1,4 @@
+import RelayConsole
 import RelayCore
 import RelayProtocol
 import WebSocketTransport
@@ -9,11 +10,13 @@ import WebSocketTransport
 /// mutation. Mutations that pile up while a commit runs form the next group — one fsync
 /// for many sends.
 actor RelayEngine {
-    private var core: RelayState
+    var core: RelayState
     private let transport: WebSocketServer
     private let metrics: RelayMetrics
-    private let clock: RelayClock
-    private let log: Logger
+    let clock: RelayClock
+    let log: Logger
+    /// The console's hub and held frames (`serve --console`); nil without a console.
+    var console: ConsoleAttachment?
 
     /// Mutations of the batch being filled, and its ticket.
     private var openBatch: [StoreMutation] = []
@@ -33,9 +36,13 @@ actor RelayEngine {
     /// Counter updates of the current step, handed to the metrics with the frames.
     private var pendingMetrics = MetricsBatch()
     /// Frames and closes of the current step, handed to the transport in one go.
-    private var outbound = OutboundBatch()
+    var outbound = OutboundBatch()
 
-    init(core: RelayState, transport: WebSocketServer, metrics: RelayMetrics, clock: RelayClock, log: Logger) {
+    init(
+        core: RelayState, transport: WebSocketServer, metrics: RelayMetrics, clock: RelayClock, log: Logger,
+        console: ConsoleHub? = nil
+    ) {
+        self.console = console.map(ConsoleAttachment.init)
         self.core = core
         self.transport = transport
         self.metrics = metrics
@@ -67,6 +74,7 @@ actor RelayEngine {
             log.debug("connection opened", ("conn", id.description), ("addr", address))
             run(.opened(LinkID(id.rawValue), address: address))
         case .message(let id, let bytes):
+            if console != nil, consoleInbound(LinkID(id.rawValue), bytes) { return }
             run(.frame(LinkID(id.rawValue), bytes))
         case .binary(let id):
             run(.binary(LinkID(id.rawValue)))
@@ -76,6 +84,7 @@ actor RelayEngine {
             log.debug("connection closed", ("conn", id.description), ("code", code.map(String.init) ?? "none"), ("reason", reason))
             metrics.closed(code: code)
             deliveredSeq[LinkID(id.rawValue)] = nil
+            consoleClosed(LinkID(id.rawValue))
             run(.closed(LinkID(id.rawValue)))
         }
     }
@@ -91,10 +100,15 @@ actor RelayEngine {
                 connections: core.connectionsByRole, pairs: core.pairCount, queued: core.queuedItemsByMode,
                 received: core.framesReceived)
         }
+        if console != nil { consoleTick() }
     }
 
     private func run(_ event: RelayEvent) {
-        let actions = core.handle(event, now: clock.now())
+        execute(core.handle(event, now: clock.now()))
+    }
+
+    /// Performs the core's actions in order, holding frames back until their commit.
+    func execute(_ actions: [RelayAction]) {
         var gate: UInt64 = 0
         for action in actions {
             switch action {
@@ -134,7 +148,7 @@ actor RelayEngine {
     }
 
     /// Hands what this step produced to the transport.
-    private func flush() {
+    func flush() {
         metrics.record(pendingMetrics)
         pendingMetrics.removeAll()
         guard !outbound.isEmpty else { return }
@@ -145,7 +159,11 @@ actor RelayEngine {
     private func perform(_ action: RelayAction) {
         switch action {
         case .send(let link, let frame):
-            outbound.send(FrameCodec.encode(frame), to: ConnectionID(rawValue: link.rawValue))
+            if console == nil {
+                outbound.send(FrameCodec.encode(frame), to: ConnectionID(rawValue: link.rawValue))
+            } else {
+                consoleSend(FrameCodec.encode(frame), frame, to: link)
+            }
             pendingMetrics.sent[frame.type, default: 0] += 1
             switch frame {
             case .error(let e):
@@ -160,7 +178,11 @@ actor RelayEngine {
                 break
             }
         case .close(let link, let code, let reason):
-            outbound.close(ConnectionID(rawValue: link.rawValue), code: code.rawValue, reason: reason)
+            if console == nil {
+                outbound.close(ConnectionID(rawValue: link.rawValue), code: code.rawValue, reason: reason)
+            } else {
+                consoleClose(link, code: code.rawValue, reason: reason)
+            }
         case .persist, .persistAhead, .awaitAhead:
             break
         }

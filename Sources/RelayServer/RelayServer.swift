@@ -1,3 +1,4 @@
+import RelayConsole
 import RelayCore
 import RelayProtocol
 import RelayStore
@@ -14,6 +15,10 @@ public actor RelayServer {
     public nonisolated let url: String
     /// Live metrics (also served at `/metrics`).
     public nonisolated let metrics: RelayMetrics
+    /// `http://host:port/console?token=…` when started with a console.
+    public nonisolated let consoleURL: String?
+    /// The console's state and fault plan, when started with one.
+    public nonisolated let console: ConsoleHub?
 
     private let transport: WebSocketServer
     private let engine: RelayEngine
@@ -27,9 +32,18 @@ public actor RelayServer {
         _ configuration: RelayServerConfiguration, environment: RelayEnvironment = .live,
         clock: RelayClock = .system, log: Logger = Logger()
     ) async throws -> RelayServer {
+        let hub = try configuration.console.map { (console) throws(ConsoleError) in
+            try console.check(host: configuration.host, tls: configuration.tlsCertificatePath != nil)
+            return ConsoleHub(configuration: console, log: { message, fields in log.log(.info, message, fields) })
+        }
         let store = try RelayStore(path: configuration.databasePath, synchronous: configuration.synchronous)
         let pairs = try await store.load(now: clock.now())
         let metrics = RelayMetrics()
+        var consoleHandler: HTTPRequestHandler?
+        if let hub {
+            let routes = ConsoleRoutes(hub: hub, clock: { clock.now() })
+            consoleHandler = { request in routes.handle(request) ?? .text("not found\n", status: 404) }
+        }
         let transport = try WebSocketServer(
             configuration: ServerConfiguration(
                 host: configuration.host, port: configuration.port, tlsCertificatePath: configuration.tlsCertificatePath,
@@ -43,14 +57,18 @@ public actor RelayServer {
                     "/healthz": { HTTPResponse.text("ok\n") },
                     "/metrics": {
                         HTTPResponse(
-                            status: 200, contentType: "text/plain; version=0.0.4", body: Array(metrics.render().utf8))
+                            status: 200, contentType: "text/plain; version=0.0.4",
+                            body: Array((metrics.render() + (hub?.renderMetrics() ?? "")).utf8))
                     },
-                ]))
+                ],
+                httpHandler: consoleHandler))
         let core = RelayState(configuration: configuration.relay, environment: environment, pairs: pairs)
-        let engine = RelayEngine(core: core, transport: transport, metrics: metrics, clock: clock, log: log)
+        let engine = RelayEngine(core: core, transport: transport, metrics: metrics, clock: clock, log: log, console: hub)
+        let consoleURL = configuration.console?.url(
+            host: configuration.host, port: transport.port, tls: configuration.tlsCertificatePath != nil)
         let server = RelayServer(
             transport: transport, engine: engine, store: store, metrics: metrics,
-            url: configuration.url(port: transport.port), log: log)
+            url: configuration.url(port: transport.port), console: hub, consoleURL: consoleURL, log: log)
         await server.startTasks()
         log.info(
             "relay listening", ("url", server.url), ("db", configuration.databasePath), ("pairs", String(pairs.count)))
@@ -59,8 +77,10 @@ public actor RelayServer {
 
     private init(
         transport: WebSocketServer, engine: RelayEngine, store: RelayStore, metrics: RelayMetrics, url: String,
-        log: Logger
+        console: ConsoleHub?, consoleURL: String?, log: Logger
     ) {
+        self.console = console
+        self.consoleURL = consoleURL
         self.transport = transport
         self.engine = engine
         self.store = store

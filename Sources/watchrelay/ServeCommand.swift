@@ -1,4 +1,5 @@
 import Foundation
+import RelayConsole
 import RelayCore
 import RelayProtocol
 import RelayServer
@@ -31,12 +32,16 @@ enum ServeCommand {
           --ping-after-s N            ping a silent client after N s (default 30)
           --hangup-after-s N          hang up on a client that sent nothing, not even a pong, for
                                       N s (default ping + 10; must exceed --ping-after-s)
+          --console                   serve the browser console and its fault API at /console; prints
+                                      `console: http://HOST:PORT/console?token=TOKEN` on standard error
+          --console-token TOKEN       the console's token (default: a fresh random one)
+          --console-allow-insecure    allow the console on a non-loopback interface without TLS
           --log-level LEVEL           debug, info, warn, error (default info)
           -h, --help                  show this help
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        var args = try Arguments(argv, booleanFlags: ["help", "exit-on-stdin-eof"])
+        var args = try Arguments(argv, booleanFlags: ["help", "exit-on-stdin-eof", "console", "console-allow-insecure"])
         if args.flag("help") {
             print(help)
             return 0
@@ -79,11 +84,28 @@ enum ServeCommand {
             }
             c.hangupAfterSeconds = hangup
         }
+        let consoleToken = args.string("console-token")
+        let consoleInsecure = args.flag("console-allow-insecure")
+        if args.flag("console") {
+            c.console = ConsoleConfiguration(token: consoleToken, allowsInsecureInterface: consoleInsecure)
+        } else if consoleToken != nil || consoleInsecure {
+            throw Arguments.UsageError(description: "--console-token and --console-allow-insecure need --console")
+        }
+        if let console = c.console {
+            do {
+                try console.check(host: c.host, tls: c.tlsCertificatePath != nil)
+            } catch {
+                throw Arguments.UsageError(description: error.description)
+            }
+        }
         let log = try CLI.logger(&args, component: "relay")
         try args.rejectUnknown()
 
         let server = try await RelayServer.start(c, log: log)
         CLI.printLine(server.url)
+        if let consoleURL = server.consoleURL {
+            FileHandle.standardError.write(Data("console: \(consoleURL)\n".utf8))
+        }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await CLI.waitForTerminationSignal() }
             if stdinEnds {
