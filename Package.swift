@@ -67,7 +67,7 @@ let package = Package(
         // Scenario model and runner: relay, GitHub stub, phones and watches in-process, or the
         // relay, phones and watches as `watchrelay` child processes (--processes).
         .target(
-            name: "Simulator", dependencies: ["RelayServer", "RelayClient", "PhoneApp", "WatchApp", "GitHubAPI", "RelayProtocol", "WebSocketTransport"],
+            name: "Simulator", dependencies: ["RelayServer", "RelayConsole", "RelayClient", "PhoneApp", "WatchApp", "GitHubAPI", "RelayProtocol", "WebSocketTransport"],
             swiftSettings: strict),
         .executableTarget(
             name: "watchrelay",
