@@ -3,7 +3,8 @@
 # (apt-get) and Python test tools (PyPI). Idempotent; fast when everything is present.
 set -euo pipefail
 
-DEB_PACKAGES=(libwebsockets-dev libsqlite3-dev libssl-dev pkg-config ${EXTRA_DEB_PACKAGES:-})
+# libwebsockets-evlib-ev + libev-dev: the lws contexts run on libev (epoll) instead of poll().
+DEB_PACKAGES=(libwebsockets-dev libwebsockets-evlib-ev libev-dev libsqlite3-dev libssl-dev pkg-config ${EXTRA_DEB_PACKAGES:-})
 PY_MODULES=(jsonschema:jsonschema referencing:referencing websockets:websockets)
 
 missing=()

@@ -14,11 +14,18 @@
  * Buffers match the Swift transport: rx_buffer_size 4096, pt_serv_buf_size 32 KiB; a whole
  * message goes to lws_write at once (tx_packet_size 128 KiB, so one send() per message).
  *
- * Build: cc -O2 -Wall -o relay relay.c -lwebsockets
- * Run:   relay [--host 127.0.0.1] [--port 0]   (prints ws://HOST:PORT/ as its first line;
- *        SIGINT/SIGTERM stop it)
+ * Event loop: like the Swift transport, lws's libev plugin (package libwebsockets-evlib-ev,
+ * epoll) on a loop this program owns and runs one iteration at a time; `--event-loop poll`
+ * (or WATCHRELAY_EVENT_LOOP=poll, as for the Swift transport) runs lws's default poll() loop
+ * instead, whose cost grows with the number of connections.
+ *
+ * Build: cc -O2 -Wall -o relay relay.c -lwebsockets -lev
+ * Run:   relay [--host 127.0.0.1] [--port 0] [--event-loop libev|poll]   (prints
+ *        ws://HOST:PORT/ as its first line; SIGINT/SIGTERM stop it)
  */
 #include <libwebsockets.h>
+#define EV_COMPAT3 0
+#include <ev.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,11 +259,16 @@ int main(int argc, char **argv)
 {
 	const char *host = "127.0.0.1";
 	int port = 0;
+	/* the same switch as the Swift transport's, so one variable flips both for an A/B run */
+	const char *loop_env = getenv("WATCHRELAY_EVENT_LOOP");
+	int use_libev = !(loop_env && !strcmp(loop_env, "poll"));
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--host"))
 			host = argv[i + 1];
 		else if (!strcmp(argv[i], "--port"))
 			port = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--event-loop"))
+			use_libev = strcmp(argv[i + 1], "poll") != 0;
 	}
 	lws_set_log_level(LLL_ERR | LLL_WARN, NULL);
 
@@ -270,6 +282,18 @@ int main(int argc, char **argv)
 	info.uid = -1;
 	/* lws 4.1 with IPv6 on binds every interface for an IPv4 literal; this binds exactly it */
 	info.options = LWS_SERVER_OPTION_DISABLE_IPV6 | LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
+	struct ev_loop *loop = NULL;
+	void *foreign_loops[1];
+	if (use_libev) {
+		loop = ev_loop_new(EVFLAG_AUTO);
+		if (!loop) {
+			fprintf(stderr, "relay: ev_loop_new failed\n");
+			return 1;
+		}
+		foreign_loops[0] = loop;
+		info.options |= LWS_SERVER_OPTION_LIBEV;
+		info.foreign_loops = foreign_loops;
+	}
 
 	context = lws_create_context(&info);
 	if (!context) {
@@ -282,9 +306,17 @@ int main(int argc, char **argv)
 	printf("ws://%s:%d/\n", host, vhost ? lws_get_vhost_listen_port(vhost) : port);
 	fflush(stdout);
 
-	while (!interrupted && lws_service(context, 0) >= 0)
-		;
+	if (loop) {
+		/* one iteration per call: a signal (EINTR) ends it too, so `interrupted` is seen */
+		while (!interrupted)
+			ev_run(loop, EVRUN_ONCE);
+	} else {
+		while (!interrupted && lws_service(context, 0) >= 0)
+			;
+	}
 	lws_context_destroy(context);
+	if (loop)
+		ev_loop_destroy(loop);
 	free(pairs);
 	return 0;
 }

@@ -18,6 +18,8 @@ struct ConsoleAttachment: Sendable {
     var devices: [(device: DeviceID, pair: PairID)] = []
     var budgets: [PairID: Int] = [:]
     var ticks = 0
+    /// How often the engine's timer runs the console's faults and snapshots.
+    static let tickInterval: Duration = .milliseconds(25)
 
     init(hub: ConsoleHub) {
         self.hub = hub
@@ -48,7 +50,7 @@ extension RelayEngine {
 
     /// Sends a frame through the faults: a `drop` may drop a message delivery, `delay` and
     /// `slow-writes` hold it (and everything after it on that connection).
-    func consoleSend(_ bytes: [UInt8], _ frame: RelayFrame, to link: LinkID) {
+    func consoleSend(_ bytes: [UInt8], _ frame: RelayFrame, to link: LinkID, _ outbound: inout OutboundBatch) {
         guard let hub = console?.hub else { return }
         let now = clock.now()
         let member = core.member(of: link)
@@ -82,7 +84,7 @@ extension RelayEngine {
     }
 
     /// Closes a connection behind whatever a fault still holds for it.
-    func consoleClose(_ link: LinkID, code: UInt16, reason: String) {
+    func consoleClose(_ link: LinkID, code: UInt16, reason: String, _ outbound: inout OutboundBatch) {
         guard console != nil else { return }
         let now = clock.now().millisecondsSinceEpoch
         if console?.gate.submit(.close(code, reason), to: link, delay: 0, spacing: 0, now: now) != nil {
@@ -97,7 +99,7 @@ extension RelayEngine {
 
     /// Per tick: reachability and budget faults into the core, disconnects, held frames whose
     /// time came, and (every 8th tick) a fresh inspection for the console.
-    func consoleTick() {
+    func consoleTick(_ outbound: inout OutboundBatch) {
         // `execute` below may send through ``consoleSend``, which changes `console`: no copy
         // of it is held across those calls.
         guard let hub = console?.hub, let devices = console?.devices, let applied = console?.budgets else { return }
@@ -109,11 +111,11 @@ extension RelayEngine {
         let current = core.devicesForcedUnreachable
         for device in wanted.subtracting(current) {
             log.info("fault applied", ("kind", "unreachable"), ("device", device.rawValue), ("reachable", "false"))
-            execute(core.setForcedUnreachable(device, true, now: now))
+            execute(core.setForcedUnreachable(device, true, now: now), &outbound)
         }
         for device in current.subtracting(wanted) {
             log.info("fault lifted", ("kind", "unreachable"), ("device", device.rawValue), ("reachable", "true"))
-            execute(core.setForcedUnreachable(device, false, now: now))
+            execute(core.setForcedUnreachable(device, false, now: now), &outbound)
         }
         if budgets != applied {
             for pair in Set(budgets.keys).union(applied.keys) where budgets[pair] != applied[pair] {
@@ -142,6 +144,5 @@ extension RelayEngine {
             console?.devices = inspection.pairs.flatMap { p in [(p.phone.id, p.id), (p.watch.id, p.id)] }
             hub.publish(inspection, at: now, heldFrames: console?.gate.heldCount ?? 0)
         }
-        flush()
     }
 }

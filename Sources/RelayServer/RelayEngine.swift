@@ -3,166 +3,201 @@ import RelayCore
 import RelayProtocol
 import WebSocketTransport
 
-/// Runs the core: feeds it events, performs its actions, and gates frames on group commits.
+/// Runs the core on the lws service thread: the transport calls it in the callback that
+/// completed each message (``ServerEventHandler``), it hands the event to ``RelayState`` and
+/// queues the answers on their connections before that callback returns.
 ///
-/// Ordering rule: a frame that follows a `.persist` in the core's output (and every frame
-/// queued after it, so per-connection order holds) waits until the store committed that
-/// mutation. Mutations that pile up while a commit runs form the next group — one fsync
-/// for many sends.
-actor RelayEngine {
+/// Frames that depend on a store commit wait in the ``CommitGate``; once per service-loop turn
+/// the open batch goes to the ``Committer`` (its own thread), whose confirmations come back
+/// through the transport's inbox (``WebSocketServer/post(_:)``) and release the waiting frames
+/// here, in order. Deadlines (reply timeouts) and the gauges run from one lws timer armed for
+/// the next of them.
+///
+/// Everything but ``init`` and ``attach(committer:)`` runs on the service thread, one call at a
+/// time (the transport's contract), so the mutable state has no lock; that confinement is what
+/// the `@unchecked Sendable` stands for. Off that thread, ``stats`` is answered through the inbox.
+final class RelayEngine: ServerEventHandler, @unchecked Sendable {
+    /// How often the gauges of `/metrics` are refreshed.
+    static let gaugeInterval: Duration = .milliseconds(500)
+
     var core: RelayState
-    private let transport: WebSocketServer
     private let metrics: RelayMetrics
     let clock: RelayClock
     let log: Logger
     /// The console's hub and held frames (`serve --console`); nil without a console.
     var console: ConsoleAttachment?
-
-    /// Mutations of the batch being filled, and its ticket.
-    private var openBatch: [StoreMutation] = []
-    /// Whether the open batch holds a seq reservation made ahead (always fsynced).
-    private var openBatchReservesAhead = false
-    private var openTicket: UInt64 = 1
-    private var committedTicket: UInt64 = 0
-    /// Actions waiting for the commit of their ticket, in order.
-    private var deferred: [(ticket: UInt64, action: RelayAction)] = []
-    private var deferredHead = 0
-    private var committerWaiting: CheckedContinuation<Bool, Never>?
-    private var stopped = false
+    /// Which frames wait for which commit.
+    private var gate = CommitGate()
+    /// Set by ``attach(committer:)`` before the transport starts.
+    private var committer: Committer?
+    /// Frames and closes the gate let through in the current call.
+    private var ready: [RelayAction] = []
     /// Highest seq delivered per connection (the latency metric counts first deliveries).
     private var deliveredSeq: [LinkID: Int64] = [:]
-    /// The batch holding each pair direction's last seq reservation made ahead.
-    private var aheadTickets: [AheadKey: UInt64] = [:]
-    /// Counter updates of the current step, handed to the metrics with the frames.
+    /// Counter updates of the current turn, handed to the metrics once per turn.
     private var pendingMetrics = MetricsBatch()
-    /// Frames and closes of the current step, handed to the transport in one go.
-    var outbound = OutboundBatch()
+    /// When the gauges are refreshed next.
+    private var gaugesDue: ContinuousClock.Instant = .now
+    /// Counts when the context went away, for ``stats`` after shutdown.
+    private let finalStats = LockedState<Stats?>(nil)
 
-    init(
-        core: RelayState, transport: WebSocketServer, metrics: RelayMetrics, clock: RelayClock, log: Logger,
-        console: ConsoleHub? = nil
-    ) {
+    /// Counts for tests and scenarios.
+    struct Stats: Sendable {
+        let connections: Int
+        let pairs: Int
+        let queued: Int
+    }
+
+    /// Asks the engine for its counts on the service thread.
+    struct StatsRequest: Sendable {
+        let reply: CheckedContinuation<Stats, Never>
+    }
+
+    /// A batch is durable (posted by the committer's thread).
+    struct Committed: Sendable {
+        let ticket: UInt64
+        let mutations: Int
+    }
+
+    /// A batch failed repeatedly and is being retried (posted by the committer's thread).
+    struct CommitFailing: Sendable {
+        let ticket: UInt64
+    }
+
+    init(core: RelayState, metrics: RelayMetrics, clock: RelayClock, log: Logger, console: ConsoleHub? = nil) {
         self.console = console.map(ConsoleAttachment.init)
         self.core = core
-        self.transport = transport
         self.metrics = metrics
         self.clock = clock
         self.log = log
     }
 
-    // MARK: - Events
-
-    /// Handles the transport's events on this actor, one at a time and in order, until the
-    /// stream finishes; then stops the committer.
-    ///
-    /// Iterating here (not from another task calling ``handle(_:)``) saves an executor hop
-    /// per event: the stream resumes this actor directly.
-    /// Each batch (what one lws service iteration reported) is handled whole, and its frames
-    /// go to the transport in one hand-off.
-    func consume(_ batches: AsyncStream<[ServerEvent]>) async {
-        for await batch in batches {
-            for event in batch { handle(event) }
-            flush()
-        }
-        stop()
+    /// Sets the committer; call once, before the transport that calls this engine starts.
+    func attach(committer: Committer) {
+        self.committer = committer
     }
 
-    /// Hands one transport event to the core and performs what it asks.
-    private func handle(_ event: ServerEvent) {
-        switch event {
-        case .opened(let id, let address):
-            log.debug("connection opened", ("conn", id.description), ("addr", address))
-            run(.opened(LinkID(id.rawValue), address: address))
-        case .message(let id, let bytes):
-            if console != nil, consoleInbound(LinkID(id.rawValue), bytes) { return }
-            run(.frame(LinkID(id.rawValue), bytes))
-        case .binary(let id):
-            run(.binary(LinkID(id.rawValue)))
-        case .tooLarge(let id, let size):
-            run(.tooLarge(LinkID(id.rawValue), size: size))
-        case .closed(let id, let code, let reason):
-            log.debug("connection closed", ("conn", id.description), ("code", code.map(String.init) ?? "none"), ("reason", reason))
-            metrics.closed(code: code)
-            deliveredSeq[LinkID(id.rawValue)] = nil
-            consoleClosed(LinkID(id.rawValue))
-            run(.closed(LinkID(id.rawValue)))
-        }
-    }
-
-    /// Runs `.tick` when a deadline passed; refreshes the gauges.
-    func tick(refreshGauges: Bool) {
-        if let deadline = core.nextDeadline, deadline <= clock.now() {
-            run(.tick)
-            flush()
-        }
-        if refreshGauges {
-            metrics.gauges(
-                connections: core.connectionsByRole, pairs: core.pairCount, queued: core.queuedItemsByMode,
-                received: core.framesReceived)
-        }
-        if console != nil { consoleTick() }
-    }
-
-    private func run(_ event: RelayEvent) {
-        execute(core.handle(event, now: clock.now()))
-    }
-
-    /// Performs the core's actions in order, holding frames back until their commit.
-    func execute(_ actions: [RelayAction]) {
-        var gate: UInt64 = 0
-        for action in actions {
-            switch action {
-            case .persist(let mutation):
-                enqueue(mutation)
-                gate = openTicket
-            case .persistAhead(let mutation):
-                enqueue(mutation)
-                openBatchReservesAhead = true
-                if case .setSeqReserved(let pair, let direction, _) = mutation {
-                    aheadTickets[AheadKey(pair: pair, direction: direction)] = openTicket
-                }
-            case .awaitAhead(let pair, let direction):
-                if let ticket = aheadTickets.removeValue(forKey: AheadKey(pair: pair, direction: direction)),
-                    ticket > committedTicket
-                {
-                    gate = max(gate, ticket)
-                }
-            case .send, .close:
-                let ticket = max(gate, deferredHead < deferred.count ? deferred[deferred.count - 1].ticket : 0)
-                if ticket > committedTicket {
-                    deferred.append((ticket, action))
-                } else {
-                    perform(action)
-                }
+    /// Counts of the engine's core, read on the service thread (or the last ones, after shutdown).
+    func stats(via transport: WebSocketServer) async -> Stats {
+        if let final = finalStats.withLock({ $0 }) { return final }
+        return await withCheckedContinuation { continuation in
+            if !transport.post(StatsRequest(reply: continuation)) {
+                continuation.resume(returning: finalStats.withLock { $0 } ?? Stats(connections: 0, pairs: 0, queued: 0))
             }
         }
     }
 
-    /// Adds a mutation to the batch being filled and wakes the committer.
-    private func enqueue(_ mutation: StoreMutation) {
-        openBatch.append(mutation)
-        if let waiter = committerWaiting {
-            committerWaiting = nil
-            waiter.resume(returning: true)
+    // MARK: - ServerEventHandler (service thread)
+
+    func handle(_ event: ServerEvent, outbound: inout OutboundBatch) {
+        switch event {
+        case .opened(let id, let address):
+            log.debug("connection opened", ("conn", id.description), ("addr", address))
+            run(.opened(LinkID(id.rawValue), address: address), &outbound)
+        case .message(let id, let bytes):
+            if console != nil, consoleInbound(LinkID(id.rawValue), bytes) { return }
+            run(.frame(LinkID(id.rawValue), bytes), &outbound)
+        case .binary(let id):
+            run(.binary(LinkID(id.rawValue)), &outbound)
+        case .tooLarge(let id, let size):
+            run(.tooLarge(LinkID(id.rawValue), size: size), &outbound)
+        case .closed(let id, let code, let reason):
+            log.debug(
+                "connection closed", ("conn", id.description), ("code", code.map(String.init) ?? "none"),
+                ("reason", reason))
+            metrics.closed(code: code)
+            deliveredSeq[LinkID(id.rawValue)] = nil
+            consoleClosed(LinkID(id.rawValue))
+            run(.closed(LinkID(id.rawValue)), &outbound)
         }
     }
 
-    /// Hands what this step produced to the transport.
-    func flush() {
-        metrics.record(pendingMetrics)
-        pendingMetrics.removeAll()
-        guard !outbound.isEmpty else { return }
-        transport.send(outbound)
-        outbound.removeAll()
+    func received(_ message: any Sendable, outbound: inout OutboundBatch) {
+        switch message {
+        case let done as Committed:
+            metrics.committed(mutations: done.mutations)
+            gate.committed(done.ticket, into: &ready)
+            performReady(&outbound)
+        case let failing as CommitFailing:
+            // The connections waiting for it are closed with 1011 (PROTOCOL.md §2.3); their
+            // frames are dropped, and every later frame waits until the batch is committed.
+            for link in gate.commitFailed(failing.ticket) {
+                outbound.close(ConnectionID(rawValue: link.rawValue), code: 1011, reason: "relay storage failed")
+            }
+        case let request as StatsRequest:
+            request.reply.resume(returning: currentStats)
+        default:
+            log.error("relay engine got an unknown message", ("type", "\(type(of: message))"))
+        }
     }
 
-    private func perform(_ action: RelayAction) {
+    func timerFired(outbound: inout OutboundBatch) {
+        if let deadline = core.nextDeadline, deadline <= clock.now() {
+            run(.tick, &outbound)
+        }
+        if console != nil { consoleTick(&outbound) }
+    }
+
+    func endOfTurn(outbound: inout OutboundBatch) -> Duration? {
+        if let batch = gate.takeBatch() { committer?.submit(batch) }
+        if !pendingMetrics.isEmpty {
+            metrics.record(pendingMetrics)
+            pendingMetrics.removeAll()
+        }
+        let now = ContinuousClock.now
+        if now >= gaugesDue {
+            gaugesDue = now + Self.gaugeInterval
+            metrics.gauges(
+                connections: core.connectionsByRole, pairs: core.pairCount, queued: core.queuedItemsByMode,
+                received: core.framesReceived)
+        }
+        var delay = gaugesDue - now
+        // With a console the timer also runs its faults: flaps, held frames, its snapshots.
+        if console != nil { delay = min(delay, ConsoleAttachment.tickInterval) }
+        if let deadline = core.nextDeadline {
+            // +1: the clock counts whole milliseconds; a timer due before the deadline is a wasted turn.
+            let ms = deadline.millisecondsSinceEpoch - clock.now().millisecondsSinceEpoch + 1
+            delay = min(delay, .milliseconds(max(0, ms)))
+        }
+        return delay
+    }
+
+    func finished() {
+        finalStats.withLock { $0 = currentStats }
+        // Whatever is still open goes to the committer behind the batch with it (its queue keeps
+        // the order); the relay's shutdown waits for the committer to finish.
+        if let batch = gate.takeFinalBatch() { committer?.submit(batch) }
+    }
+
+    // MARK: - Steps
+
+    private var currentStats: Stats {
+        Stats(connections: core.connectionCount, pairs: core.pairCount, queued: core.queuedItemCount)
+    }
+
+    private func run(_ event: RelayEvent, _ outbound: inout OutboundBatch) {
+        execute(core.handle(event, now: clock.now()), &outbound)
+    }
+
+    /// Performs the core's actions in order, frames behind the commits they depend on.
+    func execute(_ actions: [RelayAction], _ outbound: inout OutboundBatch) {
+        gate.admit(actions, into: &ready)
+        performReady(&outbound)
+    }
+
+    /// Queues what the gate let through, in order.
+    private func performReady(_ outbound: inout OutboundBatch) {
+        for action in ready { perform(action, &outbound) }
+        ready.removeAll(keepingCapacity: true)
+    }
+
+    private func perform(_ action: RelayAction, _ outbound: inout OutboundBatch) {
         switch action {
         case .send(let link, let frame):
             if console == nil {
                 outbound.send(FrameCodec.encode(frame), to: ConnectionID(rawValue: link.rawValue))
             } else {
-                consoleSend(FrameCodec.encode(frame), frame, to: link)
+                consoleSend(FrameCodec.encode(frame), frame, to: link, &outbound)
             }
             pendingMetrics.sent[frame.type, default: 0] += 1
             switch frame {
@@ -181,69 +216,10 @@ actor RelayEngine {
             if console == nil {
                 outbound.close(ConnectionID(rawValue: link.rawValue), code: code.rawValue, reason: reason)
             } else {
-                consoleClose(link, code: code.rawValue, reason: reason)
+                consoleClose(link, code: code.rawValue, reason: reason, &outbound)
             }
         case .persist, .persistAhead, .awaitAhead:
             break
         }
     }
-
-    // MARK: - Group commit
-
-    /// The next batch to commit; waits for one. `nil` once stopped and drained.
-    ///
-    /// `urgent` says whether a frame waits for this batch (or it reserves seqs ahead, which a
-    /// later frame will wait for): only then must the commit be fsynced (see
-    /// ``RelayStore/commit(_:urgent:)``). Frames can only wait for the open batch, so once
-    /// taken, a batch gets no new waiters.
-    func takeBatch() async -> (ticket: UInt64, mutations: [StoreMutation], urgent: Bool)? {
-        while openBatch.isEmpty {
-            if stopped { return nil }
-            let more = await withCheckedContinuation { committerWaiting = $0 }
-            if !more && openBatch.isEmpty { return nil }
-        }
-        let urgent =
-            openBatchReservesAhead
-            || (deferredHead < deferred.count && deferred[deferred.count - 1].ticket >= openTicket)
-        let batch = (openTicket, openBatch, urgent)
-        openBatch = []
-        openBatchReservesAhead = false
-        openTicket += 1
-        return batch
-    }
-
-    /// The batch of `ticket` is durable: release what waited for it.
-    func committed(_ ticket: UInt64, mutations: Int) {
-        committedTicket = ticket
-        metrics.committed(mutations: mutations)
-        while deferredHead < deferred.count, deferred[deferredHead].ticket <= ticket {
-            perform(deferred[deferredHead].action)
-            deferredHead += 1
-        }
-        if deferredHead == deferred.count {
-            deferred.removeAll(keepingCapacity: true)
-            deferredHead = 0
-        }
-        flush()
-    }
-
-    /// No more events will come: the committer drains the last batch and stops.
-    func stop() {
-        stopped = true
-        if let waiter = committerWaiting {
-            committerWaiting = nil
-            waiter.resume(returning: false)
-        }
-    }
-
-    /// Counts for tests and scenarios.
-    var stats: (connections: Int, pairs: Int, queued: Int) {
-        (core.connectionCount, core.pairCount, core.queuedItemCount)
-    }
-}
-
-/// A pair direction, for ``RelayEngine``'s seq reservations made ahead.
-private struct AheadKey: Hashable {
-    let pair: PairID
-    let direction: Role
 }

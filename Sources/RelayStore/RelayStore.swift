@@ -1,37 +1,19 @@
 import RelayCore
 import RelayProtocol
 
-/// The relay's durable state in one SQLite file: pairs, devices, queued items and bookkeeping.
+/// The relay's durable state (``SQLiteRelayStorage``) behind an actor, for async callers
+/// (tests and tools).
 ///
-/// The actor owns its ``SQLiteDatabase``, so all disk I/O happens on the actor's executor and
-/// never on the transport's service thread. The relay core describes changes as
-/// ``StoreMutation`` values; the server gathers those of many events and hands them to
-/// ``commit(_:)`` in one call (group commit), then releases the frames that depended on them.
-///
-/// Mutations for a pair that is no longer stored (the core may race a `deletePair`) are
-/// ignored: they change nothing and do not fail the batch. Inserting a pair that is already
-/// stored replaces its creation time and devices and keeps its queues and bookkeeping.
+/// Its calls block the cooperative-pool thread the actor runs on for the length of an fsync,
+/// which is why the relay does not use it: the relay's committer calls the ``RelayStorage``
+/// engine directly from a thread of its own.
 public actor RelayStore {
-    /// The connection, confined to this actor.
-    let database: SQLiteDatabase
-    /// The configured durability, and what the connection is set to now.
-    private let synchronous: SQLiteDatabase.Synchronous
-    private var current: SQLiteDatabase.Synchronous
+    /// The engine, serialised by this actor (and by its own lock).
+    let storage: SQLiteRelayStorage
 
-    /// Opens the store at `path` (or `:memory:`), creating the file and bringing its schema up to date.
-    ///
-    /// - Parameters:
-    ///   - path: The database file; its `-wal` and `-shm` companions live beside it.
-    ///   - synchronous: Commit durability; ``SQLiteDatabase/Synchronous/full`` (the default)
-    ///     makes every returned ``commit(_:)`` survive `kill -9` and power loss.
-    /// - Throws: ``RelayStoreError/schemaTooNew(found:supported:)`` for a file from a newer
-    ///   program, ``SQLiteError`` if SQLite cannot open or migrate it.
+    /// Opens the store at `path` (or `:memory:`); see ``SQLiteRelayStorage/init(path:synchronous:)``.
     public init(path: String, synchronous: SQLiteDatabase.Synchronous = .full) throws {
-        let database = try SQLiteDatabase(path: path, configuration: .init(synchronous: synchronous))
-        try database.migrate(RelayStoreSchema.migrations)
-        self.database = database
-        self.synchronous = synchronous
-        self.current = synchronous
+        storage = try SQLiteRelayStorage(path: path, synchronous: synchronous)
     }
 
     /// The schema version this program reads and writes.
@@ -39,65 +21,33 @@ public actor RelayStore {
 
     /// Applies `mutations` in order, in one transaction: all of them are durable when this returns, or none.
     ///
-    /// With ``SQLiteDatabase/Synchronous/full`` the whole batch costs one fsync of the log,
-    /// so callers should batch: gather the mutations of every event handled since the last
-    /// commit and commit them together before sending the frames that depend on them.
-    ///
-    /// - Parameter urgent: Whether something waits on this batch being durable (a frame the
-    ///   relay holds until the commit). A batch nobody waits on (e.g. acks whose `transferred`
-    ///   goes nowhere) is written without its own fsync even under `full`: it survives `kill -9`
-    ///   at once (the log write is in the OS), and power loss once the next urgent commit's
-    ///   fsync covers the log. Losing it to power loss only brings back what it removed (items
-    ///   are delivered again with their seq, which receivers drop).
+    /// - Parameter urgent: Whether something waits on this batch being durable; see
+    ///   ``SQLiteRelayStorage/apply(_:urgent:)``.
     /// - Throws: ``SQLiteError``; the batch is then rolled back entirely.
     public func commit(_ mutations: [StoreMutation], urgent: Bool = true) throws {
-        guard !mutations.isEmpty else { return }
-        let wanted: SQLiteDatabase.Synchronous = urgent ? synchronous : .normal
-        if wanted != current {
-            try database.execute("PRAGMA synchronous=\(wanted.rawValue)")
-            current = wanted
-        }
-        try database.transaction(.immediate) {
-            for mutation in mutations {
-                try apply(mutation)
-            }
-        }
+        try storage.apply(mutations, urgent: urgent)
     }
 
     /// The connection's `PRAGMA synchronous` now (for tests).
     func synchronousPragma() throws -> String? {
-        try database.pragma("synchronous")
+        try storage.synchronousPragma()
     }
 
-    /// Everything stored, as the core needs it at start, after pruning expired bookkeeping.
-    ///
-    /// Complication uses at or before `now − 24 h` are deleted first. Pairs come in creation
-    /// order; each snapshot has an entry for both directions (empty where nothing is stored);
-    /// items are in acceptance order and finished ids most recent last (at most 1024).
-    /// - Parameter now: The current time, from the caller's clock.
-    /// - Throws: ``RelayStoreError/corruptRow(table:reason:)`` if a stored row cannot be
-    ///   decoded, ``SQLiteError`` if SQLite fails.
+    /// Everything stored, as the core needs it at start; see ``SQLiteRelayStorage/loadAll(now:)``.
     public func load(now: Timestamp) throws -> [PairSnapshot] {
-        let cutoff = now.millisecondsSinceEpoch - RelayStoreSchema.complicationWindowMilliseconds
-        // One transaction: the prune and the reads see a single state of the file.
-        return try database.transaction(.immediate) {
-            try database.execute(RelayStoreSchema.pruneComplicationUses, [.integer(cutoff)])
-            return try readSnapshots()
-        }
+        try storage.loadAll(now: now)
     }
 
     /// The number of stored pairs and queued items (for metrics and tests).
     public func stats() throws -> (pairs: Int, queuedItems: Int) {
-        let pairs = try database.query(RelayStoreSchema.countPairs) { Int($0.int64(0)) }.first ?? 0
-        let items = try database.query(RelayStoreSchema.countItems) { Int($0.int64(0)) }.first ?? 0
-        return (pairs, items)
+        try storage.stats()
     }
 
     /// The first column of the first row of `sql` as an integer (0 if there is no row), for tests and diagnostics.
     func scalar(_ sql: String) throws -> Int64 {
-        try database.query(sql) { $0.int64(0) }.first ?? 0
+        try storage.scalar(sql)
     }
 
     /// Whether a transaction is open on the connection (none should be, between calls).
-    var isInTransaction: Bool { database.isInTransaction }
+    var isInTransaction: Bool { storage.isInTransaction }
 }

@@ -18,6 +18,8 @@ enum Command: Sendable {
     case observe(ConnectionID, (any ClientMessageObserver)?, CheckedContinuation<Void, Never>)
     /// Close every connection with 1001, then stop the loop (see ``ServiceCore/beginShutdown()``).
     case shutdown
+    /// Hand a value to the server's ``ServerEventHandler`` (see ``WebSocketServer/post(_:)``).
+    case toHandler(any Sendable)
 }
 
 /// The only way into a service thread: a `Mutex`-protected command list plus `lws_cancel_service`.

@@ -17,6 +17,15 @@ func lwsCallback(
 /// ``ServiceCore/run()`` notices the deadline passed.
 func shutdownTimerFired(_ timer: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {}
 
+/// Called by lws when the server handler's timer is due; `timer` is the first member of the
+/// `relay_timer` in ``LWSContextResources``, whose owner is the context's ``ServiceCore``.
+func handlerTimerFired(_ timer: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
+    guard let timer else { return }
+    let owned = UnsafeMutableRawPointer(timer).assumingMemoryBound(to: relay_timer.self)
+    guard let owner = owned.pointee.owner else { return }
+    ServiceCore.fromOpaque(owner).handlerTimerDidFire()
+}
+
 extension ServiceCore {
     /// The core behind a context's user pointer.
     ///

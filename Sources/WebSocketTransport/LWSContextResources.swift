@@ -35,6 +35,19 @@ struct LWSContextResources {
     let retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>
     /// The timer that wakes the loop at the shutdown deadline.
     let shutdownTimer: UnsafeMutablePointer<lws_sorted_usec_list_t>
+    /// The server handler's timer (``ServerEventHandler/endOfTurn(outbound:)``), with its owner.
+    let handlerTimer: UnsafeMutablePointer<relay_timer>
+    /// ``handlerTimer``'s sul, its first member, as lws's timer calls take it.
+    var handlerTimerList: UnsafeMutablePointer<lws_sorted_usec_list_t> {
+        UnsafeMutableRawPointer(handlerTimer).assumingMemoryBound(to: lws_sorted_usec_list_t.self)
+    }
+    /// The libev loop the context runs on (see ``EventLoopChoice``), nil for lws's poll() loop.
+    ///
+    /// Owned by the service thread: created here, handed to lws as a foreign loop, run one
+    /// iteration at a time by ``ServiceCore/run()`` and destroyed in ``deallocate()``.
+    private(set) var eventLoop: UnsafeMutableRawPointer?
+    /// The one-entry `foreign_loops` array lws reads at context creation.
+    private let foreignLoops: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     /// Context options (`LWS_SERVER_OPTION_*`).
     private let options: UInt64
     /// The listening port, or `CONTEXT_PORT_NO_LISTEN` for a client context.
@@ -110,6 +123,21 @@ struct LWSContextResources {
         retryPolicy.initialize(to: policy)
         shutdownTimer = .allocate(capacity: 1)
         shutdownTimer.initialize(to: lws_sorted_usec_list_t())
+        handlerTimer = .allocate(capacity: 1)
+        handlerTimer.initialize(to: relay_timer())
+        eventLoop = EventLoopChoice.current == .libev ? relay_ev_loop_new() : nil
+        foreignLoops = .allocate(capacity: 1)
+        foreignLoops.initialize(to: eventLoop)
+    }
+
+    /// Goes back to lws's poll() loop (after the libev plugin could not be loaded).
+    /// - Returns: whether there was a libev loop to drop.
+    mutating func dropEventLoop() -> Bool {
+        guard let loop = eventLoop else { return false }
+        relay_ev_loop_destroy(loop)
+        eventLoop = nil
+        foreignLoops.pointee = nil
+        return true
     }
 
     /// Whether lws bound `wsi` to the WebSocket protocol (and not to the HTTP one).
@@ -128,6 +156,10 @@ struct LWSContextResources {
         info.pt_serv_buf_size = Self.serviceBufferSize
         info.retry_and_idle_policy = UnsafePointer(retryPolicy)
         info.options = options
+        if eventLoop != nil {
+            info.options |= UInt64(LWS_SERVER_OPTION_LIBEV)
+            info.foreign_loops = foreignLoops
+        }
         info.port = port
         info.connect_timeout_secs = connectTimeoutSeconds
         // lws's other network round trips (TLS handshake, waiting for the 101) default to 5 s.
@@ -146,6 +178,11 @@ struct LWSContextResources {
         retryPolicy.deallocate()
         shutdownTimer.deinitialize(count: 1)
         shutdownTimer.deallocate()
+        handlerTimer.deinitialize(count: 1)
+        handlerTimer.deallocate()
+        foreignLoops.deinitialize(count: 1)
+        foreignLoops.deallocate()
+        if let eventLoop { relay_ev_loop_destroy(eventLoop) }
         for string in strings { free(string) }
     }
 

@@ -42,18 +42,23 @@ final class ServiceCore {
     private var writeBuffer: UnsafeMutableRawPointer
     private var writeBufferCapacity: Int
     private let serviceThread = pthread_self()
+    /// When the handler's timer is due, while armed.
+    private var handlerTimerDue: ContinuousClock.Instant?
 
     init(role: ServiceLoop.Role, inbox: CommandInbox, resources: LWSContextResources) {
         self.role = role
         self.inbox = inbox
         self.resources = resources
-        if case .server(_, let continuation) = role {
-            serverEvents = ServerEventBuffer(continuation)
+        if case .server(let configuration, let continuation) = role {
+            serverEvents = ServerEventBuffer(continuation, handler: configuration.eventHandler)
         } else {
             serverEvents = nil
         }
         writeBufferCapacity = relay_lws_pre + OutboundMessage.defaultFragmentSize
         writeBuffer = .allocate(byteCount: writeBufferCapacity, alignment: 16)
+        serverEvents?.apply = { [unowned self] command in apply(command) }
+        // The timer callback finds this core through the owner field (see relay_timer).
+        resources.handlerTimer.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
     }
 
     deinit {
@@ -66,8 +71,22 @@ final class ServiceCore {
     func run() {
         guard let context else { return }
         while !stopRequested {
-            let status = lws_service(context, 0)
+            // On libev, one iteration of the loop is what `lws_service` is on poll(): wait for
+            // activity or a timer, handle it (every callback runs inside), return.
+            var status: Int32 = 0
+            if let loop = resources.eventLoop {
+                relay_ev_run_once(loop)
+            } else {
+                status = lws_service(context, 0)
+            }
             serverEvents?.flush()
+            if let events = serverEvents, events.handler != nil {
+                if let delay = events.endOfTurn() {
+                    armHandlerTimer(delay)
+                } else if handlerTimerDue != nil {
+                    cancelHandlerTimer()
+                }
+            }
             if status < 0 { break }
             if let deadline = shutdownDeadline, ContinuousClock.now >= deadline { break }
         }
@@ -79,7 +98,7 @@ final class ServiceCore {
             switch command {
             case .connect(let request): request.fail(TransportError.shutDown)
             case .observe(_, _, let applied): applied.resume()
-            case .send, .close, .cancelConnect, .shutdown: break
+            case .send, .close, .cancelConnect, .shutdown, .toHandler: break
             }
         }
     }
@@ -94,6 +113,37 @@ final class ServiceCore {
         pendingConnects = [:]
         httpResponses = [:]
         serverEvents?.finish()
+    }
+
+    // MARK: - Handler timer
+
+    /// Arms the handler's timer `delay` from now (an lws_sul), unless it is armed within 1 ms of that.
+    func armHandlerTimer(_ delay: Duration) {
+        guard let context else { return }
+        let due = ContinuousClock.now + delay
+        if let armed = handlerTimerDue, armed - due < .milliseconds(1), due - armed < .milliseconds(1) { return }
+        handlerTimerDue = due
+        let (seconds, attoseconds) = delay.components
+        let microseconds = max(1, seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
+        lws_sul_schedule(context, 0, resources.handlerTimerList, handlerTimerFired, lws_usec_t(microseconds))
+        if resources.eventLoop != nil {
+            // lws 4.1's libev glue re-arms its timer only after socket activity (its idle
+            // callback) or when the timer fires; a sul added between turns, as here, would wait
+            // for that. Waking the loop through the cancel pipe is such activity.
+            lws_cancel_service(context)
+        }
+    }
+
+    /// The handler's timer fired (lws_sul callback, on the service thread).
+    func handlerTimerDidFire() {
+        handlerTimerDue = nil
+        serverEvents?.timerFired()
+    }
+
+    /// Takes the handler's timer off lws's list (before the context is destroyed).
+    func cancelHandlerTimer() {
+        handlerTimerDue = nil
+        lws_sul_cancel(resources.handlerTimerList)
     }
 
     // MARK: - Callback dispatch
@@ -199,11 +249,8 @@ final class ServiceCore {
         guard !commandBuffer.isEmpty else { return }
         for command in commandBuffer {
             switch command {
-            case .send(let id, let message): enqueue(message, on: id)
-            case .close(let id, let code, let reason):
-                if let connection = connections[id] {
-                    requestClose(connection, CloseFrame(code: code, reason: reason))
-                }
+            case .send, .close: apply(command)
+            case .toHandler(let message): serverEvents?.received(message)
             case .connect(let request): openClientConnection(request)
             case .cancelConnect(let id): cancelConnect(id)
             case .observe(let id, let observer, let applied):
@@ -213,6 +260,18 @@ final class ServiceCore {
             }
         }
         commandBuffer.removeAll(keepingCapacity: commandBuffer.capacity <= 4096)
+    }
+
+    /// Queues a message or close (from the inbox or from the handler, on the service thread).
+    func apply(_ command: Command) {
+        switch command {
+        case .send(let id, let message): enqueue(message, on: id)
+        case .close(let id, let code, let reason):
+            if let connection = connections[id] {
+                requestClose(connection, CloseFrame(code: code, reason: reason))
+            }
+        case .connect, .cancelConnect, .observe, .shutdown, .toHandler: break
+        }
     }
 
     private func enqueue(_ message: OutboundMessage, on id: ConnectionID) {

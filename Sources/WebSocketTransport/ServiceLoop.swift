@@ -36,7 +36,7 @@ enum ServiceLoop {
 
     /// The body of the service thread.
     private static func run(role: Role, inbox: CommandInbox, startup: StartupSignal) {
-        let resources = LWSContextResources(role: role)
+        var resources = LWSContextResources(role: role)
         let core = ServiceCore(role: role, inbox: inbox, resources: resources)
         // Retain the core once for lws (the context's user pointer). It is released in
         // `tearDown`, after lws_context_destroy returned, so every callback (those during
@@ -44,7 +44,17 @@ enum ServiceLoop {
         let retainedCore = Unmanaged.passRetained(core)
         var info = resources.creationInfo(user: retainedCore.toOpaque())
         errno = 0
-        guard let context = lws_create_context(&info) else {
+        var created = lws_create_context(&info)
+        if created == nil, resources.dropEventLoop() {
+            // The libev plugin (package libwebsockets-evlib-ev) is missing or unusable: lws's
+            // own poll() loop still works, only its cost grows with the connection count.
+            let note = "watchrelay: lws could not use its libev plugin; running on poll() instead\n"
+            _ = note.withCString { write(2, $0, strlen($0)) }
+            info = resources.creationInfo(user: retainedCore.toOpaque())
+            errno = 0
+            created = lws_create_context(&info)
+        }
+        guard let context = created else {
             let code = errno
             tearDown(context: nil, core: retainedCore, resources: resources, inbox: inbox)
             startup.finish(
@@ -88,7 +98,10 @@ enum ServiceLoop {
         let core = retainedCore.takeUnretainedValue()
         core.discard(inbox.close())  // from here on no thread calls lws_cancel_service
         core.serverEvents?.context = nil  // closes during the destroy are flushed by finishStreams
-        if let context { lws_context_destroy(context) }
+        if let context {
+            core.cancelHandlerTimer()
+            lws_context_destroy(context)
+        }
         core.context = nil
         core.finishStreams()
         // Release the retain taken for lws in `run`: the context and its callbacks are gone.

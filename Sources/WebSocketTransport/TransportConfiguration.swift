@@ -35,6 +35,8 @@ public struct ServerConfiguration: Sendable {
     public var httpRoutes: [String: HTTPRouteHandler]
     /// Answers any plain-HTTP request that no route matched (default nil: 404).
     public var httpHandler: HTTPRequestHandler?
+    /// Set by ``WebSocketServer/init(configuration:handler:)``: events go to it, not the stream.
+    var eventHandler: (any ServerEventHandler)?
 
     /// Creates a configuration; every parameter has the documented default.
     public init(

@@ -101,7 +101,8 @@ enum EventSink {
     }
 }
 
-/// A server's events of one service-loop iteration, handed to its stream as one batch.
+/// A server's events of one service-loop iteration, handed to its stream as one batch, or,
+/// with a ``ServerEventHandler``, to the handler at once.
 ///
 /// lws reports everything one `poll` found (often several messages per socket read) in one
 /// `lws_service` call; yielding them together costs one stream hand-off instead of one per
@@ -111,21 +112,64 @@ final class ServerEventBuffer {
     private var pending: [ServerEvent] = []
     /// The context, while it exists (set and cleared by ``ServiceLoop``).
     var context: OpaquePointer?
+    /// Called synchronously for every event instead of the stream, if set.
+    let handler: (any ServerEventHandler)?
+    /// Queues the handler's frames and closes on their connections (``ServiceCore/apply(_:)``).
+    var apply: ((Command) -> Void)?
+    /// What the handler produced in the current call; reused.
+    private var outbound = OutboundBatch()
 
-    init(_ continuation: AsyncStream<[ServerEvent]>.Continuation) {
+    init(_ continuation: AsyncStream<[ServerEvent]>.Continuation, handler: (any ServerEventHandler)?) {
         self.continuation = continuation
+        self.handler = handler
     }
 
     func append(_ event: ServerEvent) {
-        pending.append(event)
+        guard let handler else {
+            pending.append(event)
+            return
+        }
+        handler.handle(event, outbound: &outbound)
+        deliver()
+    }
+
+    /// A value posted to the handler (``WebSocketServer/post(_:)``).
+    func received(_ message: any Sendable) {
+        handler?.received(message, outbound: &outbound)
+        deliver()
+    }
+
+    /// The handler's timer is due.
+    func timerFired() {
+        handler?.timerFired(outbound: &outbound)
+        deliver()
+    }
+
+    /// End of a service-loop turn; returns the handler's next timer delay.
+    func endOfTurn() -> Duration? {
+        guard let handler else { return nil }
+        let delay = handler.endOfTurn(outbound: &outbound)
+        deliver()
+        return delay
+    }
+
+    /// Queues the handler's frames now; while the context is being destroyed (or gone) they
+    /// are dropped, since no connection can take them.
+    private func deliver() {
+        guard !outbound.isEmpty else { return }
+        if context != nil, let apply {
+            for command in outbound.commands { apply(command) }
+        }
+        outbound.removeAll()
     }
 
     /// Makes the current (or next) `lws_service` return promptly, so ``flush()`` runs.
     ///
     /// Events reported from socket activity are flushed when `lws_service` returns right after;
-    /// events from lws's timers run before its poll and would wait for the next activity.
+    /// events from lws's timers run before its poll and would wait for the next activity. A
+    /// handler gets every event at once, so it needs no wake-up.
     func wakeService() {
-        if let context { lws_cancel_service(context) }
+        if handler == nil, let context { lws_cancel_service(context) }
     }
 
     /// Yields what accumulated since the last flush, if anything.
@@ -135,9 +179,10 @@ final class ServerEventBuffer {
         pending = []
     }
 
-    /// Flushes, then finishes the stream.
+    /// Flushes, tells the handler it is finished, then finishes the stream.
     func finish() {
         flush()
+        handler?.finished()
         continuation.finish()
     }
 }

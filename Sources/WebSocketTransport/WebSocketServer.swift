@@ -35,12 +35,36 @@ public final class WebSocketServer: Sendable {
     /// - Throws: ``TransportError/invalidConfiguration(_:)`` for a bad value, or
     ///   ``TransportError/libraryCall(operation:code:message:)`` if lws cannot create the context
     ///   (port taken, unreadable certificate or key, ...).
-    public init(configuration: ServerConfiguration) throws(TransportError) {
+    public convenience init(configuration: ServerConfiguration) throws(TransportError) {
+        try self.init(configuration: configuration, eventHandler: nil)
+    }
+
+    /// Starts a server whose events go to `handler`, called on the service thread in the
+    /// callback that produced each event (see ``ServerEventHandler``); ``eventBatches`` then
+    /// yields nothing and finishes at shutdown.
+    ///
+    /// - Throws: as ``init(configuration:)``.
+    public convenience init(configuration: ServerConfiguration, handler: any ServerEventHandler) throws(TransportError) {
+        try self.init(configuration: configuration, eventHandler: handler)
+    }
+
+    private init(configuration: ServerConfiguration, eventHandler: (any ServerEventHandler)?) throws(TransportError) {
         try configuration.validate()
         self.configuration = configuration
         let (batches, continuation) = AsyncStream.makeStream(of: [ServerEvent].self, bufferingPolicy: .unbounded)
         self.eventBatches = batches
-        port = try ServiceLoop.start(role: .server(configuration, continuation), inbox: inbox)
+        var running = configuration
+        running.eventHandler = eventHandler
+        port = try ServiceLoop.start(role: .server(running, continuation), inbox: inbox)
+    }
+
+    /// Hands `message` to the server's ``ServerEventHandler`` on the service thread
+    /// (``ServerEventHandler/received(_:outbound:)``); returns at once.
+    ///
+    /// - Returns: false if the server is shut down (or going down): the message was dropped.
+    @discardableResult
+    public func post(_ message: any Sendable) -> Bool {
+        inbox.post(.toHandler(message))
     }
 
     deinit {

@@ -1,7 +1,7 @@
 import RelayCore
 import RelayProtocol
 
-extension RelayStore {
+extension SQLiteRelayStorage {
     /// Reads every table and assembles one snapshot per pair (inside the caller's transaction).
     func readSnapshots() throws -> [PairSnapshot] {
         typealias SQL = RelayStoreSchema

@@ -1,7 +1,7 @@
 import RelayCore
 import RelayProtocol
 
-extension RelayStore {
+extension SQLiteRelayStorage {
     /// Applies one mutation inside the caller's transaction, exactly as ``StoreMutation`` documents it.
     func apply(_ mutation: StoreMutation) throws(SQLiteError) {
         typealias SQL = RelayStoreSchema

@@ -1,0 +1,150 @@
+import RelayCore
+import RelayProtocol
+
+/// The ordering rules between the core's frames and the group commit, as a value: no sockets,
+/// no threads, no clock.
+///
+/// - A frame (or close) that follows a `.persist` in one step's actions waits until the batch
+///   holding that mutation is committed ("ticket"); so does every later frame on the same
+///   connection, so per-connection order holds. Frames on other connections do not wait.
+/// - `.persistAhead` (a block of seqs reserved before it is needed) holds nothing back;
+///   `.awaitAhead` makes the following frames wait for the batch with the last reservation of
+///   that pair direction, if it is not committed yet.
+/// - Mutations that pile up while a batch is being committed form the next batch: one commit
+///   (one fsync) for many sends. One batch is with the committer at a time.
+/// - A batch is `urgent` (must be flushed to stable storage) only if a frame waits for it or
+///   it reserves seqs ahead. A later urgent flush covers an earlier batch's writes.
+/// - A failed commit releases nothing. ``commitFailed(_:)`` drops the frames waiting and names
+///   their connections for the caller to close; until the batch is finally committed, every new
+///   frame waits behind it, so nothing (not even a repeated `accepted`) goes out before the
+///   state it reports is durable.
+struct CommitGate {
+    /// A batch for the committer.
+    struct Batch: Sendable, Equatable {
+        let ticket: UInt64
+        let mutations: [StoreMutation]
+        let urgent: Bool
+    }
+
+    /// Mutations of the batch being filled, and its ticket.
+    private var openBatch: [StoreMutation] = []
+    private var openReservesAhead = false
+    private(set) var openTicket: UInt64 = 1
+    private(set) var committedTicket: UInt64 = 0
+    /// The batch with the committer, if any.
+    private(set) var inFlight: UInt64?
+    /// The in-flight ticket after ``commitFailed(_:)`` until it is committed.
+    private(set) var failing: UInt64?
+    /// Frames and closes waiting, by the ticket they wait for, each list in arrival order.
+    private var waiting: [UInt64: [RelayAction]] = [:]
+    /// The ticket the last waiting frame of each connection waits for.
+    private var lastTicket: [LinkID: UInt64] = [:]
+    /// The batch holding each pair direction's last seq reservation made ahead.
+    private var aheadTickets: [AheadKey: UInt64] = [:]
+
+    /// Frames and closes waiting for a commit.
+    var waitingCount: Int { waiting.values.reduce(0) { $0 + $1.count } }
+    /// Whether nothing is open, with the committer, or waiting.
+    var isIdle: Bool { openBatch.isEmpty && inFlight == nil && waiting.isEmpty }
+
+    /// Takes one step's actions, in order; appends what may go out now to `ready`, in order.
+    mutating func admit(_ actions: [RelayAction], into ready: inout [RelayAction]) {
+        var gate: UInt64 = 0
+        for action in actions {
+            switch action {
+            case .persist(let mutation):
+                openBatch.append(mutation)
+                gate = openTicket
+            case .persistAhead(let mutation):
+                openBatch.append(mutation)
+                openReservesAhead = true
+                if case .setSeqReserved(let pair, let direction, _) = mutation {
+                    aheadTickets[AheadKey(pair: pair, direction: direction)] = openTicket
+                }
+            case .awaitAhead(let pair, let direction):
+                if let ticket = aheadTickets.removeValue(forKey: AheadKey(pair: pair, direction: direction)),
+                    ticket > committedTicket
+                {
+                    gate = max(gate, ticket)
+                }
+            case .send(let link, _), .close(let link, _, _):
+                let ticket = max(gate, lastTicket[link] ?? 0, failing ?? 0)
+                if ticket > committedTicket {
+                    waiting[ticket, default: []].append(action)
+                    lastTicket[link] = ticket
+                } else {
+                    ready.append(action)
+                }
+            }
+        }
+    }
+
+    /// The next batch for the committer: nil while one is with it, or if nothing is open.
+    mutating func takeBatch() -> Batch? {
+        guard inFlight == nil, !openBatch.isEmpty else { return nil }
+        let batch = Batch(
+            ticket: openTicket, mutations: openBatch, urgent: openReservesAhead || waiting[openTicket] != nil)
+        inFlight = openTicket
+        openBatch = []
+        openReservesAhead = false
+        openTicket += 1
+        return batch
+    }
+
+    /// At shutdown: the open batch, even while another is with the committer (whose queue
+    /// keeps the order), flushed to stable storage. Nothing waits for it any more.
+    mutating func takeFinalBatch() -> Batch? {
+        guard !openBatch.isEmpty else { return nil }
+        let batch = Batch(ticket: openTicket, mutations: openBatch, urgent: true)
+        openBatch = []
+        openReservesAhead = false
+        openTicket += 1
+        return batch
+    }
+
+    /// The batch of `ticket` is durable: appends what waited for it to `ready`, in order.
+    mutating func committed(_ ticket: UInt64, into ready: inout [RelayAction]) {
+        precondition(ticket == inFlight, "committed a batch that was not with the committer")
+        inFlight = nil
+        failing = nil
+        committedTicket = ticket
+        guard let released = waiting.removeValue(forKey: ticket) else { return }
+        for action in released {
+            ready.append(action)
+            if let link = action.link, lastTicket[link] == ticket { lastTicket[link] = nil }
+        }
+    }
+
+    /// The in-flight batch failed (the caller keeps retrying it): drops every waiting frame and
+    /// returns their connections, for the caller to close. Later frames wait behind the batch.
+    mutating func commitFailed(_ ticket: UInt64) -> [LinkID] {
+        precondition(ticket == inFlight, "a batch failed that was not with the committer")
+        failing = ticket
+        var links: [LinkID] = []
+        var seen = Set<LinkID>()
+        for key in waiting.keys.sorted() {
+            for action in waiting[key] ?? [] {
+                if let link = action.link, seen.insert(link).inserted { links.append(link) }
+            }
+        }
+        waiting = [:]
+        lastTicket = [:]
+        return links
+    }
+}
+
+extension RelayAction {
+    /// The connection a frame or close is for.
+    fileprivate var link: LinkID? {
+        switch self {
+        case .send(let link, _), .close(let link, _, _): link
+        case .persist, .persistAhead, .awaitAhead: nil
+        }
+    }
+}
+
+/// A pair direction, for the seq reservations made ahead.
+private struct AheadKey: Hashable {
+    let pair: PairID
+    let direction: Role
+}

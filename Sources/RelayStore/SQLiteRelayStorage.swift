@@ -1,0 +1,110 @@
+import Foundation
+import RelayCore
+import RelayProtocol
+
+/// The relay's durable state in one SQLite file, as a ``RelayStorage`` engine: pairs, devices,
+/// queued items and bookkeeping.
+///
+/// Synchronous: a commit returns after SQLite's fsync, so the relay calls it from its committer
+/// thread only. A lock keeps calls from different threads one at a time (uncontended in the
+/// relay: one committer). ``RelayStore`` is the same store behind an actor, for async callers.
+///
+/// Mutations for a pair that is no longer stored (the core may race a `deletePair`) are
+/// ignored: they change nothing and do not fail the batch. Inserting a pair that is already
+/// stored replaces its creation time and devices and keeps its queues and bookkeeping.
+public final class SQLiteRelayStorage: RelayStorage, @unchecked Sendable {
+    /// The connection; used only with ``lock`` held.
+    let database: SQLiteDatabase
+    /// The configured durability, and what the connection is set to now.
+    private let synchronous: SQLiteDatabase.Synchronous
+    private var current: SQLiteDatabase.Synchronous
+    /// Serialises every call (NSLock, which ThreadSanitizer sees, unlike Synchronization.Mutex).
+    private let lock = NSLock()
+
+    /// Opens the store at `path` (or `:memory:`), creating the file and bringing its schema up to date.
+    ///
+    /// - Parameters:
+    ///   - path: The database file; its `-wal` and `-shm` companions live beside it.
+    ///   - synchronous: Commit durability; ``SQLiteDatabase/Synchronous/full`` (the default)
+    ///     makes every returned urgent ``apply(_:urgent:)`` survive `kill -9` and power loss.
+    /// - Throws: ``RelayStoreError/schemaTooNew(found:supported:)`` for a file from a newer
+    ///   program, ``SQLiteError`` if SQLite cannot open or migrate it.
+    public init(path: String, synchronous: SQLiteDatabase.Synchronous = .full) throws {
+        let database = try SQLiteDatabase(path: path, configuration: .init(synchronous: synchronous))
+        try database.migrate(RelayStoreSchema.migrations)
+        self.database = database
+        self.synchronous = synchronous
+        self.current = synchronous
+    }
+
+    /// Applies `mutations` in order, in one transaction: all of them are durable when this
+    /// returns, or none (the transaction is rolled back and the error thrown).
+    ///
+    /// With ``SQLiteDatabase/Synchronous/full`` the whole batch costs one fsync of the log, so
+    /// callers batch (group commit). A batch that is not `urgent` is written with
+    /// `synchronous=normal`: it survives `kill -9` at once (the log write is in the OS), and
+    /// power loss once the next urgent commit's fsync covers the log. Losing it to power loss
+    /// only brings back what it removed (items are delivered again with their seq, which
+    /// receivers drop).
+    public func apply(_ mutations: [StoreMutation], urgent: Bool) throws {
+        guard !mutations.isEmpty else { return }
+        try locked {
+            let wanted: SQLiteDatabase.Synchronous = urgent ? synchronous : .normal
+            if wanted != current {
+                try database.execute("PRAGMA synchronous=\(wanted.rawValue)")
+                current = wanted
+            }
+            try database.transaction(.immediate) {
+                for mutation in mutations {
+                    try apply(mutation)
+                }
+            }
+        }
+    }
+
+    /// Everything stored, as the core needs it at start, after pruning expired bookkeeping.
+    ///
+    /// Complication uses at or before `now − 24 h` are deleted first. Pairs come in creation
+    /// order; each snapshot has an entry for both directions (empty where nothing is stored);
+    /// items are in acceptance order and finished ids most recent last (at most 1024).
+    /// - Throws: ``RelayStoreError/corruptRow(table:reason:)`` if a stored row cannot be
+    ///   decoded, ``SQLiteError`` if SQLite fails.
+    public func loadAll(now: Timestamp) throws -> [PairSnapshot] {
+        let cutoff = now.millisecondsSinceEpoch - RelayStoreSchema.complicationWindowMilliseconds
+        return try locked {
+            // One transaction: the prune and the reads see a single state of the file.
+            try database.transaction(.immediate) {
+                try database.execute(RelayStoreSchema.pruneComplicationUses, [.integer(cutoff)])
+                return try readSnapshots()
+            }
+        }
+    }
+
+    /// The number of stored pairs and queued items (for metrics and tests).
+    public func stats() throws -> (pairs: Int, queuedItems: Int) {
+        try locked {
+            let pairs = try database.query(RelayStoreSchema.countPairs) { Int($0.int64(0)) }.first ?? 0
+            let items = try database.query(RelayStoreSchema.countItems) { Int($0.int64(0)) }.first ?? 0
+            return (pairs, items)
+        }
+    }
+
+    /// The first column of the first row of `sql` as an integer (0 if there is no row).
+    func scalar(_ sql: String) throws -> Int64 {
+        try locked { try database.query(sql) { $0.int64(0) }.first ?? 0 }
+    }
+
+    /// The connection's `PRAGMA synchronous` now (for tests).
+    func synchronousPragma() throws -> String? {
+        try locked { try database.pragma("synchronous") }
+    }
+
+    /// Whether a transaction is open on the connection (none should be, between calls).
+    var isInTransaction: Bool { lock.withLock { database.isInTransaction } }
+
+    private func locked<T>(_ body: () throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+}

@@ -1,0 +1,152 @@
+import RelayCore
+import RelayProtocol
+import Testing
+
+@testable import RelayServer
+
+/// ``CommitGate``: which frames wait for which commit. No sockets, no threads, no clock.
+struct CommitGateTests {
+    let phone = LinkID(1)
+    let watch = LinkID(2)
+    let other = LinkID(3)
+    let pair = PairID("pr-1")
+
+    func accepted(_ id: String, to link: LinkID) -> RelayAction {
+        .send(link, .accepted(Accepted(re: id)))
+    }
+
+    func persist(_ n: Int) -> RelayAction {
+        .persist(.setSeqReserved(pair, direction: .phone, Int64(n)))
+    }
+
+    /// Feeds one step; returns what may go out now.
+    func admit(_ gate: inout CommitGate, _ actions: [RelayAction]) -> [RelayAction] {
+        var ready: [RelayAction] = []
+        gate.admit(actions, into: &ready)
+        return ready
+    }
+
+    /// The next batch for the committer, which the test expects there to be.
+    func take(_ gate: inout CommitGate) throws -> CommitGate.Batch {
+        let batch = gate.takeBatch()
+        return try #require(batch)
+    }
+
+    func commit(_ gate: inout CommitGate, _ ticket: UInt64) -> [RelayAction] {
+        var ready: [RelayAction] = []
+        gate.committed(ticket, into: &ready)
+        return ready
+    }
+
+    @Test func framesWithoutAPersistGoAtOnceInOrder() {
+        var gate = CommitGate()
+        let step = [accepted("a", to: phone), accepted("b", to: watch), accepted("c", to: phone)]
+        #expect(admit(&gate, step) == step)
+        #expect(gate.takeBatch() == nil)
+        #expect(gate.isIdle)
+    }
+
+    @Test func aFrameBehindAPersistWaitsForThatCommitAndLaterFramesOnTheConnectionWaitBehindIt() throws {
+        var gate = CommitGate()
+        #expect(admit(&gate, [persist(1), accepted("a", to: phone)]).isEmpty)
+        // A later step's frame on the same connection needs no commit of its own, yet waits.
+        #expect(admit(&gate, [accepted("b", to: phone)]).isEmpty)
+        // Another connection's frames do not wait.
+        #expect(admit(&gate, [accepted("x", to: other)]) == [accepted("x", to: other)])
+        let batch = try take(&gate)
+        #expect(batch.ticket == 1 && batch.mutations.count == 1 && batch.urgent)
+        #expect(gate.waitingCount == 2)
+        #expect(commit(&gate, 1) == [accepted("a", to: phone), accepted("b", to: phone)])
+        #expect(gate.isIdle)
+        // Once released, the connection's frames go at once again.
+        #expect(admit(&gate, [accepted("c", to: phone)]) == [accepted("c", to: phone)])
+    }
+
+    @Test func mutationsThatPileUpDuringACommitFormTheNextBatch() throws {
+        var gate = CommitGate()
+        _ = admit(&gate, [persist(1), accepted("a", to: phone)])
+        let first = try take(&gate)
+        // While batch 1 is with the committer, three steps persist: one batch, not three.
+        _ = admit(&gate, [persist(2), accepted("b", to: phone)])
+        _ = admit(&gate, [persist(3), accepted("c", to: watch)])
+        _ = admit(&gate, [persist(4), accepted("d", to: phone)])
+        #expect(gate.takeBatch() == nil)  // one batch at a time
+        #expect(commit(&gate, first.ticket) == [accepted("a", to: phone)])
+        let second = try take(&gate)
+        #expect(second.ticket == 2 && second.mutations.count == 3 && second.urgent)
+        #expect(
+            commit(&gate, second.ticket) == [accepted("b", to: phone), accepted("c", to: watch), accepted("d", to: phone)])
+    }
+
+    @Test func aFrameOnAConnectionWaitingForTheBatchInFlightWaitsForItOnly() throws {
+        var gate = CommitGate()
+        _ = admit(&gate, [persist(1), accepted("a", to: phone)])
+        _ = try take(&gate)
+        // Batch 2 opens for the watch; the phone's next frame waits for batch 1, not 2.
+        _ = admit(&gate, [persist(2), accepted("w", to: watch)])
+        _ = admit(&gate, [accepted("b", to: phone)])
+        #expect(commit(&gate, 1) == [accepted("a", to: phone), accepted("b", to: phone)])
+        _ = try take(&gate)
+        #expect(commit(&gate, 2) == [accepted("w", to: watch)])
+    }
+
+    @Test func aCommitNothingWaitsForIsNotUrgent() throws {
+        var gate = CommitGate()
+        // An ack's deletion whose `transferred` goes nowhere: no frame follows the persist.
+        #expect(admit(&gate, [accepted("x", to: other), persist(1)]) == [accepted("x", to: other)])
+        let batch = try take(&gate)
+        #expect(!batch.urgent)
+        #expect(commit(&gate, batch.ticket).isEmpty)
+    }
+
+    @Test func aSeqReservationAheadIsUrgentButHoldsNothingBackUntilAwaited() throws {
+        var gate = CommitGate()
+        let ahead = RelayAction.persistAhead(.setSeqReserved(pair, direction: .phone, 2048))
+        let deliver1 = accepted("d1", to: watch)
+        #expect(admit(&gate, [ahead, deliver1]) == [deliver1])
+        // The first seq of the reserved block is used before the reservation is durable: wait.
+        let deliver2 = accepted("d2", to: watch)
+        #expect(admit(&gate, [.awaitAhead(pair, direction: .phone), deliver2]).isEmpty)
+        let batch = try take(&gate)
+        #expect(batch.urgent)
+        #expect(commit(&gate, batch.ticket) == [deliver2])
+        // Awaiting a reservation that is already committed holds nothing.
+        let deliver3 = accepted("d3", to: watch)
+        #expect(admit(&gate, [.awaitAhead(pair, direction: .phone), deliver3]) == [deliver3])
+    }
+
+    @Test func aCloseKeepsItsPlaceBehindTheConnectionsWaitingFrames() throws {
+        var gate = CommitGate()
+        let close = RelayAction.close(phone, .unpaired, reason: "unpaired")
+        #expect(admit(&gate, [persist(1), accepted("a", to: phone), close]).isEmpty)
+        _ = try take(&gate)
+        #expect(commit(&gate, 1) == [accepted("a", to: phone), close])
+    }
+
+    @Test func aFailedCommitReleasesNothingNamesTheWaitingConnectionsAndHoldsEveryLaterFrame() throws {
+        var gate = CommitGate()
+        _ = admit(&gate, [persist(1), accepted("a", to: phone), accepted("w", to: watch)])
+        let batch = try take(&gate)
+        // The committer reports the failure (and keeps retrying): nothing is released, the
+        // connections that waited are named for the caller to close (1011).
+        #expect(gate.commitFailed(batch.ticket) == [phone, watch])
+        #expect(gate.waitingCount == 0)
+        // While it fails, even a frame with no persist of its own (a repeated `accepted` for a
+        // send whose item is in the failing batch) waits for it.
+        let repeated = accepted("a", to: other)
+        #expect(admit(&gate, [repeated]).isEmpty)
+        // The retry succeeds: what waited since goes, and frames flow again.
+        #expect(commit(&gate, batch.ticket) == [repeated])
+        #expect(admit(&gate, [accepted("b", to: other)]) == [accepted("b", to: other)])
+        #expect(gate.isIdle)
+    }
+
+    @Test func aCommitterThatNeverConfirmsNeverLetsTheFrameOut() throws {
+        var gate = CommitGate()
+        _ = admit(&gate, [persist(1), accepted("a", to: phone)])
+        _ = try take(&gate)
+        for _ in 0..<100 { #expect(admit(&gate, [accepted("more", to: phone)]).isEmpty) }
+        #expect(gate.waitingCount == 101)
+        #expect(!gate.isIdle)
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import RelayCore
+import RelayProtocol
+import Testing
+import WebSocketTransport
+
+@testable import RelayServer
+
+/// ``Committer`` with a storage engine that fails on purpose: retries, reports, never skips.
+struct CommitterTests {
+    /// Fails its first `failures` applies, then records the batches it applied.
+    final class FlakyStorage: RelayStorage {
+        let state: LockedState<(failuresLeft: Int, applied: [[StoreMutation]])>
+
+        init(failures: Int) {
+            state = LockedState((failures, []))
+        }
+
+        func loadAll(now: Timestamp) throws -> [PairSnapshot] { [] }
+
+        func apply(_ mutations: [StoreMutation], urgent: Bool) throws {
+            struct Injected: Error {}
+            let fail = state.withLock { state -> Bool in
+                if state.failuresLeft > 0 {
+                    state.failuresLeft -= 1
+                    return true
+                }
+                state.applied.append(mutations)
+                return false
+            }
+            if fail { throw Injected() }
+        }
+    }
+
+    /// What the committer reported, in order.
+    final class Reports: Sendable {
+        let events = LockedState<[String]>([])
+    }
+
+    @Test func aFailingBatchIsRetriedReportedOnceAndCommittedInTheEnd() async throws {
+        let storage = FlakyStorage(failures: Committer.failuresBeforeReport + 1)
+        let reports = Reports()
+        let committer = Committer(
+            storage: storage, log: Logger(level: .error, sink: { _ in }),
+            committed: { ticket, count in reports.events.withLock { $0.append("committed \(ticket) (\(count))") } },
+            failed: { ticket in reports.events.withLock { $0.append("failed \(ticket)") } })
+        committer.start()
+        let mutation = StoreMutation.setSeqReserved(PairID("pr-1"), direction: .phone, 1024)
+        committer.submit(CommitGate.Batch(ticket: 1, mutations: [mutation], urgent: true))
+        await committer.stop()
+        #expect(reports.events.withLock { $0 } == ["failed 1", "committed 1 (1)"])
+        #expect(storage.state.withLock { $0.applied } == [[mutation]])
+    }
+
+    @Test func batchesAreAppliedInTheOrderSubmitted() async throws {
+        let storage = FlakyStorage(failures: 0)
+        let reports = Reports()
+        let committer = Committer(
+            storage: storage, log: Logger(level: .error, sink: { _ in }),
+            committed: { ticket, _ in reports.events.withLock { $0.append("committed \(ticket)") } },
+            failed: { _ in })
+        let batches = (1...5).map { n in
+            CommitGate.Batch(
+                ticket: UInt64(n), mutations: [.setSeqReserved(PairID("pr-1"), direction: .watch, Int64(n))],
+                urgent: n % 2 == 0)
+        }
+        for batch in batches { committer.submit(batch) }
+        committer.start()
+        await committer.stop()
+        #expect(reports.events.withLock { $0 } == (1...5).map { "committed \($0)" })
+        #expect(storage.state.withLock { $0.applied } == batches.map(\.mutations))
+    }
+}
