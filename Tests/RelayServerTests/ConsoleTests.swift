@@ -155,6 +155,21 @@ struct ConsoleTests {
         await relay.stop()
     }
 
+    @Test func slowWritesSpaceFramesButLoseNone() async throws {
+        let relay = try await startRelay()
+        let (phone, watch, _, _) = try await pairDevices(relay)
+        let pair = try await consolePair(relay)
+        try await post(relay, "/console/api/faults?target=device:\(try deviceID(pair, "watch"))&kind=slow-writes&ms=50")
+        for n in 1...3 { phone.send(userInfo("s\(n)", n)) }
+        for n in 1...3 {
+            guard case .deliver(let d) = try await watch.next() else { throw TestFailure("deliver") }
+            #expect(d.id == "s\(n)")
+        }
+        let state: ConsoleJSON.State = try await get(relay, "/console/api/state")
+        #expect(state.fired["slow-writes", default: 0] >= 2)
+        await relay.stop()
+    }
+
     @Test func dropLosesMessagesButNeverDurableItems() async throws {
         let relay = try await startRelay()
         let (phone, watch, _, _) = try await pairDevices(relay)
