@@ -14,6 +14,8 @@ public final class ConsoleHub: Sendable {
         var log = FrameLog()
         var lastSeen: [DeviceID: Timestamp] = [:]
         var heldFrames = 0
+        /// The latest widget faces a watch published, by watch name: SVG text and when.
+        var faces: [String: (svg: String, at: Timestamp)] = [:]
     }
 
     /// The token and interface rule.
@@ -52,6 +54,11 @@ public final class ConsoleHub: Sendable {
                 bytes, direction: direction, link: link, member: member.map { ($0.pair, $0.role) }, at: now, fault: fault)
             if direction == "in", let device = member?.device { $0.lastSeen[device] = now }
         }
+    }
+
+    /// Stores the latest SVG picture of `watch`'s widget faces (shown on the page).
+    public func publishFaces(of watch: String, svg: String, at now: Timestamp) {
+        state.withLock { $0.faces[watch] = (svg, now) }
     }
 
     /// Runs `body` on the plan (the engine's questions that change it: dice, one-shot faults).

@@ -12,6 +12,14 @@ public enum ConsoleJSON {
         public var faults: [FaultView]
         public var fired: [String: Int]
         public var heldFrames: Int
+        /// The latest widget faces of the watches that publish them.
+        public var faces: [Face]
+    }
+
+    public struct Face: Codable, Equatable, Sendable {
+        public var watch: String
+        public var svg: String
+        public var at: String
     }
 
     public struct Pair: Codable, Equatable, Sendable {
@@ -105,7 +113,8 @@ public enum ConsoleJSON {
         for (kind, n) in s.plan.fired { fired[kind.rawValue] = n }
         return State(
             now: now, pairs: pairs, unpairedConnections: s.inspection.unpairedConnections,
-            faults: s.plan.faults.map(fault), fired: fired, heldFrames: s.heldFrames)
+            faults: s.plan.faults.map(fault), fired: fired, heldFrames: s.heldFrames,
+            faces: s.faces.keys.sorted().map { Face(watch: $0, svg: s.faces[$0]!.svg, at: s.faces[$0]!.at.iso8601) })
     }
 
     static func device(_ d: RelayInspection.Device, lastSeen: Timestamp?) -> Device {

@@ -14,6 +14,7 @@ enum ConsolePage {
         h2{font-size:13px;margin:0 0 8px;color:#9fc3e6;text-transform:uppercase;letter-spacing:.05em}
         table{border-collapse:collapse;width:100%} td,th{padding:3px 6px;text-align:left;border-bottom:1px solid #26313b;vertical-align:top}
         th{color:#8fa3b3;font-weight:500} .on{color:#7bd88f} .off{color:#ff7a7a} .warn{color:#ffcf5c}
+        #faces img{background:#000;border-radius:10px;margin:4px;max-width:100%}
         .mono{font-family:ui-monospace,monospace;font-size:12px} .pair{margin-bottom:14px}
         #frames td.preview{max-width:520px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
         form{display:flex;flex-wrap:wrap;gap:6px;align-items:center;margin-bottom:8px}
@@ -38,6 +39,7 @@ enum ConsolePage {
         <table id="faults"><thead><tr><th>target</th><th>kind</th><th>param</th><th>since</th></tr></thead><tbody></tbody></table>
         <div id="fired" class="mono"></div>
         </section>
+        <section class="wide" id="faces-section" hidden><h2>Watch faces</h2><div id="faces"></div></section>
         <section class="wide"><h2>Queues</h2><div id="queues">nothing queued</div></section>
         <section class="wide"><h2>Frames <select id="frame-pair"><option value="">all pairs</option></select></h2>
         <table id="frames"><thead><tr><th>#</th><th>time</th><th>dir</th><th>device</th><th>type</th><th>fault</th><th>frame</th></tr></thead><tbody></tbody></table>
@@ -85,10 +87,20 @@ enum ConsolePage {
           const fp = $("frame-pair"), keep = fp.value, ids = s.pairs.map(p => p.id);
           if (fp.options.length !== ids.length + 1) { fp.innerHTML = `<option value="">all pairs</option>` + ids.map(i => `<option>${esc(i)}</option>`).join(""); fp.value = keep; }
         }
+        let facesShown = "";
+        function renderFaces(s) {
+          $("faces-section").hidden = !s.faces.length;
+          const key = s.faces.map(f => f.watch + f.at).join("|");
+          if (key === facesShown) return;
+          facesShown = key;
+          // As images (data URIs): an SVG shown this way runs no script.
+          $("faces").innerHTML = s.faces.map(f => `<figure class="face" data-watch="${esc(f.watch)}"><img alt="${esc(f.watch)}"
+            src="data:image/svg+xml;charset=utf-8,${encodeURIComponent(f.svg)}"><figcaption class="mono">${esc(f.watch)} · ${esc(f.at.slice(11, 19))}</figcaption></figure>`).join("");
+        }
         async function refresh() {
           try {
             const s = await (await fetch("/console/api/state", auth)).json();
-            lastState = s; renderPairs(s); renderQueues(s); renderFaults(s);
+            lastState = s; renderPairs(s); renderQueues(s); renderFaults(s); renderFaces(s);
             const pair = $("frame-pair").value;
             const f = await (await fetch("/console/api/frames?limit=100" + (pair ? "&pair=" + encodeURIComponent(pair) : ""), auth)).json();
             $("frames").tBodies[0].innerHTML = f.frames.map(e => `<tr><td>${e.number}</td><td class="mono">${esc(e.at.slice(11, 23))}</td><td>${e.direction === "in" ? "→ relay" : "relay →"}</td>

@@ -52,3 +52,33 @@ struct ConsoleCommandTests {
         #expect(text.contains("console"), "\(text)")
     }
 }
+
+/// `watchrelay demo --console`: the story, then the link stays up with the console's URL
+/// printed and the watch's faces on the page, until `quit`.
+@Suite(.timeLimit(.minutes(5)))
+struct DemoConsoleTests {
+    @Test func demoConsoleKeepsTheLinkUpAndPublishesTheWatchFaces() async throws {
+        let dir = TemporaryDirectory()
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: watchrelayBinary)
+        p.arguments = ["demo", "--console", "--out", dir.path("out")]
+        let out = Pipe()
+        let stdin = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        p.standardInput = stdin
+        try p.run()
+        let stdout = ChildOutput(reading: out.fileHandleForReading)
+        let line = try await stdout.line(startingWith: "  console: http://", from: "the demo", within: 120)
+        let url = try #require(URL(string: String(line.dropFirst("  console: ".count))))
+        let port = try #require(url.port)
+        let target = url.path + "/api/state?" + (url.query ?? "")
+        try await eventually(10, "the watch's faces in the console") {
+            let r = try await PlainHTTP.request(port: port, target)
+            return r.status == 200 && r.body.contains("Jiwoo's Watch") && r.body.contains("<svg")
+        }
+        try stdin.fileHandleForWriting.write(contentsOf: Data("quit\n".utf8))
+        await waitForExit(p)
+        #expect(p.terminationStatus == 0)
+    }
+}
