@@ -68,10 +68,14 @@ let package = Package(
             swiftSettings: strict),
         // The only module with unsafe pointers: lws server and client.
         .target(name: "WebSocketTransport", dependencies: ["CWebSockets"], swiftSettings: strict),
+        // The browser console and fault plan of `serve --console`: page, JSON API, token.
+        .target(
+            name: "RelayConsole", dependencies: ["RelayCore", "RelayProtocol", "WebSocketTransport"],
+            swiftSettings: strict),
         // RelayCore + RelayStore + transport: `watchrelay serve`.
         .target(
             name: "RelayServer",
-            dependencies: ["RelayCore", "RelayStore", "RelayProtocol", "WebSocketTransport"],
+            dependencies: ["RelayCore", "RelayStore", "RelayProtocol", "WebSocketTransport", "RelayConsole"],
             swiftSettings: strict),
         // A WCSession-shaped session over the lws client (phone and watch).
         .target(
@@ -99,11 +103,11 @@ let package = Package(
         // Scenario model and runner: relay, GitHub stub, phones and watches in-process, or the
         // relay, phones and watches as `watchrelay` child processes (--processes).
         .target(
-            name: "Simulator", dependencies: ["RelayServer", "RelayClient", "PhoneApp", "WatchApp", "GitHubAPI", "RelayProtocol", "WebSocketTransport"],
+            name: "Simulator", dependencies: ["RelayServer", "RelayConsole", "RelayClient", "PhoneApp", "WatchApp", "GitHubAPI", "RelayProtocol", "WebSocketTransport"],
             swiftSettings: strict),
         .executableTarget(
             name: "watchrelay",
-            dependencies: ["RelayServer", "RelayProtocol", "RelayClient", "GitHubAPI", "PhoneApp", "WatchApp", "Simulator", "WebSocketTransport"]
+            dependencies: ["RelayServer", "RelayConsole", "RelayProtocol", "RelayClient", "GitHubAPI", "PhoneApp", "WatchApp", "Simulator", "WebSocketTransport"]
                 + watchConnectivityCLI,
             swiftSettings: strict),
 
@@ -126,8 +130,11 @@ let package = Package(
         .testTarget(
             name: "WebSocketTransportTests", dependencies: ["WebSocketTransport", "TestSupport"], swiftSettings: strict),
         .testTarget(
+            name: "RelayConsoleTests", dependencies: ["RelayConsole", "RelayCore", "RelayProtocol", "WebSocketTransport"],
+            swiftSettings: strict),
+        .testTarget(
             name: "RelayServerTests",
-            dependencies: ["RelayServer", "RelayCore", "RelayProtocol", "WebSocketTransport", "RelayStore", "TestSupport"],
+            dependencies: ["RelayServer", "RelayConsole", "RelayCore", "RelayProtocol", "WebSocketTransport", "RelayStore", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "RelayClientTests",

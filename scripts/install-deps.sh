@@ -4,7 +4,8 @@
 set -euo pipefail
 
 # libwebsockets-evlib-ev + libev-dev: the lws contexts run on libev (epoll) instead of poll().
-DEB_PACKAGES=(libwebsockets-dev libwebsockets-evlib-ev libev-dev libsqlite3-dev libssl-dev pkg-config ${EXTRA_DEB_PACKAGES:-})
+# chromium: the console's browser test (headless, driven over its DevTools pipe).
+DEB_PACKAGES=(libwebsockets-dev libwebsockets-evlib-ev libev-dev libsqlite3-dev libssl-dev pkg-config chromium ${EXTRA_DEB_PACKAGES:-})
 PY_MODULES=(jsonschema:jsonschema referencing:referencing websockets:websockets)
 
 missing=()

@@ -22,7 +22,7 @@ extension RelayState {
         if let q = pairs[pairID]?[sender], q.holds(f.id) || q.finishedSet.contains(f.id) || q.recentMessages.contains(f.id) {
             var again = Accepted(re: f.id)
             if f.mode == .complication {
-                again.remaining = max(0, configuration.limits.complicationsPerDay - (pairs[pairID]?.complicationsUsed(at: now) ?? 0))
+                again.remaining = complicationsLeft(pairID)
                 if q.unsent.contains(where: { $0.sendID == f.id }) || q.sent.contains(where: { $0.sendID == f.id && $0.mode == .userInfo }) {
                     again.fallback = .userInfo
                 }
@@ -41,13 +41,13 @@ extension RelayState {
             replaceContext(pairID, sender: sender)
             pairs[pairID]?[sender].enqueue(item)
         case .complication:
-            let used = pairs[pairID]?.complicationsUsed(at: now) ?? 0
-            let perDay = configuration.limits.complicationsPerDay
-            if used < perDay {
+            let left = complicationsLeft(pairID)
+            if left > 0 {
                 pairs[pairID]?[sender].enqueue(item)
                 pairs[pairID]?.complicationUses.append(now)
                 persist(.addComplicationUse(pairID, now))
-                accepted.remaining = perDay - used - 1
+                if complicationBudgetLeft[pairID] != nil { complicationBudgetLeft[pairID] = left - 1 }
+                accepted.remaining = left - 1
             } else {
                 item.mode = .userInfo
                 pairs[pairID]?[sender].enqueue(item)

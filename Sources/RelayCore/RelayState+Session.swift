@@ -78,8 +78,7 @@ extension RelayState {
         limits.windowItems = configuration.inFlightItems
         limits.windowBytes = configuration.inFlightBytes
         if let pairID, pairs[pairID] != nil {
-            let used = pairs[pairID]!.complicationsUsed(at: now)
-            limits.complicationsRemaining = max(0, limits.complicationsPerDay - used)
+            limits.complicationsRemaining = complicationsLeft(pairID)
         }
         return limits
     }
@@ -96,7 +95,8 @@ extension RelayState {
         guard let link = deviceLinks[device], let l = links[link], l.phase == .ready, let s = l.session else {
             return Presence(connected: false, reachable: false)
         }
-        return Presence(connected: true, reachable: s.role == .phone || s.foreground)
+        let reachable = (s.role == .phone || s.foreground) && !forcedUnreachable.contains(device)
+        return Presence(connected: true, reachable: reachable)
     }
 
     /// Tells `device`'s peer (if connected) about `device`'s presence.

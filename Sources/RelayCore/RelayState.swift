@@ -86,6 +86,10 @@ public struct RelayState: Sendable {
     var addressConnections: [String: Int] = [:]
     /// When each connection must have said `hello`, in the order they opened (so in deadline order).
     var helloDeadlines = FIFOArray<HelloDeadline>()
+    /// Devices a fault reports as not reachable while connected (see `RelayState+Faults`).
+    var forcedUnreachable: Set<DeviceID> = []
+    /// Complication transfers left, set by a fault, per pair (instead of the rolling count).
+    var complicationBudgetLeft: [PairID: Int] = [:]
     /// Client frames decoded, by type (for metrics).
     public private(set) var framesReceived: [FrameType: Int] = [:]
     /// The actions of the event being handled.

@@ -64,7 +64,8 @@ public struct Logger: Sendable {
     public func warning(_ message: @autoclosure () -> String, _ kv: (String, String)...) { log(.warning, message(), kv) }
     public func error(_ message: @autoclosure () -> String, _ kv: (String, String)...) { log(.error, message(), kv) }
 
-    private func log(_ l: Level, _ message: String, _ kv: [(String, String)]) {
+    /// Logs at `l` with fields given as an array (for callers that pass them on).
+    public func log(_ l: Level, _ message: String, _ kv: [(String, String)]) {
         guard l >= level else { return }
         var line = "ts=\(Logger.timestamp()) level=\(l) msg=\(Logger.quote(message))"
         for (k, v) in fields + kv { line += " \(k)=\(Logger.quote(v))" }

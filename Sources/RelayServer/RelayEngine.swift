@@ -1,3 +1,4 @@
+import RelayConsole
 import RelayCore
 import RelayProtocol
 import WebSocketTransport
@@ -19,10 +20,12 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
     /// How often the gauges of `/metrics` are refreshed.
     static let gaugeInterval: Duration = .milliseconds(500)
 
-    private var core: RelayState
+    var core: RelayState
     private let metrics: RelayMetrics
-    private let clock: RelayClock
-    private let log: Logger
+    let clock: RelayClock
+    let log: Logger
+    /// The console's hub and held frames (`serve --console`); nil without a console.
+    var console: ConsoleAttachment?
     /// Which frames wait for which commit.
     private var gate = CommitGate()
     /// Set by ``attach(committer:)`` before the transport starts.
@@ -61,7 +64,8 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
         let ticket: UInt64
     }
 
-    init(core: RelayState, metrics: RelayMetrics, clock: RelayClock, log: Logger) {
+    init(core: RelayState, metrics: RelayMetrics, clock: RelayClock, log: Logger, console: ConsoleHub? = nil) {
+        self.console = console.map(ConsoleAttachment.init)
         self.core = core
         self.metrics = metrics
         self.clock = clock
@@ -91,6 +95,7 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
             log.debug("connection opened", ("conn", id.description), ("addr", address))
             run(.opened(LinkID(id.rawValue), address: address), &outbound)
         case .message(let id, let bytes):
+            if console != nil, consoleInbound(LinkID(id.rawValue), bytes) { return }
             run(.frame(LinkID(id.rawValue), bytes), &outbound)
         case .binary(let id):
             run(.binary(LinkID(id.rawValue)), &outbound)
@@ -106,6 +111,7 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
             }
             metrics.closed(code: code)
             deliveredSeq[LinkID(id.rawValue)] = nil
+            consoleClosed(LinkID(id.rawValue))
             run(.closed(LinkID(id.rawValue)), &outbound)
         }
     }
@@ -133,6 +139,7 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
         if let deadline = core.nextDeadline, deadline <= clock.now() {
             run(.tick, &outbound)
         }
+        if console != nil { consoleTick(&outbound) }
     }
 
     func endOfTurn(outbound: inout OutboundBatch) -> Duration? {
@@ -149,6 +156,8 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
                 received: core.framesReceived)
         }
         var delay = gaugesDue - now
+        // With a console the timer also runs its faults: flaps, held frames, its snapshots.
+        if console != nil { delay = min(delay, ConsoleAttachment.tickInterval) }
         if let deadline = core.nextDeadline {
             // +1: the clock counts whole milliseconds; a timer due before the deadline is a wasted turn.
             let ms = deadline.millisecondsSinceEpoch - clock.now().millisecondsSinceEpoch + 1
@@ -171,7 +180,12 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
     }
 
     private func run(_ event: RelayEvent, _ outbound: inout OutboundBatch) {
-        gate.admit(core.handle(event, now: clock.now()), into: &ready)
+        execute(core.handle(event, now: clock.now()), &outbound)
+    }
+
+    /// Performs the core's actions in order, frames behind the commits they depend on.
+    func execute(_ actions: [RelayAction], _ outbound: inout OutboundBatch) {
+        gate.admit(actions, into: &ready)
         performReady(&outbound)
     }
 
@@ -184,7 +198,11 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
     private func perform(_ action: RelayAction, _ outbound: inout OutboundBatch) {
         switch action {
         case .send(let link, let frame):
-            outbound.send(FrameCodec.encode(frame), to: ConnectionID(rawValue: link.rawValue))
+            if console == nil {
+                outbound.send(FrameCodec.encode(frame), to: ConnectionID(rawValue: link.rawValue))
+            } else {
+                consoleSend(FrameCodec.encode(frame), frame, to: link, &outbound)
+            }
             pendingMetrics.sent[frame.type, default: 0] += 1
             switch frame {
             case .error(let e):
@@ -199,7 +217,11 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
                 break
             }
         case .close(let link, let code, let reason):
-            outbound.close(ConnectionID(rawValue: link.rawValue), code: code.rawValue, reason: reason)
+            if console == nil {
+                outbound.close(ConnectionID(rawValue: link.rawValue), code: code.rawValue, reason: reason)
+            } else {
+                consoleClose(link, code: code.rawValue, reason: reason, &outbound)
+            }
         case .persist, .persistAhead, .awaitAhead:
             break
         }

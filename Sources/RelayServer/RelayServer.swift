@@ -1,3 +1,4 @@
+import RelayConsole
 import RelayCore
 import RelayProtocol
 import RelayStore
@@ -14,6 +15,10 @@ public actor RelayServer {
     public nonisolated let url: String
     /// Live metrics (also served at `/metrics`).
     public nonisolated let metrics: RelayMetrics
+    /// `http://host:port/console?token=…` when started with a console.
+    public nonisolated let consoleURL: String?
+    /// The console's state and fault plan, when started with one.
+    public nonisolated let console: ConsoleHub?
 
     private let transport: WebSocketServer
     private let engine: RelayEngine
@@ -26,12 +31,21 @@ public actor RelayServer {
         _ configuration: RelayServerConfiguration, environment: RelayEnvironment = .live,
         clock: RelayClock = .system, log: Logger = Logger()
     ) async throws -> RelayServer {
+        let hub = try configuration.console.map { (console) throws(ConsoleError) in
+            try console.check(host: configuration.host, tls: configuration.tlsCertificatePath != nil)
+            return ConsoleHub(configuration: console, log: { message, fields in log.log(.info, message, fields) })
+        }
+        var consoleHandler: HTTPRequestHandler?
+        if let hub {
+            let routes = ConsoleRoutes(hub: hub, clock: { clock.now() })
+            consoleHandler = { request in routes.handle(request) ?? .text("not found\n", status: 404) }
+        }
         let storage: any RelayStorage = try SQLiteRelayStorage(
             path: configuration.databasePath, synchronous: configuration.synchronous)
         let pairs = try storage.loadAll(now: clock.now())
         let metrics = RelayMetrics()
         let core = RelayState(configuration: configuration.relay, environment: environment, pairs: pairs)
-        let engine = RelayEngine(core: core, metrics: metrics, clock: clock, log: log)
+        let engine = RelayEngine(core: core, metrics: metrics, clock: clock, log: log, console: hub)
         // The committer's confirmations go back to the engine through the transport's inbox.
         let mailbox = LockedState<WebSocketServer?>(nil)
         let committer = Committer(
@@ -56,9 +70,11 @@ public actor RelayServer {
                         "/healthz": { HTTPResponse.text("ok\n") },
                         "/metrics": {
                             HTTPResponse(
-                                status: 200, contentType: "text/plain; version=0.0.4", body: Array(metrics.render().utf8))
+                                status: 200, contentType: "text/plain; version=0.0.4",
+                                body: Array((metrics.render() + (hub?.renderMetrics() ?? "")).utf8))
                         },
-                    ]), handler: engine)
+                    ],
+                    httpHandler: consoleHandler), handler: engine)
         } catch {
             await committer.stop()
             throw error
@@ -66,9 +82,11 @@ public actor RelayServer {
         mailbox.withLock { $0 = transport }
         // Only now: a confirmation posted before the mailbox had the transport would be lost.
         committer.start()
+        let consoleURL = configuration.console?.url(
+            host: configuration.host, port: transport.port, tls: configuration.tlsCertificatePath != nil)
         let server = RelayServer(
             transport: transport, engine: engine, committer: committer, metrics: metrics,
-            url: configuration.url(port: transport.port), log: log)
+            url: configuration.url(port: transport.port), console: hub, consoleURL: consoleURL, log: log)
         log.info(
             "relay listening", ("url", server.url), ("db", configuration.databasePath), ("pairs", String(pairs.count)))
         return server
@@ -76,8 +94,10 @@ public actor RelayServer {
 
     private init(
         transport: WebSocketServer, engine: RelayEngine, committer: Committer, metrics: RelayMetrics, url: String,
-        log: Logger
+        console: ConsoleHub?, consoleURL: String?, log: Logger
     ) {
+        self.console = console
+        self.consoleURL = consoleURL
         self.transport = transport
         self.engine = engine
         self.committer = committer

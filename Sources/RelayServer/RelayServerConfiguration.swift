@@ -1,3 +1,4 @@
+import RelayConsole
 import RelayCore
 import RelayProtocol
 import RelayStore
@@ -24,6 +25,8 @@ public struct RelayServerConfiguration: Sendable {
     public var hangupAfterSeconds = 40
     /// The relay's rules and limits.
     public var relay = RelayConfiguration()
+    /// `serve --console`: the browser console and fault API at `/console` (off when nil).
+    public var console: ConsoleConfiguration?
 
     public init() {}
 

@@ -1,5 +1,6 @@
 import Foundation
 import GitHubAPI
+import RelayConsole
 import RelayServer
 import Synchronization
 import WebSocketTransport
@@ -17,15 +18,19 @@ final class RelayChildProcess: ScenarioRelay {
     /// The port it listens on.
     let port: Int
 
-    /// Starts `executable serve` on `port` (0: any) with `database`; returns once it printed its URL.
-    static func start(executable: String, port: Int, database: String) async throws -> RelayChildProcess {
+    /// Starts `executable serve` on `port` (0: any) with `database` (and its console with
+    /// `consoleToken`); returns once it printed its URL.
+    static func start(
+        executable: String, port: Int, database: String, consoleToken: String? = nil
+    ) async throws -> RelayChildProcess {
         let lines = LockedState<[String]>([])
+        let console = consoleToken.map { ["--console", "--console-token", $0] } ?? []
         let process = try ChildProcess(
             name: "relay", executable: executable,
             arguments: [
                 "serve", "--port", String(port), "--db", database, "--sync", "normal", "--reply-timeout-ms", "1500",
                 "--pairing-code-ttl-s", "1", "--log-level", "error", "--exit-on-stdin-eof",
-            ],
+            ] + console,
             logPath: database + ".stderr.log",
             onLine: { line in lines.withLock { $0.append(line) } }, onEnd: {})
         let deadline = ContinuousClock.now + .seconds(15)
@@ -76,8 +81,9 @@ final class RelayChildProcess: ScenarioRelay {
 struct InProcessRelay: ScenarioRelay {
     let server: RelayServer
 
-    static func start(port: Int, database: String) async throws -> InProcessRelay {
+    static func start(port: Int, database: String, consoleToken: String? = nil) async throws -> InProcessRelay {
         var c = RelayServerConfiguration()
+        c.console = consoleToken.map { ConsoleConfiguration(token: $0) }
         c.port = port
         c.databasePath = database
         c.synchronous = .normal

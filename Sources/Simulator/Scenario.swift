@@ -63,6 +63,8 @@ public enum ScenarioAction: String, Sendable, CaseIterable {
     case wait, sleep
     // GitHub faults.
     case fault
+    // Link faults, set on the relay through its console API (`serve --console`).
+    case linkFault
     // Expectations.
     case expectWidget, expectReloads, expectProfile, expectPhoneFavorites, expectWatchFavorites, expectRelay
     case expectGitHub
@@ -98,8 +100,18 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
     public var revision: Int64?
     /// Seconds to wait (default 3).
     public var timeout: Double?
-    /// For `fault`: `down`, `garbage`, `wrongShape`, `rateLimit`, `none`.
+    /// For `fault`: `down`, `garbage`, `wrongShape`, `rateLimit`, `none`. For `linkFault`: a
+    /// console fault kind (`unreachable`, `flap`, `delay`, `drop`, `no-reply`,
+    /// `complication-budget`, `disconnect`, `slow-writes`) or `none` (clears them all).
     public var fault: String?
+    /// For `linkFault`: `pair` to aim at the actor's whole pair (default: the actor's device).
+    public var target: String?
+    /// For `linkFault` `flap`, `delay`, `slow-writes`: milliseconds.
+    public var ms: Int?
+    /// For `linkFault` `drop`: the probability (0 < p ≤ 1).
+    public var p: Double?
+    /// For `linkFault` `complication-budget`: transfers left.
+    public var left: Int?
     /// A widget id (`face.circular`…) or family (`circular`, `accessoryCircular`…).
     public var widget: String?
     /// Expected text (exact).

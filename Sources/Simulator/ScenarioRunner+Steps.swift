@@ -44,6 +44,7 @@ extension ScenarioRunner {
         case .wait: try await wait(s)
         case .sleep: try await Task.sleep(for: .milliseconds(Int((s.seconds ?? 0.1) * 1000)))
         case .fault: try fault(s)
+        case .linkFault: try await linkFault(s)
         case .expectWidget, .expectReloads, .expectProfile, .expectPhoneFavorites, .expectWatchFavorites, .expectRelay,
             .expectGitHub:
             try await expect(action, s)

@@ -28,6 +28,10 @@ public actor ScenarioRunner {
     var watches: [String: any ScenarioWatch] = [:]
     /// The child processes of the current run that ended (relay restarts).
     var relayRecords: [ChildProcessRecord] = []
+    /// Whether the relay runs with its console (a scenario with `linkFault` steps).
+    var relayConsole = false
+    /// The console token of the run's relay.
+    let consoleToken = "scenario-" + UUID().uuidString
 
     /// A runner using the fixtures in `fixturesDirectory`.
     /// - Parameters:
@@ -62,6 +66,7 @@ public actor ScenarioRunner {
         directory = NSTemporaryDirectory() + "watchrelay-sim-" + UUID().uuidString
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var results: [StepResult] = []
+        relayConsole = scenario.steps.contains { $0.action == ScenarioAction.linkFault.rawValue }
         for (i, step) in scenario.steps.enumerated() {
             let t0 = ContinuousClock.now
             var failure: StepFailure?
@@ -137,9 +142,12 @@ public actor ScenarioRunner {
         let database = directory + "/relay.db"
         let started: any ScenarioRelay
         if let childExecutable {
-            started = try await RelayChildProcess.start(executable: childExecutable, port: relayPort, database: database)
+            started = try await RelayChildProcess.start(
+                executable: childExecutable, port: relayPort, database: database,
+                consoleToken: relayConsole ? consoleToken : nil)
         } else {
-            started = try await InProcessRelay.start(port: relayPort, database: database)
+            started = try await InProcessRelay.start(
+                port: relayPort, database: database, consoleToken: relayConsole ? consoleToken : nil)
         }
         relay = started
         relayPort = started.port

@@ -2,13 +2,14 @@ import Foundation
 import GitHubAPI
 import PhoneApp
 import RelayProtocol
+import RelayConsole
 import RelayServer
 import WatchApp
 
 /// `watchrelay demo`: the whole story on loopback, in a few seconds (what `make run` runs).
 enum DemoCommand {
     static let help = """
-        USAGE: watchrelay demo [--fixtures DIR] [--out DIR] [--json]
+        USAGE: watchrelay demo [--fixtures DIR] [--out DIR] [--console]
 
         Starts a relay, the fixture GitHub server, a phone and a headless watch on free loopback
         ports with state in a temporary directory; pairs them; adds favorites on the phone;
@@ -18,19 +19,23 @@ enum DemoCommand {
         OPTIONS:
           --fixtures DIR   GitHub fixtures (default: the compiled-in Simulator/fixtures/github)
           --out DIR        where the SVG pictures go (default .build/demo)
+          --console        serve the relay's browser console, print its URL, and keep the relay,
+                           phone and watch running after the story (the watch's faces show on
+                           the page; type add/remove/delete LOGIN or quit)
           -h, --help       show this help
         """
 
     static let favorites = ["octocat", "torvalds", "gaearon", "mattt"]
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        var args = try Arguments(argv, booleanFlags: ["help"])
+        var args = try Arguments(argv, booleanFlags: ["help", "console"])
         if args.flag("help") {
             print(help)
             return 0
         }
         let fixtures = args.string("fixtures")
         let out = URL(fileURLWithPath: args.string("out") ?? ".build/demo").standardizedFileURL.path
+        let console = args.flag("console")
         try args.rejectUnknown()
         let started = Date()
         let dir = NSTemporaryDirectory() + "watchrelay-demo-" + UUID().uuidString
@@ -41,9 +46,11 @@ enum DemoCommand {
         var relayConfig = RelayServerConfiguration()
         relayConfig.port = 0
         relayConfig.databasePath = dir + "/relay.db"
+        if console { relayConfig.console = ConsoleConfiguration() }
         let relay = try await RelayServer.start(relayConfig, log: Logger(level: .warning))
         let github = try GitHubStubServer.start(catalog: try GitHubStubCommand.catalog(fixtures))
         say("relay         \(relay.url)   (SQLite in \(dir))")
+        if let url = relay.consoleURL { say("console       \(url)") }
         say("GitHub        \(github.baseURL.absoluteString)   (fixture server, \(fixtures ?? "compiled-in catalog"))")
 
         let phone = try PhoneCompanion(
@@ -98,6 +105,9 @@ enum DemoCommand {
             try SVGRenderer.render(profile, now: watch.clock.now()).write(toFile: out + "/repos-octocat.svg", atomically: true, encoding: .utf8)
         }
         say("SVG pictures: \(out)/widgets.svg, \(out)/repos-octocat.svg")
+        if console {
+            await DemoConsole.run(relay: relay, phone: phone, watch: watch, watchName: "Jiwoo's Watch")
+        }
 
         await watch.stop()
         await phone.shutdown()

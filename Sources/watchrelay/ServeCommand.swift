@@ -1,4 +1,5 @@
 import Foundation
+import RelayConsole
 import RelayCore
 import RelayProtocol
 import RelayServer
@@ -39,12 +40,16 @@ enum ServeCommand {
           --quota-relay-bytes N       durable payload bytes held over the relay (default 536870912)
           --quota-connections N       open connections (default 10000)
           --quota-connections-per-address N   open connections from one address (default 1000)
+          --console                   serve the browser console and its fault API at /console; prints
+                                      `console: http://HOST:PORT/console?token=TOKEN` on standard error
+          --console-token TOKEN       the console's token (default: a fresh random one)
+          --console-allow-insecure    allow the console on a non-loopback interface without TLS
           --log-level LEVEL           debug, info, warn, error (default info)
           -h, --help                  show this help
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        var args = try Arguments(argv, booleanFlags: ["help", "exit-on-stdin-eof"])
+        var args = try Arguments(argv, booleanFlags: ["help", "exit-on-stdin-eof", "console", "console-allow-insecure"])
         if args.flag("help") {
             print(help)
             return 0
@@ -94,11 +99,28 @@ enum ServeCommand {
             }
             c.hangupAfterSeconds = hangup
         }
+        let consoleToken = args.string("console-token")
+        let consoleInsecure = args.flag("console-allow-insecure")
+        if args.flag("console") {
+            c.console = ConsoleConfiguration(token: consoleToken, allowsInsecureInterface: consoleInsecure)
+        } else if consoleToken != nil || consoleInsecure {
+            throw Arguments.UsageError(description: "--console-token and --console-allow-insecure need --console")
+        }
+        if let console = c.console {
+            do {
+                try console.check(host: c.host, tls: c.tlsCertificatePath != nil)
+            } catch {
+                throw Arguments.UsageError(description: error.description)
+            }
+        }
         let log = try CLI.logger(&args, component: "relay")
         try args.rejectUnknown()
 
         let server = try await RelayServer.start(c, log: log)
         CLI.printLine(server.url)
+        if let consoleURL = server.consoleURL {
+            FileHandle.standardError.write(Data("console: \(consoleURL)\n".utf8))
+        }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await CLI.waitForTerminationSignal() }
             if stdinEnds {

@@ -1,0 +1,105 @@
+import RelayCore
+import RelayProtocol
+import WebSocketTransport
+
+/// The console's shared state: the relay's latest inspection, the frame log, the fault plan.
+///
+/// The engine writes it (snapshots, frames) and reads the plan; the HTTP handler, on the lws
+/// service thread, reads it and edits the plan. One `LockedState`, short critical sections.
+public final class ConsoleHub: Sendable {
+    struct State: Sendable {
+        var plan: FaultPlan
+        var inspection = RelayInspection(pairs: [], unpairedConnections: 0)
+        var inspectedAt = Timestamp(millisecondsSinceEpoch: 0)
+        var log = FrameLog()
+        var lastSeen: [DeviceID: Timestamp] = [:]
+        var heldFrames = 0
+        /// The latest widget faces a watch published, by watch name: SVG text and when.
+        var faces: [String: (svg: String, at: Timestamp)] = [:]
+    }
+
+    /// The token and interface rule.
+    public let configuration: ConsoleConfiguration
+    let state: LockedState<State>
+    private let logLine: @Sendable (String, [(String, String)]) -> Void
+
+    /// A hub whose plan rolls its dice from `seed`; `log` receives `fault set`/`fault cleared` lines.
+    public init(
+        configuration: ConsoleConfiguration, seed: UInt64 = UInt64.random(in: 1...UInt64.max),
+        log: @escaping @Sendable (String, [(String, String)]) -> Void = { _, _ in }
+    ) {
+        self.configuration = configuration
+        self.state = LockedState(State(plan: FaultPlan(seed: seed)))
+        self.logLine = log
+    }
+
+    // MARK: - The engine's side
+
+    /// Stores the relay's state as of `now`.
+    public func publish(_ inspection: RelayInspection, at now: Timestamp, heldFrames: Int) {
+        state.withLock {
+            $0.inspection = inspection
+            $0.inspectedAt = now
+            $0.heldFrames = heldFrames
+        }
+    }
+
+    /// Logs a frame; one from a device also marks it seen.
+    public func logFrame(
+        _ bytes: [UInt8], direction: String, link: LinkID, member: (device: DeviceID, pair: PairID, role: Role)?,
+        at now: Timestamp, fault: String = ""
+    ) {
+        state.withLock {
+            $0.log.append(
+                bytes, direction: direction, link: link, member: member.map { ($0.pair, $0.role) }, at: now, fault: fault)
+            if direction == "in", let device = member?.device { $0.lastSeen[device] = now }
+        }
+    }
+
+    /// Stores the latest SVG picture of `watch`'s widget faces (shown on the page).
+    public func publishFaces(of watch: String, svg: String, at now: Timestamp) {
+        state.withLock { $0.faces[watch] = (svg, now) }
+    }
+
+    /// Runs `body` on the plan (the engine's questions that change it: dice, one-shot faults).
+    public func withPlan<R: Sendable>(_ body: (inout FaultPlan) -> R) -> R {
+        state.withLock { body(&$0.plan) }
+    }
+
+    /// Writes a log line (the engine's `fault fired` lines go to its own logger).
+    func log(_ message: String, _ fields: [(String, String)]) {
+        logLine(message, fields)
+    }
+
+    // MARK: - The API's side
+
+    /// Sets a fault and logs it.
+    public func set(_ fault: Fault) throws(FaultError) {
+        try state.withLock { (s) throws(FaultError) in try s.plan.set(fault) }
+        logLine("fault set", [("kind", fault.kind.rawValue), ("target", fault.target.description), ("param", fault.parameter)])
+    }
+
+    /// Clears the faults on `target` (all when nil) and logs what went.
+    @discardableResult
+    public func clear(_ target: FaultTarget?) -> [Fault] {
+        let removed = state.withLock { $0.plan.clear(target) }
+        logLine("faults cleared", [("target", target?.description ?? "all"), ("count", String(removed.count))])
+        return removed
+    }
+
+    /// The `/metrics` lines of the faults: those in force by kind, and how often each fired.
+    public func renderMetrics() -> String {
+        let (faults, fired) = state.withLock { ($0.plan.faults, $0.plan.fired) }
+        var out = "# HELP watchrelay_faults_active Faults in force (console), by kind.\n"
+        out += "# TYPE watchrelay_faults_active gauge\n"
+        for kind in FaultKind.allCases where kind != .disconnect {
+            out += "watchrelay_faults_active{kind=\"\(kind.rawValue)\"} \(faults.filter { $0.kind == kind }.count)\n"
+        }
+        out += "# HELP watchrelay_faults_fired_total Frames dropped, held or swallowed and connections closed by faults.\n"
+        out += "# TYPE watchrelay_faults_fired_total counter\n"
+        for kind in FaultKind.allCases {
+            out += "watchrelay_faults_fired_total{kind=\"\(kind.rawValue)\"} \(fired[kind, default: 0])\n"
+        }
+        return out
+    }
+}

@@ -1,0 +1,115 @@
+import RelayCore
+import RelayProtocol
+import WebSocketTransport
+
+/// The console's HTTP side: `/console` (the page) and `/console/api/...` (JSON), every request
+/// with the token. Runs on the lws service thread: each answer is built from the hub at once.
+///
+/// | Method | Path | Does |
+/// |---|---|---|
+/// | GET | `/console` | the page |
+/// | GET | `/console/api/state` | pairs, devices, queues, faults |
+/// | GET | `/console/api/frames?pair=ID&after=N&limit=N` | the frame log, newest first |
+/// | GET | `/console/api/faults` | faults in force |
+/// | POST | `/console/api/faults?target=T&kind=K&ms=N&p=P&left=N` | sets a fault |
+/// | POST | `/console/api/faults/clear?target=T` | clears the target's faults (all without `target`) |
+public struct ConsoleRoutes: Sendable {
+    let hub: ConsoleHub
+    let clock: @Sendable () -> Timestamp
+
+    /// Routes for `hub`; `clock` stamps faults as they are set.
+    public init(hub: ConsoleHub, clock: @escaping @Sendable () -> Timestamp) {
+        self.hub = hub
+        self.clock = clock
+    }
+
+    /// The answer to `request`, or nil when its path is not the console's.
+    public func handle(_ request: HTTPRequest) -> HTTPResponse? {
+        guard request.path == "/console" || request.path.hasPrefix("/console/") else { return nil }
+        guard authorized(request) else {
+            return json(ConsoleJSON.Message(ok: false, message: "console token missing or wrong"), status: 401)
+        }
+        let query = request.queryItems
+        switch (request.method, request.path) {
+        case ("GET", "/console"), ("HEAD", "/console"), ("GET", "/console/"):
+            return HTTPResponse(
+                contentType: "text/html; charset=utf-8", body: Array(ConsolePage.html.utf8),
+                headers: [HTTPHeader(name: "Cache-Control", value: "no-store")])
+        case ("GET", "/console/api/state"):
+            return json(hub.state.withLock { ConsoleJSON.state($0) })
+        case ("GET", "/console/api/frames"):
+            let pair = query["pair"].flatMap { $0.isEmpty ? nil : PairID($0) }
+            let after = query["after"].flatMap { Int($0) } ?? 0
+            let limit = min(500, max(1, query["limit"].flatMap { Int($0) } ?? 200))
+            return json(hub.state.withLock { ConsoleJSON.frames($0.log.entries(pair: pair, after: after, limit: limit)) })
+        case ("GET", "/console/api/faults"):
+            return json(hub.state.withLock { $0.plan.faults.map(ConsoleJSON.fault) })
+        case ("POST", "/console/api/faults"):
+            do {
+                let fault = try Self.fault(from: query, at: clock())
+                try hub.set(fault)
+                return json(ConsoleJSON.fault(fault))
+            } catch {
+                return json(ConsoleJSON.Message(ok: false, message: error.description), status: 400)
+            }
+        case ("POST", "/console/api/faults/clear"):
+            do {
+                let target = try query["target"].map { (t) throws(FaultError) in try FaultTarget(parsing: t) }
+                let removed = hub.clear(target)
+                return json(ConsoleJSON.Message(ok: true, message: "cleared \(removed.count) fault(s)"))
+            } catch {
+                return json(ConsoleJSON.Message(ok: false, message: error.description), status: 400)
+            }
+        case (_, "/console/api/faults"), (_, "/console/api/faults/clear"):
+            return json(ConsoleJSON.Message(ok: false, message: "use POST"), status: 405)
+        default:
+            return json(ConsoleJSON.Message(ok: false, message: "no such console path"), status: 404)
+        }
+    }
+
+    /// Whether the request carries the token (`?token=` or `Authorization: Bearer`).
+    func authorized(_ request: HTTPRequest) -> Bool {
+        let expected = hub.configuration.token
+        if let given = request.queryItems["token"], Self.same(given, expected) { return true }
+        if let header = request.headers["authorization"], header.hasPrefix("Bearer ") {
+            return Self.same(String(header.dropFirst(7)), expected)
+        }
+        return false
+    }
+
+    /// Compares in time independent of where the strings differ.
+    static func same(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
+        var diff = x.count ^ y.count
+        for i in 0..<min(x.count, y.count) { diff |= Int(x[i] ^ y[i]) }
+        return diff == 0
+    }
+
+    /// A fault from the API's query arguments.
+    static func fault(from query: [String: String], at now: Timestamp) throws(FaultError) -> Fault {
+        guard let kindName = query["kind"], let kind = FaultKind(rawValue: kindName) else {
+            let names = FaultKind.allCases.map(\.rawValue).joined(separator: ", ")
+            throw FaultError("kind must be one of \(names)")
+        }
+        guard let targetText = query["target"] else { throw FaultError("target (pair:ID or device:ID) is required") }
+        let target = try FaultTarget(parsing: targetText)
+        func int(_ name: String) throws(FaultError) -> Int? {
+            guard let text = query[name] else { return nil }
+            guard let n = Int(text) else { throw FaultError("\(name) must be an integer, not '\(text)'") }
+            return n
+        }
+        var probability: Double?
+        if let text = query["p"] {
+            guard let p = Double(text) else { throw FaultError("p must be a number, not '\(text)'") }
+            probability = p
+        }
+        return Fault(kind, on: target, milliseconds: try int("ms"), probability: probability, left: try int("left"), at: now)
+    }
+
+    private func json(_ value: some Encodable, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(
+            status: status, contentType: "application/json", body: ConsoleJSON.encode(value),
+            headers: [HTTPHeader(name: "Cache-Control", value: "no-store")])
+    }
+}

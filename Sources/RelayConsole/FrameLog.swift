@@ -1,0 +1,92 @@
+import RelayCore
+import RelayProtocol
+
+/// The last frames the relay saw and sent, newest first, payloads cut short: the console's
+/// live frame log. A bounded ring (oldest entries leave first).
+public struct FrameLog: Sendable {
+    /// One frame as logged.
+    public struct Entry: Sendable, Equatable {
+        /// Increasing number of the entry (the page asks for entries after the last it has).
+        public var number: Int
+        public var at: Timestamp
+        /// `in` (device → relay) or `out` (relay → device).
+        public var direction: String
+        public var link: LinkID
+        public var pair: PairID?
+        public var role: Role?
+        public var type: String
+        /// The frame's JSON text, at most ``FrameLog/previewBytes`` bytes of it.
+        public var preview: String
+        /// What a fault did to it: `dropped`, `held`, `swallowed`, or empty.
+        public var fault: String
+    }
+
+    /// Bytes of a frame kept in its preview.
+    public static let previewBytes = 240
+
+    public let capacity: Int
+    private var ring: [Entry] = []
+    private var start = 0
+    private var nextNumber = 1
+
+    public init(capacity: Int = 500) {
+        self.capacity = max(1, capacity)
+    }
+
+    /// Logs one frame's bytes (its type read from the text, its payload cut short).
+    public mutating func append(
+        _ bytes: [UInt8], direction: String, link: LinkID, member: (pair: PairID, role: Role)?, at: Timestamp,
+        fault: String = ""
+    ) {
+        let preview = Self.preview(bytes)
+        let entry = Entry(
+            number: nextNumber, at: at, direction: direction, link: link, pair: member?.pair, role: member?.role,
+            type: Self.type(of: bytes) ?? "?", preview: preview, fault: fault)
+        nextNumber += 1
+        if ring.count < capacity {
+            ring.append(entry)
+        } else {
+            ring[start] = entry
+            start = (start + 1) % capacity
+        }
+    }
+
+    /// Newest first: at most `limit` entries, of `pair` only when given, numbered above `after`.
+    public func entries(pair: PairID? = nil, after: Int = 0, limit: Int = 200) -> [Entry] {
+        var out: [Entry] = []
+        var i = ring.count
+        while i > 0, out.count < limit {
+            i -= 1
+            let entry = ring[(start + i) % ring.count]
+            if entry.number <= after { break }
+            if let pair, entry.pair != pair { continue }
+            out.append(entry)
+        }
+        return out
+    }
+
+    /// The text of the first `previewBytes` bytes, with `…` when cut.
+    static func preview(_ bytes: [UInt8]) -> String {
+        guard bytes.count > previewBytes else { return String(decoding: bytes, as: UTF8.self) }
+        var cut = previewBytes
+        // Never split a UTF-8 sequence: back up over continuation bytes.
+        while cut > 0, bytes[cut] & 0xC0 == 0x80 { cut -= 1 }
+        return String(decoding: bytes[..<cut], as: UTF8.self) + "…"
+    }
+
+    /// The value of the frame's `"type"` member, read without parsing the whole frame.
+    public static func type(of bytes: [UInt8]) -> String? {
+        let key = Array(#""type":""#.utf8)
+        guard bytes.count > key.count else { return nil }
+        var i = 0
+        while i + key.count <= bytes.count {
+            if bytes[i] == key[0], Array(bytes[i..<(i + key.count)]) == key {
+                let from = i + key.count
+                guard let end = bytes[from...].firstIndex(of: UInt8(ascii: "\"")), end - from <= 32 else { return nil }
+                return String(decoding: bytes[from..<end], as: UTF8.self)
+            }
+            i += 1
+        }
+        return nil
+    }
+}

@@ -1,0 +1,148 @@
+import RelayConsole
+import RelayCore
+import RelayProtocol
+import WebSocketTransport
+
+/// What the engine keeps for the console (`serve --console`): the hub it reports to, the
+/// frames held by `delay`/`slow-writes` faults, and what it last applied of the plan.
+struct ConsoleAttachment: Sendable {
+    /// A frame or a close waiting behind a fault.
+    enum Outgoing: Sendable {
+        case frame([UInt8])
+        case close(UInt16, String)
+    }
+
+    let hub: ConsoleHub
+    var gate = DeliveryGate<Outgoing>()
+    /// Paired devices as of the last inspection (reachability faults are checked for these).
+    var devices: [(device: DeviceID, pair: PairID)] = []
+    var budgets: [PairID: Int] = [:]
+    var ticks = 0
+    /// How often the engine's timer runs the console's faults and snapshots.
+    static let tickInterval: Duration = .milliseconds(25)
+
+    init(hub: ConsoleHub) {
+        self.hub = hub
+    }
+}
+
+/// The engine's console hooks: frames logged, faults applied. Each hook runs only with a
+/// console; without one the engine's paths are as before.
+extension RelayEngine {
+    /// Logs an incoming frame; swallows a `reply` a `no-reply` fault asks for. Returns
+    /// whether the frame was swallowed (the core never sees it: the requester times out).
+    func consoleInbound(_ link: LinkID, _ bytes: [UInt8]) -> Bool {
+        guard let console else { return false }
+        let now = clock.now()
+        let member = core.member(of: link)
+        var swallowed = false
+        if let m = member, FrameLog.type(of: bytes) == "reply" {
+            swallowed = console.hub.withPlan { plan in
+                guard plan.swallowsReply(from: m.device, in: m.pair) else { return false }
+                plan.count(.noReply)
+                return true
+            }
+        }
+        if swallowed { log.info("fault fired", ("kind", "no-reply"), ("device", member?.device.rawValue ?? "")) }
+        console.hub.logFrame(bytes, direction: "in", link: link, member: member, at: now, fault: swallowed ? "swallowed" : "")
+        return swallowed
+    }
+
+    /// Sends a frame through the faults: a `drop` may drop a message delivery, `delay` and
+    /// `slow-writes` hold it (and everything after it on that connection).
+    func consoleSend(_ bytes: [UInt8], _ frame: RelayFrame, to link: LinkID, _ outbound: inout OutboundBatch) {
+        guard let hub = console?.hub else { return }
+        let now = clock.now()
+        let member = core.member(of: link)
+        var delay = 0
+        var spacing = 0
+        if let m = member {
+            let (drop, d, s) = hub.withPlan { plan in
+                var drop = false
+                if case .deliver(let deliver) = frame, deliver.mode == .message, plan.dropsMessage(to: m.device, in: m.pair) {
+                    plan.count(.drop)
+                    drop = true
+                }
+                return (drop, plan.deliveryDelay(to: m.device, in: m.pair), plan.writeSpacing(to: m.device, in: m.pair))
+            }
+            if drop {
+                log.info("fault fired", ("kind", "drop"), ("device", m.device.rawValue), ("frame", "deliver"))
+                hub.logFrame(bytes, direction: "out", link: link, member: member, at: now, fault: "dropped")
+                return
+            }
+            delay = d
+            spacing = s
+        }
+        let goes = console?.gate.submit(
+            .frame(bytes), to: link, delay: delay, spacing: spacing, now: now.millisecondsSinceEpoch)
+        if goes != nil {
+            outbound.send(bytes, to: ConnectionID(rawValue: link.rawValue))
+        } else {
+            hub.withPlan { $0.count(delay > 0 ? .delay : .slowWrites) }
+        }
+        hub.logFrame(bytes, direction: "out", link: link, member: member, at: now, fault: goes == nil ? "held" : "")
+    }
+
+    /// Closes a connection behind whatever a fault still holds for it.
+    func consoleClose(_ link: LinkID, code: UInt16, reason: String, _ outbound: inout OutboundBatch) {
+        guard console != nil else { return }
+        let now = clock.now().millisecondsSinceEpoch
+        if console?.gate.submit(.close(code, reason), to: link, delay: 0, spacing: 0, now: now) != nil {
+            outbound.close(ConnectionID(rawValue: link.rawValue), code: code, reason: reason)
+        }
+    }
+
+    /// A connection is gone: what was held for it goes too (durable items stay stored).
+    func consoleClosed(_ link: LinkID) {
+        console?.gate.forget(link)
+    }
+
+    /// Per tick: reachability and budget faults into the core, disconnects, held frames whose
+    /// time came, and (every 8th tick) a fresh inspection for the console.
+    func consoleTick(_ outbound: inout OutboundBatch) {
+        // `execute` below may send through ``consoleSend``, which changes `console`: no copy
+        // of it is held across those calls.
+        guard let hub = console?.hub, let devices = console?.devices, let applied = console?.budgets else { return }
+        let now = clock.now()
+        let (wanted, budgets, disconnects) = hub.withPlan { plan in
+            let wanted = Set(devices.filter { plan.isUnreachable($0.device, in: $0.pair, now: now) }.map(\.device))
+            return (wanted, plan.complicationBudgets, plan.takeDisconnects())
+        }
+        let current = core.devicesForcedUnreachable
+        for device in wanted.subtracting(current) {
+            log.info("fault applied", ("kind", "unreachable"), ("device", device.rawValue), ("reachable", "false"))
+            execute(core.setForcedUnreachable(device, true, now: now), &outbound)
+        }
+        for device in current.subtracting(wanted) {
+            log.info("fault lifted", ("kind", "unreachable"), ("device", device.rawValue), ("reachable", "true"))
+            execute(core.setForcedUnreachable(device, false, now: now), &outbound)
+        }
+        if budgets != applied {
+            for pair in Set(budgets.keys).union(applied.keys) where budgets[pair] != applied[pair] {
+                core.setComplicationBudgetLeft(pair, budgets[pair])
+                log.info("fault applied", ("kind", "complication-budget"), ("pair", pair.rawValue), ("left", budgets[pair].map(String.init) ?? "real"))
+            }
+            console?.budgets = budgets
+        }
+        for target in disconnects {
+            for (device, pair) in devices where target.matches(device: device, pair: pair) {
+                guard let link = core.link(of: device) else { continue }
+                log.info("fault fired", ("kind", "disconnect"), ("device", device.rawValue), ("conn", link.description))
+                hub.withPlan { $0.count(.disconnect) }
+                outbound.close(ConnectionID(rawValue: link.rawValue), code: CloseCode.goingAway.rawValue, reason: "fault: disconnect")
+            }
+        }
+        for (link, item) in console?.gate.release(now: now.millisecondsSinceEpoch) ?? [] {
+            switch item {
+            case .frame(let bytes): outbound.send(bytes, to: ConnectionID(rawValue: link.rawValue))
+            case .close(let code, let reason): outbound.close(ConnectionID(rawValue: link.rawValue), code: code, reason: reason)
+            }
+        }
+        console?.ticks += 1
+        if (console?.ticks ?? 0) % 8 == 1 {
+            let inspection = core.inspect(now: now)
+            console?.devices = inspection.pairs.flatMap { p in [(p.phone.id, p.id), (p.watch.id, p.id)] }
+            hub.publish(inspection, at: now, heldFrames: console?.gate.heldCount ?? 0)
+        }
+    }
+}

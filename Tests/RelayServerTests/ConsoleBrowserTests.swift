@@ -1,0 +1,61 @@
+import Foundation
+import RelayConsole
+import RelayCore
+import RelayProtocol
+import RelayServer
+import TestSupport
+import Testing
+import WebSocketTransport
+
+/// The console in a real browser: headless Chromium (Debian's `chromium`, installed by
+/// `scripts/install-deps.sh`) driven over its DevTools pipe by `scripts/console_browser.py`.
+@Suite(.timeLimit(.minutes(5)))
+struct ConsoleBrowserTests {
+    @Test func thePageShowsThePairAndItsQueueAndSetsAFaultOnTheRelay() async throws {
+        let relay = try await TestRelay.start { $0.console = ConsoleConfiguration(token: "browser-test") }
+        let (phone, watch, _, _) = try await pairDevices(relay)
+        // A userInfo the watch never acks: it stays queued, outstanding on the watch's connection.
+        phone.send(userInfo("u-browser", 7))
+        guard case .accepted = try await phone.next() else { throw TestFailure("accepted") }
+        guard case .deliver(let d) = try await watch.next() else { throw TestFailure("deliver") }
+        #expect(d.id == "u-browser")
+        let hub = try #require(relay.server.console)
+        let found = LockedState<String?>(nil)
+        let port = relay.server.port
+        try await eventually(10, "the console's first snapshot") {
+            let r = try await PlainHTTP.request(port: port, "/console/api/state?token=browser-test")
+            let state = try JSONDecoder().decode(ConsoleJSON.State.self, from: Data(r.body.utf8))
+            let id = state.pairs.first?.devices.first { $0.role == "watch" }?.id
+            found.withLock { $0 = id }
+            return id != nil
+        }
+        let device = try #require(found.withLock { $0 })
+
+        let directory = TemporaryDirectory()
+        let screenshot = ProcessInfo.processInfo.environment["WATCHRELAY_CONSOLE_SCREENSHOT"] ?? directory.path("console.png")
+        let url = try #require(relay.server.consoleURL)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", repositoryRoot.appendingPathComponent("scripts/console_browser.py").path, url,
+            "--item", "u-browser", "--device", device, "--screenshot", screenshot,
+            "--timeout", String(30 * timeoutScale),
+        ]
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        try process.run()
+        await waitForExit(process)
+        let text = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "console_browser.py: \(text)")
+        #expect(text.contains(#""ok": true"#), "\(text)")
+
+        // The fault the page set reached the relay: it is in the plan, and the phone was told.
+        let faults = hub.withPlan { $0.faults }
+        #expect(faults.contains { $0.kind == .unreachable && $0.target == .device(DeviceID(device)) }, "\(faults)")
+        guard case .peer(let p) = try await phone.next() else { throw TestFailure("peer") }
+        #expect(p.connected && !p.reachable)
+        let png = try Data(contentsOf: URL(fileURLWithPath: screenshot))
+        #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG screenshot at \(screenshot)")
+        await relay.stop()
+    }
+}

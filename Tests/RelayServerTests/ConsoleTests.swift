@@ -1,0 +1,238 @@
+import Foundation
+import RelayConsole
+import RelayCore
+import RelayProtocol
+import RelayServer
+import TestSupport
+import Testing
+import WebSocketTransport
+
+/// `serve --console` over real HTTP and WebSockets on loopback: the token, the JSON API, and
+/// faults that reach the devices (reachability, delay, drop, disconnect, no reply, budget).
+@Suite(.timeLimit(.minutes(5)))
+struct ConsoleTests {
+    static let token = "console-test-token"
+    let bearer = "Authorization: Bearer \(ConsoleTests.token)"
+
+    func startRelay(_ configure: @escaping @Sendable (inout RelayServerConfiguration) -> Void = { _ in }) async throws -> TestRelay {
+        try await TestRelay.start {
+            $0.console = ConsoleConfiguration(token: ConsoleTests.token)
+            configure(&$0)
+        }
+    }
+
+    func get<T: Decodable>(_ relay: TestRelay, _ target: String, as type: T.Type = ConsoleJSON.State.self) async throws -> T {
+        let r = try await PlainHTTP.request(port: relay.server.port, target, headers: [bearer])
+        #expect(r.status == 200, "\(target): \(r.status) \(r.body)")
+        return try JSONDecoder().decode(T.self, from: Data(r.body.utf8))
+    }
+
+    func frames(_ relay: TestRelay, _ query: String = "") async throws -> [ConsoleJSON.Frame] {
+        try await get(relay, "/console/api/frames" + query, as: ConsoleJSON.Frames.self).frames
+    }
+
+    @discardableResult
+    func post(_ relay: TestRelay, _ target: String, status: Int = 200) async throws -> String {
+        let r = try await PlainHTTP.request(port: relay.server.port, target, method: "POST", headers: [bearer])
+        #expect(r.status == status, "\(target): \(r.status) \(r.body)")
+        return r.body
+    }
+
+    /// The pair of the console's state (waits until the engine published it).
+    func consolePair(
+        _ relay: TestRelay, where condition: @escaping @Sendable (ConsoleJSON.Pair) -> Bool = { _ in true }
+    ) async throws -> ConsoleJSON.Pair {
+        let found = LockedState<ConsoleJSON.Pair?>(nil)
+        try await eventually(10, "the console to show the pair") {
+            let state = try await self.get(relay, "/console/api/state")
+            guard let pair = state.pairs.first, condition(pair) else { return false }
+            found.withLock { $0 = pair }
+            return true
+        }
+        return try #require(found.withLock { $0 })
+    }
+
+    func deviceID(_ pair: ConsoleJSON.Pair, _ role: String) throws -> String {
+        try #require(pair.devices.first { $0.role == role }?.id)
+    }
+
+    @Test func everyConsoleRequestNeedsTheToken() async throws {
+        let relay = try await startRelay()
+        let port = relay.server.port
+        #expect(try await PlainHTTP.request(port: port, "/console").status == 401)
+        #expect(try await PlainHTTP.request(port: port, "/console?token=wrong").status == 401)
+        #expect(try await PlainHTTP.request(port: port, "/console/api/state", headers: ["Authorization: Bearer wrong"]).status == 401)
+        #expect(try await PlainHTTP.request(port: port, "/console/api/faults/clear", method: "POST").status == 401)
+        let page = try await PlainHTTP.request(port: port, "/console?token=\(Self.token)")
+        #expect(page.status == 200 && page.body.contains("WatchRelay console") && page.headers.contains("text/html"))
+        #expect(try await PlainHTTP.request(port: port, "/console/api/state", headers: [bearer]).status == 200)
+        #expect(try await PlainHTTP.request(port: port, "/console/api/nothing", headers: [bearer]).status == 404)
+        #expect(try await PlainHTTP.request(port: port, "/console/api/faults/clear", headers: [bearer]).status == 405)
+        #expect(try await PlainHTTP.request(port: port, "/metrics").status == 200)
+        #expect(relay.server.consoleURL == "http://127.0.0.1:\(port)/console?token=\(Self.token)")
+        await relay.stop()
+    }
+
+    @Test func withoutTheConsoleFlagThereIsNoConsole() async throws {
+        let relay = try await TestRelay.start()
+        #expect(try await PlainHTTP.request(port: relay.server.port, "/console?token=x").status == 404)
+        #expect(relay.server.consoleURL == nil)
+        await relay.stop()
+    }
+
+    @Test func aNonLoopbackInterfaceWithoutTLSIsRefused() async throws {
+        let dir = TemporaryDirectory()
+        await #expect(throws: ConsoleError.insecureInterface("0.0.0.0")) {
+            _ = try await RelayServer.startForTest(in: dir.path) {
+                $0.host = "0.0.0.0"
+                $0.console = ConsoleConfiguration(token: "t")
+            }
+        }
+        // Allowed on purpose, or with TLS (checked without binding: tests stay on loopback).
+        #expect(throws: Never.self) { try ConsoleConfiguration(allowsInsecureInterface: true).check(host: "0.0.0.0", tls: false) }
+        #expect(throws: Never.self) { try ConsoleConfiguration().check(host: "0.0.0.0", tls: true) }
+        #expect(throws: Never.self) { try ConsoleConfiguration().check(host: "127.0.0.1", tls: false) }
+    }
+
+    @Test func stateShowsThePairItsDevicesAndAQueuedItem() async throws {
+        let relay = try await startRelay()
+        let (phone, watch, _, _) = try await pairDevices(relay)
+        watch.connection.close()
+        _ = try await watch.closed()
+        _ = try await phone.next()  // peer: watch gone
+        phone.send(userInfo("u-queued", 1))
+        guard case .accepted = try await phone.next() else { throw TestFailure("accepted") }
+        let pair = try await consolePair(relay) { pair in
+            pair.directions.first { $0.from == "phone" }?.items.contains { $0.id == "u-queued" } == true
+        }
+        let watchDevice = try #require(pair.devices.first { $0.role == "watch" })
+        #expect(!watchDevice.connected && !watchDevice.reachable)
+        let phoneDevice = try #require(pair.devices.first { $0.role == "phone" })
+        #expect(phoneDevice.connected && phoneDevice.lastSeen != nil)
+        let item = try #require(pair.directions.first?.items.first)
+        #expect(item.mode == "userInfo" && item.kind == "test.item" && item.seq == nil && !item.outstanding)
+        // The frame log has the send, newest first, and filters by pair.
+        let log = try await frames(relay, "?pair=\(pair.id)")
+        #expect(log.first?.type == "accepted")
+        #expect(log.contains { $0.type == "send" && $0.preview.contains("u-queued") })
+        #expect(try await frames(relay, "?pair=nope").isEmpty)
+        await relay.stop()
+    }
+
+    @Test func forcedUnreachableTellsThePeerFailsMessagesAndClearsInOneCall() async throws {
+        let relay = try await startRelay()
+        let (phone, _, _, _) = try await pairDevices(relay)
+        let pair = try await consolePair(relay)
+        let watchID = try deviceID(pair, "watch")
+        try await post(relay, "/console/api/faults?target=device:\(watchID)&kind=unreachable")
+        guard case .peer(let off) = try await phone.next() else { throw TestFailure("peer") }
+        #expect(off.connected && !off.reachable)
+        phone.send(.send(Send(id: "m1", mode: .message, payload: Payload(kind: "ping"))))
+        try await phone.expectError(.notReachable, re: "m1")
+        let metrics = try await PlainHTTP.request(port: relay.server.port, "/metrics").body
+        #expect(metrics.contains(#"watchrelay_faults_active{kind="unreachable"} 1"#))
+        let faults = try await PlainHTTP.request(port: relay.server.port, "/console/api/faults", headers: [bearer]).body
+        #expect(faults.contains("device:\(watchID)"))
+        try await post(relay, "/console/api/faults/clear")
+        guard case .peer(let on) = try await phone.next() else { throw TestFailure("peer") }
+        #expect(on.connected && on.reachable)
+        await relay.stop()
+    }
+
+    @Test func delayedDeliveriesStillArriveInOrder() async throws {
+        let relay = try await startRelay()
+        let (phone, watch, _, _) = try await pairDevices(relay)
+        let pair = try await consolePair(relay)
+        try await post(relay, "/console/api/faults?target=device:\(try deviceID(pair, "watch"))&kind=delay&ms=200")
+        for n in 1...3 { phone.send(userInfo("u\(n)", n)) }
+        for n in 1...3 {
+            guard case .deliver(let d) = try await watch.next() else { throw TestFailure("deliver") }
+            #expect(d.id == "u\(n)")
+        }
+        #expect(try await frames(relay).contains { $0.type == "deliver" && $0.fault == "held" })
+        let state: ConsoleJSON.State = try await get(relay, "/console/api/state")
+        #expect(state.fired["delay", default: 0] >= 3)
+        await relay.stop()
+    }
+
+    @Test func slowWritesSpaceFramesButLoseNone() async throws {
+        let relay = try await startRelay()
+        let (phone, watch, _, _) = try await pairDevices(relay)
+        let pair = try await consolePair(relay)
+        try await post(relay, "/console/api/faults?target=device:\(try deviceID(pair, "watch"))&kind=slow-writes&ms=50")
+        for n in 1...3 { phone.send(userInfo("s\(n)", n)) }
+        for n in 1...3 {
+            guard case .deliver(let d) = try await watch.next() else { throw TestFailure("deliver") }
+            #expect(d.id == "s\(n)")
+        }
+        let state: ConsoleJSON.State = try await get(relay, "/console/api/state")
+        #expect(state.fired["slow-writes", default: 0] >= 2)
+        await relay.stop()
+    }
+
+    @Test func dropLosesMessagesButNeverDurableItems() async throws {
+        let relay = try await startRelay()
+        let (phone, watch, _, _) = try await pairDevices(relay)
+        let pair = try await consolePair(relay)
+        try await post(relay, "/console/api/faults?target=pair:\(pair.id)&kind=drop&p=1")
+        phone.send(.send(Send(id: "m-lost", mode: .message, payload: Payload(kind: "ping"))))
+        guard case .accepted = try await phone.next() else { throw TestFailure("accepted") }
+        phone.send(userInfo("u-kept"))
+        guard case .deliver(let d) = try await watch.next() else { throw TestFailure("deliver") }
+        #expect(d.id == "u-kept" && d.mode == .userInfo)
+        let metrics = try await PlainHTTP.request(port: relay.server.port, "/metrics").body
+        #expect(metrics.contains(#"watchrelay_faults_fired_total{kind="drop"} 1"#))
+        await relay.stop()
+    }
+
+    @Test func disconnectClosesTheDeviceAndItsItemIsRedelivered() async throws {
+        let relay = try await startRelay()
+        let (phone, watch, _, watchToken) = try await pairDevices(relay)
+        phone.send(userInfo("u-1"))
+        guard case .deliver(let first) = try await watch.next() else { throw TestFailure("deliver") }
+        let pair = try await consolePair(relay)
+        try await post(relay, "/console/api/faults?target=device:\(try deviceID(pair, "watch"))&kind=disconnect")
+        #expect(try await watch.closed() == CloseCode.goingAway.rawValue)
+        let again = try await relay.device(.watch)
+        try await again.hello(token: watchToken)
+        guard case .deliver(let redelivered) = try await again.next() else { throw TestFailure("redeliver") }
+        #expect(redelivered.id == "u-1" && redelivered.seq == first.seq)
+        await relay.stop()
+    }
+
+    @Test func noReplySwallowsTheNextReplyAndTheRequesterTimesOut() async throws {
+        let relay = try await startRelay { $0.relay.limits.replyTimeoutMs = 300 }
+        let (phone, watch, _, _) = try await pairDevices(relay)
+        let pair = try await consolePair(relay)
+        try await post(relay, "/console/api/faults?target=device:\(try deviceID(pair, "phone"))&kind=no-reply")
+        watch.send(.send(Send(id: "ask", mode: .message, payload: Payload(kind: "q"), wantsReply: true)))
+        guard case .accepted = try await watch.next() else { throw TestFailure("accepted") }
+        guard case .deliver = try await phone.next() else { throw TestFailure("deliver") }
+        phone.send(.reply(ClientReply(id: "r", re: "ask", payload: Payload(kind: "a"))))
+        try await watch.expectError(.replyTimeout, re: "ask")
+        await relay.stop()
+    }
+
+    @Test func complicationBudgetSetToZeroTurnsTransfersIntoUserInfo() async throws {
+        let relay = try await startRelay()
+        let (phone, _, _, _) = try await pairDevices(relay)
+        let pair = try await consolePair(relay)
+        try await post(relay, "/console/api/faults?target=pair:\(pair.id)&kind=complication-budget&left=0")
+        try await eventually(10, "the budget in the console") {
+            try await consolePair(relay).complicationsLeft == 0
+        }
+        phone.send(.send(Send(id: "c1", mode: .complication, payload: Payload(kind: "c"))))
+        guard case .accepted(let a) = try await phone.next() else { throw TestFailure("accepted") }
+        #expect(a.remaining == 0 && a.fallback == .userInfo)
+        await relay.stop()
+    }
+
+    @Test func badFaultsAreRefusedWithAReason() async throws {
+        let relay = try await startRelay()
+        #expect(try await post(relay, "/console/api/faults?target=device:x&kind=explode", status: 400).contains("kind must be"))
+        #expect(try await post(relay, "/console/api/faults?target=x&kind=delay&ms=5", status: 400).contains("target"))
+        #expect(try await post(relay, "/console/api/faults?target=device:x&kind=delay", status: 400).contains("ms"))
+        #expect(try await post(relay, "/console/api/faults?target=device:x&kind=delay&ms=abc", status: 400).contains("integer"))
+        await relay.stop()
+    }
+}
