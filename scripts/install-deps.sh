@@ -3,7 +3,7 @@
 # (apt-get) and Python test tools (PyPI). Idempotent; fast when everything is present.
 set -euo pipefail
 
-DEB_PACKAGES=(libwebsockets-dev libsqlite3-dev libssl-dev pkg-config ${EXTRA_DEB_PACKAGES:-})
+DEB_PACKAGES=(libwebsockets-dev libsqlite3-dev libssl-dev pkg-config librsvg2-bin ${EXTRA_DEB_PACKAGES:-})
 PY_MODULES=(jsonschema:jsonschema referencing:referencing websockets:websockets)
 
 missing=()

@@ -24,7 +24,7 @@ import WidgetKit
     @Test func reloadingEveryTickFreezesTheWidgetBeforeNoonOnDayOne() async throws {
         let store = StepsStore()
         let (day, host) = await days(ReloadEveryTickApp(store: store), store: store)
-        StripFiles.write(day, "budget-burn")
+        try StripFiles.write(day, "budget-burn")
         // 70 charged reloads, one per tick from midnight: the 71st tick, at 11:40, is refused.
         let frozen = try #require(day.firstRefusal)
         #expect(frozen.at == host.date(hours: 11, minutes: 40, seconds: 0.1))
@@ -52,7 +52,7 @@ import WidgetKit
     @Test func reloadingAtMostEveryHalfHourStaysWithinTheBudget() async throws {
         let store = StepsStore()
         let (day, host) = await days(ThrottledReloadApp(store: store), store: store)
-        StripFiles.write(day, "budget-burn-throttled")
+        try StripFiles.write(day, "budget-burn-throttled")
         for d in 1...3 { try day.expectNoRefusedReloads(onDay: d) }
         try day.expectShown(.accessoryCircular, within: 1800, of: host.date(hours: 60)) { $0.steps >= 36_100 }
         #expect((day.budgetLeft(.accessoryCircular, at: host.date(hours: 71)) ?? 0) >= 70 - 48)
