@@ -43,6 +43,8 @@ public final class WidgetHost<Entry: TimelineEntry & Sendable> {
     public var providerClock: ProviderClock
     /// Whether the app starts in the foreground (it starts in the background by default).
     public var startsInForeground = false
+    /// The set-up calls refused so far (a duplicate placement, a bad interval), in order.
+    public private(set) var setupErrors: [WidgetHostError] = []
 
     private let source: TimelineSource<Entry>
     private let describe: @Sendable (Entry) -> String
@@ -105,16 +107,25 @@ public final class WidgetHost<Entry: TimelineEntry & Sendable> {
     // MARK: - Setting up the day
 
     /// Places an instance of the widget in `family` (id `<kind>.<family>` unless given), with
-    /// its own budget (``WidgetReloadRules/dailyBudget`` unless given).
+    /// its own budget (``WidgetReloadRules/dailyBudget`` unless given). An id already placed
+    /// places nothing and returns ``WidgetHostError/alreadyPlaced(id:)`` (also kept in
+    /// ``setupErrors``).
+    @discardableResult
     public func place(
         _ family: WidgetFamily, id: String? = nil, configuration: (any WidgetConfigurationIntent)? = nil,
         budget: Int? = nil
-    ) {
+    ) -> WidgetHostError? {
         let id = id ?? "\(kind).\(family)"
-        precondition(!widgets.contains { $0.id == id }, "widget \(id) is already placed")
+        guard !widgets.contains(where: { $0.id == id }) else { return refuse(.alreadyPlaced(id: id)) }
         widgets.append(
             HostedWidget(
                 id: id, kind: kind, family: family, configuration: configuration, budget: budget ?? rules.dailyBudget))
+        return nil
+    }
+
+    private func refuse(_ error: WidgetHostError) -> WidgetHostError {
+        setupErrors.append(error)
+        return error
     }
 
     /// The instant `hours`/`minutes`/`seconds` after ``start`` (on the millisecond grid the
@@ -153,19 +164,24 @@ public final class WidgetHost<Entry: TimelineEntry & Sendable> {
     }
 
     /// Runs app code every `interval` seconds from `from` (default: the start) until before
-    /// `until` (default: a day later), passing the tick number (0, 1, …).
+    /// `until` (default: a day later), passing the tick number (0, 1, …). An interval that is
+    /// not a finite number of seconds, at least a millisecond, schedules nothing and returns
+    /// ``WidgetHostError/badInterval(_:)`` (also kept in ``setupErrors``).
+    @discardableResult
     public func every(
         _ interval: TimeInterval, from: Date? = nil, until: Date? = nil, _ label: String = "tick",
         _ action: @escaping (Int) -> Void
-    ) {
-        for (n, t) in ticks(interval, from: from, until: until).enumerated() {
+    ) -> WidgetHostError? {
+        guard let dates = ticks(interval, from: from, until: until) else { return refuse(.badInterval(interval)) }
+        for (n, t) in dates.enumerated() {
             at(t, "\(label) \(n)") { action(n) }
         }
+        return nil
     }
 
     /// The dates of `every`'s ticks.
-    private func ticks(_ interval: TimeInterval, from: Date?, until: Date?) -> [Date] {
-        precondition(interval > 0, "the interval must be positive")
+    private func ticks(_ interval: TimeInterval, from: Date?, until: Date?) -> [Date]? {
+        guard interval.isFinite, interval >= 0.001 else { return nil }  // the host's millisecond grid
         let first = from ?? start
         let end = until ?? first.addingTimeInterval(86_400)
         var dates: [Date] = []
@@ -178,13 +194,16 @@ public final class WidgetHost<Entry: TimelineEntry & Sendable> {
     }
 
     /// Runs async app code every `interval` seconds (as the synchronous `every` does).
+    @discardableResult
     public func every(
         _ interval: TimeInterval, from: Date? = nil, until: Date? = nil, _ label: String = "tick",
         _ action: @escaping @Sendable (Int) async -> Void
-    ) {
-        for (n, t) in ticks(interval, from: from, until: until).enumerated() {
+    ) -> WidgetHostError? {
+        guard let dates = ticks(interval, from: from, until: until) else { return refuse(.badInterval(interval)) }
+        for (n, t) in dates.enumerated() {
             at(t, "\(label) \(n)") { @Sendable in await action(n) }
         }
+        return nil
     }
 
     /// The app comes to the foreground at `date` (reloads are free while it is there).
