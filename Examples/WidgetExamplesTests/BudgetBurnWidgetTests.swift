@@ -24,21 +24,25 @@ import WidgetKit
     @Test func reloadingEveryTickFreezesTheWidgetBeforeNoonOnDayOne() async throws {
         let store = StepsStore()
         let (day, host) = await days(ReloadEveryTickApp(store: store), store: store)
-        StripFiles.write(day, "budget-burn")
-        // 70 charged reloads, one per tick from midnight: the 71st tick, at 11:40, is refused.
+        try StripFiles.write(day, "budget-burn")
+        // Midnight's tick joins the widget's first timeline, which is free; then 70 charged
+        // reloads, one per tick from 00:10: the 72nd tick, at 11:50, is refused.
         let frozen = try #require(day.firstRefusal)
-        #expect(frozen.at == host.date(hours: 11, minutes: 40, seconds: 0.1))
+        #expect(frozen.at == host.date(hours: 11, minutes: 50, seconds: 0.1))
         #expect(WidgetStripStamp.day(of: frozen.at, from: host.start) == 1)
-        #expect(day.showing(.accessoryCircular, at: host.date(hours: 18))?.entry.steps == 7000)
+        #expect(day.reloads.first?.reasons == [.widgetAdded, .reloadTimelines])
+        #expect(day.reloads.first?.charged == false)
+        #expect(day.showing(.accessoryCircular, at: host.date(hours: 18))?.entry.steps == 7100)
         #expect(day.isStale(.accessoryCircular, at: host.date(hours: 18)))
-        // Each day the same: a slot frees 24 h after each reload, so the widget follows the
-        // ticks until 11:30 and is frozen from 11:40 to midnight.
+        // From day 2 on, a slot frees 24 h after each charged reload (00:10 to 11:40), so
+        // midnight's tick is refused too: the widget is frozen from 11:50 to 00:10 each night.
         let stale = day.staleIntervals(id: "Steps.accessoryCircular")
         #expect(stale.count == 3)
-        #expect(stale.map { host.date(seconds: 0).distance(to: $0.from) / 3600 }.map { Int($0 * 60) } == [700, 2140, 3580])
-        for d in 1...3 {
+        #expect(stale.map { host.date(seconds: 0).distance(to: $0.from) / 3600 }.map { Int($0 * 60) } == [710, 2150, 3590])
+        // Day 1: ticks 11:50–23:50 (73); days 2 and 3: those and midnight's (74).
+        for (d, refused) in [(1, 73), (2, 74), (3, 74)] {
             let error = #expect(throws: WidgetExpectationFailure.self) { try day.expectNoRefusedReloads(onDay: d) }
-            #expect(error?.description.contains("74 reload(s) refused") == true)
+            #expect(error?.description.contains("\(refused) reload(s) refused") == true, "day \(d): \(error?.description ?? "")")
         }
     }
 
@@ -52,7 +56,7 @@ import WidgetKit
     @Test func reloadingAtMostEveryHalfHourStaysWithinTheBudget() async throws {
         let store = StepsStore()
         let (day, host) = await days(ThrottledReloadApp(store: store), store: store)
-        StripFiles.write(day, "budget-burn-throttled")
+        try StripFiles.write(day, "budget-burn-throttled")
         for d in 1...3 { try day.expectNoRefusedReloads(onDay: d) }
         try day.expectShown(.accessoryCircular, within: 1800, of: host.date(hours: 60)) { $0.steps >= 36_100 }
         #expect((day.budgetLeft(.accessoryCircular, at: host.date(hours: 71)) ?? 0) >= 70 - 48)

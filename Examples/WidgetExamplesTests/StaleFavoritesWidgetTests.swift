@@ -22,7 +22,7 @@ import WidgetKit
 
     @Test func withoutReloadTimelinesTheWidgetStaysStaleAllDay() async throws {
         let (day, host) = await day { StoringWatchApp(store: $0) }
-        StripFiles.write(day, "stale-favorites-bug")
+        try StripFiles.write(day, "stale-favorites-bug")
         let nine = host.date(hours: 9)
         let error = #expect(throws: WidgetExpectationFailure.self) {
             try day.expectShown(.accessoryRectangular, within: 60, of: nine, "torvalds") { $0.logins.contains("torvalds") }
@@ -38,7 +38,7 @@ import WidgetKit
 
     @Test func storingThenReloadingShowsEachListWithinASecond() async throws {
         let (day, host) = await day { ReloadingWatchApp(store: $0) }
-        StripFiles.write(day, "stale-favorites-fixed")
+        try StripFiles.write(day, "stale-favorites-fixed")
         for family in [WidgetFamily.accessoryRectangular, .accessoryCorner] {
             try day.expectShown(family, within: 1, of: host.date(hours: 9), "torvalds") { $0.logins == ["octocat", "torvalds"] }
             try day.expectShown(family, within: 1, of: host.date(hours: 18, minutes: 30), "octocat gone") {

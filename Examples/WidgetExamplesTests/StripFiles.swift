@@ -7,16 +7,12 @@ enum StripFiles {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent(".build/widget-strips")
 
-    /// Writes `day`'s strip as `<name>.svg`; returns the path (or `nil` if it cannot be written).
+    /// Writes `day`'s strip as `<name>.svg`; returns the path. Throws if it cannot be written.
     @discardableResult
-    static func write<Entry>(_ day: WidgetDay<Entry>, _ name: String) -> String? {
+    static func write<Entry>(_ day: WidgetDay<Entry>, _ name: String) throws -> String {
         let url = directory.appendingPathComponent("\(name).svg")
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            try Data(day.svgStrip().utf8).write(to: url)
-            return url.path
-        } catch {
-            return nil
-        }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(day.svgStrip().utf8).write(to: url)
+        return url.path
     }
 }

@@ -108,15 +108,25 @@ public struct WidgetInstance: Sendable, Identifiable {
     ) -> WidgetReload {
         let widget = FavoritesWidgetProvider(provider, favorites: { favorites }, now: { now.date })
         let answer = widget.timeline(for: descriptor.configuration, in: TimelineProviderContext(family: family))
-        let next = WidgetTimeline(answer)
-        timeline = next
-        reloadState.install(entryDates: answer.entries.map(\.date), policy: answer.policy, now: now.date, rules: rules)
+        let next = install(answer, now: now, rules: rules)
         return WidgetReload(
             widgetID: id, kind: descriptor.kind, family: family, generation: generation, reason: batch.reason,
             reasons: batch.reasons, requestCount: batch.requestCount, requestedAt: Timestamp(batch.firstRequestedAt),
             at: now, entries: next.entries, policy: next.policy,
             latencyMilliseconds: batch.dataDate.map { TimeMath.between(Timestamp($0), now) }, charged: charged,
             budgetLeft: budget.remaining(at: now))
+    }
+
+    /// Installs the provider's `answer` as the new timeline and returns it. An answer with no
+    /// entries keeps the timeline on screen, as the reload state keeps its entry dates (and
+    /// takes the new policy): replacing it would leave the displayed index past the end.
+    mutating func install(_ answer: Timeline<FavoritesEntry>, now: Timestamp, rules: WidgetReloadRules)
+        -> WidgetTimeline
+    {
+        let next = WidgetTimeline(answer)
+        if !next.entries.isEmpty { timeline = next }
+        reloadState.install(entryDates: answer.entries.map(\.date), policy: answer.policy, now: now.date, rules: rules)
+        return next
     }
 
     /// The earliest date at or after `now` when ``flush`` has work; `nil` if none is planned.

@@ -82,8 +82,9 @@ public struct PendingReload: Sendable, Hashable {
     /// The batch's reason: the first one requested.
     public var reason: ReloadReason { reasons[0] }
 
-    /// Whether the whole batch is exempt by its reasons.
-    var isExemptByReason: Bool { reasons.allSatisfy(\.isBudgetExempt) }
+    /// Whether the batch is exempt by its reasons: any exempt reason (the widget's first
+    /// timeline) makes the one reload free, whatever else joined it.
+    var isExemptByReason: Bool { reasons.contains(where: \.isBudgetExempt) }
 
     mutating func merge(_ request: ReloadRequest) {
         if !reasons.contains(request.reason) { reasons.append(request.reason) }

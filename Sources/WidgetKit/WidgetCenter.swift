@@ -5,10 +5,13 @@ import Foundation
 ///
 /// Calls are *requests*, as on a device: the host that runs the app code (``WidgetHost``)
 /// coalesces them, charges them to each widget's budget and may refuse them. The host
-/// installs itself for the duration of each app event (a task-local value), so parallel
-/// tests with hosts of their own never see each other's calls. Outside a host's event —
-/// from a detached task, or with no host at all — a call does nothing, like an app whose
-/// widgets are not placed.
+/// installs itself for the duration of each app event (a task-local value, which `Task {}`
+/// inherits), so parallel tests with hosts of their own never see each other's calls. A call
+/// made before the event's action returns — synchronous or `async`, in a `Task` it awaited —
+/// counts at the event's time. A call from a `Task` the action started but did not await
+/// arrives after the event: the host records it as an "unscoped call" app event when it
+/// notices it (``AppEventRecord/isUnscoped``). A call from `Task.detached`, or with no host at
+/// all, does nothing, like an app whose widgets are not placed.
 public final class WidgetCenter: Sendable {
     /// The shared widget center.
     public static let shared = WidgetCenter()

@@ -42,11 +42,10 @@ extension WidgetDay {
     }
 
     /// Expects no reload of any widget to have been refused for budget between `from` and
-    /// `to` (default: the whole run).
+    /// `to` (`to` excluded; by default the whole run, a refusal at ``end`` included).
     public func expectNoRefusedReloads(from: Date? = nil, to: Date? = nil) throws {
         let lower = from ?? start
-        let upper = to ?? end
-        let refused = refusals.filter { $0.at >= lower && $0.at < upper }
+        let refused = refusals.filter { r in r.at >= lower && (to.map { r.at < $0 } ?? (r.at <= end)) }
         guard let first = refused.first else { return }
         throw WidgetExpectationFailure(
             description: "\(refused.count) reload(s) refused; first: \(first); reloads charged before it: "

@@ -129,4 +129,8 @@ public struct AppEventRecord: Sendable, Hashable {
     public let reloadCalls: [String?]
     /// Kinds the app asked to reload that no placed widget has (a misspelt kind string).
     public let unknownKinds: [String]
+    /// True for calls made after their event's action had returned (a `Task` it did not
+    /// await): recorded at the moment the host noticed them, labelled
+    /// ``WidgetHost/unscopedLabel``.
+    public var isUnscoped = false
 }

@@ -21,6 +21,12 @@ import Foundation
 /// try day.expectShown(.accessoryRectangular, within: 60, of: host.date(hours: 9)) { $0.logins.contains("torvalds") }
 /// ```
 ///
+/// App code may be synchronous or `async` (`@MainActor` handlers, code that awaits a `Task`):
+/// the host awaits it, then takes the `WidgetCenter` calls it made, at the event's time. A
+/// call made after the action returned (from a `Task` it started and did not await) is kept as
+/// an "unscoped call" app event (``AppEventRecord/isUnscoped``) at the moment the host noticed
+/// it; a call from `Task.detached` sees no host and is lost, as on a watch with no widget placed.
+///
 /// Providers run unchanged: their `Date()` is the wall clock, and the host moves the dates
 /// they return onto the virtual clock (``ProviderClock/wallClock``). A provider is called
 /// from the host's task; its completion handler may be called from any thread, once.
@@ -37,6 +43,8 @@ public final class WidgetHost<Entry: TimelineEntry & Sendable> {
     public var providerClock: ProviderClock
     /// Whether the app starts in the foreground (it starts in the background by default).
     public var startsInForeground = false
+    /// The set-up calls refused so far (a duplicate placement, a bad interval), in order.
+    public private(set) var setupErrors: [WidgetHostError] = []
 
     private let source: TimelineSource<Entry>
     private let describe: @Sendable (Entry) -> String
@@ -47,6 +55,7 @@ public final class WidgetHost<Entry: TimelineEntry & Sendable> {
     private struct ScheduledEvent {
         enum Action {
             case app(() -> Void)
+            case asyncApp(@Sendable () async -> Void)
             case foreground(Bool)
             case reload(kind: String?)
         }
@@ -98,16 +107,25 @@ public final class WidgetHost<Entry: TimelineEntry & Sendable> {
     // MARK: - Setting up the day
 
     /// Places an instance of the widget in `family` (id `<kind>.<family>` unless given), with
-    /// its own budget (``WidgetReloadRules/dailyBudget`` unless given).
+    /// its own budget (``WidgetReloadRules/dailyBudget`` unless given). An id already placed
+    /// places nothing and returns ``WidgetHostError/alreadyPlaced(id:)`` (also kept in
+    /// ``setupErrors``).
+    @discardableResult
     public func place(
         _ family: WidgetFamily, id: String? = nil, configuration: (any WidgetConfigurationIntent)? = nil,
         budget: Int? = nil
-    ) {
+    ) -> WidgetHostError? {
         let id = id ?? "\(kind).\(family)"
-        precondition(!widgets.contains { $0.id == id }, "widget \(id) is already placed")
+        guard !widgets.contains(where: { $0.id == id }) else { return refuse(.alreadyPlaced(id: id)) }
         widgets.append(
             HostedWidget(
                 id: id, kind: kind, family: family, configuration: configuration, budget: budget ?? rules.dailyBudget))
+        return nil
+    }
+
+    private func refuse(_ error: WidgetHostError) -> WidgetHostError {
+        setupErrors.append(error)
+        return error
     }
 
     /// The instant `hours`/`minutes`/`seconds` after ``start`` (on the millisecond grid the
@@ -121,6 +139,13 @@ public final class WidgetHost<Entry: TimelineEntry & Sendable> {
         schedule(ScheduledEvent(at: date, label: label, action: .app(action)))
     }
 
+    /// Runs async app code at `date` (a `@MainActor` handler, or one that awaits a `Task`):
+    /// the host awaits it before it takes the event's `WidgetCenter` calls, so every call made
+    /// before it returns, in any child or unstructured `Task` it awaited, counts at `date`.
+    public func at(_ date: Date, _ label: String = "app event", _ action: @escaping @Sendable () async -> Void) {
+        schedule(ScheduledEvent(at: date, label: label, action: .asyncApp(action)))
+    }
+
     private func schedule(_ event: ScheduledEvent) {
         events.append(ScheduledEvent(at: WidgetTime.add(event.at, 0), label: event.label, action: event.action))
     }
@@ -130,23 +155,55 @@ public final class WidgetHost<Entry: TimelineEntry & Sendable> {
         at(date(hours: hours, minutes: minutes), label, action)
     }
 
+    /// Runs async app code `hours` (and `minutes`) after the start (see the async `at(_:_:_:)`).
+    public func at(
+        hours: Double, minutes: Double = 0, _ label: String = "app event",
+        _ action: @escaping @Sendable () async -> Void
+    ) {
+        at(date(hours: hours, minutes: minutes), label, action)
+    }
+
     /// Runs app code every `interval` seconds from `from` (default: the start) until before
-    /// `until` (default: a day later), passing the tick number (0, 1, …).
+    /// `until` (default: a day later), passing the tick number (0, 1, …). An interval that is
+    /// not a finite number of seconds, at least a millisecond, schedules nothing and returns
+    /// ``WidgetHostError/badInterval(_:)`` (also kept in ``setupErrors``).
+    @discardableResult
     public func every(
         _ interval: TimeInterval, from: Date? = nil, until: Date? = nil, _ label: String = "tick",
         _ action: @escaping (Int) -> Void
-    ) {
-        precondition(interval > 0, "the interval must be positive")
+    ) -> WidgetHostError? {
+        guard let dates = ticks(interval, from: from, until: until) else { return refuse(.badInterval(interval)) }
+        for (n, t) in dates.enumerated() {
+            at(t, "\(label) \(n)") { action(n) }
+        }
+        return nil
+    }
+
+    /// The dates of `every`'s ticks.
+    private func ticks(_ interval: TimeInterval, from: Date?, until: Date?) -> [Date]? {
+        guard interval.isFinite, interval >= 0.001 else { return nil }  // the host's millisecond grid
         let first = from ?? start
         let end = until ?? first.addingTimeInterval(86_400)
-        var tick = 0
+        var dates: [Date] = []
         var t = first
         while t < end {
-            let n = tick
-            at(t, "\(label) \(n)") { action(n) }
-            tick += 1
-            t = WidgetTime.add(first, Double(tick) * interval)
+            dates.append(t)
+            t = WidgetTime.add(first, Double(dates.count) * interval)
         }
+        return dates
+    }
+
+    /// Runs async app code every `interval` seconds (as the synchronous `every` does).
+    @discardableResult
+    public func every(
+        _ interval: TimeInterval, from: Date? = nil, until: Date? = nil, _ label: String = "tick",
+        _ action: @escaping @Sendable (Int) async -> Void
+    ) -> WidgetHostError? {
+        guard let dates = ticks(interval, from: from, until: until) else { return refuse(.badInterval(interval)) }
+        for (n, t) in dates.enumerated() {
+            at(t, "\(label) \(n)") { @Sendable in await action(n) }
+        }
+        return nil
     }
 
     /// The app comes to the foreground at `date` (reloads are free while it is there).
@@ -190,10 +247,12 @@ public final class WidgetHost<Entry: TimelineEntry & Sendable> {
             guard let due = [event, run.nextWakeUp(now: now)].compactMap({ $0 }).min(), due <= end else { break }
             now = max(now, due)
             clock.move(to: now)
+            recordUnscoped(center, to: &run, now: now)
             while next < queue.count, queue[next].at <= now {
-                apply(queue[next], to: &run, center: center, now: now)
+                await apply(queue[next], to: &run, center: center, now: now)
                 next += 1
             }
+            recordUnscoped(center, to: &run, now: now)
             // Requests just made wait for their debounce: a burst becomes one reload.
             if let wake = run.nextWakeUp(now: now), wake <= now {
                 await run.flush(now: now, source: source, providerClock: providerClock)
@@ -201,13 +260,14 @@ public final class WidgetHost<Entry: TimelineEntry & Sendable> {
             passes += 1
         }
         clock.move(to: end)
+        recordUnscoped(center, to: &run, now: end)
         return run.finish(end: end, kind: kind, recommendationsInvalidated: center.invalidationCount)
     }
 
     /// A guard against a provider whose policy asks again at once, forever.
     static var maximumPasses: Int { 1_000_000 }
 
-    private func apply(_ event: ScheduledEvent, to run: inout HostRun<Entry>, center: HostCenter, now: Date) {
+    private func apply(_ event: ScheduledEvent, to run: inout HostRun<Entry>, center: HostCenter, now: Date) async {
         switch event.action {
         case .foreground(let on):
             run.setForeground(on)
@@ -215,13 +275,39 @@ public final class WidgetHost<Entry: TimelineEntry & Sendable> {
         case .reload(let kind):
             run.request(kind: kind, known: widgets.map(\.kind), now: now, label: event.label)
         case .app(let action):
-            WidgetCenter.$host.withValue(center) { action() }
-            let calls = center.drain()
-            let unknown = calls.compactMap { $0 }.filter { k in !widgets.contains { $0.kind == k } }
-            run.record(AppEventRecord(at: now, label: event.label, reloadCalls: calls, unknownKinds: unknown))
-            for kind in calls { run.request(kind: kind, known: widgets.map(\.kind), now: now, label: nil) }
+            let scope = center.open()
+            WidgetCenter.$host.withValue(scope) { action() }
+            scope.close()
+            record(calls: center.drain(), label: event.label, to: &run, now: now)
+        case .asyncApp(let action):
+            let scope = center.open()
+            await WidgetCenter.$host.withValue(scope) { await action() }
+            scope.close()
+            record(calls: center.drain(), label: event.label, to: &run, now: now)
         }
     }
+
+    /// Records an event's `WidgetCenter` calls and turns them into reload requests at `now`.
+    private func record(
+        calls: [String?], label: String, unscoped: Bool = false, to run: inout HostRun<Entry>, now: Date
+    ) {
+        let unknown = calls.compactMap { $0 }.filter { k in !widgets.contains { $0.kind == k } }
+        run.record(
+            AppEventRecord(at: now, label: label, reloadCalls: calls, unknownKinds: unknown, isUnscoped: unscoped))
+        for kind in calls { run.request(kind: kind, known: widgets.map(\.kind), now: now, label: nil) }
+    }
+
+    /// Records the calls that arrived after their event's action had returned (from a `Task`
+    /// it did not await) as an ``unscopedLabel`` event at `now`, when the host noticed them,
+    /// and requests those reloads then: never dropped, never charged to a later event.
+    private func recordUnscoped(_ center: HostCenter, to run: inout HostRun<Entry>, now: Date) {
+        let late = center.drainUnscoped()
+        guard !late.isEmpty else { return }
+        record(calls: late, label: Self.unscopedLabel, unscoped: true, to: &run, now: now)
+    }
+
+    /// The label of the app event that records calls made outside any event.
+    public static var unscopedLabel: String { "unscoped call (made after its app event ended)" }
 
     /// The default `describe`: the entry's stored properties other than `date` and `relevance`.
     @Sendable static func defaultDescription(_ entry: Entry) -> String {

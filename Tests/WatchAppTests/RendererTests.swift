@@ -24,12 +24,14 @@ enum Scenes {
         return state
     }
 
-    /// Budgets of one: the second snapshot is refused everywhere; the phone is away.
+    /// Budgets of one: the first timelines are free, the first snapshot spends the budget,
+    /// the second is refused everywhere; the phone is away.
     static func stale() -> WatchAppState {
         let rules = WidgetRules(smartStackBudget: 1, watchFaceBudget: 1)
         var state = WatchAppState.standard(rules: rules, now: Fx.t0)
-        state.receive(Fx.snapshot(1, Fx.three), sentAt: Fx.t0, now: Fx.t0)
         _ = state.flush(now: Fx.t0)
+        state.receive(Fx.snapshot(1, Fx.three), sentAt: Fx.at(minutes: 1), now: Fx.at(minutes: 1))
+        _ = state.flush(now: Fx.at(minutes: 1))
         state.receive(Fx.snapshot(2, [Fx.dongik]), sentAt: Fx.at(minutes: 2), now: Fx.at(minutes: 2))
         _ = state.flush(now: Fx.at(minutes: 2))
         _ = state.openProfile("octocat")
@@ -111,7 +113,7 @@ enum Scenes {
         #expect(widgets.count == 4)
         let rect = try #require(widgets.first { $0["id"]?.stringValue == "stack.rectangular" })
         #expect(rect["stale"] == .bool(true))
-        #expect(rect["generation"] == .int(1))
+        #expect(rect["generation"] == .int(2))
         #expect(rect["budget"]?["left"] == .int(0))
         #expect(rect["budget"]?["limit"] == .int(1))
         #expect(rect["pending"]?["deferred"] == .bool(true))

@@ -43,6 +43,23 @@ import WidgetKit
         #expect(r1.reloads.isEmpty)
     }
 
+    @Test func anEmptyTimelineKeepsTheEntriesOnScreenAndLaterPassesDoNotCrash() {
+        let s = Fx.single(favorites: favorites)
+        var w = s.first
+        let before = w.timeline?.entries.count
+        #expect((before ?? 0) > 1)
+        let answer = w.install(
+            Timeline(entries: [], policy: .never), now: Fx.at(minutes: 1), rules: WidgetRules().reloadRules)
+        #expect(answer.entries.isEmpty)
+        #expect(w.timeline?.entries.count == before)
+        #expect(w.displayedEntry?.content == s.first.displayedEntry?.content)
+        _ = w.flush(
+            now: Fx.at(minutes: 100), favorites: favorites, provider: FavoritesTimelineProvider(), rules: WidgetRules(),
+            appForeground: false)
+        #expect(w.displayedIndex == (before ?? 0) - 1)
+        #expect(w.displayedEntry != nil)
+    }
+
     @Test func requestsForAnotherKindAreIgnored() {
         var s = Fx.single(favorites: favorites)
         s.reloadTimelines(ofKind: WidgetKind(rawValue: "weather"), now: Fx.at(minutes: 1))

@@ -112,6 +112,22 @@ import Testing
         #expect(throws: WidgetExpectationFailure.self) { try day.expectWellSpacedEntries() }
     }
 
+    @Test func aReloadRequestJoiningTheFirstTimelineIsFree() async throws {
+        let store = CounterStore()
+        let host = WidgetHost(kind: "counter", provider: CountProvider(store: store))
+        host.at(hours: 0, "launch") {
+            store.set(3)
+            WidgetCenter.shared.reloadTimelines(ofKind: "counter")
+        }
+        let day = await host.run(for: 3600)
+        let first = try #require(day.reloads.first)
+        #expect(day.reloads.count == 1)
+        #expect(first.reasons == [.widgetAdded, .reloadTimelines])
+        #expect(!first.charged)
+        #expect(first.budgetLeft == 70)
+        #expect(day.showing(.accessoryRectangular, at: host.date(minutes: 1))?.entry.count == 3)
+    }
+
     @Test func aMisspeltKindReloadsNothingAndIsRecorded() async throws {
         let store = CounterStore()
         let host = WidgetHost(kind: "counter", provider: CountProvider(store: store))
@@ -158,10 +174,11 @@ import Testing
         #expect(svg.hasPrefix("<?xml"))
         #expect(svg.contains(#"id="row-counter.accessoryCircular""#))
         #expect(svg.contains(#"id="row-counter.accessoryRectangular""#))
-        #expect(day.refusals.count == 21)
+        // Tick 0 joins the first timeline (free); ticks 1–3 spend the budget of 3.
+        #expect(day.refusals.count == 20)
         #expect(svg.components(separatedBy: #"<g class="refused">"#).count - 1 == day.refusals.count)
         #expect(svg.contains("count 23"))
-        #expect(svg.contains("first refused 03:00"))
+        #expect(svg.contains("first refused 04:00"))
         #expect(day.svgStrip() == svg)
     }
 }
