@@ -27,6 +27,8 @@ let package = Package(
         .systemLibrary(
             name: "CCrypto", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]),
+        // hiredis without pkgConfig: its .pc cflags (-D_FILE_OFFSET_BITS=64) make SwiftPM warn.
+        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
 
         // The contract: frames, app payloads, codec, limits. Pure Swift, no Foundation.
         .target(
@@ -38,12 +40,18 @@ let package = Package(
         .target(
             name: "RelayStore", dependencies: ["RelayCore", "RelayProtocol", "CSQLite", "CCrypto"],
             swiftSettings: strict),
+        // A Redis client (hiredis) on a thread of its own, with pipelining; errors as values.
+        .target(name: "RedisClient", dependencies: ["CHiredis"], swiftSettings: strict),
+        // The relay's durable state in Redis (`serve --store redis://…`), behind RelayStorage.
+        .target(
+            name: "RelayRedisStore", dependencies: ["RelayCore", "RelayProtocol", "RedisClient"],
+            swiftSettings: strict),
         // The only module with unsafe pointers: lws server and client.
         .target(name: "WebSocketTransport", dependencies: ["CWebSockets"], swiftSettings: strict),
         // RelayCore + RelayStore + transport: `watchrelay serve`.
         .target(
             name: "RelayServer",
-            dependencies: ["RelayCore", "RelayStore", "RelayProtocol", "WebSocketTransport"],
+            dependencies: ["RelayCore", "RelayStore", "RelayRedisStore", "RedisClient", "RelayProtocol", "WebSocketTransport"],
             swiftSettings: strict),
         // A WCSession-shaped session over the lws client (phone and watch).
         .target(
@@ -67,7 +75,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "watchrelay",
-            dependencies: ["RelayServer", "RelayProtocol", "RelayClient", "GitHubAPI", "PhoneApp", "WatchApp", "Simulator", "WebSocketTransport"],
+            dependencies: ["RelayServer", "RedisClient", "RelayProtocol", "RelayClient", "GitHubAPI", "PhoneApp", "WatchApp", "Simulator", "WebSocketTransport"],
             swiftSettings: strict),
 
         // Helpers shared by the test targets (Tests/TestSupport): waits that never block a
@@ -75,7 +83,7 @@ let package = Package(
         // sockets, an in-process relay. It uses RelayServer and WebSocketTransport's
         // LockedState; only test targets depend on it, never a product target.
         .target(
-            name: "TestSupport", dependencies: ["RelayServer", "WebSocketTransport"], path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["RelayServer", "WebSocketTransport", "RedisClient"], path: "Tests/TestSupport",
             swiftSettings: strict),
         .testTarget(
             name: "RelayProtocolTests", dependencies: ["RelayProtocol", "CWebSockets", "CSQLite", "TestSupport"],
@@ -87,10 +95,16 @@ let package = Package(
             name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore", "RelayProtocol", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
+            name: "RedisClientTests", dependencies: ["RedisClient", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "RelayRedisStoreTests",
+            dependencies: ["RelayRedisStore", "RedisClient", "RelayStore", "RelayCore", "RelayProtocol", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
             name: "WebSocketTransportTests", dependencies: ["WebSocketTransport", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "RelayServerTests",
-            dependencies: ["RelayServer", "RelayCore", "RelayProtocol", "WebSocketTransport", "RelayStore", "TestSupport"],
+            dependencies: ["RelayServer", "RedisClient", "RelayRedisStore", "RelayCore", "RelayProtocol", "WebSocketTransport", "RelayStore", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "RelayClientTests",

@@ -4,7 +4,8 @@
 set -euo pipefail
 
 # libwebsockets-evlib-ev + libev-dev: the lws contexts run on libev (epoll) instead of poll().
-DEB_PACKAGES=(libwebsockets-dev libwebsockets-evlib-ev libev-dev libsqlite3-dev libssl-dev pkg-config ${EXTRA_DEB_PACKAGES:-})
+# libhiredis-dev + redis-server: `serve --store redis://…` and the tests that run it on a redis-server of their own.
+DEB_PACKAGES=(libwebsockets-dev libwebsockets-evlib-ev libev-dev libsqlite3-dev libssl-dev libhiredis-dev redis-server pkg-config ${EXTRA_DEB_PACKAGES:-})
 PY_MODULES=(jsonschema:jsonschema referencing:referencing websockets:websockets)
 
 missing=()

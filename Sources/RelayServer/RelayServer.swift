@@ -26,8 +26,7 @@ public actor RelayServer {
         _ configuration: RelayServerConfiguration, environment: RelayEnvironment = .live,
         clock: RelayClock = .system, log: Logger = Logger()
     ) async throws -> RelayServer {
-        let storage: any RelayStorage = try SQLiteRelayStorage(
-            path: configuration.databasePath, synchronous: configuration.synchronous)
+        let storage = try configuration.openStorage(log: log)
         let pairs = try storage.loadAll(now: clock.now())
         let metrics = RelayMetrics()
         let core = RelayState(configuration: configuration.relay, environment: environment, pairs: pairs)
@@ -70,7 +69,7 @@ public actor RelayServer {
             transport: transport, engine: engine, committer: committer, metrics: metrics,
             url: configuration.url(port: transport.port), log: log)
         log.info(
-            "relay listening", ("url", server.url), ("db", configuration.databasePath), ("pairs", String(pairs.count)))
+            "relay listening", ("url", server.url), ("store", configuration.storeDescription), ("pairs", String(pairs.count)))
         return server
     }
 
