@@ -55,6 +55,8 @@ let package = Package(
         .systemLibrary(
             name: "CCrypto", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]),
+        // hiredis without pkgConfig: its .pc cflags (-D_FILE_OFFSET_BITS=64) make SwiftPM warn.
+        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
 
         // The contract: frames, app payloads, codec, limits. Pure Swift, no Foundation.
         .target(
@@ -66,6 +68,12 @@ let package = Package(
         .target(
             name: "RelayStore", dependencies: ["RelayCore", "RelayProtocol", "CSQLite", "CCrypto"],
             swiftSettings: strict),
+        // A Redis client (hiredis) on a thread of its own, with pipelining; errors as values.
+        .target(name: "RedisClient", dependencies: ["CHiredis"], swiftSettings: strict),
+        // The relay's durable state in Redis (`serve --store redis://…`), behind RelayStorage.
+        .target(
+            name: "RelayRedisStore", dependencies: ["RelayCore", "RelayProtocol", "RedisClient"],
+            swiftSettings: strict),
         // The only module with unsafe pointers: lws server and client.
         .target(name: "WebSocketTransport", dependencies: ["CWebSockets"], swiftSettings: strict),
         // The browser console and fault plan of `serve --console`: page, JSON API, token.
@@ -75,7 +83,7 @@ let package = Package(
         // RelayCore + RelayStore + transport: `watchrelay serve`.
         .target(
             name: "RelayServer",
-            dependencies: ["RelayCore", "RelayStore", "RelayProtocol", "WebSocketTransport", "RelayConsole"],
+            dependencies: ["RelayCore", "RelayStore", "RelayRedisStore", "RedisClient", "RelayProtocol", "WebSocketTransport", "RelayConsole"],
             swiftSettings: strict),
         // A WCSession-shaped session over the lws client (phone and watch).
         .target(
@@ -107,7 +115,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "watchrelay",
-            dependencies: ["RelayServer", "RelayConsole", "RelayProtocol", "RelayClient", "GitHubAPI", "PhoneApp", "WatchApp", "Simulator", "WebSocketTransport"]
+            dependencies: ["RelayServer", "RelayConsole", "RedisClient", "RelayProtocol", "RelayClient", "GitHubAPI", "PhoneApp", "WatchApp", "Simulator", "WebSocketTransport"]
                 + watchConnectivityCLI,
             swiftSettings: strict),
 
@@ -116,7 +124,7 @@ let package = Package(
         // sockets, an in-process relay. It uses RelayServer and WebSocketTransport's
         // LockedState; only test targets depend on it, never a product target.
         .target(
-            name: "TestSupport", dependencies: ["RelayServer", "WebSocketTransport"], path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["RelayServer", "WebSocketTransport", "RedisClient"], path: "Tests/TestSupport",
             swiftSettings: strict),
         .testTarget(
             name: "RelayProtocolTests", dependencies: ["RelayProtocol", "CWebSockets", "CSQLite", "TestSupport"],
@@ -128,13 +136,19 @@ let package = Package(
             name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore", "RelayProtocol", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
+            name: "RedisClientTests", dependencies: ["RedisClient", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "RelayRedisStoreTests",
+            dependencies: ["RelayRedisStore", "RedisClient", "RelayStore", "RelayCore", "RelayProtocol", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
             name: "WebSocketTransportTests", dependencies: ["WebSocketTransport", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "RelayConsoleTests", dependencies: ["RelayConsole", "RelayCore", "RelayProtocol", "WebSocketTransport"],
             swiftSettings: strict),
         .testTarget(
             name: "RelayServerTests",
-            dependencies: ["RelayServer", "RelayConsole", "RelayCore", "RelayProtocol", "WebSocketTransport", "RelayStore", "TestSupport"],
+            dependencies: ["RelayServer", "RelayConsole", "RedisClient", "RelayRedisStore", "RelayCore", "RelayProtocol", "WebSocketTransport", "RelayStore", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "RelayClientTests",

@@ -6,7 +6,8 @@ set -euo pipefail
 # libwebsockets-evlib-ev + libev-dev: the lws contexts run on libev (epoll) instead of poll().
 # chromium: the console's browser test (headless, driven over its DevTools pipe).
 # librsvg2-bin: rsvg-convert, to turn the widget strips and watch faces (SVG) into PNG.
-DEB_PACKAGES=(libwebsockets-dev libwebsockets-evlib-ev libev-dev libsqlite3-dev libssl-dev pkg-config chromium librsvg2-bin ${EXTRA_DEB_PACKAGES:-})
+# libhiredis-dev + redis-server: `serve --store redis://…` and the tests that run it on a redis-server of their own.
+DEB_PACKAGES=(libwebsockets-dev libwebsockets-evlib-ev libev-dev libsqlite3-dev libssl-dev libhiredis-dev redis-server pkg-config chromium librsvg2-bin ${EXTRA_DEB_PACKAGES:-})
 PY_MODULES=(jsonschema:jsonschema referencing:referencing websockets:websockets)
 
 missing=()

@@ -40,8 +40,7 @@ public actor RelayServer {
             let routes = ConsoleRoutes(hub: hub, clock: { clock.now() })
             consoleHandler = { request in routes.handle(request) ?? .text("not found\n", status: 404) }
         }
-        let storage: any RelayStorage = try SQLiteRelayStorage(
-            path: configuration.databasePath, synchronous: configuration.synchronous)
+        let storage = try configuration.openStorage(log: log)
         let pairs = try storage.loadAll(now: clock.now())
         let metrics = RelayMetrics()
         let core = RelayState(configuration: configuration.relay, environment: environment, pairs: pairs)
@@ -88,7 +87,7 @@ public actor RelayServer {
             transport: transport, engine: engine, committer: committer, metrics: metrics,
             url: configuration.url(port: transport.port), console: hub, consoleURL: consoleURL, log: log)
         log.info(
-            "relay listening", ("url", server.url), ("db", configuration.databasePath), ("pairs", String(pairs.count)))
+            "relay listening", ("url", server.url), ("store", configuration.storeDescription), ("pairs", String(pairs.count)))
         return server
     }
 

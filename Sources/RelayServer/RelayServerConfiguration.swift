@@ -1,6 +1,7 @@
 import RelayConsole
 import RelayCore
 import RelayProtocol
+import RedisClient
 import RelayStore
 
 /// Everything `watchrelay serve` can be told.
@@ -11,6 +12,9 @@ public struct RelayServerConfiguration: Sendable {
     public var port = 8765
     /// SQLite database file. Default `watchrelay-relay.db`.
     public var databasePath = "watchrelay-relay.db"
+    /// Keep the durable state in this Redis instead of SQLite (`--store redis://…`); nil (the
+    /// default) uses the SQLite file at ``databasePath``.
+    public var redis: RedisEndpoint?
     /// `synchronous` of the store: `.full` fsyncs every group commit (default).
     public var synchronous: SQLiteDatabase.Synchronous = .full
     /// PEM certificate and key: serve `wss://` and `https://`.

@@ -2,6 +2,7 @@ import Foundation
 import RelayConsole
 import RelayCore
 import RelayProtocol
+import RedisClient
 import RelayServer
 
 /// `watchrelay serve`: run the relay until SIGINT or SIGTERM.
@@ -18,6 +19,8 @@ enum ServeCommand {
           --port PORT                 port, 0 = any free port (default 8765)
           --db PATH                   SQLite database (default watchrelay-relay.db)
           --sync full|normal|off      SQLite synchronous mode (default full: fsync per group commit)
+          --store redis://HOST:PORT[/DB]  keep the durable state in Redis instead of the SQLite file
+                                      (run it with appendonly yes, appendfsync always: docs/REDIS.md)
           --exit-on-stdin-eof         also stop at the end of standard input (a parent process that
                                       holds the pipe: when it dies, so does the relay)
           --tls-cert PEM --tls-key PEM   serve wss:// and https://
@@ -59,6 +62,13 @@ enum ServeCommand {
         c.host = args.string("host") ?? c.host
         c.port = try args.int("port", in: 0...65535) ?? c.port
         c.databasePath = args.string("db") ?? c.databasePath
+        if let store = args.string("store") {
+            do {
+                c.redis = try RedisEndpoint(url: store)
+            } catch {
+                throw Arguments.UsageError(description: "--store: \(error)")
+            }
+        }
         if let sync = args.string("sync") {
             guard let s = SQLiteSynchronousName(sync) else {
                 throw Arguments.UsageError(description: "--sync must be full, normal or off")

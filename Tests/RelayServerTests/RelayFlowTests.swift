@@ -9,11 +9,12 @@ import TestSupport
 import Testing
 import WebSocketTransport
 
-/// The relay end to end over real sockets on loopback, with lws clients.
+/// The relay end to end over real sockets on loopback, with lws clients; every test on both
+/// stores (SQLite, and Redis on a `redis-server` of the test's own).
 @Suite(.timeLimit(.minutes(5)))
 struct RelayFlowTests {
-    @Test func pairingEndToEndGivesTokensThatResume() async throws {
-        let relay = try await TestRelay.start()
+    @Test(arguments: TestStore.all) func pairingEndToEndGivesTokensThatResume(store: TestStore) async throws {
+        let relay = try await TestRelay.start(store: store)
         let phone = try await relay.device(.phone, name: "Jiwoo's iPhone")
         let welcome = try await phone.hello()
         #expect(welcome.paired == false)
@@ -45,8 +46,8 @@ struct RelayFlowTests {
         await relay.stop()
     }
 
-    @Test func messageWithReplyIsForwardedAndBackgroundMakesTheWatchUnreachable() async throws {
-        let relay = try await TestRelay.start()
+    @Test(arguments: TestStore.all) func messageWithReplyIsForwardedAndBackgroundMakesTheWatchUnreachable(store: TestStore) async throws {
+        let relay = try await TestRelay.start(store: store)
         let (phone, watch, _, _) = try await pairDevices(relay)
         let ask = Send(id: "m1", mode: .message, payload: LoginCommand.reposRequest("octocat").payload, wantsReply: true)
         watch.send(.send(ask))
@@ -75,8 +76,8 @@ struct RelayFlowTests {
         await relay.stop()
     }
 
-    @Test func replyTimeoutReachesTheSender() async throws {
-        let relay = try await TestRelay.start { $0.relay.limits.replyTimeoutMs = 300 }
+    @Test(arguments: TestStore.all) func replyTimeoutReachesTheSender(store: TestStore) async throws {
+        let relay = try await TestRelay.start(store: store) { $0.relay.limits.replyTimeoutMs = 300 }
         let (phone, watch, _, _) = try await pairDevices(relay)
         phone.send(.send(Send(id: "m1", mode: .message, payload: Payload(kind: "q"), wantsReply: true)))
         guard case .accepted = try await phone.next(), case .deliver = try await watch.next() else { throw TestFailure("deliver") }
@@ -87,8 +88,8 @@ struct RelayFlowTests {
         await relay.stop()
     }
 
-    @Test func contextLatestWinsAndComesBackInWelcome() async throws {
-        let relay = try await TestRelay.start()
+    @Test(arguments: TestStore.all) func contextLatestWinsAndComesBackInWelcome(store: TestStore) async throws {
+        let relay = try await TestRelay.start(store: store)
         let (phone, watch, _, watchToken) = try await pairDevices(relay)
         watch.connection.close()
         _ = try await watch.closed()
@@ -112,8 +113,8 @@ struct RelayFlowTests {
         await relay.stop()
     }
 
-    @Test func userInfoIsFIFOAndAckedItemsAreTransferred() async throws {
-        let relay = try await TestRelay.start()
+    @Test(arguments: TestStore.all) func userInfoIsFIFOAndAckedItemsAreTransferred(store: TestStore) async throws {
+        let relay = try await TestRelay.start(store: store)
         let (phone, watch, _, _) = try await pairDevices(relay)
         for i in 1...3 { phone.send(userInfo("u\(i)", i)) }
         var seqs: [Int64] = []
@@ -134,8 +135,8 @@ struct RelayFlowTests {
         await relay.stop()
     }
 
-    @Test func complicationsCountDownThenFallBackToUserInfo() async throws {
-        let relay = try await TestRelay.start { $0.relay.limits.complicationsPerDay = 2 }
+    @Test(arguments: TestStore.all) func complicationsCountDownThenFallBackToUserInfo(store: TestStore) async throws {
+        let relay = try await TestRelay.start(store: store) { $0.relay.limits.complicationsPerDay = 2 }
         let (phone, watch, _, _) = try await pairDevices(relay)
         var remaining: [Int?] = []
         var fallback: [DeliveryMode?] = []
@@ -154,8 +155,8 @@ struct RelayFlowTests {
         await relay.stop()
     }
 
-    @Test func resumeAfterReconnectRedeliversWhatIsAboveLastSeq() async throws {
-        let relay = try await TestRelay.start()
+    @Test(arguments: TestStore.all) func resumeAfterReconnectRedeliversWhatIsAboveLastSeq(store: TestStore) async throws {
+        let relay = try await TestRelay.start(store: store)
         let (phone, watch, _, watchToken) = try await pairDevices(relay)
         for i in 1...3 { phone.send(userInfo("u\(i)", i)) }
         var delivered: [Deliver] = []
@@ -175,8 +176,8 @@ struct RelayFlowTests {
         await relay.stop()
     }
 
-    @Test func healthzAndMetricsAnswerOnTheSamePort() async throws {
-        let relay = try await TestRelay.start()
+    @Test(arguments: TestStore.all) func healthzAndMetricsAnswerOnTheSamePort(store: TestStore) async throws {
+        let relay = try await TestRelay.start(store: store)
         let base = relay.url.replacingOccurrences(of: "ws://", with: "http://").replacingOccurrences(of: "/v1", with: "")
         let (health, hr) = try await URLSession.shared.data(from: URL(string: base + "/healthz")!)
         #expect((hr as? HTTPURLResponse)?.statusCode == 200)

@@ -6,29 +6,46 @@ import TestSupport
 import Testing
 import WebSocketTransport
 
-/// An in-process relay on 127.0.0.1, port 0, with its own database.
+/// Which store a test relay runs on.
+enum TestStore: String, Sendable, CustomTestStringConvertible {
+    case sqlite, redis
+    static let all: [TestStore] = [.sqlite, .redis]
+    var testDescription: String { rawValue }
+}
+
+/// An in-process relay on 127.0.0.1, port 0, with its own database (or its own redis-server).
 final class TestRelay: Sendable {
     let server: RelayServer
     let directory: TemporaryDirectory
     let clients: WebSocketClientContext
+    /// The relay's Redis when it runs on ``TestStore/redis``.
+    let redis: RedisServerProcess?
     var url: String { server.url }
 
-    static func start(_ configure: @Sendable (inout RelayServerConfiguration) -> Void = { _ in }) async throws -> TestRelay {
+    static func start(
+        store: TestStore = .sqlite, _ configure: @Sendable (inout RelayServerConfiguration) -> Void = { _ in }
+    ) async throws -> TestRelay {
         let dir = TemporaryDirectory()
-        let server = try await RelayServer.startForTest(in: dir.path, configure)
+        let redis = store == .redis ? try await RedisServerProcess.start() : nil
+        let server = try await RelayServer.startForTest(in: dir.path) { configuration in
+            configuration.redis = redis?.endpoint
+            configure(&configuration)
+        }
         let clients = try WebSocketClientContext(configuration: ClientConfiguration(enablesTLS: false))
-        return TestRelay(server: server, directory: dir, clients: clients)
+        return TestRelay(server: server, directory: dir, clients: clients, redis: redis)
     }
 
-    private init(server: RelayServer, directory: TemporaryDirectory, clients: WebSocketClientContext) {
+    private init(server: RelayServer, directory: TemporaryDirectory, clients: WebSocketClientContext, redis: RedisServerProcess?) {
         self.server = server
         self.directory = directory
         self.clients = clients
+        self.redis = redis
     }
 
     func stop() async {
         await clients.shutdown()
         await server.shutdown()
+        await redis?.stop()
     }
 
     /// A raw protocol client connected to this relay.

@@ -1,0 +1,167 @@
+import Foundation
+
+/// A Redis client driven from a thread of its own, with pipelining.
+///
+/// Callers hand over commands (``execute(_:)`` from async code, ``executeBlocking(_:)`` from a
+/// thread of the caller's own); the client's thread takes every request queued at that moment,
+/// writes all their commands at once and reads the replies in order, so concurrent callers
+/// share round trips. Nothing ever blocks the cooperative pool or an lws service thread.
+///
+/// Each command's outcome is a value: a reply or a ``RedisError``. The connection is opened
+/// lazily and reopened on the next request after it broke, so the client recovers by itself
+/// when the server is back; requests made while it is down fail fast with
+/// ``RedisError/unreachable(_:)``. The thread ends on ``close()`` or when the client is released.
+public final class RedisClient: Sendable {
+    /// The server.
+    public let endpoint: RedisEndpoint
+    private let core: RedisClientThread
+
+    /// Starts the client's thread; connects on the first request.
+    ///
+    /// - Parameter timeoutMilliseconds: for connecting and for each read and write; a server
+    ///   that does not answer within it counts as unreachable.
+    public init(endpoint: RedisEndpoint, timeoutMilliseconds: Int = 2000) {
+        self.endpoint = endpoint
+        core = RedisClientThread(endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    deinit { core.requestStop() }
+
+    /// Runs `commands` as one pipeline; returns one outcome per command, in order, once every
+    /// reply arrived (or the connection failed).
+    public func execute(_ commands: [RedisCommand]) async -> [Result<RedisValue, RedisError>] {
+        await withCheckedContinuation { continuation in
+            core.enqueue(commands) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// The same as ``execute(_:)``, blocking the calling thread until the replies are in.
+    ///
+    /// For threads of the caller's own (the relay's committer), never a cooperative-pool or
+    /// lws service thread.
+    public func executeBlocking(_ commands: [RedisCommand]) -> [Result<RedisValue, RedisError>] {
+        let done = NSCondition()
+        let box = ResultBox()
+        core.enqueue(commands) { results in
+            done.lock()
+            box.results = results
+            done.signal()
+            done.unlock()
+        }
+        done.lock()
+        while box.results == nil { done.wait() }
+        let results = box.results ?? []
+        done.unlock()
+        return results
+    }
+
+    /// Answers what is queued, closes the connection and ends the thread; returns once it ended.
+    /// Requests made after this fail with ``RedisError/unreachable(_:)``.
+    public func close() async {
+        await withCheckedContinuation { continuation in
+            core.requestStop { continuation.resume() }
+        }
+    }
+}
+
+/// The client's thread and what it shares with callers.
+private final class RedisClientThread: @unchecked Sendable {
+    /// One caller's pipeline and where its replies go.
+    struct Request {
+        var commands: [RedisCommand]
+        var complete: @Sendable ([Result<RedisValue, RedisError>]) -> Void
+    }
+
+    // @unchecked Sendable: `queue`, `stopping`, `exitWaiters` and `hasExited` are only touched
+    // with `condition` held (NSCondition: a pthread mutex, which ThreadSanitizer sees);
+    // `connection` only on the client's own thread.
+    private let condition = NSCondition()
+    private var queue: [Request] = []
+    private var stopping = false
+    private var exitWaiters: [@Sendable () -> Void] = []
+    private var hasExited = false
+    private var connection: RedisConnection?
+    private let endpoint: RedisEndpoint
+    private let timeoutMilliseconds: Int
+
+    init(endpoint: RedisEndpoint, timeoutMilliseconds: Int) {
+        self.endpoint = endpoint
+        self.timeoutMilliseconds = timeoutMilliseconds
+        let thread = Thread { [self] in run() }
+        thread.name = "watchrelay-redis"
+        thread.start()
+    }
+
+    func enqueue(_ commands: [RedisCommand], _ complete: @escaping @Sendable ([Result<RedisValue, RedisError>]) -> Void) {
+        guard !commands.isEmpty else { return complete([]) }
+        condition.lock()
+        if stopping {
+            condition.unlock()
+            return complete(commands.map { _ in .failure(.unreachable("the client is closed")) })
+        }
+        queue.append(Request(commands: commands, complete: complete))
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Stops the thread after what is queued; `exited` runs once it ended.
+    func requestStop(_ exited: @escaping @Sendable () -> Void = {}) {
+        condition.lock()
+        stopping = true
+        if hasExited {
+            condition.unlock()
+            return exited()
+        }
+        exitWaiters.append(exited)
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func run() {
+        while let requests = next() {
+            let results = pipeline(requests.flatMap(\.commands))
+            var start = 0
+            for request in requests {
+                request.complete(Array(results[start..<start + request.commands.count]))
+                start += request.commands.count
+            }
+        }
+        connection = nil
+        condition.lock()
+        hasExited = true
+        let waiters = exitWaiters
+        exitWaiters = []
+        condition.unlock()
+        for waiter in waiters { waiter() }
+    }
+
+    /// Runs the commands on the connection, opening it first if needed.
+    private func pipeline(_ commands: [RedisCommand]) -> [Result<RedisValue, RedisError>] {
+        if connection?.isBroken ?? true {
+            connection = nil
+            do {
+                connection = try RedisConnection(endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds)
+            } catch {
+                return commands.map { _ in .failure(error) }
+            }
+        }
+        return connection?.run(commands) ?? commands.map { _ in .failure(.unreachable("no connection")) }
+    }
+
+    /// Every queued request, waiting for one; nil once stopping and nothing is queued.
+    private func next() -> [Request]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.isEmpty && !stopping { condition.wait() }
+        if queue.isEmpty { return nil }
+        let requests = queue
+        queue = []
+        return requests
+    }
+}
+
+/// Where ``RedisClient/executeBlocking(_:)``'s replies wait.
+private final class ResultBox: @unchecked Sendable {
+    // @unchecked Sendable: read and written only with the caller's NSCondition held.
+    var results: [Result<RedisValue, RedisError>]?
+}

@@ -1,0 +1,51 @@
+import RelayCore
+import RelayProtocol
+
+/// ``StoreMutation``s as the arguments of ``RedisRelayScripts/apply``: an operation name,
+/// then its fields; lists as a count followed by the elements.
+enum RedisMutationEncoder {
+    static func append(_ mutation: StoreMutation, to out: inout [[UInt8]]) {
+        func add(_ values: String...) { out.append(contentsOf: values.map { Array($0.utf8) }) }
+        switch mutation {
+        case .insertPair(let record):
+            add("pair", record.id.rawValue, String(record.createdAt.millisecondsSinceEpoch))
+            for device in [record.phone, record.watch] {
+                add(device.id.rawValue, device.name, device.tokenHash)
+            }
+        case .deletePair(let pair):
+            add("delpair", pair.rawValue)
+        case .insertItem(let pair, let direction, let item):
+            add("item", pair.rawValue, direction.rawValue, item.sendID)
+            out.append(encode(item))
+            add(item.seq.map { String($0) } ?? "")
+        case .setItemSeq(let pair, let direction, let sendID, let seq):
+            add("seq", pair.rawValue, direction.rawValue, sendID, String(seq))
+        case .deleteItems(let pair, let direction, let sendIDs):
+            add("del", pair.rawValue, direction.rawValue, String(sendIDs.count))
+            out.append(contentsOf: sendIDs.map { Array($0.utf8) })
+        case .setLastSentContext(let pair, let direction, let deliver):
+            add("ctx", pair.rawValue, direction.rawValue)
+            out.append(deliver.jsonBytes)
+        case .setSeqReserved(let pair, let direction, let reserved):
+            add("reserve", pair.rawValue, direction.rawValue, String(reserved))
+        case .addComplicationUse(let pair, let time):
+            let usedAt = time.millisecondsSinceEpoch
+            add("comp", pair.rawValue, String(usedAt), String(usedAt - RedisRelayScripts.complicationWindowMilliseconds))
+        case .setPendingTransferred(let pair, let direction, let ids):
+            add("pending", pair.rawValue, direction.rawValue)
+            out.append(JSONWriter.encode(.array(ids.map { .string($0) })))
+        case .recordFinished(let pair, let direction, let sendIDs):
+            add("finished", pair.rawValue, direction.rawValue, String(sendIDs.count))
+            out.append(contentsOf: sendIDs.map { Array($0.utf8) })
+        }
+    }
+
+    /// An item's stored value: `{"acceptedAt":…,"mode":…,"payload":{…}}` (its seq is kept apart).
+    static func encode(_ item: QueuedItem) -> [UInt8] {
+        JSONWriter.encode(
+            .object([
+                "acceptedAt": .int(item.acceptedAt.millisecondsSinceEpoch), "mode": .string(item.mode.rawValue),
+                "payload": item.payload.json,
+            ]))
+    }
+}

@@ -1,0 +1,153 @@
+/// The Lua scripts the Redis store runs, and the key layout they share.
+///
+/// Keys (prefix `wr:`; `P` a pair id, `D` a direction, i.e. the sender's role `phone` or `watch`;
+/// times in milliseconds since the Unix epoch):
+/// - `wr:pairs` — sorted set: every pair id, scored by its creation time (load order).
+/// - `wr:pair:P` — hash: `createdAt`, `phone.id`, `phone.name`, `phone.token`, `watch.id`,
+///   `watch.name`, `watch.token` (tokens as SHA-256 hex, never the token), `complications`
+///   (a counter naming complication uses).
+/// - `wr:device:ID` — string: the pair id of device `ID` (an index for lookups by device).
+/// - `wr:pair:P:D` — hash: `context` (the last context sent, a `deliver` as JSON),
+///   `seqReserved` (seqs up to it may have been used), `pending` (a JSON array of the
+///   `transferred` ids owed to the sender), `order` (the acceptance counter).
+/// - `wr:pair:P:D:queue` — sorted set: queued send ids, scored by acceptance order.
+/// - `wr:pair:P:D:items` — hash: send id → `{"acceptedAt":…,"mode":…,"payload":{…}}`.
+/// - `wr:pair:P:D:seqs` — hash: send id → the seq it was first sent with.
+/// - `wr:pair:P:D:finished` — list: finished (acked or cancelled) send ids, most recent last,
+///   at most ``finishedLimit``.
+/// - `wr:pair:P:complications` — sorted set: one member `TIME:N` per complication use, scored
+///   by `TIME`; uses older than 24 h are removed on every new use and at load.
+/// - `wr:applied` — hash: store instance → the number of the last batch it applied (so a batch
+///   retried after a lost reply is applied once).
+///
+/// Every batch is one `EVAL` of ``apply``: Redis runs a script atomically and, with
+/// `appendonly yes` + `appendfsync always`, writes and fsyncs its effects (as one MULTI/EXEC)
+/// to the append-only file before it replies. A torn tail of that file is dropped at restart
+/// (`aof-load-truncated yes`), so a batch is there entirely or not at all.
+enum RedisRelayScripts {
+    /// The key prefix.
+    static let prefix = "wr:"
+    /// Finished send ids kept per direction (as in the SQLite store).
+    static let finishedLimit = 1024
+    /// How long a complication use counts against the budget: 24 hours, in milliseconds.
+    static let complicationWindowMilliseconds: Int64 = 24 * 60 * 60 * 1000
+
+    /// `EVAL apply 0 PREFIX INSTANCE BATCH FINISHED_LIMIT OP ARGS… OP ARGS…`; returns the number
+    /// of operations applied (0 when the batch was applied before). Operations for a pair that
+    /// is not stored change nothing (the core may race a pair's deletion).
+    static let apply = #"""
+        local pre = ARGV[1]
+        local last = tonumber(redis.call('HGET', pre .. 'applied', ARGV[2]) or '0')
+        local batch = tonumber(ARGV[3])
+        if batch <= last then return 0 end
+        local limit = tonumber(ARGV[4])
+        local i = 5
+        local function arg() local v = ARGV[i]; i = i + 1; return v end
+        local function pk(p) return pre .. 'pair:' .. p end
+        local function stored(p) return redis.call('EXISTS', pk(p)) == 1 end
+        local function dropDevices(k)
+          for _, role in ipairs({'phone', 'watch'}) do
+            local id = redis.call('HGET', k, role .. '.id')
+            if id then redis.call('DEL', pre .. 'device:' .. id) end
+          end
+        end
+        local ops = 0
+        while i <= #ARGV do
+          local op = arg()
+          ops = ops + 1
+          if op == 'pair' then
+            local p, created = arg(), arg()
+            local k = pk(p)
+            dropDevices(k)
+            redis.call('HSET', k, 'createdAt', created)
+            for _, role in ipairs({'phone', 'watch'}) do
+              local id, name, token = arg(), arg(), arg()
+              redis.call('HSET', k, role .. '.id', id, role .. '.name', name, role .. '.token', token)
+              redis.call('SET', pre .. 'device:' .. id, p)
+            end
+            redis.call('ZADD', pre .. 'pairs', created, p)
+          elseif op == 'delpair' then
+            local p = arg()
+            local k = pk(p)
+            dropDevices(k)
+            redis.call('DEL', k, k .. ':complications')
+            for _, d in ipairs({'phone', 'watch'}) do
+              local dk = k .. ':' .. d
+              redis.call('DEL', dk, dk .. ':queue', dk .. ':items', dk .. ':seqs', dk .. ':finished')
+            end
+            redis.call('ZREM', pre .. 'pairs', p)
+          elseif op == 'item' then
+            local p, d, id, value, seq = arg(), arg(), arg(), arg(), arg()
+            if stored(p) then
+              local dk = pk(p) .. ':' .. d
+              local n = redis.call('HINCRBY', dk, 'order', 1)
+              redis.call('ZADD', dk .. ':queue', n, id)
+              redis.call('HSET', dk .. ':items', id, value)
+              if seq == '' then redis.call('HDEL', dk .. ':seqs', id) else redis.call('HSET', dk .. ':seqs', id, seq) end
+            end
+          elseif op == 'seq' then
+            local p, d, id, seq = arg(), arg(), arg(), arg()
+            local dk = pk(p) .. ':' .. d
+            if redis.call('HEXISTS', dk .. ':items', id) == 1 then redis.call('HSET', dk .. ':seqs', id, seq) end
+          elseif op == 'del' then
+            local p, d, n = arg(), arg(), tonumber(arg())
+            local dk = pk(p) .. ':' .. d
+            for _ = 1, n do
+              local id = arg()
+              redis.call('ZREM', dk .. ':queue', id)
+              redis.call('HDEL', dk .. ':items', id)
+              redis.call('HDEL', dk .. ':seqs', id)
+            end
+          elseif op == 'ctx' or op == 'reserve' or op == 'pending' then
+            local p, d, value = arg(), arg(), arg()
+            local field = ({ctx = 'context', reserve = 'seqReserved', pending = 'pending'})[op]
+            if stored(p) then redis.call('HSET', pk(p) .. ':' .. d, field, value) end
+          elseif op == 'comp' then
+            local p, usedAt, cutoff = arg(), arg(), arg()
+            if stored(p) then
+              local n = redis.call('HINCRBY', pk(p), 'complications', 1)
+              local ck = pk(p) .. ':complications'
+              redis.call('ZADD', ck, usedAt, usedAt .. ':' .. n)
+              redis.call('ZREMRANGEBYSCORE', ck, '-inf', cutoff)
+            end
+          elseif op == 'finished' then
+            local p, d, n = arg(), arg(), tonumber(arg())
+            local fk = pk(p) .. ':' .. d .. ':finished'
+            local keep = stored(p)
+            for _ = 1, n do
+              local id = arg()
+              if keep then redis.call('RPUSH', fk, id) end
+            end
+            if keep then redis.call('LTRIM', fk, -limit, -1) end
+          else
+            return redis.error_reply('watchrelay: unknown store operation ' .. tostring(op))
+          end
+        end
+        redis.call('HSET', pre .. 'applied', ARGV[2], batch)
+        return ops
+        """#
+
+    /// `EVAL loadPair 0 PREFIX PAIR CUTOFF`: prunes the pair's complication uses at or before
+    /// `CUTOFF`, then returns `{pair hash, phone direction, watch direction, use times}`, where a
+    /// direction is `{hash, queue in order, items hash, seqs hash, finished list}` (hashes flat,
+    /// as HGETALL gives them); an empty table when the pair is not stored.
+    static let loadPair = #"""
+        local pre, p, cutoff = ARGV[1], ARGV[2], ARGV[3]
+        local k = pre .. 'pair:' .. p
+        if redis.call('EXISTS', k) == 0 then return {} end
+        redis.call('ZREMRANGEBYSCORE', k .. ':complications', '-inf', cutoff)
+        local out = {redis.call('HGETALL', k)}
+        for _, d in ipairs({'phone', 'watch'}) do
+          local dk = k .. ':' .. d
+          table.insert(out, {
+            redis.call('HGETALL', dk), redis.call('ZRANGE', dk .. ':queue', 0, -1),
+            redis.call('HGETALL', dk .. ':items'), redis.call('HGETALL', dk .. ':seqs'),
+            redis.call('LRANGE', dk .. ':finished', 0, -1)})
+        end
+        local uses = redis.call('ZRANGE', k .. ':complications', 0, -1, 'WITHSCORES')
+        local times = {}
+        for j = 2, #uses, 2 do table.insert(times, uses[j]) end
+        table.insert(out, times)
+        return out
+        """#
+}

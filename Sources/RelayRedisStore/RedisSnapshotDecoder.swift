@@ -1,0 +1,113 @@
+import RedisClient
+import RelayCore
+import RelayProtocol
+
+/// ``RedisRelayScripts/loadPair``'s reply as a ``PairSnapshot``.
+enum RedisSnapshotDecoder {
+    /// The snapshot of `pair`, nil if the pair is no longer stored.
+    /// - Throws: ``RedisRelayStorageError/corruptValue(key:reason:)`` for a value that does not decode.
+    static func snapshot(pair: PairID, _ reply: RedisValue) throws -> PairSnapshot? {
+        let key = RedisRelayScripts.prefix + "pair:" + pair.rawValue
+        guard let parts = reply.elements else { throw corrupt(key, "load reply is not an array") }
+        if parts.isEmpty { return nil }
+        guard parts.count == 4 else { throw corrupt(key, "load reply has \(parts.count) parts") }
+        let hash = try fields(parts[0], key)
+        func device(_ role: Role) throws -> DeviceRecord {
+            guard let id = hash["\(role.rawValue).id"], let name = hash["\(role.rawValue).name"],
+                let token = hash["\(role.rawValue).token"]
+            else { throw corrupt(key, "the pair lacks its \(role.rawValue)") }
+            return DeviceRecord(id: DeviceID(id), role: role, name: name, tokenHash: token)
+        }
+        guard let createdAt = hash["createdAt"].flatMap({ Int64($0) }) else { throw corrupt(key, "no createdAt") }
+        let record = PairRecord(
+            id: pair, createdAt: Timestamp(millisecondsSinceEpoch: createdAt), phone: try device(.phone),
+            watch: try device(.watch))
+        var directions: [Role: DirectionSnapshot] = [:]
+        for (index, role) in [Role.phone, Role.watch].enumerated() {
+            directions[role] = try direction(parts[1 + index], key: key + ":" + role.rawValue)
+        }
+        let uses = try (parts[3].elements ?? []).map { value in
+            guard let time = value.text.flatMap({ Double($0) }).flatMap({ Int64(exactly: $0) }) else {
+                throw corrupt(key + ":complications", "a use time is not a number")
+            }
+            return Timestamp(millisecondsSinceEpoch: time)
+        }
+        return PairSnapshot(record: record, directions: directions, complicationUses: uses)
+    }
+
+    private static func direction(_ reply: RedisValue, key: String) throws -> DirectionSnapshot {
+        guard let parts = reply.elements, parts.count == 5 else { throw corrupt(key, "direction reply has the wrong shape") }
+        let hash = try fields(parts[0], key)
+        let queue = (parts[1].elements ?? []).compactMap(\.text)
+        let items = try rawFields(parts[2], key + ":items")
+        let seqs = try fields(parts[3], key + ":seqs")
+        var snapshot = DirectionSnapshot()
+        for sendID in queue {
+            guard let value = items[sendID] else { continue }
+            snapshot.items.append(try item(sendID: sendID, value, seq: seqs[sendID], key: key + ":items"))
+        }
+        if let context = hash["context"] {
+            do {
+                snapshot.lastSentContext = try Deliver(json: JSONParser.parse(Array(context.utf8)))
+            } catch {
+                throw corrupt(key, "context: \(error)")
+            }
+        }
+        if let reserved = hash["seqReserved"] {
+            guard let n = Int64(reserved) else { throw corrupt(key, "seqReserved is not a number") }
+            snapshot.seqReserved = n
+        }
+        if let pending = hash["pending"] {
+            let list = (try? JSONParser.parse(Array(pending.utf8)))?.arrayValue ?? [.null]
+            let ids = list.compactMap(\.stringValue)
+            guard ids.count == list.count else { throw corrupt(key, "pending is not a JSON array of strings") }
+            snapshot.pendingTransferred = ids
+        }
+        snapshot.finishedIDs = Array((parts[4].elements ?? []).compactMap(\.text).suffix(RedisRelayScripts.finishedLimit))
+        return snapshot
+    }
+
+    private static func item(sendID: String, _ bytes: [UInt8], seq: String?, key: String) throws -> QueuedItem {
+        let object: [String: JSONValue]
+        do {
+            guard let parsed = try JSONParser.parse(bytes).objectValue else { throw corrupt(key, "\(sendID) is not an object") }
+            object = parsed
+        } catch let error as RedisRelayStorageError {
+            throw error
+        } catch {
+            throw corrupt(key, "\(sendID): \(error)")
+        }
+        guard let mode = object["mode"]?.stringValue, let acceptedAt = object["acceptedAt"]?.intValue,
+            let members = object["payload"]?.objectValue
+        else { throw corrupt(key, "\(sendID) lacks mode, acceptedAt or payload") }
+        var parsedSeq: Int64?
+        if let seq {
+            guard let n = Int64(seq) else { throw corrupt(key, "\(sendID)'s seq is not a number") }
+            parsedSeq = n
+        }
+        return QueuedItem(
+            sendID: sendID, mode: DeliveryMode(rawValue: mode), payload: Payload(members: members),
+            acceptedAt: Timestamp(millisecondsSinceEpoch: acceptedAt), seq: parsedSeq)
+    }
+
+    /// A flat HGETALL reply as text fields.
+    private static func fields(_ reply: RedisValue, _ key: String) throws -> [String: String] {
+        try rawFields(reply, key).mapValues { String(decoding: $0, as: UTF8.self) }
+    }
+
+    private static func rawFields(_ reply: RedisValue, _ key: String) throws -> [String: [UInt8]] {
+        guard let elements = reply.elements, elements.count % 2 == 0 else { throw corrupt(key, "not a hash") }
+        var out: [String: [UInt8]] = [:]
+        for i in stride(from: 0, to: elements.count, by: 2) {
+            guard let name = elements[i].text, case .bulk(let value) = elements[i + 1] else {
+                throw corrupt(key, "a hash field is not a string")
+            }
+            out[name] = value
+        }
+        return out
+    }
+
+    private static func corrupt(_ key: String, _ reason: String) -> RedisRelayStorageError {
+        .corruptValue(key: key, reason: reason)
+    }
+}

@@ -1,0 +1,113 @@
+import RedisClient
+import TestSupport
+import Testing
+
+/// The hiredis client against a real `redis-server` on loopback.
+@Suite(.timeLimit(.minutes(2)))
+struct RedisClientTests {
+    @Test func pipelineAnswersEachCommandInOrder() async throws {
+        let redis = try await RedisServerProcess.start()
+        let client = RedisClient(endpoint: redis.endpoint)
+        let results = await client.execute([
+            RedisCommand("SET", "k", "v"), RedisCommand("INCR", "n"), RedisCommand("INCR", "n"),
+            RedisCommand("GET", "k"), RedisCommand("GET", "missing"), RedisCommand("RPUSH", "l", "a", "b"),
+            RedisCommand("LRANGE", "l", "0", "-1"),
+        ])
+        #expect(try results.map { try $0.get() } == [
+            .status("OK"), .integer(1), .integer(2), .bulk(Array("v".utf8)), .null, .integer(2),
+            .array([.bulk([97]), .bulk([98])]),
+        ])
+        await client.close()
+        await redis.stop()
+    }
+
+    @Test func bytesAreBinarySafe() async throws {
+        let redis = try await RedisServerProcess.start()
+        let client = RedisClient(endpoint: redis.endpoint)
+        let bytes: [UInt8] = [0, 13, 10, 255, 36, 42]
+        let results = await client.execute([
+            RedisCommand(arguments: [Array("SET".utf8), [0, 1], bytes]), RedisCommand(arguments: [Array("GET".utf8), [0, 1]]),
+            RedisCommand("SET", "empty", ""), RedisCommand("GET", "empty"),
+        ])
+        #expect(try results[1].get() == .bulk(bytes))
+        #expect(try results[3].get() == .bulk([]))
+        await client.close()
+        await redis.stop()
+    }
+
+    @Test func errorRepliesAndScriptErrorsAreValuesAndTheConnectionGoesOn() async throws {
+        let redis = try await RedisServerProcess.start()
+        let client = RedisClient(endpoint: redis.endpoint)
+        let results = await client.execute([
+            RedisCommand("NOSUCHCOMMAND"), RedisCommand("EVAL", "return redis.error_reply('boom')", "0"),
+            RedisCommand("EVAL", "this is not lua", "0"), RedisCommand("EVAL", "return {1, 'two', {3}}", "0"),
+        ])
+        guard case .failure(.errorReply(let unknown)) = results[0] else { throw TestFailure("\(results[0])") }
+        #expect(unknown.contains("unknown command"))
+        guard case .failure(.errorReply(let boom)) = results[1] else { throw TestFailure("\(results[1])") }
+        #expect(boom.hasSuffix("boom"))
+        guard case .failure(let compile) = results[2] else { throw TestFailure("\(results[2])") }
+        #expect(compile.isScriptError)
+        #expect(try results[3].get() == .array([.integer(1), .bulk(Array("two".utf8)), .array([.integer(3)])]))
+        await client.close()
+        await redis.stop()
+    }
+
+    @Test func concurrentCallersShareTheConnection() async throws {
+        let redis = try await RedisServerProcess.start()
+        let client = RedisClient(endpoint: redis.endpoint)
+        let total = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<20 {
+                group.addTask {
+                    let results = await client.execute((0..<50).map { _ in RedisCommand("INCR", "counter") })
+                    return results.filter { (try? $0.get()) != nil }.count
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(total == 1000)
+        #expect(try await client.execute([RedisCommand("GET", "counter")])[0].get().integer == 1000)
+        await client.close()
+        await redis.stop()
+    }
+
+    @Test func unreachableServerIsAnErrorValueAndTheClientRecoversWhenItIsBack() async throws {
+        let redis = try await RedisServerProcess.start()
+        let client = RedisClient(endpoint: redis.endpoint, timeoutMilliseconds: 1000)
+        #expect(try await client.execute([RedisCommand("SET", "kept", "1")])[0].get() == .status("OK"))
+        await redis.kill9()
+        let down = await client.execute([RedisCommand("GET", "kept")])
+        guard case .failure(.unreachable) = down[0] else { throw TestFailure("expected unreachable, got \(down)") }
+        try await redis.restart()
+        // The append-only file (fsync always) brought the key back; the client reconnected itself.
+        #expect(try await client.execute([RedisCommand("GET", "kept")])[0].get() == .bulk([49]))
+        await client.close()
+        await redis.stop()
+    }
+
+    @Test func closedClientAnswersUnreachable() async throws {
+        let port = try ClosedPort()
+        let client = RedisClient(endpoint: RedisEndpoint(host: "127.0.0.1", port: port.port))
+        guard case .failure(.unreachable) = await client.execute([RedisCommand("PING")])[0] else {
+            throw TestFailure("a refused connection must be unreachable")
+        }
+        await client.close()
+        guard case .failure(.unreachable) = await client.execute([RedisCommand("PING")])[0] else {
+            throw TestFailure("a closed client must answer unreachable")
+        }
+    }
+
+    @Test(arguments: [
+        ("redis://10.0.0.5:6380/2", RedisEndpoint(host: "10.0.0.5", port: 6380, database: 2)),
+        ("redis://localhost", RedisEndpoint(host: "localhost", port: 6379, database: 0)),
+        ("redis://h:1/", RedisEndpoint(host: "h", port: 1, database: 0)),
+    ])
+    func endpointParsesTheURL(url: String, expected: RedisEndpoint) throws {
+        #expect(try RedisEndpoint(url: url) == expected)
+    }
+
+    @Test(arguments: ["http://h:1", "redis://", "redis://h:0", "redis://h:x", "redis://h:1/-1", "redis://u:p@h:1"])
+    func endpointRejectsBadURLs(url: String) {
+        #expect(throws: RedisEndpointError.self) { try RedisEndpoint(url: url) }
+    }
+}

@@ -1,0 +1,185 @@
+import RedisClient
+import RelayCore
+import RelayProtocol
+import RelayStore
+import TestSupport
+import Testing
+
+@testable import RelayRedisStore
+
+/// The Redis store against a real `redis-server` (appendfsync always): every batch read back
+/// by a new store instance (a restart of the relay), with SQLite's store as the reference.
+@Suite(.timeLimit(.minutes(3)))
+struct RedisRelayStorageTests {
+    @Test func newStoreLoadsNothing() async throws {
+        let redis = try await RedisServerProcess.start()
+        #expect(try RedisRelayStorage(endpoint: redis.endpoint).loadAll(now: Fixture.now).isEmpty)
+        await redis.stop()
+    }
+
+    @Test func everyMutationLoadsBackAsFromSQLite() async throws {
+        let p = PairID("p1")
+        var renamed = Fixture.pair("p1")
+        renamed.watch = DeviceRecord(id: DeviceID("new-watch"), role: .watch, name: "New", tokenHash: "ab")
+        let batches: [[StoreMutation]] = [
+            [.insertPair(Fixture.pair("p1")), .insertPair(Fixture.pair("p0", createdAt: Fixture.now.adding(milliseconds: -5)))],
+            [
+                .insertItem(p, direction: .phone, Fixture.item("a", mode: .context)),
+                .insertItem(p, direction: .phone, Fixture.item("b")),
+                .insertItem(p, direction: .watch, Fixture.item("w1", mode: .complication, seq: 3)),
+                .insertItem(p, direction: .phone, Fixture.item("c")),
+                .setItemSeq(p, direction: .phone, sendID: "b", seq: 5),
+                .setItemSeq(p, direction: .phone, sendID: "never-queued", seq: 6),
+                .deleteItems(p, direction: .phone, sendIDs: ["a"]),
+                .setLastSentContext(p, direction: .phone, Fixture.deliver("ctx-2", seq: 7, from: .phone)),
+                .setSeqReserved(p, direction: .phone, 64), .setSeqReserved(p, direction: .watch, 128),
+                .addComplicationUse(p, Fixture.now.adding(milliseconds: -25 * Fixture.hour)),
+                .addComplicationUse(p, Fixture.now.adding(milliseconds: -Fixture.hour)),
+                .addComplicationUse(p, Fixture.now), .addComplicationUse(p, Fixture.now),
+                .setPendingTransferred(p, direction: .watch, ids: ["x", "y"]),
+                .recordFinished(p, direction: .phone, sendIDs: ["a", "old-1"]),
+            ],
+            [
+                .insertPair(renamed), .setPendingTransferred(p, direction: .watch, ids: []),
+                .setLastSentContext(p, direction: .phone, Fixture.deliver("ctx-3", seq: 9, from: .phone)),
+                .recordFinished(p, direction: .watch, sendIDs: (0..<1100).map { "f\($0)" }),
+                .insertItem(PairID("p0"), direction: .watch, Fixture.item("p0-item")),
+            ],
+        ]
+        let redis = try await RedisServerProcess.start()
+        let reference = try SQLiteRelayStorage(path: ":memory:")
+        let store = RedisRelayStorage(endpoint: redis.endpoint)
+        for batch in batches {
+            try reference.apply(batch, urgent: true)
+            try store.apply(batch, urgent: true)
+        }
+        let expected = try reference.loadAll(now: Fixture.now)
+        let loaded = try RedisRelayStorage(endpoint: redis.endpoint).loadAll(now: Fixture.now)
+        #expect(loaded.map(\.record.id) == [PairID("p0"), PairID("p1")])
+        #expect(loaded == expected)
+        #expect(loaded.last?.complicationUses.count == 3, "the use older than 24 h is pruned")
+        await redis.stop()
+    }
+
+    @Test func itemsKeepAcceptanceOrderAcrossDeletesAndBatches() async throws {
+        let p = PairID("p1")
+        let redis = try await RedisServerProcess.start()
+        let store = RedisRelayStorage(endpoint: redis.endpoint)
+        var expected: [String] = []
+        try store.apply([.insertPair(Fixture.pair("p1"))], urgent: true)
+        for batch in 0..<5 {
+            let ids = (0..<40).map { "b\(batch)-\($0)" }
+            expected += ids
+            try store.apply(ids.map { .insertItem(p, direction: .phone, Fixture.item($0)) }, urgent: true)
+            let doomed = [ids[3], ids[17], ids[39]]
+            expected.removeAll { doomed.contains($0) }
+            try store.apply([.deleteItems(p, direction: .phone, sendIDs: doomed)], urgent: false)
+        }
+        let loaded = try RedisRelayStorage(endpoint: redis.endpoint).loadAll(now: Fixture.now)
+        #expect(loaded.first?.directions[.phone]?.items.map(\.sendID) == expected)
+        await redis.stop()
+    }
+
+    @Test func deletePairRemovesEveryKeyAndLaterMutationsForItAreIgnored() async throws {
+        let gone = PairID("gone")
+        let redis = try await RedisServerProcess.start()
+        let store = RedisRelayStorage(endpoint: redis.endpoint)
+        try store.apply(
+            [
+                .insertPair(Fixture.pair("gone")), .insertItem(gone, direction: .phone, Fixture.item("a")),
+                .setSeqReserved(gone, direction: .watch, 9), .addComplicationUse(gone, Fixture.now),
+                .recordFinished(gone, direction: .phone, sendIDs: ["f"]), .insertPair(Fixture.pair("p2")),
+            ], urgent: true)
+        try store.apply(
+            [
+                .deletePair(gone), .insertItem(gone, direction: .phone, Fixture.item("b")),
+                .setItemSeq(gone, direction: .phone, sendID: "b", seq: 1),
+                .setLastSentContext(gone, direction: .phone, Fixture.deliver("c", seq: 1, from: .phone)),
+                .setSeqReserved(gone, direction: .phone, 3), .addComplicationUse(gone, Fixture.now),
+                .setPendingTransferred(gone, direction: .phone, ids: ["x"]),
+                .recordFinished(gone, direction: .phone, sendIDs: ["y"]),
+            ], urgent: true)
+        #expect(try store.loadAll(now: Fixture.now).map(\.record.id) == [PairID("p2")])
+        let keys = try await store.client.execute([RedisCommand("KEYS", "*gone*")])[0].get()
+        #expect(keys == .array([]), "every key of the pair is gone: \(keys)")
+        await redis.stop()
+    }
+
+    @Test func aBatchNumberIsAppliedOnceEvenWhenSentTwice() async throws {
+        // What a retry after a lost reply does: the same batch number again.
+        let redis = try await RedisServerProcess.start()
+        let client = RedisClient(endpoint: redis.endpoint)
+        let script = RedisRelayScripts.apply
+        func send(_ batch: String) async throws -> RedisValue {
+            try await client.execute([
+                RedisCommand("EVAL", script, "0", "wr:", "node-a", batch, "1024", "pair", "p", "1", "pi", "pn", "pt", "wi", "wn", "wt",
+                    "item", "p", "phone", "s1", #"{"acceptedAt":1,"mode":"userInfo","payload":{"kind":"k"}}"#, ""),
+            ])[0].get()
+        }
+        #expect(try await send("1") == .integer(2))
+        #expect(try await send("1") == .integer(0), "already applied: skipped")
+        let order = try await client.execute([RedisCommand("HGET", "wr:pair:p:phone", "order")])[0].get()
+        #expect(order.integer == 1, "the item was queued once")
+        await client.close()
+        await redis.stop()
+    }
+
+    @Test func killNineOfRedisAfterApplyLosesNothing() async throws {
+        let p = PairID("p1")
+        let redis = try await RedisServerProcess.start()
+        let store = RedisRelayStorage(endpoint: redis.endpoint)
+        try store.apply([.insertPair(Fixture.pair("p1"))], urgent: true)
+        for i in 0..<50 {
+            try store.apply([.insertItem(p, direction: .phone, Fixture.item("i\(i)"))], urgent: true)
+        }
+        await redis.kill9()
+        try await redis.restart()
+        let loaded = try RedisRelayStorage(endpoint: redis.endpoint).loadAll(now: Fixture.now)
+        #expect(loaded.first?.directions[.phone]?.items.map(\.sendID) == (0..<50).map { "i\($0)" })
+        await redis.stop()
+    }
+
+    @Test func unreachableRedisIsAnErrorAndTheStoreRecoversWhenItIsBack() async throws {
+        let p = PairID("p1")
+        let redis = try await RedisServerProcess.start()
+        let store = RedisRelayStorage(endpoint: redis.endpoint, timeoutMilliseconds: 1000)
+        try store.apply([.insertPair(Fixture.pair("p1"))], urgent: true)
+        await redis.kill9()
+        let batch: [StoreMutation] = [.insertItem(p, direction: .phone, Fixture.item("while-down"))]
+        #expect {
+            try store.apply(batch, urgent: true)
+        } throws: { error in
+            guard case .unreachable? = error as? RedisRelayStorageError else { return false }
+            return true
+        }
+        try await redis.restart()
+        try store.apply(batch, urgent: true)  // the committer's retry
+        let loaded = try store.loadAll(now: Fixture.now)
+        #expect(loaded.first?.directions[.phone]?.items.map(\.sendID) == ["while-down"])
+        await redis.stop()
+    }
+
+    @Test func undecodableValueIsReportedAsCorrupt() async throws {
+        let p = PairID("p1")
+        let redis = try await RedisServerProcess.start()
+        let store = RedisRelayStorage(endpoint: redis.endpoint)
+        try store.apply([.insertPair(Fixture.pair("p1")), .insertItem(p, direction: .phone, Fixture.item("a"))], urgent: true)
+        _ = await store.client.execute([RedisCommand("HSET", "wr:pair:p1:phone:items", "a", "{not json")])
+        #expect {
+            try store.loadAll(now: Fixture.now)
+        } throws: { error in
+            guard case .corruptValue(let key, _)? = error as? RedisRelayStorageError else { return false }
+            return key == "wr:pair:p1:phone:items"
+        }
+        await redis.stop()
+    }
+
+    @Test func durabilityWarningNamesWeakerSettings() async throws {
+        let redis = try await RedisServerProcess.start()
+        let store = RedisRelayStorage(endpoint: redis.endpoint)
+        #expect(store.durabilityWarning() == nil)
+        _ = await store.client.execute([RedisCommand("CONFIG", "SET", "appendfsync", "everysec")])
+        #expect(store.durabilityWarning()?.contains("appendfsync everysec") == true)
+        await redis.stop()
+    }
+}
