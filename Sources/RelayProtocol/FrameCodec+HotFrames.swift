@@ -1,6 +1,6 @@
 /// Direct writers for the frames every send produces (`deliver`, `accepted`, `reply`, and a
 /// `welcome` carrying a context): keys written in their sorted order, the payload spliced from
-/// its bytes (the sender's, as received: PROTOCOL.md §10.2 "exactly as sent"), no intermediate
+/// its bytes (the sender's, as received: PROTOCOL.md §3.7 "exactly as sent"), no intermediate
 /// JSON value.
 ///
 /// Key order is UTF-8 order, as ``JSONWriter`` sorts: `from` < `id` < `mode` < `payload` <

@@ -1,7 +1,7 @@
 /// An application payload: a JSON object with a string `kind` (WC's message dictionary).
 ///
 /// A payload keeps its bytes: decoded from a client frame or from the store, they are the
-/// sender's bytes exactly as received (whitespace, escapes, number spelling: PROTOCOL.md §3.6),
+/// sender's bytes exactly as received (whitespace, escapes, number spelling: PROTOCOL.md §3.7),
 /// already validated as one strict JSON object; made here, they are the compact, key-sorted
 /// encoding. The relay stores them and splices them into `deliver` and `reply` frames as they
 /// are, never re-encoding. Changing ``members`` replaces them with the compact encoding.

@@ -1,7 +1,7 @@
 @_spi(Testing) import RelayProtocol
 import Testing
 
-/// A payload reaches the receiver byte for byte as the sender wrote it (PROTOCOL.md §10.2
+/// A payload reaches the receiver byte for byte as the sender wrote it (PROTOCOL.md §3.7
 /// "exactly as sent"): both decoders keep its bytes, and `deliver`, `reply`, `welcome.context`
 /// and the store splice them; numbers, escapes and whitespace are never rewritten.
 @Suite struct PayloadBytesTests {
@@ -76,6 +76,18 @@ import Testing
         #expect(Self.contains(d.storedBytes, spliced))
         #expect(try Deliver(storedBytes: d.storedBytes).payload.encoded == Array(raw.utf8))
         #expect(try Payload(bytes: Array(raw.utf8)).encoded == Array(raw.utf8))
+    }
+
+    @Test func theExactPayloadVectorKeepsItsBytes() throws {
+        let v = try #require(Vectors.validClient.first { $0.name == "valid/client/send.exact-payload.json" })
+        guard case .send(let s) = try FrameCodec.decodeClientFrame(v.bytes) else {
+            Issue.record("not a send")
+            return
+        }
+        let text = String(decoding: v.bytes, as: UTF8.self)
+        let start = try #require(text.range(of: #"{ "kind""#)).lowerBound
+        let end = try #require(text.range(of: #""é/" }"#)).upperBound
+        #expect(s.payload.encoded == Array(text[start..<end].utf8))
     }
 
     @Test func aPayloadMadeHereIsWrittenCompactAndEqualityComparesValues() throws {

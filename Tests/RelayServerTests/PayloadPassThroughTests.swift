@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 import WebSocketTransport
 
-/// Over real sockets, the receiver gets the sender's payload bytes exactly (PROTOCOL.md §10.2):
+/// Over real sockets, the receiver gets the sender's payload bytes exactly (PROTOCOL.md §3.7):
 /// big integers, `-0`, `1.0`, escapes and whitespace are not rewritten, in `deliver`, in
 /// `reply`, and after a restart from the store (queued items and `welcome.context`).
 @Suite(.timeLimit(.minutes(5)))
