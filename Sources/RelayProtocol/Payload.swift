@@ -35,7 +35,7 @@ public struct Payload: JSONRepresentable, Hashable {
     init(members: [String: JSONValue], raw: [UInt8]) {
         self.members = members
         self.encoded = raw
-        self.encodedSize = JSONWriter.encode(.object(members)).count
+        self.encodedSize = JSONWriter.encodedSize(.object(members))
     }
 
     /// Parses `bytes` as one strict JSON object and keeps them as they are (the store's reload).

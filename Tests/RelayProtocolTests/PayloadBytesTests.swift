@@ -40,6 +40,7 @@ import Testing
                 #expect(s.payload.encoded == Array(raw.utf8))
                 // The limits still count the canonical compact encoding (§3.6), not the spelling.
                 #expect(s.payload.encodedSize == JSONWriter.encode(s.payload.json).count)
+                #expect(JSONWriter.encodedSize(s.payload.json) == JSONWriter.encode(s.payload.json).count)
             }
         }
         guard case .reply(let r) = try FrameCodec.decodeClientFrame(Self.frame("reply", raw)) else {
