@@ -10,42 +10,47 @@ extension FrameCodec {
         guard let members = JSONParser.topLevelMembers(bytes), case .string(let type)? = value("type", in: members)
         else { return nil }
         switch type {
-        case "send": return fastSend(members).map(ClientFrame.send)
+        case "send": return fastSend(members, bytes).map(ClientFrame.send)
         case "ack": return fastAck(members).map(ClientFrame.ack)
         default: return nil
         }
     }
 
-    private static func value(_ key: String, in members: [(key: String, value: JSONValue)]) -> JSONValue? {
+    private static func value(_ key: String, in members: [JSONParser.TopLevelMember]) -> JSONValue? {
         for member in members where member.key == key { return member.value }
         return nil
     }
 
-    private static func fastSend(_ members: [(key: String, value: JSONValue)]) -> Send? {
+    /// The payload keeps its bytes from `bytes`, as the sender wrote them.
+    private static func fastSend(_ members: [JSONParser.TopLevelMember], _ bytes: [UInt8]) -> Send? {
         var id: String?
         var mode: DeliveryMode?
         var payload: [String: JSONValue]?
+        var payloadRange: Range<Int>?
         var wantsReply: Bool?
-        for (key, value) in members {
+        for (key, value, range) in members {
             switch (key, value) {
             case ("type", _): continue
             case ("id", .string(let s)) where isID(s): id = s
             case ("mode", .string(let s)): mode = DeliveryMode.all.first { $0.rawValue == s }
-            case ("payload", .object(let o)): payload = o
+            case ("payload", .object(let o)):
+                payload = o
+                payloadRange = range
             case ("wantsReply", .bool(let b)): wantsReply = b
             default: return nil
             }
         }
-        guard let id, let mode, let payload, case .string(let kind)? = payload["kind"],
+        guard let id, let mode, let payload, let payloadRange, case .string(let kind)? = payload["kind"],
             (1...128).contains(kind.unicodeScalars.count)
         else { return nil }
-        return Send(id: id, mode: mode, payload: Payload(members: payload), wantsReply: wantsReply)
+        let raw = Payload(members: payload, raw: Array(bytes[payloadRange]))
+        return Send(id: id, mode: mode, payload: raw, wantsReply: wantsReply)
     }
 
-    private static func fastAck(_ members: [(key: String, value: JSONValue)]) -> Ack? {
+    private static func fastAck(_ members: [JSONParser.TopLevelMember]) -> Ack? {
         var id: String?
         var seq: Int64?
-        for (key, value) in members {
+        for (key, value, _) in members {
             switch (key, value) {
             case ("type", _): continue
             case ("id", .string(let s)) where isID(s): id = s

@@ -1,10 +1,13 @@
-/// Direct writers for the frames every send produces (`deliver`, `accepted`): keys written in
-/// their sorted order, the payload spliced from its cached bytes, no intermediate JSON value.
+/// Direct writers for the frames every send produces (`deliver`, `accepted`, `reply`, and a
+/// `welcome` carrying a context): keys written in their sorted order, the payload spliced from
+/// its bytes (the sender's, as received: PROTOCOL.md §3.7 "exactly as sent"), no intermediate
+/// JSON value.
 ///
 /// Key order is UTF-8 order, as ``JSONWriter`` sorts: `from` < `id` < `mode` < `payload` <
 /// `sentAt` < `seq` < `type` < `wantsReply`, and `fallback` < `re` < `remaining` < `type`.
 extension FrameCodec {
-    static func encodeDeliver(_ d: Deliver) -> [UInt8] {
+    /// A `deliver` frame, or (without `type`) the object a `welcome.context` or the store holds.
+    static func encodeDeliver(_ d: Deliver, withType: Bool = true) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(d.payload.encoded.count + 48 + d.id.utf8.count + 96)
         out.append(contentsOf: #"{"from":"#.utf8)
@@ -20,11 +23,39 @@ extension FrameCodec {
         out.append(UInt8(ascii: "\""))
         out.append(contentsOf: #","seq":"#.utf8)
         out.append(contentsOf: String(d.seq).utf8)
-        out.append(contentsOf: #","type":"deliver""#.utf8)
+        if withType { out.append(contentsOf: #","type":"deliver""#.utf8) }
         if let wantsReply = d.wantsReply {
             out.append(contentsOf: (wantsReply ? #","wantsReply":true"# : #","wantsReply":false"#).utf8)
         }
         out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    /// A relay `reply`: `payload` < `re` < `type`.
+    static func encodeReply(_ r: RelayReply) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(r.payload.encoded.count + 40 + r.re.utf8.count)
+        out.append(contentsOf: #"{"payload":"#.utf8)
+        out.append(contentsOf: r.payload.encoded)
+        out.append(contentsOf: #","re":"#.utf8)
+        JSONWriter.writeString(r.re, into: &out)
+        out.append(contentsOf: #","type":"reply"}"#.utf8)
+        return out
+    }
+
+    /// A `welcome` with its context spliced in: `context` sorts before every other member, so
+    /// it goes first, followed by the generic encoding of the rest.
+    static func encodeWelcome(_ w: Welcome) -> [UInt8] {
+        guard let context = w.context else { return encodeGeneric(.welcome(w)) }
+        var rest = w
+        rest.context = nil
+        let tail = encodeGeneric(.welcome(rest))
+        var out: [UInt8] = []
+        out.reserveCapacity(tail.count + context.payload.encoded.count + 160)
+        out.append(contentsOf: #"{"context":"#.utf8)
+        out.append(contentsOf: encodeDeliver(context, withType: false))
+        out.append(UInt8(ascii: ","))
+        out.append(contentsOf: tail.dropFirst())
         return out
     }
 

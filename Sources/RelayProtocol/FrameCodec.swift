@@ -34,7 +34,22 @@ public enum FrameCodec {
         guard let frame = try ClientFrame.decode(type: type, reader) else {
             throw unknownType(type, reader)
         }
-        return frame
+        return keepingRawPayload(frame, bytes)
+    }
+
+    /// A decoded `send` or `reply` whose payload keeps the frame's bytes for it, as the fast
+    /// path's does (the frame is valid JSON by now, so the span is found).
+    private static func keepingRawPayload(_ frame: ClientFrame, _ bytes: some Collection<UInt8>) -> ClientFrame {
+        switch frame {
+        case .send(var s):
+            s.payload = s.payload.keepingRaw(JSONParser.rawMember(["payload"], in: ArraySlice(bytes)))
+            return .send(s)
+        case .reply(var r):
+            r.payload = r.payload.keepingRaw(JSONParser.rawMember(["payload"], in: ArraySlice(bytes)))
+            return .reply(r)
+        default:
+            return frame
+        }
     }
 
     /// Decodes a relay → client frame.
@@ -57,12 +72,15 @@ public enum FrameCodec {
 
     /// The compact, key-sorted JSON of a relay frame.
     ///
-    /// `deliver` and `accepted`, the frames of every send, are written field by field (the same
-    /// bytes as the generic path, which the codec tests check for every vector).
+    /// `deliver`, `accepted`, `reply` and `welcome`, are written field by field with the payload
+    /// spliced from its bytes (for a payload made here, the same bytes as the generic path, which
+    /// the codec tests check for every vector; for one decoded from a client, the sender's bytes).
     public static func encode(_ frame: RelayFrame) -> [UInt8] {
         switch frame {
         case .deliver(let d): return encodeDeliver(d)
         case .accepted(let a): return encodeAccepted(a)
+        case .reply(let r): return encodeReply(r)
+        case .welcome(let w): return encodeWelcome(w)
         default: return encode(type: frame.type, body: frame.body)
         }
     }

@@ -1,21 +1,64 @@
 /// An application payload: a JSON object with a string `kind` (WC's message dictionary).
 ///
-/// The compact, key-sorted encoding is computed once, when the payload is made (or its
-/// members change), and kept: the relay checks the size limit, stores, and splices the
-/// payload into `deliver` frames from these bytes instead of re-encoding it each time.
+/// A payload keeps its bytes: decoded from a client frame or from the store, they are the
+/// sender's bytes exactly as received (whitespace, escapes, number spelling: PROTOCOL.md §3.7),
+/// already validated as one strict JSON object; made here, they are the compact, key-sorted
+/// encoding. The relay stores them and splices them into `deliver` and `reply` frames as they
+/// are, never re-encoding. Changing ``members`` replaces them with the compact encoding.
+///
+/// Two payloads are equal when their members are (their decoded values), whatever their spelling.
 public struct Payload: JSONRepresentable, Hashable {
     /// The object's members, `kind` included.
     public var members: [String: JSONValue] {
-        didSet { encoded = JSONWriter.encode(.object(members)) }
+        didSet {
+            encoded = JSONWriter.encode(.object(members))
+            encodedSize = encoded.count
+        }
     }
 
-    /// The compact, key-sorted UTF-8 JSON of ``members`` (what ``JSONWriter`` writes).
+    /// The payload's UTF-8 JSON as it goes on the wire: the sender's bytes when decoded (see
+    /// ``init(bytes:)``), otherwise the compact, key-sorted JSON of ``members``.
     public private(set) var encoded: [UInt8]
+
+    /// Size in bytes of the canonical compact encoding (§3.6): what the per-mode limits count,
+    /// whatever the spelling of ``encoded``.
+    public private(set) var encodedSize: Int
 
     /// Wraps an object's members as they are.
     public init(members: [String: JSONValue]) {
         self.members = members
         self.encoded = JSONWriter.encode(.object(members))
+        self.encodedSize = encoded.count
+    }
+
+    /// Members decoded from `raw`, which the caller has parsed as exactly this object.
+    init(members: [String: JSONValue], raw: [UInt8]) {
+        self.members = members
+        self.encoded = raw
+        self.encodedSize = JSONWriter.encodedSize(.object(members))
+    }
+
+    /// Parses `bytes` as one strict JSON object and keeps them as they are (the store's reload).
+    public init(bytes: [UInt8]) throws(ProtocolError) {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(bytes)
+        } catch {
+            throw ProtocolError(.badJSON, "payload is not a JSON text: \(error)")
+        }
+        guard case .object(let members) = value else {
+            throw ProtocolError(.badFrame, field: "payload", "field 'payload' must be an object")
+        }
+        self.init(members: members, raw: bytes)
+    }
+
+    /// This payload with the bytes of `raw`, the span of the frame it was decoded from (the
+    /// general decoder's second look); unchanged if the span is missing.
+    func keepingRaw(_ raw: ArraySlice<UInt8>?) -> Payload {
+        guard let raw else { return self }
+        var p = self
+        p.encoded = Array(raw)
+        return p
     }
 
     /// A payload of `kind` with further members.
@@ -30,17 +73,14 @@ public struct Payload: JSONRepresentable, Hashable {
         self.init(members: reader.members)
     }
 
-    public static func == (a: Payload, b: Payload) -> Bool { a.encoded == b.encoded }
+    public static func == (a: Payload, b: Payload) -> Bool { a.members == b.members }
 
-    public func hash(into hasher: inout Hasher) { hasher.combine(encoded) }
+    public func hash(into hasher: inout Hasher) { hasher.combine(members) }
 
     /// The payload's `kind`, if it is a string.
     public var kind: String? { members["kind"]?.stringValue }
 
     public var json: JSONValue { .object(members) }
-
-    /// Size in bytes of the compact UTF-8 encoding: what the per-mode limits count.
-    public var encodedSize: Int { encoded.count }
 
     /// Fails with `bad_frame` unless `kind` is a string of 1–128 characters.
     public func requireKind(path: String, frameID: String?) throws(ProtocolError) {

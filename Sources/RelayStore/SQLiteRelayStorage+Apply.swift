@@ -47,7 +47,7 @@ extension SQLiteRelayStorage {
                 SQL.setLastSentContext,
                 [
                     .text(pair.rawValue), .text(direction.rawValue),
-                    .text(String(decoding: deliver.jsonBytes, as: UTF8.self)),
+                    .text(String(decoding: deliver.storedBytes, as: UTF8.self)),
                 ])
 
         case .setSeqReserved(let pair, let direction, let reserved):

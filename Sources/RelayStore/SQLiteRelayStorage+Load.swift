@@ -23,7 +23,7 @@ extension SQLiteRelayStorage {
             let direction = try knownRole(row.direction, table: "directions")
             guard builders[row.pairID] != nil else { continue }
             let context = try row.lastSentContext.map { bytes in
-                try decode(table: "directions") { () throws -> Deliver in try Deliver(json: JSONParser.parse(bytes)) }
+                try decode(table: "directions") { () throws -> Deliver in try Deliver(storedBytes: bytes) }
             }
             let pending = try decode(table: "directions") { () throws -> [String] in
                 let list = try JSONParser.parse(row.pendingTransferred).arrayValue ?? [.null]
@@ -40,7 +40,7 @@ extension SQLiteRelayStorage {
             let direction = try knownRole(row.direction, table: "items")
             guard builders[row.pairID] != nil else { continue }
             let payload = try decode(table: "items") { () throws -> Payload in
-                try Payload(json: JSONParser.parse(row.payload))
+                try Payload(bytes: row.payload)
             }
             let item = QueuedItem(
                 sendID: row.sendID, mode: DeliveryMode(rawValue: row.mode), payload: payload,

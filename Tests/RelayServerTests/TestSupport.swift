@@ -79,10 +79,15 @@ final class TestDevice: Sendable {
 
     /// The next relay frame (fails on close or timeout).
     func next(_ seconds: Double = 5, sourceLocation: SourceLocation = #_sourceLocation) async throws -> RelayFrame {
+        try await FrameCodec.decodeRelayFrame(nextBytes(seconds))
+    }
+
+    /// The next relay frame's bytes as they came off the socket (fails on close or timeout).
+    func nextBytes(_ seconds: Double = 5) async throws -> [UInt8] {
         let box = inbox
         let event = try await withTimeout(seconds, "a frame to the \(role)") { await box.next() }
         switch event {
-        case .message(let bytes)?: return try FrameCodec.decodeRelayFrame(bytes)
+        case .message(let bytes)?: return bytes
         case .closed(let code, let reason)?: throw TestFailure("the \(role) was closed (\(code.map(String.init) ?? "-") \(reason)) while waiting for a frame")
         case nil: throw TestFailure("the \(role)'s stream ended")
         default: throw TestFailure("unexpected event \(String(describing: event))")

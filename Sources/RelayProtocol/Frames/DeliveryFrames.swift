@@ -105,6 +105,22 @@ public struct Deliver: JSONRepresentable, Hashable {
         b.set("wantsReply", wantsReply)
         return b.json
     }
+
+    /// The compact JSON of this item as the store keeps it (a `deliver` without `type`), the
+    /// payload's bytes spliced as they are.
+    public var storedBytes: [UInt8] { FrameCodec.encodeDeliver(self, withType: false) }
+
+    /// Decodes ``storedBytes`` (any valid item JSON), the payload keeping its bytes.
+    public init(storedBytes bytes: [UInt8]) throws(ProtocolError) {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(bytes)
+        } catch {
+            throw ProtocolError(.badJSON, "not a JSON text: \(error)")
+        }
+        try self.init(json: value)
+        payload = payload.keepingRaw(JSONParser.rawMember(["payload"], in: bytes[...]))
+    }
 }
 
 /// receiver → relay: the answer to a `message` sent with `wantsReply`.

@@ -30,18 +30,38 @@ public struct JSONParser {
     /// The members of a top-level object, in order, for the codec's fast path: `nil` for
     /// anything else or anything wrong (not an object, a duplicate key, trailing bytes, …), in
     /// which case the caller takes the general path, which names the error.
-    static func topLevelMembers(_ bytes: [UInt8]) -> [(key: String, value: JSONValue)]? {
-        bytes.withUnsafeBufferPointer { buf -> [(key: String, value: JSONValue)]? in
+    ///
+    /// Each member carries the byte range of its value in `bytes`, so a payload can keep the
+    /// sender's bytes exactly as they came.
+    static func topLevelMembers(_ bytes: some RandomAccessCollection<UInt8>) -> [TopLevelMember]? {
+        bytes.withContiguousStorageIfAvailable { buf -> [TopLevelMember]? in
+            var p = JSONParser(buf: buf, maxDepth: defaultMaxDepth)
+            return try? p.parseTopLevelMembers()
+        } ?? Array(bytes).withUnsafeBufferPointer { buf -> [TopLevelMember]? in
             var p = JSONParser(buf: buf, maxDepth: defaultMaxDepth)
             return try? p.parseTopLevelMembers()
         }
     }
 
-    private mutating func parseTopLevelMembers() throws(Failure) -> [(key: String, value: JSONValue)]? {
+    /// One member of a top-level object, with the range of its value's bytes (offsets from the start).
+    typealias TopLevelMember = (key: String, value: JSONValue, range: Range<Int>)
+
+    /// The bytes of the value at `path` (member names, outermost first) in an object already
+    /// known to be valid JSON; `nil` when a name is missing or a value on the way is not an object.
+    static func rawMember(_ path: [String], in bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        guard let first = path.first, let members = topLevelMembers(bytes),
+            let member = members.first(where: { $0.key == first })
+        else { return nil }
+        let start = bytes.startIndex
+        let raw = bytes[(start + member.range.lowerBound)..<(start + member.range.upperBound)]
+        return path.count == 1 ? raw : rawMember(Array(path.dropFirst()), in: raw)
+    }
+
+    private mutating func parseTopLevelMembers() throws(Failure) -> [TopLevelMember]? {
         skipWhitespace()
         guard pos < buf.count, buf[pos] == UInt8(ascii: "{") else { return nil }
         pos += 1
-        var members: [(key: String, value: JSONValue)] = []
+        var members: [TopLevelMember] = []
         members.reserveCapacity(8)
         skipWhitespace()
         if pos < buf.count, buf[pos] == UInt8(ascii: "}") {
@@ -57,7 +77,9 @@ public struct JSONParser {
                 guard pos < buf.count, buf[pos] == UInt8(ascii: ":") else { return nil }
                 pos += 1
                 skipWhitespace()
-                members.append((key, try parseValue(depth: 1)))
+                let start = pos
+                let value = try parseValue(depth: 1)
+                members.append((key, value, start..<pos))
                 skipWhitespace()
                 guard pos < buf.count else { return nil }
                 if buf[pos] == UInt8(ascii: ",") {

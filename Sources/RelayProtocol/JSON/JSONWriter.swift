@@ -11,33 +11,54 @@ public enum JSONWriter {
         return out
     }
 
+    /// The byte length of ``encode(_:)``'s result, counted without writing it (the size a
+    /// payload's limit counts, §3.6, for a payload kept as the sender's bytes).
+    public static func encodedSize(_ value: JSONValue) -> Int {
+        var counter = JSONByteCounter()
+        emit(value, into: &counter)
+        return counter.count
+    }
+
     /// Appends the compact encoding of `value` to `out`.
     public static func write(_ value: JSONValue, into out: inout [UInt8]) {
+        emit(value, into: &out)
+    }
+
+    private static func emit<Sink: JSONByteSink>(_ value: JSONValue, into out: inout Sink) {
         switch value {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
         case .int(let i): out.append(contentsOf: String(i).utf8)
-        case .double(let d): writeDouble(d, into: &out)
-        case .string(let s): writeString(s, into: &out)
+        case .double(let d): emitDouble(d, into: &out)
+        case .string(let s): emitString(s, into: &out)
         case .array(let a):
             out.append(UInt8(ascii: "["))
             for (i, e) in a.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                write(e, into: &out)
+                emit(e, into: &out)
             }
             out.append(UInt8(ascii: "]"))
         case .object(let o):
             out.append(UInt8(ascii: "{"))
             var first = true
-            for key in o.keys.sorted(by: utf8Less) {
-                if !first { out.append(UInt8(ascii: ",")) }
-                first = false
-                writeString(key, into: &out)
-                out.append(UInt8(ascii: ":"))
-                write(o[key]!, into: &out)
+            if Sink.isOrdered {
+                for key in o.keys.sorted(by: utf8Less) { emitMember(key, o[key]!, first: &first, into: &out) }
+            } else {
+                // A counter needs no order: the size does not depend on it.
+                for (key, member) in o { emitMember(key, member, first: &first, into: &out) }
             }
             out.append(UInt8(ascii: "}"))
         }
+    }
+
+    private static func emitMember<Sink: JSONByteSink>(
+        _ key: String, _ value: JSONValue, first: inout Bool, into out: inout Sink
+    ) {
+        if !first { out.append(UInt8(ascii: ",")) }
+        first = false
+        emitString(key, into: &out)
+        out.append(UInt8(ascii: ":"))
+        emit(value, into: &out)
     }
 
     /// Orders keys by their UTF-8 bytes, which is code-point order (as Python's `sort_keys`).
@@ -45,7 +66,7 @@ public enum JSONWriter {
         a.utf8.lexicographicallyPrecedes(b.utf8)
     }
 
-    private static func writeDouble(_ d: Double, into out: inout [UInt8]) {
+    private static func emitDouble<Sink: JSONByteSink>(_ d: Double, into out: inout Sink) {
         guard d.isFinite else {
             out.append(contentsOf: "null".utf8)
             return
@@ -62,6 +83,10 @@ public enum JSONWriter {
 
     /// Writes a JSON string literal, escaping only what JSON requires.
     public static func writeString(_ s: String, into out: inout [UInt8]) {
+        emitString(s, into: &out)
+    }
+
+    private static func emitString<Sink: JSONByteSink>(_ s: String, into out: inout Sink) {
         out.append(UInt8(ascii: "\""))
         // Most strings need no escape: copy them whole.
         if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
@@ -87,4 +112,26 @@ public enum JSONWriter {
         }
         out.append(UInt8(ascii: "\""))
     }
+}
+
+/// Where ``JSONWriter`` puts its bytes: an array, or a counter that only measures.
+protocol JSONByteSink {
+    /// Whether object keys must come in order (an array) or may come in any (a counter).
+    static var isOrdered: Bool { get }
+    mutating func append(_ byte: UInt8)
+    mutating func append(contentsOf bytes: String.UTF8View)
+    mutating func append(contentsOf bytes: [UInt8])
+}
+
+extension Array: JSONByteSink where Element == UInt8 {
+    static var isOrdered: Bool { true }
+}
+
+/// Counts what ``JSONWriter`` would write.
+struct JSONByteCounter: JSONByteSink {
+    var count = 0
+    static var isOrdered: Bool { false }
+    mutating func append(_ byte: UInt8) { count += 1 }
+    mutating func append(contentsOf bytes: String.UTF8View) { count += bytes.count }
+    mutating func append(contentsOf bytes: [UInt8]) { count += bytes.count }
 }

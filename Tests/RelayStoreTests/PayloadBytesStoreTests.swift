@@ -1,0 +1,33 @@
+import Foundation
+import RelayCore
+import RelayProtocol
+import TestSupport
+import Testing
+
+@testable import RelayStore
+
+/// The store keeps a payload's bytes as the sender wrote them: a queued item and a direction's
+/// last context come back from a restart with the same bytes, not re-encoded.
+struct PayloadBytesStoreTests {
+    static let raw = "{ \"kind\" : \"big\" , \"n\" : 18446744073709551616, \"z\" : -0, \"o\" : 1.0,\n"
+        + #" "e" : "\u00e9\/é" }"#
+
+    @Test func itemsAndTheLastContextReloadWithTheSendersBytes() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path("relay.sqlite")
+        let payload = try Payload(bytes: Array(Self.raw.utf8))
+        let p = PairID("p1")
+        let context = Deliver(seq: 4, mode: .context, id: "ctx", from: .phone, sentAt: Fixture.now, payload: payload)
+        try await RelayStore(path: path).commit([
+            .insertPair(Fixture.pair("p1")),
+            .insertItem(p, direction: .phone, QueuedItem(sendID: "a", mode: .userInfo, payload: payload, acceptedAt: Fixture.now)),
+            .setLastSentContext(p, direction: .phone, context),
+        ])
+
+        let loaded = try snapshot("p1", in: await reload(path))
+        let phone = try #require(loaded.directions[.phone])
+        #expect(phone.items.map(\.payload.encoded) == [Array(Self.raw.utf8)])
+        #expect(phone.lastSentContext?.payload.encoded == Array(Self.raw.utf8))
+        #expect(phone.lastSentContext == context)
+    }
+}
