@@ -174,10 +174,16 @@ let package = Package(
 // WidgetKit's reload rules as a state machine, and a host that runs a widget's day on a
 // virtual clock. Linux only: on Apple platforms the real WidgetKit is there and would clash.
 // The watch's favorites widget is built on it, and so are the examples in Examples/.
+// AppIntents: just what a widget's configuration intent uses (WidgetConfigurationIntent,
+// @Parameter, LocalizedStringResource, IntentDescription), so Xcode's AppIntent widget
+// template compiles unchanged.
 package.products.append(.library(name: "WidgetKit", targets: ["WidgetKit"]))
+package.products.append(.library(name: "AppIntents", targets: ["AppIntents"]))
 package.targets.append(contentsOf: [
-    .target(name: "WidgetKit", dependencies: ["RelayProtocol", "WebSocketTransport"], swiftSettings: strict),
-    .testTarget(name: "WidgetKitTests", dependencies: ["WidgetKit", "WebSocketTransport"], swiftSettings: strict),
+    .target(name: "AppIntents", swiftSettings: strict),
+    .target(name: "WidgetKit", dependencies: ["AppIntents", "RelayProtocol", "WebSocketTransport"], swiftSettings: strict),
+    .testTarget(
+        name: "WidgetKitTests", dependencies: ["WidgetKit", "AppIntents", "WebSocketTransport"], swiftSettings: strict),
     // Examples/: widgets a developer would copy, each a provider plus the app code that feeds
     // it, and the tests that run their day under WidgetKit's rules.
     .target(
@@ -191,6 +197,6 @@ package.targets.append(contentsOf: [
         path: "Examples/WidgetExamplesTests", swiftSettings: strict),
 ])
 for name in ["WatchApp", "WatchAppTests", "Simulator"] {
-    package.targets.first { $0.name == name }?.dependencies.append("WidgetKit")
+    package.targets.first { $0.name == name }?.dependencies.append(contentsOf: ["WidgetKit", "AppIntents"])
 }
 #endif

@@ -1,3 +1,4 @@
+import AppIntents
 import Foundation
 
 /// A type that advises WidgetKit when to update a widget's display (WidgetKit's
@@ -45,16 +46,6 @@ public protocol AppIntentTimelineProvider {
 extension AppIntentTimelineProvider {
     /// No recommendations (iOS has a configuration screen).
     public func recommendations() -> [AppIntentRecommendation<Intent>] { [] }
-}
-
-/// A widget's configuration parameters (AppIntents' `WidgetConfigurationIntent`).
-///
-/// Here a plain value type: AppIntents (`@Parameter`, `LocalizedStringResource` titles) is
-/// not part of this module, so define the intent's parameters as ordinary stored properties.
-/// `init()` makes the default configuration, as an `AppIntent` must.
-public protocol WidgetConfigurationIntent: Sendable {
-    /// The default configuration.
-    init()
 }
 
 /// A preconfigured intent the watch offers for a widget (WidgetKit's `AppIntentRecommendation`).

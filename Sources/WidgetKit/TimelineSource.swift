@@ -1,3 +1,4 @@
+import AppIntents
 import Foundation
 
 /// Any provider the host can run, as closures: the completion-handler form

@@ -1,3 +1,4 @@
+import AppIntents
 import Foundation
 
 /// An object that contains a list of user-configured widgets and is used for reloading

@@ -1,3 +1,4 @@
+import AppIntents
 import Foundation
 
 /// One widget instance a host runs: its id, family and configuration.

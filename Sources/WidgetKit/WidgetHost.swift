@@ -1,3 +1,4 @@
+import AppIntents
 import Foundation
 
 /// Runs a widget's provider against WidgetKit's rules on a virtual clock: a simulated day

@@ -1,8 +1,14 @@
+import AppIntents
 import Foundation
 import Testing
 import WebSocketTransport
 
 @testable import WidgetKit
+
+/// An intent declaring no title or description: AppIntent's defaults apply.
+private struct SelectedDefaults: WidgetConfigurationIntent {
+    @Parameter(title: "User") var login: String?
+}
 
 @Suite struct TimelineAPITests {
     @Test func theStaticTemplateAnswersThroughItsCompletionHandler() {
@@ -14,6 +20,28 @@ import WebSocketTransport
         #expect(timeline?.policy == .atEnd)
         #expect(timeline?.entries.first?.relevance == nil)
         #expect(Provider().placeholder(in: context).emoji == "😀")
+    }
+
+    @Test func theAppIntentTemplatesIntentKeepsItsTitleDescriptionAndParameter() async {
+        #expect(ConfigurationAppIntent.title.key == "Configuration")
+        #expect(ConfigurationAppIntent.description.descriptionText.key == "This is an example widget.")
+        #expect(ConfigurationAppIntent().favoriteEmoji == "😃")
+        let host = WidgetHost(kind: "emoji", provider: IntentProvider())
+        host.place(.accessoryCircular)
+        let day = await host.run(for: 3600)
+        #expect(day.showing(.accessoryCircular, at: host.date(hours: 0.5))?.entry.configuration.favoriteEmoji == "😃")
+    }
+
+    @Test func aParameterIsAValueWithATitleAndAnOptionalStartsEmpty() {
+        var emoji = Parameter(title: "Favorite Emoji", default: "😃")
+        let copy = emoji
+        emoji.wrappedValue = "🦊"
+        #expect(copy.wrappedValue == "😃")
+        #expect(emoji.title.description == "Favorite Emoji")
+        let login = Parameter<String?>(title: "User")
+        #expect(login.wrappedValue == nil)
+        #expect(SelectedDefaults.title.key == "SelectedDefaults")
+        #expect(SelectedDefaults.description.descriptionText.key.isEmpty)
     }
 
     @Test func theIntentTemplateAnswersAsynchronouslyForItsConfiguration() async {

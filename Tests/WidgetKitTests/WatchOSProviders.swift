@@ -1,7 +1,9 @@
-// Providers as Xcode's watchOS widget templates write them, unchanged but for the SwiftUI
-// views and the AppIntents parameter (see README "Test your own widget": out of scope).
+// Providers as Xcode 16's watchOS widget templates write them, unchanged but for the SwiftUI
+// views (see README "Test your own widget": out of scope) and, as both templates share this
+// module, the App Intent template's `Provider`/`SimpleEntry` named `IntentProvider`/`IntentEntry`.
 import Foundation
 import WidgetKit
+import AppIntents
 
 // MARK: - The "Static Configuration" template
 
@@ -39,8 +41,12 @@ struct SimpleEntry: TimelineEntry {
 // MARK: - The "App Intent Configuration" template (watchOS 10+)
 
 struct ConfigurationAppIntent: WidgetConfigurationIntent {
-    // AppIntents' `static var title: LocalizedStringResource` and `@Parameter` are out of scope.
-    var favoriteEmoji: String = "😃"
+    static var title: LocalizedStringResource { "Configuration" }
+    static var description: IntentDescription { "This is an example widget." }
+
+    // An example configurable parameter.
+    @Parameter(title: "Favorite Emoji", default: "😃")
+    var favoriteEmoji: String
 }
 
 struct IntentProvider: AppIntentTimelineProvider {
