@@ -65,7 +65,8 @@ fuzz: deps
 # The test suite under ThreadSanitizer (CI runs it after `make test`). The suites that start
 # `watchrelay` child processes and wait on them with scenario timeouts are left out:
 # instrumented children on a loaded 2-core machine outlast any fair timeout; they run in
-# `make test` (also WatchConnectivity's ExampleAppTests and UserInfoKillTests, NewUserTests and StoreFileErrorTests). Also left out: GitHubRESTClientHTTPTests, whose many sequential URLSession
+# `make test` (also WatchConnectivity's ExampleAppTests and UserInfoKillTests, NewUserTests, StoreFileErrorTests,
+# and the console's Chromium and `serve`/`demo --console` child-process suites). Also left out: GitHubRESTClientHTTPTests, whose many sequential URLSession
 # requests to the in-process fixture server intermittently end with "URL error -1"
 # (NSURLErrorUnknown from corelibs/libcurl) on a loaded TSan run; cause not found yet.
 test-tsan: deps
@@ -73,7 +74,8 @@ test-tsan: deps
 	@set -o pipefail; WATCHRELAY_TIMEOUT_SCALE=8 TSAN_OPTIONS=halt_on_error=1 \
 		$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan \
 		--skip PhoneProcessTests --skip GitHubStubCommandTests --skip ProcessModeTests --skip NewUserTests \
-		--skip GitHubRESTClientHTTPTests --skip ExampleAppTests --skip UserInfoKillTests --skip StoreFileErrorTests 2>&1 \
+		--skip GitHubRESTClientHTTPTests --skip ExampleAppTests --skip UserInfoKillTests --skip StoreFileErrorTests \
+		--skip ConsoleBrowserTests --skip ConsoleCommandTests --skip DemoConsoleTests 2>&1 \
 		| tee .build/test-tsan.log | grep -E "ThreadSanitizer|Test run with|Executed|✘"
 
 # The long form of the fault suite: 20 rounds each of SIGKILL of the relay during durable

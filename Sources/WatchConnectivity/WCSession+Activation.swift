@@ -47,7 +47,8 @@ extension WCSession {
             relay = try RelaySession(
                 configuration: RelaySessionConfiguration(
                     url: environment.url, role: environment.role, deviceName: environment.deviceName,
-                    stateDirectory: environment.stateDirectory, foreground: environment.foreground))
+                    stateDirectory: environment.stateDirectory, foreground: environment.foreground,
+                    requestTimeoutSeconds: environment.requestTimeoutSeconds))
         } catch {
             await completeActivation(
                 .notActivated,

@@ -12,6 +12,7 @@ import RelayProtocol
 /// | `WATCHRELAY_DEVICE_NAME` | shown to the counterpart (default "iPhone" / "Apple Watch") |
 /// | `WATCHRELAY_FOREGROUND` | watch only: `0` starts the app in the background (default `1`) |
 /// | `WATCHRELAY_COMPLICATION` | phone only: `0` when the complication is not on the face (default `1`) |
+/// | `WATCHRELAY_REQUEST_TIMEOUT_S` | how long activation and each request wait for the relay, in seconds (default 10; raise it on a slow CI machine) |
 public struct WCSessionEnvironment: Sendable, Hashable {
     /// The relay's URL.
     public var url: String
@@ -25,6 +26,8 @@ public struct WCSessionEnvironment: Sendable, Hashable {
     public var foreground: Bool
     /// Phone: whether the watch app's complication is enabled.
     public var complicationEnabled: Bool
+    /// How long activation and each request wait for the relay, in seconds.
+    public var requestTimeoutSeconds: Double
 
     /// Reads the variables from `environment`; `nil` when one of the required ones is missing
     /// or `WATCHRELAY_ROLE` is neither `phone` nor `watch` (then `isSupported()` is false).
@@ -39,6 +42,8 @@ public struct WCSessionEnvironment: Sendable, Hashable {
         self.deviceName = environment["WATCHRELAY_DEVICE_NAME"] ?? (role == .phone ? "iPhone" : "Apple Watch")
         self.foreground = environment["WATCHRELAY_FOREGROUND"] != "0"
         self.complicationEnabled = environment["WATCHRELAY_COMPLICATION"] != "0"
+        let timeout = environment["WATCHRELAY_REQUEST_TIMEOUT_S"].flatMap(Double.init) ?? 10
+        self.requestTimeoutSeconds = timeout.isFinite && timeout > 0 ? timeout : 10
     }
 
     private static func role(named name: String) -> Role? {

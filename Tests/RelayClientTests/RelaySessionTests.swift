@@ -189,10 +189,14 @@ struct Harness {
     ) async throws -> Harness {
         let directory = TemporaryDirectory()
         let relay = try await RelayServer.startForTest(in: directory.path)
+        // Request (and welcome) timeouts scale like the tests' own waits: under ThreadSanitizer
+        // on two loaded cores a relay's welcome can take longer than the product's 10 s.
         let phoneConfig = RelaySessionConfiguration(
-            url: relay.url, role: .phone, deviceName: "Phone", stateDirectory: directory.path("phone"))
+            url: relay.url, role: .phone, deviceName: "Phone", stateDirectory: directory.path("phone"),
+            requestTimeoutSeconds: 10 * timeoutScale)
         let watchConfig = RelaySessionConfiguration(
-            url: relay.url, role: .watch, deviceName: "Watch", stateDirectory: directory.path("watch"))
+            url: relay.url, role: .watch, deviceName: "Watch", stateDirectory: directory.path("watch"),
+            requestTimeoutSeconds: 10 * timeoutScale)
         let phone = try RelaySession(configuration: phoneConfig)
         let watch = try makeWatch(watchConfig)
         try await phone.activate()

@@ -121,7 +121,8 @@ struct WCHarness: Sendable {
         let directory = TemporaryDirectory()
         let relay = try await RelayServer.startForTest(in: directory.path, configure)
         _ = try await WatchRelayPairing.pair(
-            relayURL: relay.url, phoneState: directory.path("phone"), watchState: directory.path("watch"))
+            relayURL: relay.url, phoneState: directory.path("phone"), watchState: directory.path("watch"),
+            requestTimeoutSeconds: 10 * timeoutScale)
         let phone = WCSession(environment: environment(relay, "phone", directory.path("phone"), foreground: phoneForeground))
         let watch = WCSession(environment: environment(relay, "watch", directory.path("watch"), foreground: watchForeground))
         phone.delegate = phoneDelegate
@@ -140,6 +141,8 @@ struct WCHarness: Sendable {
         WCSessionEnvironment([
             "WATCHRELAY_URL": relay.url, "WATCHRELAY_ROLE": role, "WATCHRELAY_STATE": state,
             "WATCHRELAY_FOREGROUND": foreground ? "1" : "0",
+            // Scaled like the tests' own waits (ThreadSanitizer on two loaded cores is slow).
+            "WATCHRELAY_REQUEST_TIMEOUT_S": String(10 * timeoutScale),
         ])
     }
 
