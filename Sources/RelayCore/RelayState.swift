@@ -164,7 +164,8 @@ public struct RelayState: Sendable {
     /// expiry itself), and an expired code stays remembered, so its time would stay due and
     /// tick forever. (A `hello` deadline is dropped once due, whether or not it closed anything.)
     public var nextDeadline: Timestamp? {
-        let reply = replies.values.map(\.deadline).min()
+        // Lazy: the relay asks once per service-loop turn, so no array is built for it.
+        let reply = replies.values.lazy.map(\.deadline).min()
         guard let hello = helloDeadlines.first?.at else { return reply }
         return min(hello, reply ?? hello)
     }

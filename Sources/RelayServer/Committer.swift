@@ -9,6 +9,10 @@ import RelayCore
 /// already counts the batch's changes as made, so they are never dropped. After
 /// ``failuresBeforeReport`` failed attempts of one batch the committer reports it through
 /// `failed`, once per batch, so the relay can close the connections waiting for it.
+///
+/// `@unchecked Sendable`: its mutable state (`queue`, `started`, `stopping`, `hasExited`,
+/// `exited`) is read and written only with `condition` held; the committer calls the storage engine
+/// only from the commit thread.
 final class Committer: @unchecked Sendable {
     /// Failed attempts of one batch before `failed` is called.
     static let failuresBeforeReport = 3
