@@ -109,10 +109,13 @@ struct NewUserTests {
         let place = TemporaryDirectory()
         let elsewhere = TemporaryDirectory()
         let copy = place.path("watchrelay")
-        try FileManager.default.copyItem(atPath: watchrelayBinary, toPath: copy)
+        try copyExecutable(watchrelayBinary, to: copy)
 
-        let stub = try ChildProcess(
-            ["--port", "0", "--log-level", "error"], subcommand: "github-stub", executable: copy, directory: elsewhere.path)
+        let stub = try await spawnRetryingWhileBusy {
+            try ChildProcess(
+                ["--port", "0", "--log-level", "error"], subcommand: "github-stub", executable: copy,
+                directory: elsewhere.path)
+        }
         defer { stub.terminate() }
         let base = try await stub.line(startingWith: "http://127.0.0.1:")
         let (body, response) = try await URLSession(configuration: .ephemeral).data(
@@ -136,4 +139,28 @@ struct NewUserTests {
         #expect(try await phone.exitStatus() == 0)
         await relay.stop()
     }
+}
+
+/// Copies `source` to `destination` (mode 0755) through a descriptor opened close-on-exec, so a
+/// child another test forks meanwhile does not keep the new file open for writing.
+private func copyExecutable(_ source: String, to destination: String) throws {
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
+    let fd = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+    guard fd >= 0 else { throw TestFailure("cannot create \(destination): errno \(errno)") }
+    defer { close(fd) }
+    let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    guard written == bytes.count else { throw TestFailure("short write of \(destination)") }
+}
+
+/// Runs `spawn`, again after a short pause while exec fails with "Text file busy" (ETXTBSY): a
+/// process forked by a parallel test holds the just-written binary open until its own exec.
+private func spawnRetryingWhileBusy(_ spawn: () throws -> ChildProcess) async throws -> ChildProcess {
+    for _ in 0..<50 {
+        do {
+            return try spawn()
+        } catch let error as NSError where (error.userInfo[NSUnderlyingErrorKey] as? NSError)?.code == Int(ETXTBSY) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+    return try spawn()
 }
