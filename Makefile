@@ -41,8 +41,13 @@ run: build
 serve: build
 	@$(SWIFT) run --skip-build watchrelay serve
 
+# ConnectionBurstTests runs on its own after the rest: while its 2,000 connections (4,000
+# descriptors) are open, Foundation's `Process.run()` in a parallel test can crash
+# (swift-corelibs-foundation#5472, in Swift 6.3.1: reading /proc/self/fd over-reads glibc's
+# readdir buffer once it holds over ~1,300 entries).
 test: build-tests schema-check
-	@$(SWIFT) test --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
+	@$(SWIFT) test --skip-build --skip ConnectionBurstTests 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
+	@$(SWIFT) test --skip-build --filter ConnectionBurstTests 2>&1 | tee -a .build/test.log; exit $${PIPESTATUS[0]}
 	@scripts/test-summary.sh .build/test.log
 	@echo "conformance: an independent Python client written from Protocol/PROTOCOL.md alone"
 	@WATCHRELAY_BIN=$$($(SWIFT) build --show-bin-path)/watchrelay python3 Tests/conformance/conformance_client.py
@@ -75,8 +80,11 @@ test-tsan: deps
 		$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan \
 		--skip PhoneProcessTests --skip GitHubStubCommandTests --skip ProcessModeTests --skip NewUserTests \
 		--skip GitHubRESTClientHTTPTests --skip ExampleAppTests --skip UserInfoKillTests --skip StoreFileErrorTests \
-		--skip ConsoleBrowserTests --skip ConsoleCommandTests --skip DemoConsoleTests 2>&1 \
+		--skip ConsoleBrowserTests --skip ConsoleCommandTests --skip DemoConsoleTests --skip ConnectionBurstTests 2>&1 \
 		| tee .build/test-tsan.log | grep -E "ThreadSanitizer|Test run with|Executed|✘"
+	@set -o pipefail; WATCHRELAY_TIMEOUT_SCALE=8 TSAN_OPTIONS=halt_on_error=1 \
+		$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter ConnectionBurstTests 2>&1 \
+		| tee -a .build/test-tsan.log | grep -E "ThreadSanitizer|Test run with|Executed|✘"
 
 # The long form of the fault suite: 20 rounds each of SIGKILL of the relay during durable
 # traffic, a watch that stops reading (closed with 1008 at the outbound cap), and a SIGSTOPped

@@ -39,11 +39,11 @@ final class EventLog<Event: Sendable>: Sendable {
 
     var events: [Event] { storage.lock.withLock { storage.events } }
 
-    /// Waits until `condition` holds for the recorded events.
+    /// Waits until `condition` holds for the recorded events (`timeout` × ``timeoutScale``).
     func waitUntil(
         _ what: String, timeout: Duration = .seconds(10), _ condition: ([Event]) -> Bool
     ) async throws {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = ContinuousClock.now + timeout * timeoutScale
         while !condition(events) {
             guard ContinuousClock.now < deadline else { throw TimedOut(what: what) }
             try await Task.sleep(for: .milliseconds(5))
@@ -54,7 +54,7 @@ final class EventLog<Event: Sendable>: Sendable {
     func first<T>(
         _ what: String, timeout: Duration = .seconds(10), _ match: (Event) -> T?
     ) async throws -> T {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = ContinuousClock.now + timeout * timeoutScale
         while true {
             if let value = events.lazy.compactMap(match).first { return value }
             guard ContinuousClock.now < deadline else { throw TimedOut(what: what) }
@@ -64,7 +64,7 @@ final class EventLog<Event: Sendable>: Sendable {
 
     /// Waits for the pump to see the end of the stream.
     func waitForEnd(timeout: Duration = .seconds(10)) async throws {
-        try await withTimeout(timeout, "end of stream") { [pump] in await pump.value }
+        try await withTimeout(timeout * timeoutScale, "end of stream") { [pump] in await pump.value }
     }
 }
 
