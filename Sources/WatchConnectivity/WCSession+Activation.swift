@@ -42,12 +42,17 @@ extension WCSession {
         }
         let relay: RelaySession
         let outbox: SessionOutbox
+        // A phone talks to its active watch, whose state is a directory of its own (§6.5).
+        let watches = PhoneWatches(root: environment.stateDirectory)
+        let directory = environment.role == .phone ? watches.directory(of: watches.activeID) : environment.stateDirectory
+        parts.withLock { $0.deviceDirectory = directory }
         do {
-            outbox = try SessionOutbox(directory: environment.stateDirectory)
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            outbox = try SessionOutbox(directory: directory)
             relay = try RelaySession(
                 configuration: RelaySessionConfiguration(
                     url: environment.url, role: environment.role, deviceName: environment.deviceName,
-                    stateDirectory: environment.stateDirectory, foreground: environment.foreground,
+                    stateDirectory: directory, foreground: environment.foreground,
                     requestTimeoutSeconds: environment.requestTimeoutSeconds))
         } catch {
             await completeActivation(
@@ -71,6 +76,7 @@ extension WCSession {
         }
         if !environment.foreground { await relay.setForeground(false) }
         await completeActivation(.activated, nil)
+        if environment.role == .phone { await noticeWatchChange(directory) }
         let workers = [
             Task { await self.sendOperations(messages) },
             Task { await self.sendOperations(replies) },
