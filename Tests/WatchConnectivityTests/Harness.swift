@@ -30,11 +30,17 @@ final class RecordingDelegate: NSObject, WCSessionDelegate, @unchecked Sendable 
 
     /// Runs inside `sessionDidBecomeInactive` (to try sends while the phone switches watches).
     let whileInactive: (@Sendable (WCSession) -> Void)?
+    /// Runs inside `sessionDidDeactivate` (Apple's pattern calls `activate()` there).
+    let onDeactivate: (@Sendable (WCSession) -> Void)?
 
-    init(userInfoDelay: Double = 0, moveFilesTo: String? = nil, whileInactive: (@Sendable (WCSession) -> Void)? = nil) {
+    init(
+        userInfoDelay: Double = 0, moveFilesTo: String? = nil, whileInactive: (@Sendable (WCSession) -> Void)? = nil,
+        onDeactivate: (@Sendable (WCSession) -> Void)? = nil
+    ) {
         self.userInfoDelay = userInfoDelay
         self.moveFilesTo = moveFilesTo
         self.whileInactive = whileInactive
+        self.onDeactivate = onDeactivate
     }
 
     func record(_ name: String, _ detail: String = "") {
@@ -58,7 +64,10 @@ final class RecordingDelegate: NSObject, WCSessionDelegate, @unchecked Sendable 
         record("inactive", "\(session.activationState.rawValue)")
         whileInactive?(session)
     }
-    func sessionDidDeactivate(_ session: WCSession) { record("deactivate", "\(session.activationState.rawValue)") }
+    func sessionDidDeactivate(_ session: WCSession) {
+        record("deactivate", "\(session.activationState.rawValue)")
+        onDeactivate?(session)
+    }
     func sessionWatchStateDidChange(_ session: WCSession) {
         record("watchState", "\(session.isPaired),\(session.watchDirectoryURL?.path ?? "none")")
     }

@@ -144,6 +144,50 @@ struct WatchSwitchingTests {
         await h.stop()
     }
 
+    @Test func anAppThatActivatesAgainInSessionDidDeactivateGetsTheNewWatch() async throws {
+        // Apple's sample: `func sessionDidDeactivate(_ session: WCSession) { session.activate() }`.
+        let delegate = RecordingDelegate(onDeactivate: { $0.activate() })
+        let h = try await TwoWatchHarness.start(phoneDelegate: delegate)
+        try await h.activate(h.phone, delegate)
+        try await h.phone.switchWatch(to: "B")
+        try await waitForCalls(delegate, "activation", count: 2)
+        try await waitForCalls(delegate, "watchState")
+        #expect(h.phone.activationState == .activated)
+        try await h.activate(h.watchB, h.watchBDelegate)
+        try await eventually { h.phone.isReachable }
+        let reply = LockedState<String?>(nil)
+        h.phone.sendMessage(["n": 9], replyHandler: { answer in reply.withLock { $0 = "\(answer["echo"] ?? "")" } })
+        try await eventually { reply.withLock { $0 } == "9" }
+        #expect(h.watchBDelegate.details("messageWithReply") == ["9"])
+        #expect(h.watchADelegate.calls.withLock { $0.isEmpty }, "watch A never ran")
+        await h.stop()
+    }
+
+    @Test func watchrelayPairWithAWatchIDAddsAWatchAndActivateChoosesIt() async throws {
+        let directory = TemporaryDirectory()
+        let relay = try await RelayServer.startForTest(in: directory.path)
+        func pair(_ extra: [String]) async throws -> [String: String] {
+            let process = try AppProcess(
+                "watchrelay pair", executable: watchrelayBinary,
+                arguments: ["pair", "--relay", relay.url, "--phone-state", directory.path("phone"), "--json"] + extra)
+            let line = try await process.line(startingWith: "{")
+            let exit = try await process.exit()
+            #expect(exit.status == 0 && !exit.signalled, "\(exit.stderr)")
+            return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String])
+        }
+        let first = try await pair(["--watch-state", directory.path("watchA")])
+        #expect(first["watchId"] == "default" && first["activeWatch"] == "default")
+        let second = try await pair(["--watch-state", directory.path("watchB"), "--watch-id", "B"])
+        #expect(second["watchId"] == "B" && second["activeWatch"] == "default", "adding keeps the active watch")
+        #expect(second["pairId"] != first["pairId"])
+        let third = try await pair(["--watch-state", directory.path("watchC"), "--watch-id", "C", "--activate"])
+        #expect(third["activeWatch"] == "C")
+        #expect(PhoneWatches(root: directory.path("phone")).ids == ["default", "B", "C"])
+        let stats = await relay.stats
+        #expect(stats.pairs == 3, "the phone's three watches are three pairs")
+        await relay.shutdown()
+    }
+
     @Test func switchingToAWatchThePhoneHasNoStateForIsRefused() async throws {
         let h = try await TwoWatchHarness.start()
         await #expect(throws: WCError(.deviceNotPaired)) { try await h.phone.switchWatch(to: "C") }
