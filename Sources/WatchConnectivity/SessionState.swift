@@ -68,6 +68,8 @@ struct RunningParts: Sendable {
     var lastWatchDirectory: String?
     /// The device state directory of this activation.
     var deviceDirectory: String?
+    /// A switch another process asked for (`watchrelay switch-watch`), while it runs.
+    var switching: Task<Void, Never>?
 }
 
 /// Work for the session's sending tasks, in the order the app asked for it.

@@ -20,8 +20,15 @@ extension WCSession {
     }
 
     /// Stops the session: its tasks end and the relay connection closes (WatchRelay addition,
-    /// for tests and orderly exits; an app may simply exit). Returns once everything stopped.
+    /// for tests and orderly exits; an app may simply exit). Returns once everything stopped,
+    /// a watch switch in progress included.
     public func close() async {
+        await parts.withLock({ $0.switching })?.value
+        await stopRunning()
+    }
+
+    /// Ends the tasks and closes the relay connection; `activationState` is `.notActivated` after.
+    func stopRunning() async {
         let (tasks, relay, streams) = parts.withLock { p in
             (p.tasks, p.relay, [p.messages, p.replies])
         }
@@ -77,11 +84,15 @@ extension WCSession {
         if !environment.foreground { await relay.setForeground(false) }
         await completeActivation(.activated, nil)
         if environment.role == .phone { await noticeWatchChange(directory) }
-        let workers = [
+        var workers = [
             Task { await self.sendOperations(messages) },
             Task { await self.sendOperations(replies) },
             Task { await self.drainOutbox(relay: relay, outbox: outbox, wake: wake) },
         ]
+        if environment.role == .phone {
+            let active = watches.activeID
+            workers.append(Task { await self.followActiveWatch(from: active, in: watches) })
+        }
         parts.withLock { $0.tasks.append(contentsOf: workers) }
         wakeSink.yield()
         await receive(from: relay, outbox: outbox)

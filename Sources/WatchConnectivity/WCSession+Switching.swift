@@ -3,7 +3,8 @@ import RelayClient
 
 extension WCSession {
     /// Phone: the user switches to another paired watch (WatchRelay addition: on an iPhone the
-    /// user does this in the Watch app; here a test or a tool does).
+    /// user does this in the Watch app; here the app, a test, or `watchrelay switch-watch` from
+    /// another process, which an activated phone session follows within about 250 ms).
     ///
     /// Follows Apple's order for an activated session:
     /// 1. `activationState` becomes `.inactive` and the delegate gets `sessionDidBecomeInactive(_:)`.
@@ -29,7 +30,8 @@ extension WCSession {
     ///   ``PhoneWatches/defaultID``, the watch paired without one).
     /// - Throws: ``WCError/Code/sessionNotSupported`` on a watch, ``WCError/Code/invalidParameter``
     ///   for a malformed id, ``WCError/Code/deviceNotPaired`` for a watch this phone has no state
-    ///   for, ``WCError/Code/genericError`` when the choice can't be written down.
+    ///   for (these three change nothing), ``WCError/Code/genericError`` when the choice can't be
+    ///   written down (after `sessionDidDeactivate`: the session is deactivated all the same).
     public func switchWatch(to id: String) async throws {
         guard let environment, environment.role == .phone else { throw WCError(.sessionNotSupported) }
         guard PhoneWatches.isValid(id) else {
@@ -47,17 +49,23 @@ extension WCSession {
         if wasActivated {
             await withDelegate { session, delegate in delegate.sessionDidBecomeInactive(session) }
             await deliverPending(timeout: environment.requestTimeoutSeconds)
-            await close()
+            await stopRunning()
             state.withLock { $0.forgetWatch() }
-            parts.withLock { p in p = RunningParts(lastWatchDirectory: p.lastWatchDirectory) }
+            parts.withLock { p in p = RunningParts(lastWatchDirectory: p.lastWatchDirectory, switching: p.switching) }
         }
+        var notWritten: (any Error)?
         do {
             try watches.setActive(id)
         } catch {
-            throw WCError(.genericError, userInfo: [NSLocalizedDescriptionKey: "Cannot choose watch '\(id)': \(error)"])
+            notWritten = error
         }
+        // Deactivated either way: the app is told, and its next `activate()` gets the watch
+        // `active-watch` names (the old one when it could not be written).
         if wasActivated {
             await withDelegate { session, delegate in delegate.sessionDidDeactivate(session) }
+        }
+        if let notWritten {
+            throw WCError(.genericError, userInfo: [NSLocalizedDescriptionKey: "Cannot choose watch '\(id)': \(notWritten)"])
         }
     }
 
@@ -79,6 +87,24 @@ extension WCSession {
             if !unsent && !receiving { return }
             wakeDrainer()
             try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Phone: follows the active watch chosen by another process (`watchrelay switch-watch`
+    /// writes `active-watch`), as iOS tells a running app the user switched watches: checks
+    /// every 250 ms and, when another paired watch became active, switches to it as
+    /// ``switchWatch(to:)`` does. The switch runs in a task of its own (its `close()` ends this
+    /// one), kept in the session's parts.
+    func followActiveWatch(from active: String, in watches: PhoneWatches) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(250))
+            let chosen = watches.activeID
+            guard !Task.isCancelled, chosen != active, watches.ids.contains(chosen) else { continue }
+            // `chosen` has state (checked above) and is written down already, so the switch
+            // has nothing left to fail on.
+            let switching = Task { _ = try? await self.switchWatch(to: chosen) }
+            parts.withLock { $0.switching = switching }
+            return
         }
     }
 

@@ -16,7 +16,8 @@ enum PairCommand {
         Several watches: with --watch-id the phone keeps the watches it has and adds this
         one (its state goes to PHONE-STATE/watches/ID). The phone's apps talk to the active
         watch only (PHONE-STATE/active-watch; the first watch paired is active; --activate
-        makes this one active). A running app switches with WCSession.switchWatch(to:).
+        makes this one active). `watchrelay switch-watch` chooses another; a running app
+        follows it, or switches itself with WCSession.switchWatch(to:).
 
         OPTIONS:
           --relay URL           the relay, e.g. ws://127.0.0.1:8765/v1 (required)

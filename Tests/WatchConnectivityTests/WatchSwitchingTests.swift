@@ -163,6 +163,32 @@ struct WatchSwitchingTests {
         await h.stop()
     }
 
+    @Test func watchrelaySwitchWatchFromAnotherProcessSwitchesTheRunningPhoneApp() async throws {
+        let delegate = RecordingDelegate(onDeactivate: { $0.activate() })
+        let h = try await TwoWatchHarness.start(phoneDelegate: delegate)
+        try await h.activate(h.phone, delegate)
+        let cli = try AppProcess(
+            "watchrelay switch-watch", executable: watchrelayBinary,
+            arguments: ["switch-watch", "--phone-state", h.directory.path("phone"), "--watch-id", "B", "--json"])
+        let line = try await cli.line(startingWith: "{")
+        #expect(try await cli.exit().status == 0)
+        #expect(line == #"{"activeWatch":"B","watches":["default","B"]}"#)
+        // As iOS tells the app the user switched watches: inactive, deactivated, activated again.
+        try await waitForCalls(delegate, "activation", count: 2)
+        try await waitForCalls(delegate, "watchState")
+        let order = delegate.names().filter { ["activation", "inactive", "deactivate", "watchState"].contains($0) }
+        #expect(order == ["activation", "inactive", "deactivate", "activation", "watchState"])
+        #expect(h.phone.watchDirectoryURL?.path == h.directory.path("phone") + "/watches/B/WatchDirectory")
+        // A watch the phone has no state for is refused, and changes nothing.
+        let unknown = try AppProcess(
+            "watchrelay switch-watch", executable: watchrelayBinary,
+            arguments: ["switch-watch", "--phone-state", h.directory.path("phone"), "--watch-id", "C"])
+        let refused = try await unknown.exit()
+        #expect(refused.status == 1 && refused.stderr.contains("no watch 'C'"))
+        #expect(h.phone.activeWatchID == "B")
+        await h.stop()
+    }
+
     @Test func watchrelayPairWithAWatchIDAddsAWatchAndActivateChoosesIt() async throws {
         let directory = TemporaryDirectory()
         let relay = try await RelayServer.startForTest(in: directory.path)
