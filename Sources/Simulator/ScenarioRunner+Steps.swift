@@ -39,6 +39,7 @@ extension ScenarioRunner {
             try await stop(s)
             try await start(s)
         case .pair: try await pair(s)
+        case .switchWatch: try await switchWatch(s)
         case .add, .remove, .move, .refresh: try await phoneStep(action, s)
         case .delete, .open, .select, .foreground, .background, .advance, .mark: try await watchStep(action, s)
         case .wait: try await wait(s)
@@ -165,6 +166,20 @@ extension ScenarioRunner {
         if let expected = s.expectError {
             throw StepFailure(expected: "pairing to fail with '\(expected)'", seen: "paired")
         }
+    }
+
+    /// The phone switches to another of its watches: the phone app stops, and starts again
+    /// talking to that watch's pair (a new one is paired with a `pair` step). What was queued
+    /// for the other watch stays queued for it.
+    private func switchWatch(_ s: ScenarioStep) async throws {
+        let name = s.actor ?? s.phone ?? "phone"
+        let p = phones[name] ?? makePhone(name)
+        phones[name] = p
+        guard let target = s.watch else { throw StepFailure(expected: "a 'watch' field", seen: "none") }
+        let wasRunning = await p.isRunning
+        await p.stop()
+        await p.useWatch(target)
+        if wasRunning { try await p.start(relayURL: try relayAddress(), githubURL: try runningGitHubURL()) }
     }
 
     // MARK: - Phone
