@@ -4,7 +4,7 @@ SHELL := bash
 SWIFT ?= swift
 BUILD_LOG := .build/build.log
 
-.PHONY: run test deps build build-tests examples schema-check serve clean fuzz test-tsan soak bench
+.PHONY: run test deps build build-tests examples schema-check imports-check serve clean fuzz test-tsan soak bench
 
 deps:
 	@scripts/install-deps.sh
@@ -33,6 +33,10 @@ examples: deps
 schema-check: deps
 	@python3 scripts/check_schemas.py
 
+# Package.swift's dependencies equal the modules each target's sources import.
+imports-check:
+	@python3 scripts/check-imports.py
+
 # The main job: the demo (relay, fixture GitHub, phone and watch on loopback, in seconds).
 run: build
 	@$(SWIFT) run --skip-build watchrelay demo
@@ -45,7 +49,7 @@ serve: build
 # descriptors) are open, Foundation's `Process.run()` in a parallel test can crash
 # (swift-corelibs-foundation#5472, in Swift 6.3.1: reading /proc/self/fd over-reads glibc's
 # readdir buffer once it holds over ~1,300 entries).
-test: build-tests schema-check
+test: imports-check build-tests schema-check
 	@$(SWIFT) test --skip-build --skip ConnectionBurstTests 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
 	@$(SWIFT) test --skip-build --filter ConnectionBurstTests 2>&1 | tee -a .build/test.log; exit $${PIPESTATUS[0]}
 	@scripts/test-summary.sh .build/test.log

@@ -1,5 +1,5 @@
 import RelayClient
-import RelayStore
+import SQLite
 
 /// How a ``PhoneCompanion`` runs: its state, its relay session, and its refresh policy.
 public struct PhoneConfiguration: Sendable {

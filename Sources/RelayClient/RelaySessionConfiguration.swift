@@ -1,5 +1,4 @@
 import RelayProtocol
-import WebSocketTransport
 
 /// How a ``RelaySession`` reaches the relay and where it keeps its state.
 public struct RelaySessionConfiguration: Sendable {

@@ -1,9 +1,9 @@
 import Foundation
 import GitHubAPI
+import Primitives
 import RelayConsole
 import RelayServer
 import Synchronization
-import WebSocketTransport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

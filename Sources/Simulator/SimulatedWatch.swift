@@ -1,7 +1,8 @@
 import Foundation
+import Primitives
 import RelayProtocol
 import Synchronization
-import WebSocketTransport
+import TestClock
 import WatchApp
 
 /// A headless watch in this process: its state directory, its manual widget clock and its

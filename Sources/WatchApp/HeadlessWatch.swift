@@ -1,4 +1,6 @@
 import Foundation
+import GitExplorerPayloads
+import Primitives
 import RelayClient
 import RelayProtocol
 
@@ -14,7 +16,7 @@ public actor HeadlessWatch {
     public nonisolated let events: AsyncStream<WatchEvent>
     /// The session with the relay (WCSession for the watch app).
     public nonisolated let session: SessionClient
-    public nonisolated let clock: WatchClock
+    public nonisolated let clock: Clock
 
     private let sink: AsyncStream<WatchEvent>.Continuation
     private let store: WatchStore
@@ -38,7 +40,7 @@ public actor HeadlessWatch {
     /// to `relayURL`, keeping its state in `stateDirectory/session`.
     public init(
         relayURL: String, stateDirectory: String, deviceName: String = "Apple Watch", foreground: Bool = true,
-        rules: WidgetRules = WidgetRules(), clock: WatchClock = .system, session: SessionClient? = nil
+        rules: WidgetRules = WidgetRules(), clock: Clock = .system, session: SessionClient? = nil
     ) throws {
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
         store = try WatchStore(directory: stateDirectory)

@@ -1,5 +1,7 @@
+import CLIArguments
 import Foundation
 import GitHubAPI
+import LineProtocol
 import PhoneApp
 import RelayServer
 

@@ -1,6 +1,10 @@
+import CLIArguments
 import Foundation
+import LineProtocol
+import Primitives
 import RelayProtocol
 import RelayServer
+import TestClock
 import WatchApp
 
 /// `watchrelay watch`: the headless Apple Watch.
@@ -72,7 +76,7 @@ enum WatchCommand {
 
         let watch = try HeadlessWatch(
             relayURL: relay, stateDirectory: state, deviceName: name, foreground: !background, rules: rules,
-            clock: manualClock.map { WatchClock.manual($0) } ?? .system)
+            clock: manualClock.map { Clock.manual($0) } ?? .system)
         if noBudget { try await watch.setNoBudget(true) }
         if machine {
             try await watch.start()

@@ -1,7 +1,9 @@
 import Foundation
+import LineProtocol
 import RelayClient
 import RelayProtocol
 import Simulator
+import TestClock
 import WatchApp
 
 /// `watchrelay watch --machine`: the console's commands answered as JSON lines, and every

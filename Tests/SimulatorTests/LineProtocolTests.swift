@@ -1,6 +1,7 @@
 import Foundation
+import GitExplorerPayloads
+import Primitives
 import RelayProtocol
-import WebSocketTransport
 import Testing
 
 @testable import Simulator
