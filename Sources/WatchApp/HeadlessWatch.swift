@@ -7,10 +7,15 @@ import RelayProtocol
 /// The live headless watch: a ``RelaySession`` with the phone, the watch's own store, and
 /// ``WatchAppState`` driven by a clock.
 ///
-/// Snapshots are stored first, then acked, then the widgets are asked to reload — the fix
-/// for GitExplorer's "widget did not refresh" bug. One timer runs the widget scheduler at its
-/// next wake-up date (on the injected clock, so a manual clock drives it in tests); nothing
-/// polls.
+/// Snapshots are stored first, then the widgets are asked to reload — the fix for
+/// GitExplorer's "widget did not refresh" bug — then acked (never before the save). One timer
+/// runs the widget scheduler at its next wake-up date (on the injected clock, so a manual
+/// clock drives it in tests); nothing polls.
+///
+/// Snapshot → widget reload crosses three times: the lws service thread hands the frame to
+/// the session (its connection's event stream), the session hands the delivery to this actor
+/// (``SessionClient/events``), and this actor hands the reload to whoever reads ``events``.
+/// Storing, the widget state and the reload itself run here in one turn, without a hop.
 public actor HeadlessWatch {
     /// What the watch does and sees, in order. Iterate it from one task.
     public nonisolated let events: AsyncStream<WatchEvent>
@@ -259,7 +264,6 @@ public actor HeadlessWatch {
             let snapshot = try FavoritesSnapshot(json: d.payload.json)
             let pendingBefore = state.favorites.pendingDeletes
             try store.save(snapshot, sentAt: d.sentAt)
-            await session.acknowledge(d)
             if state.receive(snapshot, sentAt: d.sentAt, now: clock.now()) {
                 publish(.snapshotStored(revision: snapshot.revision, logins: snapshot.users.map(\.login)))
                 for login in pendingBefore where !state.favorites.pendingDeletes.contains(login) {
@@ -268,6 +272,9 @@ public actor HeadlessWatch {
                 // Without a debounce the reload is due now: run it here, not on the timer.
                 if let wake = state.nextWakeUp(now: clock.now()), wake <= clock.now() { flush() } else { rearmWidgetTimer() }
             }
+            // Stored, so the ack may go; after the reload, which need not wait for its hop to
+            // the session and back.
+            await session.acknowledge(d)
         } catch {
             publish(.error("could not store the favorites snapshot: \(error)"))
         }
