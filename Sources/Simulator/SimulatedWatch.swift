@@ -111,6 +111,11 @@ actor SimulatedWatch: ScenarioWatch {
         await settle()
     }
 
+    func caughtUp() async throws {
+        _ = try await running().caughtUpIfConnected()
+        await settle()
+    }
+
     func view() async throws -> WatchView {
         WatchView(try await running().current)
     }

@@ -118,6 +118,19 @@ public actor HeadlessWatch {
         await withCheckedContinuation { caughtUpWaiters.append($0) }
     }
 
+    /// ``caughtUp()`` if the session is activated and paired (true once it returned); false at
+    /// once otherwise, or if the relay could not be asked: then nothing can arrive on its own.
+    public func caughtUpIfConnected() async -> Bool {
+        let status = await session.status()
+        guard status.activationState == .activated, status.isPaired else { return false }
+        do {
+            try await caughtUp()
+            return true
+        } catch {
+            return false
+        }
+    }
+
     private func isCaughtUp() async -> Bool {
         guard tasks.isEmpty == false else { return true }
         return await session.status().handledEverythingReceived

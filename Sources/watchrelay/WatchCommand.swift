@@ -203,6 +203,8 @@ enum WatchCommand {
             case .flush: await watch.flush()
             case .widget: try await printer.show(watch)
             case .state, .status: CLI.printLine(JSONRenderer.render(await watch.current, now: watch.clock.now()))
+            case .sync:
+                CLI.printLine(await watch.caughtUpIfConnected() ? "caught up" : "not connected: nothing to wait for")
             case .help: CLI.printLine(WatchConsoleCommand.helpText)
             }
         } catch {

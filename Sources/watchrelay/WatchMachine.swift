@@ -111,6 +111,8 @@ enum WatchMachine {
                         ]) { $1 }),
                     false
                 )
+            case .sync:
+                return (MachineProtocol.ok(request, ["caughtUp": .bool(await watch.caughtUpIfConnected())]), false)
             case .help:
                 let lines = WatchConsoleCommand.helpText.split(separator: "\n").map(String.init)
                 return (MachineProtocol.ok(request, ["commands": MachineProtocol.strings(lines)]), false)
