@@ -114,7 +114,7 @@ let package = Package(
         .plugin(name: "EmbedFixtures", capability: .buildTool(), dependencies: ["FixtureEmbedder"]),
         // The phone companion: favorites, sync, delete handling, repo requests.
         .target(
-            name: "PhoneApp", dependencies: ["RelayClient", "GitHubAPI", "RelayProtocol", "GitExplorerPayloads", "SQLite"],
+            name: "PhoneApp", dependencies: ["RelayClient", "GitHubAPI", "RelayProtocol", "GitExplorerPayloads", "SQLite", "Primitives"],
             swiftSettings: strict),
         // The headless watch: widget timeline and reload budget, profile detail, renderers.
         .target(
