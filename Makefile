@@ -4,7 +4,7 @@ SHELL := bash
 SWIFT ?= swift
 BUILD_LOG := .build/build.log
 
-.PHONY: run test deps build build-tests examples schema-check serve clean fuzz test-tsan soak bench
+.PHONY: run test deps build build-tests examples schema-check imports-check serve clean fuzz test-tsan soak bench
 
 deps:
 	@scripts/install-deps.sh
@@ -33,6 +33,10 @@ examples: deps
 schema-check: deps
 	@python3 scripts/check_schemas.py
 
+# Package.swift's dependencies equal the modules each target's sources import.
+imports-check:
+	@python3 scripts/check-imports.py
+
 # The main job: the demo (relay, fixture GitHub, phone and watch on loopback, in seconds).
 run: build
 	@$(SWIFT) run --skip-build watchrelay demo
@@ -49,7 +53,7 @@ serve: build
 # hangs, and a loaded 2-core machine once took over 10 s to answer forty welcomes at once.
 test: export WATCHRELAY_TIMEOUT_SCALE ?= 3
 test: export WATCHRELAY_REQUEST_TIMEOUT_S ?= 30
-test: build-tests schema-check
+test: imports-check build-tests schema-check
 	@$(SWIFT) test --skip-build --skip ConnectionBurstTests 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
 	@$(SWIFT) test --skip-build --filter ConnectionBurstTests 2>&1 | tee -a .build/test.log; exit $${PIPESTATUS[0]}
 	@scripts/test-summary.sh .build/test.log

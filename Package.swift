@@ -18,7 +18,7 @@ let watchConnectivityProducts: [Product] = [
 let watchConnectivityCLI: [Target.Dependency] = ["WatchConnectivity"]
 let watchConnectivityTargets: [Target] = [
     .target(
-        name: "WatchConnectivity", dependencies: ["RelayClient", "RelayProtocol", "RelayStore", "WebSocketTransport"],
+        name: "WatchConnectivity", dependencies: ["RelayClient", "RelayProtocol", "Primitives", "SQLite"],
         swiftSettings: strict),
     // A WatchConnectivity app the tests start as a child process (and kill -9).
     .executableTarget(
@@ -26,12 +26,11 @@ let watchConnectivityTargets: [Target] = [
         swiftSettings: strict),
     .testTarget(
         name: "WatchConnectivityTests",
-        dependencies: ["WatchConnectivity", "RelayClient", "RelayServer", "RelayProtocol", "TestSupport"],
+        dependencies: ["WatchConnectivity", "RelayServer", "RelayProtocol", "TestSupport", "Primitives"],
         swiftSettings: strict),
 ]
 #else
 let watchConnectivityProducts: [Product] = []
-let watchConnectivityCLI: [Target.Dependency] = ["WatchConnectivity"]
 let watchConnectivityTargets: [Target] = []
 let watchConnectivityCLI: [Target.Dependency] = []
 #endif
@@ -58,15 +57,28 @@ let package = Package(
         // hiredis without pkgConfig: its .pc cflags (-D_FILE_OFFSET_BITS=64) make SwiftPM warn.
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
 
-        // The contract: frames, app payloads, codec, limits. Pure Swift, no Foundation.
+        // The bottom: LockedState (a Mutex ThreadSanitizer can see, through the CThreadSanitizer
+        // shim) and the one wall Clock. No Foundation; every other module may import it.
+        .systemLibrary(name: "CThreadSanitizer"),
+        .target(name: "Primitives", dependencies: ["CThreadSanitizer"], swiftSettings: strict),
+        // A manual Clock that moves only when told: tests and the simulator (`watch --manual-clock`)
+        // only, never a product module.
+        .target(name: "TestClock", dependencies: ["Primitives", "RelayProtocol"], swiftSettings: strict),
+        // The relay's contract alone: frames, codec, JSON, limits, Timestamp. Pure Swift, no Foundation.
         .target(
-            name: "RelayProtocol", swiftSettings: strict,
+            name: "RelayProtocol", dependencies: ["Primitives"], swiftSettings: strict,
             linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]),
+        // GitExplorer's app payloads (User, Repo, FavoritesSnapshot, repos requests and replies):
+        // what the phone and the watch put in `Payload`s; the relay never reads them.
+        .target(name: "GitExplorerPayloads", dependencies: ["RelayProtocol"], swiftSettings: strict),
+        // The SQLite wrapper (connection, statements, rows, migrations, file errors) every store
+        // is built on: the relay's, the phone's, the watch's, a session's.
+        .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strict),
         // The relay as a synchronous state machine.
         .target(name: "RelayCore", dependencies: ["RelayProtocol"], swiftSettings: strict),
-        // SQLite persistence (WAL) for the relay.
+        // The relay's durable state (WAL) on the SQLite module.
         .target(
-            name: "RelayStore", dependencies: ["RelayCore", "RelayProtocol", "CSQLite", "CCrypto"],
+            name: "RelayStore", dependencies: ["RelayCore", "RelayProtocol", "CCrypto", "SQLite"],
             swiftSettings: strict),
         // A Redis client (hiredis) on a thread of its own, with pipelining; errors as values.
         .target(name: "RedisClient", dependencies: ["CHiredis"], swiftSettings: strict),
@@ -75,19 +87,19 @@ let package = Package(
             name: "RelayRedisStore", dependencies: ["RelayCore", "RelayProtocol", "RedisClient"],
             swiftSettings: strict),
         // The only module with unsafe pointers: lws server and client.
-        .target(name: "WebSocketTransport", dependencies: ["CWebSockets"], swiftSettings: strict),
+        .target(name: "WebSocketTransport", dependencies: ["CWebSockets", "Primitives"], swiftSettings: strict),
         // The browser console and fault plan of `serve --console`: page, JSON API, token.
         .target(
-            name: "RelayConsole", dependencies: ["RelayCore", "RelayProtocol", "WebSocketTransport"],
+            name: "RelayConsole", dependencies: ["RelayCore", "RelayProtocol", "WebSocketTransport", "Primitives"],
             swiftSettings: strict),
         // RelayCore + RelayStore + transport: `watchrelay serve`.
         .target(
             name: "RelayServer",
-            dependencies: ["RelayCore", "RelayStore", "RelayRedisStore", "RedisClient", "RelayProtocol", "WebSocketTransport", "RelayConsole"],
+            dependencies: ["RelayCore", "RelayStore", "RelayRedisStore", "RedisClient", "RelayProtocol", "WebSocketTransport", "RelayConsole", "Primitives", "SQLite"],
             swiftSettings: strict),
         // A WCSession-shaped session over the lws client (phone and watch).
         .target(
-            name: "RelayClient", dependencies: ["RelayProtocol", "WebSocketTransport", "RelayStore"],
+            name: "RelayClient", dependencies: ["RelayProtocol", "WebSocketTransport", "SQLite"],
             swiftSettings: strict),
         // A relay core and session cores wired together in one actor: no sockets, no threads
         // (tests and the simulator). The only client-side module that links RelayCore.
@@ -96,26 +108,33 @@ let package = Package(
         // GitHub REST client (URLSession) and the fixture GitHub server, with the fixture
         // catalog (Simulator/fixtures/github) compiled in by the EmbedFixtures plugin.
         .target(
-            name: "GitHubAPI", dependencies: ["RelayProtocol", "WebSocketTransport"], swiftSettings: strict,
+            name: "GitHubAPI", dependencies: ["RelayProtocol", "WebSocketTransport", "GitExplorerPayloads", "Primitives"], swiftSettings: strict,
             plugins: ["EmbedFixtures"]),
         .executableTarget(name: "FixtureEmbedder", swiftSettings: strict),
         .plugin(name: "EmbedFixtures", capability: .buildTool(), dependencies: ["FixtureEmbedder"]),
         // The phone companion: favorites, sync, delete handling, repo requests.
         .target(
-            name: "PhoneApp", dependencies: ["RelayClient", "GitHubAPI", "RelayProtocol", "RelayStore"],
+            name: "PhoneApp", dependencies: ["RelayClient", "GitHubAPI", "RelayProtocol", "GitExplorerPayloads", "SQLite", "Primitives"],
             swiftSettings: strict),
         // The headless watch: widget timeline and reload budget, profile detail, renderers.
         .target(
-            name: "WatchApp", dependencies: ["RelayClient", "RelayProtocol", "RelayStore", "WebSocketTransport"],
+            name: "WatchApp", dependencies: ["RelayClient", "RelayProtocol", "GitExplorerPayloads", "Primitives", "SQLite"],
             swiftSettings: strict),
         // Scenario model and runner: relay, GitHub stub, phones and watches in-process, or the
         // relay, phones and watches as `watchrelay` child processes (--processes).
         .target(
-            name: "Simulator", dependencies: ["RelayServer", "RelayConsole", "RelayClient", "PhoneApp", "WatchApp", "GitHubAPI", "RelayProtocol", "WebSocketTransport"],
+            name: "Simulator", dependencies: ["RelayServer", "RelayConsole", "PhoneApp", "WatchApp", "GitHubAPI", "RelayProtocol", "Primitives", "TestClock", "LineProtocol"],
             swiftSettings: strict),
+        // `watchrelay`'s option parser (`--name value`, flags, usage errors), shared with the benchmark.
+        .target(name: "CLIArguments", swiftSettings: strict),
+        // The `--machine` line protocol's requests, responses and events: both halves, the
+        // `phone|watch --machine` children and the simulator's MachineChannel, speak it.
+        .target(name: "LineProtocol", dependencies: ["RelayProtocol"], swiftSettings: strict),
+        // The benchmark (`watchrelay bench`, a thin entry): load generator, peers, pacing, report.
+        .target(name: "WatchRelayBench", dependencies: ["CLIArguments", "Primitives", "Simulator", "WebSocketTransport"], swiftSettings: strict),
         .executableTarget(
             name: "watchrelay",
-            dependencies: ["RelayServer", "RelayConsole", "RedisClient", "RelayProtocol", "RelayClient", "GitHubAPI", "PhoneApp", "WatchApp", "Simulator", "WebSocketTransport"]
+            dependencies: ["RelayServer", "RelayConsole", "RedisClient", "RelayProtocol", "RelayClient", "GitHubAPI", "PhoneApp", "WatchApp", "Simulator", "Primitives", "RelayCore", "SQLite", "TestClock", "CLIArguments", "LineProtocol", "WatchRelayBench"]
                 + watchConnectivityCLI,
             swiftSettings: strict),
 
@@ -124,16 +143,16 @@ let package = Package(
         // sockets, an in-process relay. It uses RelayServer and WebSocketTransport's
         // LockedState; only test targets depend on it, never a product target.
         .target(
-            name: "TestSupport", dependencies: ["RelayServer", "WebSocketTransport", "RedisClient"], path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["RelayServer", "RedisClient", "Primitives"], path: "Tests/TestSupport",
             swiftSettings: strict),
         .testTarget(
-            name: "RelayProtocolTests", dependencies: ["RelayProtocol", "CWebSockets", "CSQLite", "TestSupport"],
+            name: "RelayProtocolTests", dependencies: ["RelayProtocol", "CWebSockets", "CSQLite", "TestSupport", "GitExplorerPayloads"],
             swiftSettings: strict),
         .testTarget(
-            name: "RelayCoreTests", dependencies: ["RelayCore", "RelayProtocol", "WebSocketTransport", "TestSupport"],
+            name: "RelayCoreTests", dependencies: ["RelayCore", "RelayProtocol", "TestSupport", "Primitives"],
             swiftSettings: strict),
         .testTarget(
-            name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore", "RelayProtocol", "TestSupport"],
+            name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore", "RelayProtocol", "TestSupport", "CSQLite", "SQLite"],
             swiftSettings: strict),
         .testTarget(
             name: "RedisClientTests", dependencies: ["RedisClient", "TestSupport"], swiftSettings: strict),
@@ -142,30 +161,30 @@ let package = Package(
             dependencies: ["RelayRedisStore", "RedisClient", "RelayStore", "RelayCore", "RelayProtocol", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "WebSocketTransportTests", dependencies: ["WebSocketTransport", "TestSupport"], swiftSettings: strict),
+            name: "WebSocketTransportTests", dependencies: ["WebSocketTransport", "TestSupport", "Primitives"], swiftSettings: strict),
         .testTarget(
-            name: "RelayConsoleTests", dependencies: ["RelayConsole", "RelayCore", "RelayProtocol", "WebSocketTransport"],
+            name: "RelayConsoleTests", dependencies: ["RelayConsole", "RelayCore", "RelayProtocol"],
             swiftSettings: strict),
         .testTarget(
             name: "RelayServerTests",
-            dependencies: ["RelayServer", "RelayConsole", "RedisClient", "RelayRedisStore", "RelayCore", "RelayProtocol", "WebSocketTransport", "RelayStore", "TestSupport"],
+            dependencies: ["RelayServer", "RelayConsole", "RedisClient", "RelayRedisStore", "RelayCore", "RelayProtocol", "WebSocketTransport", "TestSupport", "GitExplorerPayloads", "Primitives"],
             swiftSettings: strict),
         .testTarget(
             name: "RelayClientTests",
-            dependencies: ["RelayClient", "InMemoryRelay", "RelayServer", "RelayProtocol", "WebSocketTransport", "RelayStore", "TestSupport"],
+            dependencies: ["RelayClient", "InMemoryRelay", "RelayServer", "RelayProtocol", "TestSupport", "GitExplorerPayloads", "Primitives"],
             swiftSettings: strict),
         .testTarget(
-            name: "GitHubAPITests", dependencies: ["GitHubAPI", "RelayProtocol", "WebSocketTransport", "TestSupport"],
+            name: "GitHubAPITests", dependencies: ["GitHubAPI", "RelayProtocol", "WebSocketTransport", "TestSupport", "GitExplorerPayloads"],
             swiftSettings: strict),
         .testTarget(
             name: "PhoneAppTests",
-            dependencies: ["PhoneApp", "InMemoryRelay", "RelayClient", "GitHubAPI", "RelayServer", "RelayProtocol", "WebSocketTransport", "TestSupport"],
+            dependencies: ["PhoneApp", "InMemoryRelay", "RelayClient", "GitHubAPI", "RelayServer", "RelayProtocol", "WebSocketTransport", "TestSupport", "GitExplorerPayloads", "Primitives"],
             swiftSettings: strict),
         .testTarget(
-            name: "WatchAppTests", dependencies: ["WatchApp", "InMemoryRelay", "RelayClient", "RelayServer", "RelayProtocol", "TestSupport"],
+            name: "WatchAppTests", dependencies: ["WatchApp", "InMemoryRelay", "RelayClient", "RelayServer", "RelayProtocol", "TestSupport", "GitExplorerPayloads", "Primitives", "TestClock"],
             exclude: ["Golden"], swiftSettings: strict),
         .testTarget(
-            name: "SimulatorTests", dependencies: ["Simulator", "WebSocketTransport", "TestSupport"], swiftSettings: strict),
+            name: "SimulatorTests", dependencies: ["Simulator", "TestSupport", "GitExplorerPayloads", "Primitives", "RelayProtocol"], swiftSettings: strict),
     ] + watchConnectivityTargets
 )
 
@@ -181,22 +200,24 @@ package.products.append(.library(name: "WidgetKit", targets: ["WidgetKit"]))
 package.products.append(.library(name: "AppIntents", targets: ["AppIntents"]))
 package.targets.append(contentsOf: [
     .target(name: "AppIntents", swiftSettings: strict),
-    .target(name: "WidgetKit", dependencies: ["AppIntents", "RelayProtocol", "WebSocketTransport"], swiftSettings: strict),
+    .target(name: "WidgetKit", dependencies: ["AppIntents", "RelayProtocol", "Primitives"], swiftSettings: strict),
     .testTarget(
-        name: "WidgetKitTests", dependencies: ["WidgetKit", "AppIntents", "WebSocketTransport"], swiftSettings: strict),
+        name: "WidgetKitTests", dependencies: ["WidgetKit", "AppIntents", "Primitives"], swiftSettings: strict),
     // Examples/: widgets a developer would copy, each a provider plus the app code that feeds
     // it, and the tests that run their day under WidgetKit's rules.
     .target(
-        name: "StaleFavoritesWidget", dependencies: ["WidgetKit", "WebSocketTransport"],
+        name: "StaleFavoritesWidget", dependencies: ["WidgetKit", "Primitives"],
         path: "Examples/StaleFavoritesWidget", swiftSettings: strict),
     .target(
-        name: "BudgetBurnWidget", dependencies: ["WidgetKit", "WebSocketTransport"], path: "Examples/BudgetBurnWidget",
+        name: "BudgetBurnWidget", dependencies: ["WidgetKit", "Primitives"], path: "Examples/BudgetBurnWidget",
         swiftSettings: strict),
     .testTarget(
         name: "WidgetExamplesTests", dependencies: ["StaleFavoritesWidget", "BudgetBurnWidget", "WidgetKit"],
         path: "Examples/WidgetExamplesTests", swiftSettings: strict),
 ])
-for name in ["WatchApp", "WatchAppTests", "Simulator"] {
-    package.targets.first { $0.name == name }?.dependencies.append(contentsOf: ["WidgetKit", "AppIntents"])
+for (name, modules) in [
+    "WatchApp": ["WidgetKit", "AppIntents"], "WatchAppTests": ["WidgetKit"], "Simulator": ["WidgetKit"],
+] as [String: [Target.Dependency]] {
+    package.targets.first { $0.name == name }?.dependencies.append(contentsOf: modules)
 }
 #endif

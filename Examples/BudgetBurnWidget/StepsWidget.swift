@@ -1,5 +1,5 @@
 import Foundation
-import WebSocketTransport
+import Primitives
 import WidgetKit
 
 /// The step count the phone sends the watch, shared with the widget (an App Group stand-in).

@@ -1,5 +1,5 @@
 import Foundation
-import WebSocketTransport
+import Primitives
 
 /// The store the watch app and its widget extension share (on a watch: an App Group's
 /// `UserDefaults(suiteName:)`). The app writes the favorites it receives from the phone; the

@@ -41,23 +41,4 @@ struct relay_timer {
 /* LWS_PRE: writable headroom lws_write() needs before the payload (16 on x86_64). */
 static const size_t relay_lws_pre = LWS_PRE;
 
-/* ThreadSanitizer does not see Swift's Synchronization.Mutex on Linux: the stdlib locks it with
- * raw futex calls in code TSan does not instrument, so TSan reports races on state the mutex
- * does protect (a 10-line Swift program reproduces it). The transport marks the inside of each
- * critical section with these two helpers so TSan sees the happens-before edges the mutex
- * creates. The TSan runtime defines __tsan_acquire/__tsan_release; elsewhere the weak
- * references are NULL and the helpers do nothing. */
-extern void __tsan_acquire(void *addr) __attribute__((weak));
-extern void __tsan_release(void *addr) __attribute__((weak));
-
-/* Tells TSan that the critical section guarded by `addr` starts (after the lock was taken). */
-static inline void relay_tsan_acquire(void *addr) {
-    if (__tsan_acquire) __tsan_acquire(addr);
-}
-
-/* Tells TSan that the critical section guarded by `addr` ends (before the lock is released). */
-static inline void relay_tsan_release(void *addr) {
-    if (__tsan_release) __tsan_release(addr);
-}
-
 #endif

@@ -1,3 +1,4 @@
+import GitExplorerPayloads
 import RelayProtocol
 
 extension GitHubClient {

@@ -1,3 +1,4 @@
+import GitExplorerPayloads
 import RelayProtocol
 
 /// The GitHub dependency of the phone app: a user and a user's repositories, as closures.

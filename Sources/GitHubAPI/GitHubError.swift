@@ -1,4 +1,5 @@
 import Foundation
+import GitExplorerPayloads
 import RelayProtocol
 
 /// The errors of the GitHub REST client; every throwing API of ``GitHubClient`` and

@@ -1,4 +1,5 @@
 import Foundation
+import GitExplorerPayloads
 import RelayProtocol
 
 /// The fields of GitHub's user object (`GET /users/{login}`) that the app's ``User`` keeps.

@@ -1,5 +1,5 @@
 import Foundation
-import WebSocketTransport
+import Primitives
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

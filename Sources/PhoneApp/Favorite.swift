@@ -1,4 +1,5 @@
 import Foundation
+import GitExplorerPayloads
 import RelayProtocol
 
 /// One favorite GitHub user: the login in its place, and the last good data fetched for it.

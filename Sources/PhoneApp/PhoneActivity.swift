@@ -1,3 +1,4 @@
+import GitExplorerPayloads
 import RelayProtocol
 
 /// What became of a favorites snapshot after a change.

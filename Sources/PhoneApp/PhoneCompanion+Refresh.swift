@@ -1,4 +1,5 @@
 import Foundation
+import GitExplorerPayloads
 import GitHubAPI
 import RelayProtocol
 
@@ -99,8 +100,22 @@ extension PhoneCompanion {
 
     // MARK: - Changes by other processes
 
-    /// Polls the store every ``PhoneConfiguration/externalPollInterval`` until cancelled.
-    func runExternalPoll() async {
+    /// Checks the store whenever another process may have committed to it, until cancelled:
+    /// on each change of `phone.db` or its WAL (an inotify event, awaited), or — only where
+    /// inotify is unavailable — every ``PhoneConfiguration/externalPollInterval``.
+    func runExternalChanges() async {
+        #if canImport(Glibc)
+        let names: Set<String> = [PhoneStore.fileName, PhoneStore.fileName + "-wal"]
+        if let signal = FileChangeSignal(directory: configuration.stateDirectory, names: names) {
+            defer { signal.stop() }
+            // A commit between start's data_version read and the watch being set up.
+            await checkExternalChanges()
+            for await _ in signal.changes {
+                await checkExternalChanges()
+            }
+            return
+        }
+        #endif
         while !Task.isCancelled {
             try? await Task.sleep(for: configuration.externalPollInterval)
             if Task.isCancelled { break }

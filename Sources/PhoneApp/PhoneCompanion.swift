@@ -1,4 +1,5 @@
 import Foundation
+import GitExplorerPayloads
 import GitHubAPI
 import RelayClient
 import RelayProtocol
@@ -107,7 +108,7 @@ public actor PhoneCompanion {
             report(.relay(Self.relayError(error)))
         }
         tasks.append(Task { await self.runPeriodicRefresh() })
-        tasks.append(Task { await self.runExternalPoll() })
+        tasks.append(Task { await self.runExternalChanges() })
     }
 
     /// Stops everything: cancels the refresh loops and any refresh in flight, closes the

@@ -1,5 +1,5 @@
 import RelayClient
-import RelayStore
+import SQLite
 
 /// How a ``PhoneCompanion`` runs: its state, its relay session, and its refresh policy.
 public struct PhoneConfiguration: Sendable {
@@ -13,7 +13,9 @@ public struct PhoneConfiguration: Sendable {
     public var refreshThrottle: Duration
     /// The most GitHub user fetches in flight during a refresh (default 4).
     public var concurrency: Int
-    /// How often the store is checked for changes made by other processes (default 100 ms).
+    /// How often the store is checked for changes made by other processes where inotify is
+    /// unavailable (default 100 ms). With inotify (Linux) each change of `phone.db` wakes the
+    /// phone at once and this is not used.
     public var externalPollInterval: Duration
     /// How long a repo list fetched from GitHub answers `profile.repos.request` without asking
     /// GitHub again (default 30 s); past it the list is revalidated (ETag, free when unchanged).

@@ -1,6 +1,6 @@
 import Foundation
+import GitExplorerPayloads
 import RelayProtocol
-import RelayStore
 
 /// The caches (last good user, repo lists) and the snapshot ledger in `phone.db`.
 extension PhoneStore {

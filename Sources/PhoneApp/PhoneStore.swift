@@ -1,6 +1,7 @@
 import Foundation
+import GitExplorerPayloads
 import RelayProtocol
-import RelayStore
+import SQLite
 
 /// The phone's own SQLite file (`phone.db` in the state directory, WAL): favorites in order,
 /// the last good data per user, cached repo lists, the snapshot ledger, and requests from

@@ -1,3 +1,4 @@
+import GitExplorerPayloads
 import RelayProtocol
 
 /// The revision counter and diff behind `favorites.snapshot`: a new revision only when the content changed.

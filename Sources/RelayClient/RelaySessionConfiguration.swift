@@ -1,6 +1,5 @@
 import Foundation
 import RelayProtocol
-import WebSocketTransport
 
 /// How a ``RelaySession`` reaches the relay and where it keeps its state.
 public struct RelaySessionConfiguration: Sendable {

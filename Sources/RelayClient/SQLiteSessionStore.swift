@@ -1,5 +1,5 @@
 import RelayProtocol
-import RelayStore
+import SQLite
 
 /// Where a ``RelaySession`` keeps its durable state (token, pair, last seq, contexts,
 /// outstanding transfers). ``SQLiteSessionStore`` is the real one; a test may wrap it to

@@ -1,6 +1,6 @@
+import Primitives
 import RelayCore
 import RelayProtocol
-import WebSocketTransport
 
 /// The console's shared state: the relay's latest inspection, the frame log, the fault plan.
 ///

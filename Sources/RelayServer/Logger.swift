@@ -1,6 +1,7 @@
 import Foundation
+import Primitives
+import RelayProtocol
 import Synchronization
-import WebSocketTransport
 
 /// A logfmt logger writing to standard error (`ts=… level=info msg="…" key=value`).
 public struct Logger: Sendable {
@@ -83,7 +84,7 @@ public struct Logger: Sendable {
 
     private static func timestamp() -> String {
         let ms = Int64(Date().timeIntervalSince1970 * 1000)
-        return RelayClock.timestamp(ms).iso8601
+        return Timestamp(millisecondsSinceEpoch: ms).iso8601
     }
 
     private static let lock = LockedState<Void>(())

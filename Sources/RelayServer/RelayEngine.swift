@@ -1,3 +1,4 @@
+import Primitives
 import RelayConsole
 import RelayCore
 import RelayProtocol
@@ -22,7 +23,7 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
 
     var core: RelayState
     private let metrics: RelayMetrics
-    let clock: RelayClock
+    let clock: Clock
     let log: Logger
     /// The console's hub and held frames (`serve --console`); nil without a console.
     var console: ConsoleAttachment?
@@ -64,7 +65,7 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
         let ticket: UInt64
     }
 
-    init(core: RelayState, metrics: RelayMetrics, clock: RelayClock, log: Logger, console: ConsoleHub? = nil) {
+    init(core: RelayState, metrics: RelayMetrics, clock: Clock, log: Logger, console: ConsoleHub? = nil) {
         self.console = console.map(ConsoleAttachment.init)
         self.core = core
         self.metrics = metrics

@@ -1,6 +1,6 @@
+import Primitives
 import RelayProtocol
 import Synchronization
-import WebSocketTransport
 
 /// The relay's Prometheus metrics: updated by the engine, rendered by `/metrics`.
 ///

@@ -1,7 +1,7 @@
+import Primitives
 import RelayConsole
 import RelayCore
 import RelayProtocol
-import RelayStore
 import WebSocketTransport
 
 /// `watchrelay serve`: RelayCore + RelayStore + the lws transport, with `/healthz` and `/metrics`.
@@ -29,7 +29,7 @@ public actor RelayServer {
     /// Loads the store at `configuration.databasePath`, listens, and starts serving.
     public static func start(
         _ configuration: RelayServerConfiguration, environment: RelayEnvironment = .live,
-        clock: RelayClock = .system, log: Logger = Logger()
+        clock: Clock = .system, log: Logger = Logger()
     ) async throws -> RelayServer {
         let hub = try configuration.console.map { (console) throws(ConsoleError) in
             try console.check(host: configuration.host, tls: configuration.tlsCertificatePath != nil)

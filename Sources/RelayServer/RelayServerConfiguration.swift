@@ -2,7 +2,7 @@ import RelayConsole
 import RelayCore
 import RelayProtocol
 import RedisClient
-import RelayStore
+import SQLite
 
 /// Everything `watchrelay serve` can be told.
 public struct RelayServerConfiguration: Sendable {

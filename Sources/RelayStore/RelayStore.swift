@@ -1,5 +1,6 @@
 import RelayCore
 import RelayProtocol
+import SQLite
 
 /// The relay's durable state (``SQLiteRelayStorage``) behind an actor, for async callers
 /// (tests and tools).

@@ -1,3 +1,5 @@
+import SQLite
+
 /// The relay database's schema history and the SQL the store runs against it.
 ///
 /// Tables (schema version 1):

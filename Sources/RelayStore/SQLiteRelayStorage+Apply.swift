@@ -1,5 +1,6 @@
 import RelayCore
 import RelayProtocol
+import SQLite
 
 extension SQLiteRelayStorage {
     /// Applies one mutation inside the caller's transaction, exactly as ``StoreMutation`` documents it.

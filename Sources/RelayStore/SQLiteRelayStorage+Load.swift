@@ -1,5 +1,6 @@
 import RelayCore
 import RelayProtocol
+import SQLite
 
 extension SQLiteRelayStorage {
     /// Reads every table and assembles one snapshot per pair (inside the caller's transaction).

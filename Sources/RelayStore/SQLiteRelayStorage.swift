@@ -1,6 +1,7 @@
 import Foundation
 import RelayCore
 import RelayProtocol
+import SQLite
 
 /// The relay's durable state in one SQLite file, as a ``RelayStorage`` engine: pairs, devices,
 /// queued items and bookkeeping.

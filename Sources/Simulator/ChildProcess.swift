@@ -1,5 +1,5 @@
 import Foundation
-import WebSocketTransport
+import Primitives
 
 /// A `watchrelay` child process of `simulate --processes`: standard input and output are
 /// pipes, standard error goes to a log file; ``kill()`` is a SIGKILL.

@@ -1,7 +1,8 @@
 import Foundation
+import LineProtocol
+import Primitives
 import RelayProtocol
 import Synchronization
-import WebSocketTransport
 
 /// The line protocol with a `watchrelay phone|watch --machine` child (Simulator/README.md):
 /// requests `{"id": N, "command": …, "args": […]}` on its stdin, and on its stdout a `ready`
@@ -62,10 +63,7 @@ final class MachineChannel: Sendable {
             defer { s.nextID += 1 }
             return s.nextID
         }
-        let request: JSONValue = [
-            "id": .int(Int64(id)), "command": .string(command), "args": .array(args.map(JSONValue.string)),
-        ]
-        let line = String(decoding: JSONWriter.encode(request), as: UTF8.self)
+        let line = MachineProtocol.requestLine(id: id, command: command, args: args)
         let response = try await withThrowingTaskGroup(of: [String: JSONValue]?.self) { group in
             group.addTask { try await self.response(to: String(id), sending: line) }
             group.addTask {
@@ -167,31 +165,25 @@ private final class SharedState: Sendable {
     }
 
     func receive(_ line: String, onEvent: @Sendable (String, [String: JSONValue]) -> Void) {
-        guard let object = (try? JSONParser.parse(Array(line.utf8)))?.objectValue else {
+        guard let output = MachineProtocol.Output(line: line) else {
             state.withLock { $0.noise = Array(($0.noise + [line]).suffix(3)) }
             return
         }
-        switch object["type"]?.stringValue {
-        case "event":
-            onEvent(object["event"]?.stringValue ?? "", object)
-        case "ready":
+        switch output {
+        case .event(let name, let object):
+            onEvent(name, object)
+        case .ready(let object):
             let waiter = state.withLock { s -> CheckedContinuation<[String: JSONValue], any Error>? in
                 s.ready = object
                 defer { s.readyWaiter = nil }
                 return s.readyWaiter
             }
             waiter?.resume(returning: object)
-        case "response":
+        case .response(let id?, let object):
             let channel = state.withLock { $0.channel }
-            let id: String
-            switch object["id"] {
-            case .int(let n)?: id = String(n)
-            case .string(let s)?: id = s
-            default: return  // an answer to input without an id: nobody waits for it
-            }
             channel?.resolve(id, object)
-        default:
-            break
+        case .response(nil, _), .other:
+            break  // an answer to input without an id (nobody waits for it), or a newer line type
         }
     }
 

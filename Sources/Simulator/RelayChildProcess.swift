@@ -3,7 +3,6 @@ import GitHubAPI
 import RelayConsole
 import RelayServer
 import Synchronization
-import WebSocketTransport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -23,7 +22,8 @@ final class RelayChildProcess: ScenarioRelay {
     static func start(
         executable: String, port: Int, database: String, consoleToken: String? = nil
     ) async throws -> RelayChildProcess {
-        let lines = LockedState<[String]>([])
+        // Its first line is its URL; later lines are not kept.
+        let (lines, output) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(1))
         let console = consoleToken.map { ["--console", "--console-token", $0] } ?? []
         let process = try ChildProcess(
             name: "relay", executable: executable,
@@ -32,12 +32,18 @@ final class RelayChildProcess: ScenarioRelay {
                 "--pairing-code-ttl-s", "1", "--log-level", "error", "--exit-on-stdin-eof",
             ] + console,
             logPath: database + ".stderr.log",
-            onLine: { line in lines.withLock { $0.append(line) } }, onEnd: {})
-        let deadline = ContinuousClock.now + .seconds(15)
-        while lines.withLock({ $0.isEmpty }) && process.isRunning && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
+            onLine: { line in output.yield(line) }, onEnd: { output.finish() })
+        // Awaited: the line, or the end of its output (it exited), or one 15 s deadline timer.
+        let first = await withTaskGroup(of: String?.self) { group in
+            group.addTask { await lines.first { _ in true } }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(15))
+                return nil
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? nil
         }
-        guard let text = lines.withLock({ $0.first }), text.hasPrefix("ws"), let bound = URL(string: text)?.port else {
+        guard let text = first, text.hasPrefix("ws"), let bound = URL(string: text)?.port else {
             await process.kill()
             throw StepFailure(
                 expected: "`watchrelay serve` to print its URL",

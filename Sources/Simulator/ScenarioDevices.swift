@@ -55,6 +55,9 @@ protocol ScenarioWatch: Actor {
     func setForeground(_ on: Bool) async throws
     /// Moves the widget clock; the reloads that became due run before it returns.
     func advance(seconds: Double) async throws
+    /// Returns once the watch handled everything the relay holds for it (its events in
+    /// ``log``), so nothing more can arrive on its own; at once when it is not connected.
+    func caughtUp() async throws
     /// The widgets and favorites now.
     func view() async throws -> WatchView
     /// The child processes this watch ran (none in-process).

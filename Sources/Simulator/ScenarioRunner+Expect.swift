@@ -132,9 +132,10 @@ extension ScenarioRunner {
             logged = w.log.count
             reloads = reloadsSinceMark()
         }
-        // Every watch command returns after the events it caused are logged; this short grace
-        // only catches a reload coming in on its own (e.g. the widget loop), i.e. one too many.
-        try await Task.sleep(for: .milliseconds(30))
+        // Every watch command returns after the events it caused are logged; a reload can still
+        // come in on its own from a snapshot the relay holds (one too many): awaited, once the
+        // watch handled everything the relay holds for it. A stopped watch receives nothing.
+        if await w.isRunning { try await w.caughtUp() }
         reloads = reloadsSinceMark()
         let described = reloads.map { "\($0.id):\($0.reasons.joined(separator: "+"))" }
         guard reloads.count == want else {

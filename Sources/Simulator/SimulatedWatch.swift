@@ -1,7 +1,8 @@
 import Foundation
+import Primitives
 import RelayProtocol
 import Synchronization
-import WebSocketTransport
+import TestClock
 import WatchApp
 
 /// A headless watch in this process: its state directory, its manual widget clock and its
@@ -107,6 +108,11 @@ actor SimulatedWatch: ScenarioWatch {
     func advance(seconds: Double) async throws {
         clock.advance(by: .milliseconds(Int64((seconds * 1000).rounded())))
         try await running().flush()
+        await settle()
+    }
+
+    func caughtUp() async throws {
+        _ = try await running().caughtUpIfConnected()
         await settle()
     }
 

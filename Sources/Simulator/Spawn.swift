@@ -1,5 +1,5 @@
 import Foundation
-import WebSocketTransport
+import Primitives
 
 /// `posix_spawn` with what every `watchrelay` child process needs: an empty signal mask and
 /// default SIGINT, SIGTERM and SIGPIPE (a cooperative-pool thread blocks SIGTERM, and a child
@@ -39,31 +39,68 @@ public struct SpawnError: Error, Sendable, CustomStringConvertible {
     public var description: String { String(cString: strerror(code)) }
 }
 
-/// A started child: reaps it without blocking, and keeps it in ``ChildProcesses``' live set
-/// until it is reaped, so an interrupted run can kill whatever it started. Shared by the
-/// simulator's children and the benchmark's relays.
+/// A started child: a dedicated thread blocks in `waitpid` for it, so its end is an event
+/// (``ended()``, ``signal(_:grace:)`` await it) rather than something checked on a timer. It
+/// stays in ``ChildProcesses``' live set until it is reaped, so an interrupted run can kill
+/// whatever it started. Shared by the simulator's children and the benchmark's relays.
 public final class SpawnedProcess: Sendable {
     /// The process ID.
     public let pid: pid_t
-    /// The wait status once the child was reaped.
-    private let exitStatus = LockedState<Int32?>(nil)
+    private struct State {
+        /// The wait status once the child was reaped.
+        var exitStatus: Int32?
+        var nextWaiter = 0
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    private let state = LockedState(State())
 
     /// Takes charge of `pid`, a child of this process that was just started.
     public init(pid: pid_t) {
         self.pid = pid
         ChildProcesses.live.withLock { _ = $0.insert(pid) }
+        let state = state
+        let reaper = Thread {
+            var raw: Int32 = 0
+            var result = waitpid(pid, &raw, 0)
+            while result < 0 && errno == EINTR { result = waitpid(pid, &raw, 0) }
+            ChildProcesses.live.withLock { _ = $0.remove(pid) }
+            // ECHILD (reaped elsewhere) counts as ended, status unknown (0).
+            let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+                s.exitStatus = result == pid ? raw : 0
+                defer { s.waiters = [:] }
+                return Array(s.waiters.values)
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+        reaper.name = "reap-\(pid)"
+        // Ends when the child does: nothing waits for the thread, only for the status it stores.
+        reaper.start()
     }
 
-    /// Whether the child still runs (reaps it once it ended).
+    /// Whether the child still runs (has not been reaped yet).
     public var isRunning: Bool {
-        let running = exitStatus.withLock { status in
-            guard status == nil else { return false }
-            var raw: Int32 = 0
-            if waitpid(pid, &raw, WNOHANG) == pid { status = raw }
-            return status == nil
+        state.withLock { $0.exitStatus == nil }
+    }
+
+    /// Returns once the child ended and was reaped, or the waiting task was cancelled.
+    public func ended() async {
+        let id = state.withLock { s -> Int in
+            s.nextWaiter += 1
+            return s.nextWaiter
         }
-        if !running { ChildProcesses.live.withLock { _ = $0.remove(pid) } }
-        return running
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { s -> Bool in
+                    if s.exitStatus != nil || Task.isCancelled { return true }
+                    s.waiters[id] = waiter
+                    return false
+                }
+                if now { waiter.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+        }
     }
 
     /// Sends `signal` (if the child still runs), then waits up to `grace` (forever when nil)
@@ -72,17 +109,23 @@ public final class SpawnedProcess: Sendable {
     public func signal(_ signal: Int32, grace: Duration? = nil) async -> Bool {
         guard isRunning else { return true }
         Glibc.kill(pid, signal)
-        let deadline = grace.map { ContinuousClock.now + $0 }
-        while isRunning {
-            if let deadline, ContinuousClock.now >= deadline { return false }
-            try? await Task.sleep(for: .milliseconds(5))
+        guard let grace else {
+            await ended()
+            return true
         }
-        return true
+        // The end, or one timer for the grace period, whichever comes first.
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.ended() }
+            group.addTask { try? await Task.sleep(for: grace) }
+            await group.next()
+            group.cancelAll()
+        }
+        return !isRunning
     }
 
     /// How the child ended: `killed by signal 9`, `exit status 0`, or nil while it runs.
     public var termination: String? {
-        guard !isRunning, let raw = exitStatus.withLock({ $0 }) else { return nil }
+        guard let raw = state.withLock({ $0.exitStatus }) else { return nil }
         // WIFEXITED / WEXITSTATUS / WTERMSIG, which do not import into Swift.
         return raw & 0x7F == 0 ? "exit status \((raw >> 8) & 0xFF)" : "killed by signal \(raw & 0x7F)"
     }

@@ -84,6 +84,8 @@ actor WatchChildProcess: ScenarioWatch {
         if let now = answer["nowMs"]?.intValue { clockMs = now }
     }
 
+    func caughtUp() async throws { _ = try await running().request("sync") }
+
     func view() async throws -> WatchView {
         let answer = try await running().request("state")
         return try WatchView(json: answer["state"] ?? .null)

@@ -1,5 +1,5 @@
+import Primitives
 import Synchronization
-import WebSocketTransport
 
 /// Everything a scenario's watch did during a run, across its restarts (and, for a child
 /// process, across its SIGKILLs), with a cursor for `wait` steps and a mark for

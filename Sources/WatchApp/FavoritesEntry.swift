@@ -1,4 +1,5 @@
 import Foundation
+import GitExplorerPayloads
 import RelayProtocol
 import WidgetKit
 

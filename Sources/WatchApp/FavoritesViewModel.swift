@@ -1,3 +1,4 @@
+import GitExplorerPayloads
 import RelayProtocol
 
 /// The watch's favorites list (GitExplorer's `FavoriteViewModel`, watch side): the stored

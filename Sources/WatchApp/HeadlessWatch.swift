@@ -1,20 +1,27 @@
 import Foundation
+import GitExplorerPayloads
+import Primitives
 import RelayClient
 import RelayProtocol
 
 /// The live headless watch: a ``RelaySession`` with the phone, the watch's own store, and
 /// ``WatchAppState`` driven by a clock.
 ///
-/// Snapshots are stored first, then acked, then the widgets are asked to reload — the fix
-/// for GitExplorer's "widget did not refresh" bug. One timer runs the widget scheduler at its
-/// next wake-up date (on the injected clock, so a manual clock drives it in tests); nothing
-/// polls.
+/// Snapshots are stored first, then the widgets are asked to reload — the fix for
+/// GitExplorer's "widget did not refresh" bug — then acked (never before the save). One timer
+/// runs the widget scheduler at its next wake-up date (on the injected clock, so a manual
+/// clock drives it in tests); nothing polls.
+///
+/// Snapshot → widget reload crosses three times: the lws service thread hands the frame to
+/// the session (its connection's event stream), the session hands the delivery to this actor
+/// (``SessionClient/events``), and this actor hands the reload to whoever reads ``events``.
+/// Storing, the widget state and the reload itself run here in one turn, without a hop.
 public actor HeadlessWatch {
     /// What the watch does and sees, in order. Iterate it from one task.
     public nonisolated let events: AsyncStream<WatchEvent>
     /// The session with the relay (WCSession for the watch app).
     public nonisolated let session: SessionClient
-    public nonisolated let clock: WatchClock
+    public nonisolated let clock: Clock
 
     private let sink: AsyncStream<WatchEvent>.Continuation
     private let store: WatchStore
@@ -38,7 +45,7 @@ public actor HeadlessWatch {
     /// to `relayURL`, keeping its state in `stateDirectory/session`.
     public init(
         relayURL: String, stateDirectory: String, deviceName: String = "Apple Watch", foreground: Bool = true,
-        rules: WidgetRules = WidgetRules(), clock: WatchClock = .system, session: SessionClient? = nil
+        rules: WidgetRules = WidgetRules(), clock: Clock = .system, session: SessionClient? = nil
     ) throws {
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
         store = try WatchStore(directory: stateDirectory)
@@ -109,6 +116,19 @@ public actor HeadlessWatch {
             if handledDeliveries == seen { break }
         }
         await withCheckedContinuation { caughtUpWaiters.append($0) }
+    }
+
+    /// ``caughtUp()`` if the session is activated and paired (true once it returned); false at
+    /// once otherwise, or if the relay could not be asked: then nothing can arrive on its own.
+    public func caughtUpIfConnected() async -> Bool {
+        let status = await session.status()
+        guard status.activationState == .activated, status.isPaired else { return false }
+        do {
+            try await caughtUp()
+            return true
+        } catch {
+            return false
+        }
     }
 
     private func isCaughtUp() async -> Bool {
@@ -257,7 +277,6 @@ public actor HeadlessWatch {
             let snapshot = try FavoritesSnapshot(json: d.payload.json)
             let pendingBefore = state.favorites.pendingDeletes
             try store.save(snapshot, sentAt: d.sentAt)
-            await session.acknowledge(d)
             if state.receive(snapshot, sentAt: d.sentAt, now: clock.now()) {
                 publish(.snapshotStored(revision: snapshot.revision, logins: snapshot.users.map(\.login)))
                 for login in pendingBefore where !state.favorites.pendingDeletes.contains(login) {
@@ -266,6 +285,9 @@ public actor HeadlessWatch {
                 // Without a debounce the reload is due now: run it here, not on the timer.
                 if let wake = state.nextWakeUp(now: clock.now()), wake <= clock.now() { flush() } else { rearmWidgetTimer() }
             }
+            // Stored, so the ack may go; after the reload, which need not wait for its hop to
+            // the session and back.
+            await session.acknowledge(d)
         } catch {
             publish(.error("could not store the favorites snapshot: \(error)"))
         }

@@ -1,3 +1,4 @@
+import GitExplorerPayloads
 import RelayProtocol
 
 /// The profile detail screen as a state machine: `open <login>` → loading → loaded | failed |

@@ -1,3 +1,4 @@
+import GitExplorerPayloads
 import RelayProtocol
 
 /// A user's repositories as the profile detail shows them: sorted by stars, most first,

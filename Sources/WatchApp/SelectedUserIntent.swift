@@ -1,4 +1,5 @@
 import AppIntents
+import GitExplorerPayloads
 import RelayProtocol
 import WidgetKit
 

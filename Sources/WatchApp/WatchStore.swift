@@ -1,5 +1,6 @@
+import GitExplorerPayloads
 import RelayProtocol
-import RelayStore
+import SQLite
 
 /// The watch's own SQLite store (`watch.db`): the last favorites snapshot, pending deletes
 /// and settings. App Groups do not cross devices: the watch keeps its copy.

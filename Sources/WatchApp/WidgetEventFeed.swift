@@ -1,5 +1,5 @@
+import Primitives
 import Synchronization
-import WebSocketTransport
 
 /// Delivers widget events to any number of observers through `AsyncStream`s, so a test or
 /// scenario can await a refresh instead of polling.

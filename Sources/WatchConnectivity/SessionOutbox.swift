@@ -1,6 +1,6 @@
+import Primitives
 import RelayProtocol
-import RelayStore
-import WebSocketTransport
+import SQLite
 
 /// What WatchConnectivity keeps on the device, in `<state>/watchconnectivity.db` (SQLite, WAL).
 ///

@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
+import Primitives
 import RelayClient
 import RelayProtocol
-import WebSocketTransport
 
 /// `WCSession` on Linux: Apple's API over a ``RelayClient/RelaySession`` to the WatchRelay relay.
 ///

@@ -1,4 +1,5 @@
 import CWebSockets
+import Primitives
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,6 @@
 import CWebSockets
 import Dispatch
+import Primitives
 
 #if canImport(Glibc)
     import Glibc

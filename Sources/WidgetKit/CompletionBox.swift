@@ -1,5 +1,5 @@
 import Foundation
-import WebSocketTransport
+import Primitives
 
 /// Hands a completion handler's value to an awaiting host, once, with a real-time limit.
 ///

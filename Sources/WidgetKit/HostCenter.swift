@@ -1,5 +1,5 @@
 import Foundation
-import WebSocketTransport
+import Primitives
 
 /// The ``WidgetCenter`` host behind a ``WidgetHost`` run: it records the calls, which the
 /// host turns into reload requests at the event's virtual time. Each app event gets a scope

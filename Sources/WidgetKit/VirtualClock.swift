@@ -1,5 +1,5 @@
 import Foundation
-import WebSocketTransport
+import Primitives
 
 /// The host's clock: it moves only when the host runs the day, from event to event and from
 /// wake-up to wake-up, never sleeping. A provider that wants virtual time rather than

@@ -1,9 +1,10 @@
+import CLIArguments
 import Dispatch
 import Foundation
+import Primitives
 import RelayServer
-import RelayStore
+import SQLite
 import Synchronization
-import WebSocketTransport
 
 /// Shared pieces of the subcommands.
 enum CLI {

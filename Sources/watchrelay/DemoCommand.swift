@@ -1,3 +1,4 @@
+import CLIArguments
 import Foundation
 import GitHubAPI
 import PhoneApp

@@ -1,5 +1,7 @@
+import CLIArguments
 import Foundation
 import GitHubAPI
+import LineProtocol
 import PhoneApp
 import RelayServer
 
@@ -51,7 +53,8 @@ enum PhoneCommand {
                                    (so does it without --machine, after the commands read)
           --reconnect-backoff LIST seconds between reconnect attempts, e.g. 0.05,0.1,0.2
           --request-timeout-s S    relay request timeout (default 10)
-          --external-poll-s S      how often the state is checked for other processes' edits (default 0.1)
+          --external-poll-s S      without inotify only: how often the state is checked for other
+                                   processes' edits (default 0.1; with inotify each edit wakes it)
           --log-level LEVEL        debug, info, warn, error (default info)
           -h, --help               show this help
         """

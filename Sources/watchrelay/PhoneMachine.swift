@@ -1,4 +1,5 @@
 import Foundation
+import LineProtocol
 import PhoneApp
 import RelayProtocol
 

@@ -1,3 +1,4 @@
+import CLIArguments
 import Foundation
 import RelayConsole
 import RelayCore

@@ -1,6 +1,10 @@
+import CLIArguments
 import Foundation
+import LineProtocol
+import Primitives
 import RelayProtocol
 import RelayServer
+import TestClock
 import WatchApp
 
 /// `watchrelay watch`: the headless Apple Watch.
@@ -72,7 +76,7 @@ enum WatchCommand {
 
         let watch = try HeadlessWatch(
             relayURL: relay, stateDirectory: state, deviceName: name, foreground: !background, rules: rules,
-            clock: manualClock.map { WatchClock.manual($0) } ?? .system)
+            clock: manualClock.map { Clock.manual($0) } ?? .system)
         if noBudget { try await watch.setNoBudget(true) }
         if machine {
             try await watch.start()
@@ -199,6 +203,8 @@ enum WatchCommand {
             case .flush: await watch.flush()
             case .widget: try await printer.show(watch)
             case .state, .status: CLI.printLine(JSONRenderer.render(await watch.current, now: watch.clock.now()))
+            case .sync:
+                CLI.printLine(await watch.caughtUpIfConnected() ? "caught up" : "not connected: nothing to wait for")
             case .help: CLI.printLine(WatchConsoleCommand.helpText)
             }
         } catch {

@@ -23,6 +23,9 @@ enum WatchConsoleCommand: Sendable, Hashable {
     case state
     /// `status`: favorites, pending deletes, foreground, clock.
     case status
+    /// `sync`: answered once the watch handled (stored, reloaded, acked) everything the relay
+    /// holds for it; at once when it is not connected (`caughtUp` false).
+    case sync
     /// `help`.
     case help
     /// `quit` (also `exit`).
@@ -42,6 +45,7 @@ enum WatchConsoleCommand: Sendable, Hashable {
         case .widget: "widget"
         case .state: "state"
         case .status: "status"
+        case .sync: "sync"
         case .help: "help"
         case .quit: "quit"
         }
@@ -57,6 +61,7 @@ enum WatchConsoleCommand: Sendable, Hashable {
         widget           print the widgets now     state (json)   print the state as JSON
         reload           ask for a widget reload   flush          run due widget work now
         status           favorites, pending deletes, foreground, clock
+        sync             wait until everything the relay holds for this watch is handled
         quit             stop (also exit)
         """
 
@@ -87,6 +92,7 @@ enum WatchConsoleCommand: Sendable, Hashable {
         case "widget", "widgets": return none(.widget)
         case "state", "json": return none(.state)
         case "status": return none(.status)
+        case "sync": return none(.sync)
         case "help", "?": return none(.help)
         case "quit", "exit": return none(.quit)
         default: return .failure(ParseError("unknown command '\(verb)' (try help)"))

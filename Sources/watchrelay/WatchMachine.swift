@@ -1,7 +1,9 @@
 import Foundation
+import LineProtocol
 import RelayClient
 import RelayProtocol
 import Simulator
+import TestClock
 import WatchApp
 
 /// `watchrelay watch --machine`: the console's commands answered as JSON lines, and every
@@ -109,6 +111,8 @@ enum WatchMachine {
                         ]) { $1 }),
                     false
                 )
+            case .sync:
+                return (MachineProtocol.ok(request, ["caughtUp": .bool(await watch.caughtUpIfConnected())]), false)
             case .help:
                 let lines = WatchConsoleCommand.helpText.split(separator: "\n").map(String.init)
                 return (MachineProtocol.ok(request, ["commands": MachineProtocol.strings(lines)]), false)

@@ -1,9 +1,10 @@
+import CLIArguments
 import Foundation
 import GitHubAPI
 import PhoneApp
 import RelayProtocol
 import RelayServer
-import RelayStore
+import SQLite
 import WatchApp
 
 /// `watchrelay bench-widget`: phone favorites change → watch widget reloaded, in-process on

@@ -1,4 +1,6 @@
+import CLIArguments
 import Foundation
+import WatchRelayBench
 
 /// `watchrelay`: the one executable (serve; more subcommands land with their issues).
 let usage = """

@@ -1,3 +1,4 @@
+import GitExplorerPayloads
 import GitHubAPI
 import RelayProtocol
 import Testing

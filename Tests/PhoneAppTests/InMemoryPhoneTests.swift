@@ -1,4 +1,5 @@
 import Foundation
+import GitExplorerPayloads
 import GitHubAPI
 import InMemoryRelay
 import PhoneApp

@@ -1,4 +1,5 @@
 import Foundation
+import GitExplorerPayloads
 import RelayClient
 import RelayProtocol
 import TestSupport

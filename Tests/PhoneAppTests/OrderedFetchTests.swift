@@ -1,9 +1,10 @@
 import Foundation
+import GitExplorerPayloads
 import GitHubAPI
 import PhoneApp
+import Primitives
 import RelayProtocol
 import TestSupport
-import WebSocketTransport
 import Testing
 
 /// Parallel fetching with a bound, and the favorites' order kept (the seeds could only have one).

@@ -1,4 +1,5 @@
 import Foundation
+import GitExplorerPayloads
 import PhoneApp
 import RelayProtocol
 import TestSupport

@@ -1,11 +1,12 @@
 import Foundation
+import GitExplorerPayloads
 import GitHubAPI
 import PhoneApp
+import Primitives
 import RelayProtocol
 import RelayServer
 import TestSupport
 import Testing
-import WebSocketTransport
 
 /// An in-process relay on 127.0.0.1, port 0, with its own database.
 final class TestRelay: Sendable {

@@ -1,3 +1,4 @@
+import GitExplorerPayloads
 import InMemoryRelay
 import RelayClient
 import RelayProtocol

@@ -1,9 +1,10 @@
 import Foundation
+import GitExplorerPayloads
+import Primitives
 import RelayClient
 import RelayProtocol
 import RelayServer
 import TestSupport
-import WebSocketTransport
 import Testing
 
 /// RelaySession against the real relay over loopback.

@@ -1,6 +1,6 @@
+import Primitives
 import RelayCore
 import RelayProtocol
-import WebSocketTransport
 
 /// Deterministic stand-ins for the relay's randomness: sequential pairing codes
 /// ("100001", "100002", …, after any scripted ones), role-named tokens and per-prefix ids.

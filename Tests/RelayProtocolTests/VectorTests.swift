@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Testing) @testable import RelayProtocol
+import GitExplorerPayloads
 import Testing
 
 @Suite struct VectorTests {

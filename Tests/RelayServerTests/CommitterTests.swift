@@ -1,8 +1,8 @@
 import Foundation
+import Primitives
 import RelayCore
 import RelayProtocol
 import Testing
-import WebSocketTransport
 
 @testable import RelayServer
 

@@ -1,11 +1,11 @@
 import Foundation
+import Primitives
 import RelayConsole
 import RelayCore
 import RelayProtocol
 import RelayServer
 import TestSupport
 import Testing
-import WebSocketTransport
 
 /// The console in a real browser: headless Chromium (Debian's `chromium`, installed by
 /// `scripts/install-deps.sh`) driven over its DevTools pipe by `scripts/console_browser.py`.

@@ -1,11 +1,11 @@
 import Foundation
+import Primitives
 import RelayConsole
 import RelayCore
 import RelayProtocol
 import RelayServer
 import TestSupport
 import Testing
-import WebSocketTransport
 
 /// `serve --console` over real HTTP and WebSockets on loopback: the token, the JSON API, and
 /// faults that reach the devices (reachability, delay, drop, disconnect, no reply, budget).

@@ -3,7 +3,6 @@ import RelayCore
 import RelayProtocol
 import TestSupport
 import Testing
-import WebSocketTransport
 
 /// Quotas over real sockets and a real store (PROTOCOL.md §9.1).
 @Suite(.timeLimit(.minutes(1)))

@@ -2,12 +2,12 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import GitExplorerPayloads
 import RelayCore
 import RelayProtocol
 import RelayServer
 import TestSupport
 import Testing
-import WebSocketTransport
 
 /// The relay end to end over real sockets on loopback, with lws clients; every test on both
 /// stores (SQLite, and Redis on a `redis-server` of the test's own).

@@ -4,7 +4,6 @@ import Foundation
 #endif
 import TestSupport
 import Testing
-import WebSocketTransport
 
 /// `watchrelay serve` as a real child process (so `kill` means SIGKILL).
 final class RelayProcess: @unchecked Sendable {

@@ -3,7 +3,6 @@ import RelayCore
 import RelayProtocol
 import TestSupport
 import Testing
-import WebSocketTransport
 
 /// A watch that reads, but slowly (one frame at a time, pausing in between), while the phone
 /// sends faster than it reads: the relay closes it with a 1008 close frame that reaches it after

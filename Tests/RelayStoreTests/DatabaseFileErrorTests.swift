@@ -1,6 +1,7 @@
 import Foundation
 import RelayProtocol
 import RelayStore
+import SQLite
 import TestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import RelayCore
 import RelayProtocol
+import SQLite
 import TestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import SQLite
 import TestSupport
 import Testing
 

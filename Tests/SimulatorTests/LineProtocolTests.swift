@@ -1,6 +1,7 @@
 import Foundation
+import GitExplorerPayloads
+import Primitives
 import RelayProtocol
-import WebSocketTransport
 import Testing
 
 @testable import Simulator
@@ -163,9 +164,13 @@ struct LineProtocolTests {
         try await watch.wait(for: "ready") { $0.contains { $0["type"] == "ready" } }
         watch.send(#"{"id":1,"command":"advance","args":["60"]}"#)
         watch.send(#"{"id":2,"command":"status"}"#)
-        let all = try await watch.wait(for: "status") { $0.contains { $0["id"] == 2 } }
+        // An unpaired watch has nothing to catch up with: `sync` answers at once.
+        watch.send(#"{"id":3,"command":"sync"}"#)
+        let all = try await watch.wait(for: "status and sync") { $0.contains { $0["id"] == 3 } }
         #expect(all.first { $0["id"] == 1 }?["error"]?["code"] == "no_manual_clock")
         #expect(all.first { $0["id"] == 2 }?["ok"] == true)
+        #expect(all.first { $0["id"] == 3 }?["ok"] == true)
+        #expect(all.first { $0["id"] == 3 }?["caughtUp"] == false)
         await watch.process.kill()
         await relay.stop()
     }

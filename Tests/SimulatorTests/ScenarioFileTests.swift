@@ -1,4 +1,5 @@
 import Foundation
+import GitExplorerPayloads
 import Simulator
 import TestSupport
 import Testing

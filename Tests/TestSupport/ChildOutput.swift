@@ -1,5 +1,5 @@
 import Foundation
-import WebSocketTransport
+import Primitives
 
 /// A child process's standard output split into lines, read on a thread of its own.
 ///

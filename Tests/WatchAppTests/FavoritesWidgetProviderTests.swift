@@ -1,7 +1,8 @@
 import Foundation
+import GitExplorerPayloads
+import Primitives
 import RelayProtocol
 import Testing
-import WebSocketTransport
 
 @testable import WatchApp
 import WidgetKit

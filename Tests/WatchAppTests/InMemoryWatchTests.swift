@@ -2,6 +2,7 @@ import Foundation
 import InMemoryRelay
 import RelayClient
 import RelayProtocol
+import TestClock
 import TestSupport
 import Testing
 

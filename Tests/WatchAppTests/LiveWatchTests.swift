@@ -1,7 +1,9 @@
 import Foundation
+import GitExplorerPayloads
 import RelayClient
 import RelayProtocol
 import RelayServer
+import TestClock
 import TestSupport
 import Testing
 

@@ -2,7 +2,6 @@ import Foundation
 import TestSupport
 import Testing
 import WatchConnectivity
-import WebSocketTransport
 
 /// `transferFile`: chunks carried as durable userInfo items, progress, cancel, the receiver's
 /// temporary inbox deleted when the delegate returns.

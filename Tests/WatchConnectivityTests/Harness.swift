@@ -1,8 +1,8 @@
 import Foundation
+import Primitives
 import RelayServer
 import TestSupport
 import WatchConnectivity
-import WebSocketTransport
 
 /// What a delegate saw, in order, and where it ran.
 struct DelegateCall: Sendable, Equatable {

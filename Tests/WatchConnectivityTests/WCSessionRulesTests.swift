@@ -1,9 +1,9 @@
 import Foundation
+import Primitives
 import RelayServer
 import TestSupport
 import Testing
 import WatchConnectivity
-import WebSocketTransport
 
 /// WatchConnectivity's rules, end to end through a real relay on loopback.
 @Suite(.timeLimit(.minutes(3)))

@@ -1,5 +1,5 @@
 import Foundation
-import WebSocketTransport
+import Primitives
 import WidgetKit
 
 /// A shared store the app writes and the widget reads (an App Group stand-in).

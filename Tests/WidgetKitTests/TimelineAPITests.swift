@@ -1,7 +1,7 @@
 import AppIntents
 import Foundation
+import Primitives
 import Testing
-import WebSocketTransport
 
 @testable import WidgetKit
 

@@ -2,19 +2,24 @@
 ///
 /// No Swift package can be fetched here (no swift-argument-parser), so this covers what the
 /// subcommands need, with usage errors that name the bad option.
-struct Arguments {
+public struct Arguments {
     /// A usage error: printed with the subcommand's help, exit code 2.
-    struct UsageError: Error, CustomStringConvertible {
-        var description: String
+    public struct UsageError: Error, CustomStringConvertible {
+        public var description: String
+
+        /// A usage error saying `description`.
+        public init(description: String) {
+            self.description = description
+        }
     }
 
     private var options: [String: String] = [:]
     private var flags: Set<String> = []
-    private(set) var positionals: [String] = []
+    public private(set) var positionals: [String] = []
     private var consumed: Set<String> = []
 
     /// Parses `args`; `booleanFlags` take no value.
-    init(_ args: [String], booleanFlags: Set<String>) throws {
+    public init(_ args: [String], booleanFlags: Set<String>) throws {
         var i = 0
         while i < args.count {
             let a = args[i]
@@ -43,19 +48,19 @@ struct Arguments {
     }
 
     /// Whether boolean `--name` was given.
-    mutating func flag(_ name: String) -> Bool {
+    public mutating func flag(_ name: String) -> Bool {
         consumed.insert(name)
         return flags.contains(name)
     }
 
     /// The value of `--name`, if given.
-    mutating func string(_ name: String) -> String? {
+    public mutating func string(_ name: String) -> String? {
         consumed.insert(name)
         return options[name]
     }
 
     /// The integer value of `--name`, if given; a usage error if it is not an integer in `range`.
-    mutating func int(_ name: String, in range: ClosedRange<Int> = Int.min...Int.max) throws -> Int? {
+    public mutating func int(_ name: String, in range: ClosedRange<Int> = Int.min...Int.max) throws -> Int? {
         guard let s = string(name) else { return nil }
         guard let v = Int(s), range.contains(v) else {
             throw UsageError(description: "--\(name) must be an integer in \(range.lowerBound)...\(range.upperBound), not '\(s)'")
@@ -64,7 +69,7 @@ struct Arguments {
     }
 
     /// Fails on options nobody asked for (typos).
-    func rejectUnknown() throws {
+    public func rejectUnknown() throws {
         let unknown = Set(options.keys).union(flags).subtracting(consumed).sorted()
         if let first = unknown.first { throw UsageError(description: "unknown option --\(first)") }
     }

@@ -1,4 +1,3 @@
-import WebSocketTransport
 
 /// Scenarios at a fixed send rate below saturation: latency percentiles and RSS.
 extension BenchRunner {

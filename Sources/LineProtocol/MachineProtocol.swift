@@ -11,23 +11,33 @@ import RelayProtocol
 /// `"ok": false` with `"error": {"code": …, "message": …}`; bad input is such an error
 /// (code `bad_request`) and the process keeps running. Events are
 /// `{"type": "event", "event": "reloaded", …}` lines; the first line is `{"type": "ready", …}`.
-enum MachineProtocol {
+///
+/// Both halves use these types: the child (`watchrelay phone|watch --machine`) parses requests
+/// and writes responses and events; the simulator's `MachineChannel` writes requests
+/// (``requestLine(id:command:args:)``) and reads the child's lines (``Output``).
+public enum MachineProtocol {
     /// A request: the id to echo (any JSON value, absent for a words line) and its words.
-    struct Request: Sendable {
-        var id: JSONValue?
-        var words: [String]
+    public struct Request: Sendable {
+        public var id: JSONValue?
+        public var words: [String]
         /// The command's name (its first word), lowercased.
-        var verb: String { words.first?.lowercased() ?? "" }
+        public var verb: String { words.first?.lowercased() ?? "" }
+
+        /// A request with `id` (nil for a words line) and `words` (the command, then its arguments).
+        public init(id: JSONValue?, words: [String]) {
+            self.id = id
+            self.words = words
+        }
     }
 
     /// Input that is not a request: answered with a `bad_request` response.
-    struct BadRequest: Error, Sendable {
-        var id: JSONValue?
-        var message: String
+    public struct BadRequest: Error, Sendable {
+        public var id: JSONValue?
+        public var message: String
     }
 
     /// Parses one stdin line; `nil` for a blank line or a `#` comment.
-    static func parse(_ line: String) -> Result<Request, BadRequest>? {
+    public static func parse(_ line: String) -> Result<Request, BadRequest>? {
         let trimmed = line.trimmingCharacters(in: .whitespaces)
         if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
         guard trimmed.hasPrefix("{") || trimmed.hasPrefix("[") else {
@@ -63,7 +73,7 @@ enum MachineProtocol {
     }
 
     /// `{"type": "response", "ok": true, …fields}` for `request`.
-    static func ok(_ request: Request, _ fields: [String: JSONValue] = [:]) -> String {
+    public static func ok(_ request: Request, _ fields: [String: JSONValue] = [:]) -> String {
         var object = fields
         object["type"] = "response"
         object["ok"] = true
@@ -73,7 +83,7 @@ enum MachineProtocol {
     }
 
     /// `{"type": "response", "ok": false, "error": {"code", "message", "source"?}}`.
-    static func failure(
+    public static func failure(
         id: JSONValue?, command: String?, code: String, message: String, source: String? = nil
     ) -> String {
         var error: [String: JSONValue] = ["code": .string(code), "message": .string(message)]
@@ -86,12 +96,12 @@ enum MachineProtocol {
     }
 
     /// The answer to input that is not a request.
-    static func failure(_ bad: BadRequest) -> String {
+    public static func failure(_ bad: BadRequest) -> String {
         failure(id: bad.id, command: nil, code: "bad_request", message: bad.message)
     }
 
     /// `{"type": "event", "event": name, …fields}`.
-    static func event(_ name: String, _ fields: [String: JSONValue] = [:]) -> String {
+    public static func event(_ name: String, _ fields: [String: JSONValue] = [:]) -> String {
         var object = fields
         object["type"] = "event"
         object["event"] = .string(name)
@@ -99,7 +109,7 @@ enum MachineProtocol {
     }
 
     /// `{"type": "ready", "role": role, …fields}`: the first line, once the device started.
-    static func ready(role: String, _ fields: [String: JSONValue]) -> String {
+    public static func ready(role: String, _ fields: [String: JSONValue]) -> String {
         var object = fields
         object["type"] = "ready"
         object["role"] = .string(role)
@@ -107,17 +117,17 @@ enum MachineProtocol {
     }
 
     /// One compact JSON line (keys sorted).
-    static func line(_ object: [String: JSONValue]) -> String {
+    public static func line(_ object: [String: JSONValue]) -> String {
         String(decoding: JSONWriter.encode(.object(object)), as: UTF8.self)
     }
 
     /// Strings as a JSON array.
-    static func strings(_ values: [String]) -> JSONValue {
+    public static func strings(_ values: [String]) -> JSONValue {
         .array(values.map(JSONValue.string))
     }
 
     /// The members of an object value (empty for anything else), to merge a renderer's output into a line.
-    static func members(_ value: JSONValue) -> [String: JSONValue] {
+    public static func members(_ value: JSONValue) -> [String: JSONValue] {
         value.objectValue ?? [:]
     }
 }

@@ -1,4 +1,4 @@
-import CWebSockets
+import CThreadSanitizer
 import Synchronization
 
 /// A `Mutex`-protected value whose critical sections ThreadSanitizer can see.

@@ -1,5 +1,4 @@
 import Synchronization
-import WebSocketTransport
 
 /// Saturation scenarios: one pair, a window of outstanding sends, as fast as the relay goes.
 extension BenchRunner {

@@ -1,10 +1,12 @@
+import CLIArguments
 import Foundation
 
 /// `watchrelay bench`: the load generator and report of the WatchRelay benchmarks.
 ///
 /// See `BenchOptions.help` for the scenarios and BENCHMARKS.md for how to read the results.
-enum BenchCommand {
-    static func run(_ argv: [String]) async throws -> Int32 {
+public enum BenchCommand {
+    /// Runs `watchrelay bench` with its arguments (after the subcommand); returns the exit code.
+    public static func run(_ argv: [String]) async throws -> Int32 {
         var args = try Arguments(argv, booleanFlags: ["help", "quick"])
         if args.flag("help") {
             print(BenchOptions.help)

@@ -1,4 +1,3 @@
-import WebSocketTransport
 
 /// Connection scale: many idle connections, and what each costs the relay in RSS.
 extension BenchRunner {

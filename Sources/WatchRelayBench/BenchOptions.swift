@@ -1,3 +1,4 @@
+import CLIArguments
 import Foundation
 
 /// The settings of one `watchrelay bench` invocation.

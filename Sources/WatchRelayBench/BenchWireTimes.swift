@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import WebSocketTransport
 
 /// When each of one pair's bench messages left the generator and when it came back, stamped on

@@ -1,3 +1,5 @@
+import RelayProtocol
+
 /// The payload kinds of the GitExplorer watch companion.
 public struct PayloadKind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public var rawValue: String

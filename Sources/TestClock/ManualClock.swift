@@ -1,41 +1,13 @@
-import Foundation
+import Primitives
 import RelayProtocol
-import WebSocketTransport
 
-/// The watch's notion of now: the system clock, or a manual one tests advance.
-///
-/// It also sleeps until an instant of its own time, so the widget work runs at its due time
-/// with one timer and no polling — on a manual clock, when a test advances past it.
-public struct WatchClock: Sendable {
-    /// The current instant.
-    public var now: @Sendable () -> Timestamp
-    /// Waits until the clock reads at least the given instant; false if the waiting task was
-    /// cancelled first.
-    public var sleep: @Sendable (_ until: Timestamp) async -> Bool
-
-    /// A clock reading `now`; by default it sleeps in real time for the difference.
-    public init(
-        now: @escaping @Sendable () -> Timestamp,
-        sleep: (@Sendable (_ until: Timestamp) async -> Bool)? = nil
-    ) {
-        self.now = now
-        self.sleep = sleep ?? { until in
-            let ms = until.millisecondsSinceEpoch - now().millisecondsSinceEpoch
-            do {
-                if ms > 0 { try await Task.sleep(for: .milliseconds(ms)) }
-                return !Task.isCancelled
-            } catch {
-                return false
-            }
-        }
-    }
-
-    /// Wall-clock time.
-    public static let system = WatchClock { Timestamp(millisecondsSinceEpoch: Int64(Date().timeIntervalSince1970 * 1000)) }
-
-    /// A clock that moves only when told (the widget tests' `TestClock`).
-    public static func manual(_ clock: ManualClock) -> WatchClock {
-        WatchClock(now: { clock.now }, sleep: { await clock.sleep(until: $0) })
+extension Clock {
+    /// A clock that moves only when told: `manual.advance(by:)` (the widget tests, the
+    /// simulator's watches and `watchrelay watch --manual-clock`).
+    public static func manual(_ clock: ManualClock) -> Clock {
+        Clock(milliseconds: { clock.now.millisecondsSinceEpoch }, sleepUntilMilliseconds: {
+            await clock.sleep(until: Timestamp(millisecondsSinceEpoch: $0))
+        })
     }
 }
 

@@ -1,3 +1,5 @@
+import RelayProtocol
+
 /// A GitHub user as the watch shows it (GitExplorer's `User`).
 public struct User: JSONRepresentable, Hashable {
     public var login: String
