@@ -1,4 +1,5 @@
 #if os(Linux)
+import CLIArguments
 import Foundation
 import WatchConnectivity
 

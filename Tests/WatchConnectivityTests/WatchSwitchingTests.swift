@@ -3,7 +3,7 @@ import RelayServer
 import TestSupport
 import Testing
 import WatchConnectivity
-import WebSocketTransport
+import Primitives
 
 /// A phone paired with two watches: watch A (the phone's `default` watch) and watch B (added
 /// with a watch id), one relay on loopback.
