@@ -35,6 +35,11 @@ public actor HeadlessWatch {
     private var pairedWaiters: [(after: Int, CheckedContinuation<Void, Never>)] = []
     /// Who waits until the watch handled the newest context the relay holds for it.
     private var caughtUpWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Deletes sent whose `accepted` has not come back yet.
+    private var deletesInFlight: Set<String> = []
+    /// Deletes a snapshot completed while their `accepted` was still on its way (this actor
+    /// handles the phone's snapshot and the relay's answer in whichever order they arrive).
+    private var deletesCompletedEarly: Set<String> = []
     private var handledDeliveries = 0
     /// How many events went to ``events`` so far.
     public private(set) var publishedEvents = 0
@@ -145,7 +150,16 @@ public actor HeadlessWatch {
     }
 
     private func sendDelete(_ login: String) async throws {
-        _ = try await session.transferUserInfo(LoginCommand.favoritesDelete(login).payload)
+        deletesInFlight.insert(login)
+        defer { deletesInFlight.remove(login) }
+        do {
+            _ = try await session.transferUserInfo(LoginCommand.favoritesDelete(login).payload)
+        } catch {
+            deletesCompletedEarly.remove(login)
+            throw error
+        }
+        // Already completed (and announced) by a snapshot: nothing is pending any more.
+        if deletesCompletedEarly.remove(login) != nil { return }
         try store.setPendingDelete(login, accepted: true)
         publish(.deleteAccepted(login: login))
     }
@@ -280,6 +294,12 @@ public actor HeadlessWatch {
             if state.receive(snapshot, sentAt: d.sentAt, now: clock.now()) {
                 publish(.snapshotStored(revision: snapshot.revision, logins: snapshot.users.map(\.login)))
                 for login in pendingBefore where !state.favorites.pendingDeletes.contains(login) {
+                    // Accepted comes before completed, also when the phone's snapshot overtook
+                    // the relay's `accepted` on its way to this actor (the user is gone either way).
+                    if deletesInFlight.contains(login) {
+                        deletesCompletedEarly.insert(login)
+                        publish(.deleteAccepted(login: login))
+                    }
                     publish(.deleteCompleted(login: login))
                 }
                 // Without a debounce the reload is due now: run it here, not on the timer.

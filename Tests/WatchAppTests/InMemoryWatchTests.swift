@@ -20,7 +20,7 @@ struct InMemoryWatchTests {
         let events: EventBuffer
         let directory: TemporaryDirectory
 
-        static func start() async throws -> Harness {
+        static func start(wrap: (SessionClient) -> SessionClient = { $0 }) async throws -> Harness {
             let relay = InMemoryRelay()
             let directory = TemporaryDirectory()
             let phone = await relay.session(role: .phone, deviceName: "iPhone")
@@ -28,7 +28,7 @@ struct InMemoryWatchTests {
             let clock = ManualClock(Fx.t0)
             let watch = try HeadlessWatch(
                 relayURL: "memory", stateDirectory: directory.path("watch"), clock: .manual(clock),
-                session: await relay.session(role: .watch, deviceName: "Apple Watch"))
+                session: wrap(await relay.session(role: .watch, deviceName: "Apple Watch")))
             let events = EventBuffer(watch.events)
             try await watch.start()
             try await watch.pair(code: try await phone.beginPairing().code)
@@ -90,6 +90,45 @@ struct InMemoryWatchTests {
         }
         #expect(d.payload.kind == "favorites.delete")
         #expect(await h.watch.current.favorites.pendingDeletes == ["torvalds"])
+        await h.stop()
+    }
+
+    @Test func aSnapshotThatOvertakesTheDeletesAcceptedStillAnnouncesAcceptedFirstAndLeavesNothingPending()
+        async throws
+    {
+        // The relay's `accepted` for the delete is held back until the test lets it through; the
+        // phone's snapshot without the user arrives first (as it can when both race to the actor).
+        let (held, release) = AsyncStream.makeStream(of: Void.self)
+        let (sent, sentSignal) = AsyncStream.makeStream(of: Void.self)
+        let h = try await Harness.start { inner in
+            var client = inner
+            client.transferUserInfo = { payload in
+                let transfer = try await inner.transferUserInfo(payload)
+                sentSignal.yield()
+                for await _ in held { break }
+                return transfer
+            }
+            return client
+        }
+        try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)
+        try await h.watch.caughtUp()
+        let deleting = Task { try await h.watch.delete("torvalds") }
+        for await _ in sent { break }
+        try await h.phone.updateApplicationContext(Fx.snapshot(2, [Fx.octocat, Fx.gaearon]).payload)
+        try await h.watch.caughtUp()
+        release.yield()
+        try await deleting.value
+        let order = try await h.events.collect(2) { event -> String? in
+            switch event {
+            case .deleteAccepted(let login): "accepted \(login)"
+            case .deleteCompleted(let login): "completed \(login)"
+            default: nil
+            }
+        }
+        #expect(order == ["accepted torvalds", "completed torvalds"])
+        #expect(await h.watch.current.favorites.pendingDeletes.isEmpty)
+        // The late `accepted` did not write the finished delete back as pending.
+        #expect(try WatchStore(directory: h.directory.path("watch")).pendingDeletes().isEmpty)
         await h.stop()
     }
 }
