@@ -16,6 +16,12 @@ public final class ConsoleHub: Sendable {
         var heldFrames = 0
         /// The latest widget faces a watch published, by watch name: SVG text and when.
         var faces: [String: (svg: String, at: Timestamp)] = [:]
+        /// Open event streams (``ConsoleEvents``).
+        var subscribers: [ConsoleEvents.Subscriber] = []
+        /// Whether anything shown changed since the last push; whether the faces did.
+        var changed = false
+        var facesChanged = false
+        var lastPushAt = Int64.min / 2
     }
 
     /// The token and interface rule.
@@ -35,13 +41,16 @@ public final class ConsoleHub: Sendable {
 
     // MARK: - The engine's side
 
-    /// Stores the relay's state as of `now`.
+    /// Stores the relay's state as of `now` and pushes it (with the frames and faces that
+    /// changed) to every open event stream.
     public func publish(_ inspection: RelayInspection, at now: Timestamp, heldFrames: Int) {
-        state.withLock {
-            $0.inspection = inspection
-            $0.inspectedAt = now
-            $0.heldFrames = heldFrames
+        let writes = state.withLock { s in
+            s.inspection = inspection
+            s.inspectedAt = now
+            s.heldFrames = heldFrames
+            return push(&s, at: now)
         }
+        for (stream, bytes) in writes { stream.write(bytes) }
     }
 
     /// Logs a frame; one from a device also marks it seen.
@@ -53,12 +62,22 @@ public final class ConsoleHub: Sendable {
             $0.log.append(
                 bytes, direction: direction, link: link, member: member.map { ($0.pair, $0.role) }, at: now, fault: fault)
             if direction == "in", let device = member?.device { $0.lastSeen[device] = now }
+            $0.changed = true
         }
     }
 
     /// Stores the latest SVG picture of `watch`'s widget faces (shown on the page).
     public func publishFaces(of watch: String, svg: String, at now: Timestamp) {
-        state.withLock { $0.faces[watch] = (svg, now) }
+        state.withLock {
+            $0.faces[watch] = (svg, now)
+            $0.changed = true
+            $0.facesChanged = true
+        }
+    }
+
+    /// Changes with every fault set or cleared (``FaultPlan/version``).
+    public var planVersion: Int {
+        state.withLock { $0.plan.version }
     }
 
     /// Runs `body` on the plan (the engine's questions that change it: dice, one-shot faults).
@@ -75,14 +94,20 @@ public final class ConsoleHub: Sendable {
 
     /// Sets a fault and logs it.
     public func set(_ fault: Fault) throws(FaultError) {
-        try state.withLock { (s) throws(FaultError) in try s.plan.set(fault) }
+        try state.withLock { (s) throws(FaultError) in
+            try s.plan.set(fault)
+            s.changed = true
+        }
         logLine("fault set", [("kind", fault.kind.rawValue), ("target", fault.target.description), ("param", fault.parameter)])
     }
 
     /// Clears the faults on `target` (all when nil) and logs what went.
     @discardableResult
     public func clear(_ target: FaultTarget?) -> [Fault] {
-        let removed = state.withLock { $0.plan.clear(target) }
+        let removed = state.withLock { s in
+            s.changed = true
+            return s.plan.clear(target)
+        }
         logLine("faults cleared", [("target", target?.description ?? "all"), ("count", String(removed.count))])
         return removed
     }

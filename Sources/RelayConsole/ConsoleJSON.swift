@@ -114,7 +114,12 @@ public enum ConsoleJSON {
         return State(
             now: now, pairs: pairs, unpairedConnections: s.inspection.unpairedConnections,
             faults: s.plan.faults.map(fault), fired: fired, heldFrames: s.heldFrames,
-            faces: s.faces.keys.sorted().map { Face(watch: $0, svg: s.faces[$0]!.svg, at: s.faces[$0]!.at.iso8601) })
+            faces: faces(s))
+    }
+
+    /// The latest faces, by watch name.
+    static func faces(_ s: ConsoleHub.State) -> [Face] {
+        s.faces.keys.sorted().map { Face(watch: $0, svg: s.faces[$0]!.svg, at: s.faces[$0]!.at.iso8601) }
     }
 
     static func device(_ d: RelayInspection.Device, lastSeen: Timestamp?) -> Device {
