@@ -14,8 +14,9 @@ public final class ConsoleHub: Sendable {
         var log = FrameLog()
         var lastSeen: [DeviceID: Timestamp] = [:]
         var heldFrames = 0
-        /// The latest widget faces a watch published, by watch name: SVG text and when.
-        var faces: [String: (svg: String, at: Timestamp)] = [:]
+        /// The latest widget faces each watch published (its `faces` frames): SVG text and when.
+        /// In memory only; a watch no longer paired loses them at the next inspection.
+        var faces: [DeviceID: (svg: String, at: Timestamp)] = [:]
         /// Open event streams (``ConsoleEvents``).
         var subscribers: [ConsoleEvents.Subscriber] = []
         /// Whether anything shown changed since the last push; whether the faces did.
@@ -48,6 +49,13 @@ public final class ConsoleHub: Sendable {
             s.inspection = inspection
             s.inspectedAt = now
             s.heldFrames = heldFrames
+            if !s.faces.isEmpty {
+                let paired = Set(inspection.pairs.map(\.watch.id))
+                for device in s.faces.keys where !paired.contains(device) {
+                    s.faces[device] = nil
+                    s.facesChanged = true
+                }
+            }
             return push(&s, at: now)
         }
         for (stream, bytes) in writes { stream.write(bytes) }
@@ -67,7 +75,7 @@ public final class ConsoleHub: Sendable {
     }
 
     /// Stores the latest SVG picture of `watch`'s widget faces (shown on the page).
-    public func publishFaces(of watch: String, svg: String, at now: Timestamp) {
+    public func publishFaces(of watch: DeviceID, svg: String, at now: Timestamp) {
         state.withLock {
             $0.faces[watch] = (svg, now)
             $0.changed = true

@@ -17,6 +17,8 @@ public enum ConsoleJSON {
     }
 
     public struct Face: Codable, Equatable, Sendable {
+        /// The watch's device id and its name.
+        public var device: String
         public var watch: String
         public var svg: String
         public var at: String
@@ -119,7 +121,11 @@ public enum ConsoleJSON {
 
     /// The latest faces, by watch name.
     static func faces(_ s: ConsoleHub.State) -> [Face] {
-        s.faces.keys.sorted().map { Face(watch: $0, svg: s.faces[$0]!.svg, at: s.faces[$0]!.at.iso8601) }
+        var names: [DeviceID: String] = [:]
+        for pair in s.inspection.pairs { names[pair.watch.id] = pair.watch.name }
+        return s.faces.keys.sorted { $0.rawValue < $1.rawValue }.map { id in
+            Face(device: id.rawValue, watch: names[id] ?? id.rawValue, svg: s.faces[id]!.svg, at: s.faces[id]!.at.iso8601)
+        }
     }
 
     static func device(_ d: RelayInspection.Device, lastSeen: Timestamp?) -> Device {

@@ -39,7 +39,17 @@ extension RelayEngine {
         let now = clock.now()
         let member = core.member(of: link)
         var swallowed = false
-        if let m = member, FrameLog.type(of: bytes) == "reply" {
+        let type = FrameLog.type(of: bytes)
+        if let m = member, m.role == .watch, type == "faces",
+            case .faces(let faces)? = try? FrameCodec.decodeClientFrame(bytes)
+        {
+            // Shown on the console, and that is all (the core would accept it with no effect;
+            // a bad one goes on to the core, which answers the error).
+            console.hub.publishFaces(of: m.device, svg: faces.svg, at: now)
+            console.hub.logFrame(bytes, direction: "in", link: link, member: member, at: now)
+            return true
+        }
+        if let m = member, type == "reply" {
             swallowed = console.hub.withPlan { plan in
                 guard plan.swallowsReply(from: m.device, in: m.pair) else { return false }
                 plan.count(.noReply)

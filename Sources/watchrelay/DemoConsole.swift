@@ -3,23 +3,13 @@ import PhoneApp
 import RelayServer
 import WatchApp
 
-/// `demo --console`: after the story, the relay, phone and watch keep running; the watch's
-/// widget faces go to the console as SVG, and the terminal takes `add`/`remove`/`delete`/`quit`.
+/// `demo --console`: after the story, the relay, phone and watch keep running; the watch
+/// (started with `publishesFaces`) sends its widget faces to the console over its own
+/// connection whenever they may have changed, and the terminal takes `add`/`remove`/`delete`/`quit`.
 enum DemoConsole {
-    /// How often the watch's faces are re-rendered for the console.
-    static let faceInterval: Duration = .milliseconds(500)
-
     /// Runs until `quit`, the end of standard input, SIGINT or SIGTERM.
-    static func run(relay: RelayServer, phone: PhoneCompanion, watch: HeadlessWatch, watchName: String) async {
-        guard let hub = relay.console, let url = relay.consoleURL else { return }
-        let faces = Task {
-            while !Task.isCancelled {
-                let now = watch.clock.now()
-                let svg = SVGRenderer.render(await watch.current.widgets, now: now)
-                hub.publishFaces(of: watchName, svg: svg, at: now)
-                try? await Task.sleep(for: faceInterval)
-            }
-        }
+    static func run(relay: RelayServer, phone: PhoneCompanion, watch: HeadlessWatch) async {
+        guard let url = relay.consoleURL else { return }
         print("\n── The link stays up " + String(repeating: "─", count: 41))
         print("  console: \(url)")
         print("  type: add LOGIN / remove LOGIN (phone), delete LOGIN (watch), quit; set faults on the page")
@@ -40,8 +30,6 @@ enum DemoConsole {
             await group.next()
             group.cancelAll()
         }
-        faces.cancel()
-        await faces.value
     }
 
     private static func perform(_ verb: String, _ login: String?, phone: PhoneCompanion, watch: HeadlessWatch) async {

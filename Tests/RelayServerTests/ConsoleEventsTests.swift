@@ -1,5 +1,6 @@
 import Foundation
 import RelayConsole
+import RelayProtocol
 import RelayServer
 import TestSupport
 import Testing
@@ -62,6 +63,35 @@ struct ConsoleEventsTests {
         #expect(set.status == 200)
         let faulted = await events.first("state") { self.state($0)?.faults.first?.kind == "delay" }
         #expect(faulted != nil, "the fault arrives as a state event")
+        await relay.stop()
+    }
+
+    @Test func aWatchsFacesShowInTheConsoleAndNeverReachThePhone() async throws {
+        let relay = try await startRelay()
+        let port = relay.server.port
+        let events = try await EventStreamClient.open(port: port, "/console/api/events?token=\(Self.token)")
+        let (phone, watch, _, _) = try await pairDevices(relay)
+        let svg = #"<svg xmlns="http://www.w3.org/2000/svg"><text>faces-1</text></svg>"#
+        watch.send(.faces(Faces(id: "w-faces", svg: svg)))
+        // The watch's next frame is delivered; nothing about the faces reached the phone first.
+        watch.send(userInfo("u-after-faces", 1))
+        guard case .accepted = try await watch.next() else { throw TestFailure("accepted") }
+        guard case .deliver(let d) = try await phone.next() else { throw TestFailure("the userInfo, not the faces") }
+        #expect(d.id == "u-after-faces")
+
+        let pushed = await events.first("faces") { $0.contains("faces-1") }
+        let faces = try #require(pushed.flatMap { try? JSONDecoder().decode([ConsoleJSON.Face].self, from: Data($0.data.utf8)) })
+        #expect(faces.count == 1 && faces.first?.watch == "Test watch" && faces.first?.svg == svg)
+        let state = try await PlainHTTP.request(port: port, "/console/api/state?token=\(Self.token)")
+        #expect(state.body.contains("faces-1"))
+
+        // Only from a watch, and not too large.
+        phone.send(.faces(Faces(id: "p-faces", svg: svg)))
+        guard case .error(let fromPhone) = try await phone.next() else { throw TestFailure("error") }
+        #expect(fromPhone.code == .notSupported && fromPhone.re == "p-faces")
+        watch.send(.faces(Faces(id: "w-big", svg: String(repeating: "x", count: Faces.maxSVGBytes + 1))))
+        guard case .error(let tooLarge) = try await watch.next() else { throw TestFailure("error") }
+        #expect(tooLarge.code == .payloadTooLarge && tooLarge.re == "w-big")
         await relay.stop()
     }
 }
