@@ -36,6 +36,8 @@ public actor HeadlessWatch {
     private let facesSink: AsyncStream<String>.Continuation?
     private let facesQueue: AsyncStream<String>?
     private var lastFaces: String?
+    /// The shortest time between two `faces` frames.
+    public static let facesInterval: Duration = .milliseconds(250)
 
     /// Opens the watch's state directory; call ``start()`` to connect.
     ///
@@ -82,7 +84,14 @@ public actor HeadlessWatch {
         let session = session
         tasks.append(Task { for await event in session.events { await self.handle(event) } })
         if let facesQueue {
-            tasks.append(Task { for await svg in facesQueue { await session.publishFaces(svg) } })
+            // At most one `faces` frame per interval: what changed meanwhile waits, latest wins.
+            tasks.append(
+                Task {
+                    for await svg in facesQueue {
+                        await session.publishFaces(svg)
+                        try? await Task.sleep(for: Self.facesInterval)
+                    }
+                })
         }
         rearmWidgetTimer()
         try await session.activate()

@@ -13,7 +13,11 @@ enum DemoConsole {
         print("\n── The link stays up " + String(repeating: "─", count: 41))
         print("  console: \(url)")
         print("  type: add LOGIN / remove LOGIN (phone), delete LOGIN (watch), quit; set faults on the page")
-        // A pipe reader (a script, a test) waits for the console line: out with it now.
+        // A pipe reader (a script, a test) waits for the console line: out with it now. (Only
+        // here, before the stdin reader starts: fflush(NULL) takes glibc's list lock and then
+        // every stream's lock, and stdin's is held by a reader blocked in readLine — the demo
+        // hung on its first command that way, with every fopen behind it. The answers to the
+        // commands go out unbuffered through CLI.printLine.)
         fflush(nil)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await CLI.waitForTerminationSignal() }
@@ -24,7 +28,6 @@ enum DemoConsole {
                     guard let verb = words.first else { continue }
                     if verb == "quit" || verb == "exit" { return }
                     await perform(verb, words.dropFirst().first, phone: phone, watch: watch)
-                    fflush(nil)
                 }
             }
             await group.next()
@@ -34,19 +37,19 @@ enum DemoConsole {
 
     private static func perform(_ verb: String, _ login: String?, phone: PhoneCompanion, watch: HeadlessWatch) async {
         guard let login, ["add", "remove", "delete"].contains(verb) else {
-            print("  ? \(verb): add LOGIN, remove LOGIN, delete LOGIN or quit")
+            CLI.printLine("  ? \(verb): add LOGIN, remove LOGIN, delete LOGIN or quit")
             return
         }
         do {
             switch verb {
-            case "add": print("  phone: add \(login) → \(try await phone.add(login).sync)")
-            case "remove": print("  phone: remove \(login) → \(try await phone.remove(login).sync)")
+            case "add": CLI.printLine("  phone: add \(login) → \(try await phone.add(login).sync)")
+            case "remove": CLI.printLine("  phone: remove \(login) → \(try await phone.remove(login).sync)")
             default:
                 try await watch.delete(login)
-                print("  watch: delete \(login) sent (pending until the phone confirms)")
+                CLI.printLine("  watch: delete \(login) sent (pending until the phone confirms)")
             }
         } catch {
-            print("  \(verb) \(login) failed: \(error)")
+            CLI.printLine("  \(verb) \(login) failed: \(error)")
         }
     }
 }
