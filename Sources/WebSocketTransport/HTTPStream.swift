@@ -3,7 +3,8 @@
 ///
 /// Any thread may ``write(_:)``; the bytes wait here until the lws service thread can send
 /// them (it is woken through the server's command inbox, never by an lws call from the
-/// producer's thread). The stream is closed when the client goes away, when the server stops,
+/// producer's thread). The stream is closed when the client goes away (lws notices that at the
+/// latest on the next write, so a silent stream may look open until then), when the server stops,
 /// when the producer calls ``close()``, or when more than ``maxPending`` bytes wait (a client
 /// that stopped reading); writes after that are refused.
 public final class HTTPStream: Sendable, Equatable {
