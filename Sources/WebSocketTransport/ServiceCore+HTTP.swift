@@ -177,6 +177,12 @@ extension ServiceCore {
         return 0
     }
 
+    /// LWS_CALLBACK_WSI_DESTROY of a plain-HTTP wsi: forgets the stream still registered for it.
+    func httpStreamDestroyed(_ wsi: OpaquePointer) {
+        guard let id = httpStreams.first(where: { $0.value.wsi == wsi })?.key else { return }
+        httpStreams.removeValue(forKey: id)?.stream.markClosed()
+    }
+
     /// LWS_CALLBACK_CLOSED_HTTP: forgets an unfinished response or an open stream.
     func httpClosed(_ user: UnsafeMutableRawPointer?) {
         guard let user else { return }

@@ -183,6 +183,9 @@ final class ServiceCore {
             // CLOSED_CLIENT_HTTP), so whatever is still registered for this wsi ends here.
             if role.isClient || LWSContextResources.isBoundToWebSocketProtocol(wsi) {
                 connectionClosed(wsi, user)
+            } else if !httpStreams.isEmpty {
+                // An open stream whose CLOSED_HTTP did not come: its wsi must not outlive this.
+                httpStreamDestroyed(wsi)
             }
             return 0
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:

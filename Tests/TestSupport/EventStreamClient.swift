@@ -72,6 +72,11 @@ public final class EventStreamClient {
         return nil
     }
 
+    /// Ends the connection (the server sees the client leave).
+    public func close() {
+        socket.shutdown()
+    }
+
     /// One block's event (nil for a block of comments or `retry:` only).
     static func parse(_ block: String) -> Event? {
         var name = "message"

@@ -19,16 +19,16 @@ struct HTTPStreamTests {
                     opened.withLock { $0 = stream }
                     return .eventStream(stream)
                 }))
-        var client: EventStreamClient? = try await EventStreamClient.open(port: server.port, "/events")
-        #expect(client?.status == 200 && client?.headers.lowercased().contains("text/event-stream") == true)
-        #expect(await client?.next()?.data == "first")
+        let client = try await EventStreamClient.open(port: server.port, "/events")
+        #expect(client.status == 200 && client.headers.lowercased().contains("text/event-stream") == true)
+        #expect(await client.next()?.data == "first")
         let stream = try #require(opened.withLock { $0 })
         // A plain thread, not the service thread: the write wakes it through the inbox.
         Thread { stream.write(Array("event: later\ndata: from a thread\n\n".utf8)) }.start()
-        let later = await client?.next()
+        let later = await client.next()
         #expect(later?.name == "later" && later?.data == "from a thread")
         #expect(!stream.isClosed)
-        client = nil  // closes the socket
+        client.close()
         // lws notices at the latest when it writes to the gone client (a comment line here).
         try await eventually(10, "the server to notice the client left") {
             stream.write(Array(": still there?\n\n".utf8))
