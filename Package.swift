@@ -163,7 +163,7 @@ let package = Package(
         .testTarget(
             name: "WebSocketTransportTests", dependencies: ["WebSocketTransport", "TestSupport", "Primitives"], swiftSettings: strict),
         .testTarget(
-            name: "RelayConsoleTests", dependencies: ["RelayConsole", "RelayCore", "RelayProtocol"],
+            name: "RelayConsoleTests", dependencies: ["RelayConsole", "RelayCore", "RelayProtocol", "WebSocketTransport"],
             swiftSettings: strict),
         .testTarget(
             name: "RelayServerTests",
@@ -181,7 +181,7 @@ let package = Package(
             dependencies: ["PhoneApp", "InMemoryRelay", "RelayClient", "GitHubAPI", "RelayServer", "RelayProtocol", "WebSocketTransport", "TestSupport", "GitExplorerPayloads", "Primitives"],
             swiftSettings: strict),
         .testTarget(
-            name: "WatchAppTests", dependencies: ["WatchApp", "InMemoryRelay", "RelayClient", "RelayServer", "RelayProtocol", "TestSupport", "GitExplorerPayloads", "Primitives", "TestClock"],
+            name: "WatchAppTests", dependencies: ["WatchApp", "InMemoryRelay", "RelayClient", "RelayConsole", "RelayServer", "RelayProtocol", "TestSupport", "GitExplorerPayloads", "Primitives", "TestClock"],
             exclude: ["Golden"], swiftSettings: strict),
         .testTarget(
             name: "SimulatorTests", dependencies: ["Simulator", "TestSupport", "GitExplorerPayloads", "Primitives", "RelayProtocol"], swiftSettings: strict),

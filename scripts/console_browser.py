@@ -93,6 +93,9 @@ def main():
     parser.add_argument("url")
     parser.add_argument("--item", required=True)
     parser.add_argument("--device", required=True)
+    parser.add_argument("--live-item", help="after the page loaded, print 'loaded' and wait for this item to appear "
+                        "without a reload (the caller queues it then)")
+    parser.add_argument("--face", action="store_true", help="also wait for a watch face picture (decoded, not blank)")
     parser.add_argument("--screenshot")
     parser.add_argument("--timeout", type=float, default=30)
     args = parser.parse_args()
@@ -110,6 +113,21 @@ def main():
         report["devices"] = browser.evaluate("document.querySelectorAll('.device').length")
         browser.wait_for(f"!!document.querySelector('.item[data-item=\"{args.item}\"]')", "the queued item", args.timeout)
         report["item"] = args.item
+        if args.live_item:
+            # A reload would wipe this marker: the page must update itself from the event stream.
+            browser.evaluate("window.__consoleLoaded = 1; true")
+            updates = browser.evaluate("Number(document.body.dataset.updates || 0)")
+            print("loaded", flush=True)
+            browser.wait_for(f"!!document.querySelector('.item[data-item=\"{args.live_item}\"]')",
+                             "the item queued after the page loaded", args.timeout)
+            if browser.evaluate("window.__consoleLoaded") != 1:
+                raise RuntimeError("the page reloaded instead of updating live")
+            report["liveItem"] = args.live_item
+            report["liveUpdates"] = browser.evaluate("Number(document.body.dataset.updates || 0)") - updates
+        if args.face:
+            browser.wait_for("[...document.querySelectorAll('#faces img')].some(i => i.complete && i.naturalWidth > 0)",
+                             "a watch face picture", args.timeout)
+            report["faces"] = browser.evaluate("document.querySelectorAll('#faces img').length")
         target = json.dumps("device:" + args.device)
         browser.wait_for(f"[...document.getElementById('fault-target').options].some(o => o.value === {target})",
                          "the device as a fault target", args.timeout)

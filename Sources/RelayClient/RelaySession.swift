@@ -138,6 +138,12 @@ public actor RelaySession {
         _ = performNow(.setForeground(foreground))
     }
 
+    /// Watch: sends the widget faces (SVG) for the relay's console; dropped while not
+    /// activated or not paired (see PROTOCOL.md, `faces`).
+    public func publishFaces(_ svg: String) {
+        _ = performNow(.publishFaces(svg))
+    }
+
     // MARK: - The four modes
 
     /// `sendMessage(_:replyHandler:errorHandler:)`: a live message; with `wantsReply`, returns

@@ -37,6 +37,9 @@ public struct SessionClient: Sendable {
     public var synchronize: @Sendable () async throws -> Void
     /// The session's state now.
     public var status: @Sendable () async -> SessionStatus
+    /// Watch: the widget faces (SVG) for the relay's console; a no-op unless set (the live
+    /// session sends a `faces` frame).
+    public var publishFaces: @Sendable (_ svg: String) async -> Void = { _ in }
 
     /// A client from its endpoints.
     public init(
@@ -77,7 +80,7 @@ public struct SessionClient: Sendable {
 
     /// The client of a live ``RelaySession`` (lws).
     public static func live(_ session: RelaySession) -> SessionClient {
-        SessionClient(
+        var client = SessionClient(
             events: session.events,
             activate: { try await session.activate() },
             close: { await session.close() },
@@ -94,6 +97,8 @@ public struct SessionClient: Sendable {
             acknowledge: { await session.acknowledge($0) },
             synchronize: { try await session.synchronize() },
             status: { await session.status })
+        client.publishFaces = { await session.publishFaces($0) }
+        return client
     }
 }
 

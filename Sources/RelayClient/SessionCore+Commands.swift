@@ -45,6 +45,9 @@ extension SessionCore {
             isForeground = foreground
             if phase == .activated { send(.state(StateChange(foreground: foreground))) }
             complete(ticket, .success(.done))
+        case .publishFaces(let svg):
+            if settings.role == .watch, phase == .activated, isPaired { send(.faces(Faces(svg: svg))) }
+            complete(ticket, .success(.done))
         case .acknowledge(let delivery):
             acknowledge(delivery)
             complete(ticket, .success(.done))

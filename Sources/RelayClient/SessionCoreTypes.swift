@@ -31,6 +31,9 @@ public enum SessionCommand: Sendable, Equatable {
     case cancel(transferID: String)
     /// Watch: the app moved to the foreground or the background.
     case setForeground(Bool)
+    /// Watch: the widget faces as SVG for the relay's console (`faces`; sent only while
+    /// activated and paired, never queued: the next change sends the next picture).
+    case publishFaces(String)
     /// The app handled a delivery (durably, for context and userInfo).
     case acknowledge(Delivery)
     /// A round trip (`outstanding`): completes once every frame the relay sent before its

@@ -14,8 +14,15 @@ public final class ConsoleHub: Sendable {
         var log = FrameLog()
         var lastSeen: [DeviceID: Timestamp] = [:]
         var heldFrames = 0
-        /// The latest widget faces a watch published, by watch name: SVG text and when.
-        var faces: [String: (svg: String, at: Timestamp)] = [:]
+        /// The latest widget faces each watch published (its `faces` frames): SVG text and when.
+        /// In memory only; a watch no longer paired loses them at the next inspection.
+        var faces: [DeviceID: (svg: String, at: Timestamp)] = [:]
+        /// Open event streams (``ConsoleEvents``).
+        var subscribers: [ConsoleEvents.Subscriber] = []
+        /// Whether anything shown changed since the last push; whether the faces did.
+        var changed = false
+        var facesChanged = false
+        var lastPushAt = Int64.min / 2
     }
 
     /// The token and interface rule.
@@ -35,13 +42,23 @@ public final class ConsoleHub: Sendable {
 
     // MARK: - The engine's side
 
-    /// Stores the relay's state as of `now`.
+    /// Stores the relay's state as of `now` and pushes it (with the frames and faces that
+    /// changed) to every open event stream.
     public func publish(_ inspection: RelayInspection, at now: Timestamp, heldFrames: Int) {
-        state.withLock {
-            $0.inspection = inspection
-            $0.inspectedAt = now
-            $0.heldFrames = heldFrames
+        let writes = state.withLock { s in
+            s.inspection = inspection
+            s.inspectedAt = now
+            s.heldFrames = heldFrames
+            if !s.faces.isEmpty {
+                let paired = Set(inspection.pairs.map(\.watch.id))
+                for device in s.faces.keys where !paired.contains(device) {
+                    s.faces[device] = nil
+                    s.facesChanged = true
+                }
+            }
+            return push(&s, at: now)
         }
+        for (stream, bytes) in writes { stream.write(bytes) }
     }
 
     /// Logs a frame; one from a device also marks it seen.
@@ -53,12 +70,22 @@ public final class ConsoleHub: Sendable {
             $0.log.append(
                 bytes, direction: direction, link: link, member: member.map { ($0.pair, $0.role) }, at: now, fault: fault)
             if direction == "in", let device = member?.device { $0.lastSeen[device] = now }
+            $0.changed = true
         }
     }
 
     /// Stores the latest SVG picture of `watch`'s widget faces (shown on the page).
-    public func publishFaces(of watch: String, svg: String, at now: Timestamp) {
-        state.withLock { $0.faces[watch] = (svg, now) }
+    public func publishFaces(of watch: DeviceID, svg: String, at now: Timestamp) {
+        state.withLock {
+            $0.faces[watch] = (svg, now)
+            $0.changed = true
+            $0.facesChanged = true
+        }
+    }
+
+    /// Changes with every fault set or cleared (``FaultPlan/version``).
+    public var planVersion: Int {
+        state.withLock { $0.plan.version }
     }
 
     /// Runs `body` on the plan (the engine's questions that change it: dice, one-shot faults).
@@ -75,14 +102,20 @@ public final class ConsoleHub: Sendable {
 
     /// Sets a fault and logs it.
     public func set(_ fault: Fault) throws(FaultError) {
-        try state.withLock { (s) throws(FaultError) in try s.plan.set(fault) }
+        try state.withLock { (s) throws(FaultError) in
+            try s.plan.set(fault)
+            s.changed = true
+        }
         logLine("fault set", [("kind", fault.kind.rawValue), ("target", fault.target.description), ("param", fault.parameter)])
     }
 
     /// Clears the faults on `target` (all when nil) and logs what went.
     @discardableResult
     public func clear(_ target: FaultTarget?) -> [Fault] {
-        let removed = state.withLock { $0.plan.clear(target) }
+        let removed = state.withLock { s in
+            s.changed = true
+            return s.plan.clear(target)
+        }
         logLine("faults cleared", [("target", target?.description ?? "all"), ("count", String(removed.count))])
         return removed
     }

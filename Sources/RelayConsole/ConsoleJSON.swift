@@ -17,6 +17,8 @@ public enum ConsoleJSON {
     }
 
     public struct Face: Codable, Equatable, Sendable {
+        /// The watch's device id and its name.
+        public var device: String
         public var watch: String
         public var svg: String
         public var at: String
@@ -114,7 +116,16 @@ public enum ConsoleJSON {
         return State(
             now: now, pairs: pairs, unpairedConnections: s.inspection.unpairedConnections,
             faults: s.plan.faults.map(fault), fired: fired, heldFrames: s.heldFrames,
-            faces: s.faces.keys.sorted().map { Face(watch: $0, svg: s.faces[$0]!.svg, at: s.faces[$0]!.at.iso8601) })
+            faces: faces(s))
+    }
+
+    /// The latest faces, by watch name.
+    static func faces(_ s: ConsoleHub.State) -> [Face] {
+        var names: [DeviceID: String] = [:]
+        for pair in s.inspection.pairs { names[pair.watch.id] = pair.watch.name }
+        return s.faces.keys.sorted { $0.rawValue < $1.rawValue }.map { id in
+            Face(device: id.rawValue, watch: names[id] ?? id.rawValue, svg: s.faces[id]!.svg, at: s.faces[id]!.at.iso8601)
+        }
     }
 
     static func device(_ d: RelayInspection.Device, lastSeen: Timestamp?) -> Device {

@@ -1,5 +1,7 @@
 /// The console page: plain HTML, CSS and JavaScript served from the binary (no build step,
-/// no external assets). It reads the token from its own URL and polls the JSON API.
+/// no external assets). It reads the token from its own URL, listens to the server-sent events
+/// of `/console/api/events` (no polling: the relay pushes when something changed) and posts
+/// faults to the JSON API.
 enum ConsolePage {
     static let html = """
         <!doctype html>
@@ -97,22 +99,37 @@ enum ConsolePage {
           $("faces").innerHTML = s.faces.map(f => `<figure class="face" data-watch="${esc(f.watch)}"><img alt="${esc(f.watch)}"
             src="data:image/svg+xml;charset=utf-8,${encodeURIComponent(f.svg)}"><figcaption class="mono">${esc(f.watch)} · ${esc(f.at.slice(11, 19))}</figcaption></figure>`).join("");
         }
-        async function refresh() {
-          try {
-            const s = await (await fetch("/console/api/state", auth)).json();
-            lastState = s; renderPairs(s); renderQueues(s); renderFaults(s); renderFaces(s);
-            const pair = $("frame-pair").value;
-            const f = await (await fetch("/console/api/frames?limit=100" + (pair ? "&pair=" + encodeURIComponent(pair) : ""), auth)).json();
-            $("frames").tBodies[0].innerHTML = f.frames.map(e => `<tr><td>${e.number}</td><td class="mono">${esc(e.at.slice(11, 23))}</td><td>${e.direction === "in" ? "→ relay" : "relay →"}</td>
-              <td>${esc(e.role ?? "link " + e.link)}</td><td>${esc(e.type)}</td><td class="warn">${esc(e.fault)}</td><td class="preview mono" title="${esc(e.preview)}">${esc(e.preview)}</td></tr>`).join("");
-            $("status").textContent = "live · " + new Date(s.now).toISOString().slice(11, 19) + " UTC";
-          } catch (e) { $("status").textContent = "relay unreachable: " + e; }
+        let shownFrames = [];
+        function renderFrames(list, reset) {
+          if (reset) shownFrames = [];
+          const newest = shownFrames.length ? shownFrames[0].number : 0;
+          shownFrames = list.filter(e => e.number > newest).concat(shownFrames).slice(0, 100);
+          $("frames").tBodies[0].innerHTML = shownFrames.map(e => `<tr class="frame" data-number="${e.number}"><td>${e.number}</td><td class="mono">${esc(e.at.slice(11, 23))}</td><td>${e.direction === "in" ? "→ relay" : "relay →"}</td>
+            <td>${esc(e.role ?? "link " + e.link)}</td><td>${esc(e.type)}</td><td class="warn">${esc(e.fault)}</td><td class="preview mono" title="${esc(e.preview)}">${esc(e.preview)}</td></tr>`).join("");
         }
+        let events = null, updates = 0;
+        function listen() {
+          if (events) events.close();
+          const pair = $("frame-pair").value;
+          let reset = true;
+          events = new EventSource("/console/api/events?token=" + encodeURIComponent(token) + (pair ? "&pair=" + encodeURIComponent(pair) : ""));
+          events.addEventListener("state", (m) => {
+            const s = JSON.parse(m.data);
+            lastState = s; renderPairs(s); renderQueues(s); renderFaults(s);
+            updates += 1;
+            $("status").textContent = "live · " + new Date(s.now).toISOString().slice(11, 19) + " UTC";
+            document.body.dataset.updates = updates;
+          });
+          events.addEventListener("faces", (m) => renderFaces({faces: JSON.parse(m.data)}));
+          events.addEventListener("frames", (m) => { renderFrames(JSON.parse(m.data).frames, reset); reset = false; });
+          events.onopen = () => { reset = true; };
+          events.onerror = () => { $("status").textContent = "relay unreachable, reconnecting…"; };
+        }
+        $("frame-pair").onchange = listen;
         async function post(path) {
           const r = await fetch(path, {method: "POST", headers: auth.headers});
           const body = await r.json();
           $("fault-result").textContent = r.ok ? (body.message ?? ("set " + body.kind + " on " + body.target)) : ("refused: " + body.message);
-          refresh();
         }
         $("fault-set").onclick = () => {
           const kind = $("fault-kind").value, param = $("fault-param").value.trim();
@@ -123,7 +140,7 @@ enum ConsolePage {
         };
         $("fault-clear").onclick = () => post("/console/api/faults/clear?target=" + encodeURIComponent($("fault-target").value));
         $("fault-clear-all").onclick = () => post("/console/api/faults/clear");
-        refresh(); setInterval(refresh, 700);
+        listen();
         </script></body></html>
         """
 }

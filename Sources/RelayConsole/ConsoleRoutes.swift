@@ -10,6 +10,7 @@ import WebSocketTransport
 /// | GET | `/console` | the page |
 /// | GET | `/console/api/state` | pairs, devices, queues, faults |
 /// | GET | `/console/api/frames?pair=ID&after=N&limit=N` | the frame log, newest first |
+/// | GET | `/console/api/events?pair=ID` | server-sent events: state, faces, frames as they change (``ConsoleEvents``) |
 /// | GET | `/console/api/faults` | faults in force |
 /// | POST | `/console/api/faults?target=T&kind=K&ms=N&p=P&left=N` | sets a fault |
 /// | POST | `/console/api/faults/clear?target=T` | clears the target's faults (all without `target`) |
@@ -42,6 +43,10 @@ public struct ConsoleRoutes: Sendable {
             let after = query["after"].flatMap { Int($0) } ?? 0
             let limit = min(500, max(1, query["limit"].flatMap { Int($0) } ?? 200))
             return json(hub.state.withLock { ConsoleJSON.frames($0.log.entries(pair: pair, after: after, limit: limit)) })
+        case ("GET", "/console/api/events"):
+            let stream = HTTPStream()
+            hub.subscribe(stream, pair: query["pair"].flatMap { $0.isEmpty ? nil : PairID($0) })
+            return .eventStream(stream)
         case ("GET", "/console/api/faults"):
             return json(hub.state.withLock { $0.plan.faults.map(ConsoleJSON.fault) })
         case ("POST", "/console/api/faults"):

@@ -21,6 +21,11 @@ public struct DeliveryGate<Item: Sendable>: Sendable {
     /// Whether nothing is held.
     public var isEmpty: Bool { held.isEmpty }
 
+    /// When the first held item is due (nil when nothing is held).
+    public var nextDue: Int64? {
+        held.values.compactMap { $0.first?.due }.min()
+    }
+
     /// Items held now, over all connections.
     public var heldCount: Int { held.values.reduce(0) { $0 + $1.count } }
 

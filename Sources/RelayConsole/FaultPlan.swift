@@ -74,6 +74,17 @@ public struct FaultPlan: Sendable, Equatable {
         }
     }
 
+    /// When the next `flap` fault turns over after `now` (nil without flaps): the engine's
+    /// timer is armed for it, so reachability follows the flaps without a ticking timer.
+    public func nextFlip(after now: Timestamp) -> Timestamp? {
+        let flips = faults.filter { $0.kind == .flap }.map { fault -> Int64 in
+            let period = Int64(max(1, fault.milliseconds ?? 1))
+            let elapsed = max(0, now.millisecondsSinceEpoch - fault.setAt.millisecondsSinceEpoch)
+            return fault.setAt.millisecondsSinceEpoch + (elapsed / period + 1) * period
+        }
+        return flips.min().map { Timestamp(millisecondsSinceEpoch: $0) }
+    }
+
     /// How long frames to `device` are held before they go (0: not delayed).
     public func deliveryDelay(to device: DeviceID, in pair: PairID) -> Int {
         faults(for: device, in: pair).filter { $0.kind == .delay }.map { $0.milliseconds ?? 0 }.max() ?? 0

@@ -51,6 +51,9 @@ public struct FrameLog: Sendable {
         }
     }
 
+    /// The number of the newest frame logged (0 before the first).
+    public var newestNumber: Int { nextNumber - 1 }
+
     /// Newest first: at most `limit` entries, of `pair` only when given, numbered above `after`.
     public func entries(pair: PairID? = nil, after: Int = 0, limit: Int = 200) -> [Entry] {
         var out: [Entry] = []

@@ -131,6 +131,18 @@ extension RelayState {
         if before != after { notifyPeer(of: device, presence: after) }
     }
 
+    /// `faces` (PROTOCOL.md §10.1): only from a paired watch; otherwise no effect here. The
+    /// relay's engine shows the picture on its console before the frame gets this far; a relay
+    /// without a console accepts and forgets it (it never reaches the peer).
+    mutating func faces(_ f: Faces, on link: LinkID) throws(ProtocolError) {
+        guard let session = links[link]?.session, session.role == .watch else {
+            throw ProtocolError(.notSupported, "only a watch publishes widget faces", re: f.id)
+        }
+        guard member(of: link) != nil else {
+            throw ProtocolError(.notPaired, "pair before publishing widget faces", re: f.id)
+        }
+    }
+
     // MARK: - Closing
 
     /// The transport reports the connection gone.

@@ -202,6 +202,7 @@ public struct RelayState: Sendable {
         case .ack(let f): try ack(f, on: link)
         case .cancel(let f): try cancel(f, on: link)
         case .outstanding(let f): try outstanding(f, on: link)
+        case .faces(let f): try faces(f, on: link)
         }
     }
 

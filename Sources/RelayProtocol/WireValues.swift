@@ -27,6 +27,7 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let cancelled = FrameType(rawValue: "cancelled")
     public static let outstanding = FrameType(rawValue: "outstanding")
     public static let error = FrameType(rawValue: "error")
+    public static let faces = FrameType(rawValue: "faces")
 }
 
 /// Which side of the pair a device is.

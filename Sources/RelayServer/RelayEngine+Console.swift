@@ -17,9 +17,12 @@ struct ConsoleAttachment: Sendable {
     /// Paired devices as of the last inspection (reachability faults are checked for these).
     var devices: [(device: DeviceID, pair: PairID)] = []
     var budgets: [PairID: Int] = [:]
-    var ticks = 0
-    /// How often the engine's timer runs the console's faults and snapshots.
-    static let tickInterval: Duration = .milliseconds(25)
+    /// Set by every event the engine handles (the relay's state may have changed).
+    var changed = true
+    /// The plan version last applied to the core (-1: never).
+    var appliedPlanVersion = -1
+    /// When a `flap` fault turns over next.
+    var nextFlip: Timestamp?
 
     init(hub: ConsoleHub) {
         self.hub = hub
@@ -36,7 +39,17 @@ extension RelayEngine {
         let now = clock.now()
         let member = core.member(of: link)
         var swallowed = false
-        if let m = member, FrameLog.type(of: bytes) == "reply" {
+        let type = FrameLog.type(of: bytes)
+        if let m = member, m.role == .watch, type == "faces",
+            case .faces(let faces)? = try? FrameCodec.decodeClientFrame(bytes)
+        {
+            // Shown on the console, and that is all (the core would accept it with no effect;
+            // a bad one goes on to the core, which answers the error).
+            console.hub.publishFaces(of: m.device, svg: faces.svg, at: now)
+            console.hub.logFrame(bytes, direction: "in", link: link, member: member, at: now)
+            return true
+        }
+        if let m = member, type == "reply" {
             swallowed = console.hub.withPlan { plan in
                 guard plan.swallowsReply(from: m.device, in: m.pair) else { return false }
                 plan.count(.noReply)
@@ -97,13 +110,55 @@ extension RelayEngine {
         console?.gate.forget(link)
     }
 
-    /// Per tick: reachability and budget faults into the core, disconnects, held frames whose
-    /// time came, and (every 8th tick) a fresh inspection for the console.
-    func consoleTick(_ outbound: inout OutboundBatch) {
+    /// At the end of each service-loop turn: the relay's state to the console (coalesced: at
+    /// most one inspection and push per ``ConsoleEvents/pushInterval``, only after a change),
+    /// the plan into the core when it changed or a flap turned over, held frames whose time came.
+    /// Returns when the engine's timer must run next for the console (nil: nothing pending), so
+    /// an idle relay with a console runs no timer at all.
+    func consoleEndOfTurn(_ outbound: inout OutboundBatch) -> Duration? {
+        guard let hub = console?.hub else { return nil }
+        let now = clock.now()
+        if console?.changed == true {
+            hub.noteChange()
+            console?.changed = false
+        }
+        var inspected = false
+        if hub.pushDelay(now: now) == 0 {
+            let inspection = core.inspect(now: now)
+            console?.devices = inspection.pairs.flatMap { p in [(p.phone.id, p.id), (p.watch.id, p.id)] }
+            hub.publish(inspection, at: now, heldFrames: console?.gate.heldCount ?? 0)
+            inspected = true
+        }
+        let version = hub.planVersion
+        let flipped = console?.nextFlip.map { $0 <= now } ?? false
+        if inspected || flipped || version != console?.appliedPlanVersion {
+            if applyFaults(now, &outbound) { hub.noteChange() }
+            console?.appliedPlanVersion = version
+            console?.nextFlip = hub.withPlan { $0.nextFlip(after: now) }
+        }
+        if console?.gate.isEmpty == false {
+            for (link, item) in console?.gate.release(now: now.millisecondsSinceEpoch) ?? [] {
+                switch item {
+                case .frame(let bytes): outbound.send(bytes, to: ConnectionID(rawValue: link.rawValue))
+                case .close(let code, let reason): outbound.close(ConnectionID(rawValue: link.rawValue), code: code, reason: reason)
+                }
+            }
+        }
+        var wait = hub.pushDelay(now: now)
+        for due in [console?.nextFlip?.millisecondsSinceEpoch, console?.gate.nextDue].compactMap({ $0 }) {
+            wait = min(wait ?? .max, due - now.millisecondsSinceEpoch)
+        }
+        // +1: the clock counts whole milliseconds; a timer due before the deadline is a wasted turn.
+        return wait.map { .milliseconds(max(0, $0) + 1) }
+    }
+
+    /// Reachability and budget faults into the core, disconnects carried out. Returns whether
+    /// anything changed.
+    private func applyFaults(_ now: Timestamp, _ outbound: inout OutboundBatch) -> Bool {
         // `execute` below may send through ``consoleSend``, which changes `console`: no copy
         // of it is held across those calls.
-        guard let hub = console?.hub, let devices = console?.devices, let applied = console?.budgets else { return }
-        let now = clock.now()
+        guard let hub = console?.hub, let devices = console?.devices, let applied = console?.budgets else { return false }
+        var changed = false
         let (wanted, budgets, disconnects) = hub.withPlan { plan in
             let wanted = Set(devices.filter { plan.isUnreachable($0.device, in: $0.pair, now: now) }.map(\.device))
             return (wanted, plan.complicationBudgets, plan.takeDisconnects())
@@ -112,10 +167,12 @@ extension RelayEngine {
         for device in wanted.subtracting(current) {
             log.info("fault applied", ("kind", "unreachable"), ("device", device.rawValue), ("reachable", "false"))
             execute(core.setForcedUnreachable(device, true, now: now), &outbound)
+            changed = true
         }
         for device in current.subtracting(wanted) {
             log.info("fault lifted", ("kind", "unreachable"), ("device", device.rawValue), ("reachable", "true"))
             execute(core.setForcedUnreachable(device, false, now: now), &outbound)
+            changed = true
         }
         if budgets != applied {
             for pair in Set(budgets.keys).union(applied.keys) where budgets[pair] != applied[pair] {
@@ -123,6 +180,7 @@ extension RelayEngine {
                 log.info("fault applied", ("kind", "complication-budget"), ("pair", pair.rawValue), ("left", budgets[pair].map(String.init) ?? "real"))
             }
             console?.budgets = budgets
+            changed = true
         }
         for target in disconnects {
             for (device, pair) in devices where target.matches(device: device, pair: pair) {
@@ -130,19 +188,9 @@ extension RelayEngine {
                 log.info("fault fired", ("kind", "disconnect"), ("device", device.rawValue), ("conn", link.description))
                 hub.withPlan { $0.count(.disconnect) }
                 outbound.close(ConnectionID(rawValue: link.rawValue), code: CloseCode.goingAway.rawValue, reason: "fault: disconnect")
+                changed = true
             }
         }
-        for (link, item) in console?.gate.release(now: now.millisecondsSinceEpoch) ?? [] {
-            switch item {
-            case .frame(let bytes): outbound.send(bytes, to: ConnectionID(rawValue: link.rawValue))
-            case .close(let code, let reason): outbound.close(ConnectionID(rawValue: link.rawValue), code: code, reason: reason)
-            }
-        }
-        console?.ticks += 1
-        if (console?.ticks ?? 0) % 8 == 1 {
-            let inspection = core.inspect(now: now)
-            console?.devices = inspection.pairs.flatMap { p in [(p.phone.id, p.id), (p.watch.id, p.id)] }
-            hub.publish(inspection, at: now, heldFrames: console?.gate.heldCount ?? 0)
-        }
+        return changed
     }
 }

@@ -91,6 +91,7 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
     // MARK: - ServerEventHandler (service thread)
 
     func handle(_ event: ServerEvent, outbound: inout OutboundBatch) {
+        if console != nil { console?.changed = true }
         switch event {
         case .opened(let id, let address):
             log.debug("connection opened", ("conn", id.description), ("addr", address))
@@ -118,6 +119,7 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
     }
 
     func received(_ message: any Sendable, outbound: inout OutboundBatch) {
+        if console != nil { console?.changed = true }
         switch message {
         case let done as Committed:
             metrics.committed(mutations: done.mutations)
@@ -139,11 +141,13 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
     func timerFired(outbound: inout OutboundBatch) {
         if let deadline = core.nextDeadline, deadline <= clock.now() {
             run(.tick, &outbound)
+            if console != nil { console?.changed = true }
         }
-        if console != nil { consoleTick(&outbound) }
     }
 
     func endOfTurn(outbound: inout OutboundBatch) -> Duration? {
+        // First, so what the console's faults make the core do is in this turn's batch.
+        let consoleWait = console != nil ? consoleEndOfTurn(&outbound) : nil
         if let batch = gate.takeBatch() { committer?.submit(batch) }
         if !pendingMetrics.isEmpty {
             metrics.record(pendingMetrics)
@@ -157,8 +161,8 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
                 received: core.framesReceived)
         }
         var delay = gaugesDue - now
-        // With a console the timer also runs its faults: flaps, held frames, its snapshots.
-        if console != nil { delay = min(delay, ConsoleAttachment.tickInterval) }
+        // With a console: its next push, flap or held frame (none while nothing is pending).
+        if let consoleWait { delay = min(delay, consoleWait) }
         if let deadline = core.nextDeadline {
             // +1: the clock counts whole milliseconds; a timer due before the deadline is a wasted turn.
             let ms = deadline.millisecondsSinceEpoch - clock.now().millisecondsSinceEpoch + 1

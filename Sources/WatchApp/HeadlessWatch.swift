@@ -43,14 +43,24 @@ public actor HeadlessWatch {
     private var handledDeliveries = 0
     /// How many events went to ``events`` so far.
     public private(set) var publishedEvents = 0
+    /// With `publishesFaces`: the newest widget faces (SVG) for the relay's console wait here
+    /// for the one task that sends them (latest wins); the last one handed over.
+    private let facesSink: AsyncStream<String>.Continuation?
+    private let facesQueue: AsyncStream<String>?
+    private var lastFaces: String?
+    /// The shortest time between two `faces` frames.
+    public static let facesInterval: Duration = .milliseconds(250)
 
     /// Opens the watch's state directory; call ``start()`` to connect.
     ///
     /// `session` is the session to use (e.g. an in-memory one); nil: a live ``RelaySession``
-    /// to `relayURL`, keeping its state in `stateDirectory/session`.
+    /// to `relayURL`, keeping its state in `stateDirectory/session`. With `publishesFaces`
+    /// (`watch --console`), the widget faces go to the relay's console as SVG after every
+    /// event that may have changed them (`faces` frames, PROTOCOL.md §10.1).
     public init(
         relayURL: String, stateDirectory: String, deviceName: String = "Apple Watch", foreground: Bool = true,
-        rules: WidgetRules = WidgetRules(), clock: Clock = .system, session: SessionClient? = nil
+        rules: WidgetRules = WidgetRules(), clock: Clock = .system, session: SessionClient? = nil,
+        publishesFaces: Bool = false
     ) throws {
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
         store = try WatchStore(directory: stateDirectory)
@@ -72,6 +82,12 @@ public actor HeadlessWatch {
         }
         self.state = state
         (events, sink) = AsyncStream.makeStream(of: WatchEvent.self)
+        if publishesFaces {
+            let (queue, facesSink) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(1))
+            (self.facesQueue, self.facesSink) = (queue, facesSink)
+        } else {
+            (self.facesQueue, self.facesSink) = (nil, nil)
+        }
     }
 
     /// Connects to the relay and starts the event and widget loops; returns once activated.
@@ -79,6 +95,16 @@ public actor HeadlessWatch {
         guard tasks.isEmpty else { return }
         let session = session
         tasks.append(Task { for await event in session.events { await self.handle(event) } })
+        if let facesQueue {
+            // At most one `faces` frame per interval: what changed meanwhile waits, latest wins.
+            tasks.append(
+                Task {
+                    for await svg in facesQueue {
+                        await session.publishFaces(svg)
+                        try? await Task.sleep(for: Self.facesInterval)
+                    }
+                })
+        }
         rearmWidgetTimer()
         try await session.activate()
         // Deletes the relay never accepted (the app died first) go again.
@@ -90,6 +116,7 @@ public actor HeadlessWatch {
     /// Stops the loops and closes the session.
     public func stop() async {
         for t in tasks { t.cancel() }
+        facesSink?.finish()
         widgetTimer?.cancel()
         widgetTimer = nil
         await session.close()
@@ -245,6 +272,16 @@ public actor HeadlessWatch {
     private func publish(_ event: WatchEvent) {
         publishedEvents += 1
         sink.yield(event)
+        if facesSink != nil { publishFaces() }
+    }
+
+    /// Hands the faces to the publisher task if they differ from the last ones (a session
+    /// not activated or not paired drops them; the next event sends them again).
+    private func publishFaces() {
+        let svg = SVGRenderer.render(state.widgets, now: clock.now())
+        guard svg != lastFaces else { return }
+        lastFaces = svg
+        facesSink?.yield(svg)
     }
 
     // MARK: - Loops
@@ -263,12 +300,14 @@ public actor HeadlessWatch {
         case .reachabilityChanged(let r):
             publish(.reachability(r))
         case .paired(_, let peer):
+            lastFaces = nil  // sent before pairing, they were dropped: send them again
             publish(.paired(peer: peer))
             pairedEvents += 1
             let ready = pairedWaiters.filter { $0.after < pairedEvents }
             pairedWaiters.removeAll { $0.after < pairedEvents }
             for (_, waiter) in ready { waiter.resume() }
         case .activated(let paired):
+            lastFaces = nil  // a new connection (the relay may have restarted): send them again
             publish(.activated(paired: paired))
         case .unpaired(let reason):
             publish(.error("unpaired: \(reason)"))

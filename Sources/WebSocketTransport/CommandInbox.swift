@@ -21,6 +21,8 @@ enum Command: Sendable {
     case shutdown
     /// Hand a value to the server's ``ServerEventHandler`` (see ``WebSocketServer/post(_:)``).
     case toHandler(any Sendable)
+    /// A streaming HTTP response (by its per-session key) has bytes to send or was closed.
+    case httpStreamReady(UInt64)
 }
 
 /// The only way into a service thread: a `Mutex`-protected command list plus `lws_cancel_service`.

@@ -14,6 +14,9 @@ public struct HTTPResponse: Sendable, Equatable {
     public var body: [UInt8]
     /// Further headers (e.g. `ETag`, `Link`); names are sent lowercased.
     public var headers: [HTTPHeader]
+    /// For a streaming response (server-sent events): the open-ended body, sent as the producer
+    /// writes it, with no `Content-Length`; `body` is then ignored.
+    public var stream: HTTPStream?
 
     /// Creates a response from its parts.
     public init(
@@ -28,6 +31,14 @@ public struct HTTPResponse: Sendable, Equatable {
     /// Creates a `text/plain` UTF-8 response.
     public static func text(_ text: String, status: Int = 200) -> HTTPResponse {
         HTTPResponse(status: status, body: Array(text.utf8))
+    }
+
+    /// A `text/event-stream` response (server-sent events) whose body is `stream`.
+    public static func eventStream(_ stream: HTTPStream) -> HTTPResponse {
+        var response = HTTPResponse(
+            contentType: "text/event-stream", body: [], headers: [HTTPHeader(name: "Cache-Control", value: "no-store")])
+        response.stream = stream
+        return response
     }
 
     /// The answer for a path with no route.

@@ -6,6 +6,13 @@ struct PendingHTTPResponse {
     var offset = 0
 }
 
+/// A streaming HTTP response whose headers are sent: its connection and its body.
+struct OpenHTTPStream {
+    /// Valid until LWS_CALLBACK_CLOSED_HTTP, when the entry is removed.
+    let wsi: OpaquePointer
+    let stream: HTTPStream
+}
+
 /// Plain HTTP on the WebSocket port, served from protocols[0] with the configured route table.
 extension ServiceCore {
     /// Largest body chunk written per HTTP_WRITEABLE.
@@ -39,9 +46,9 @@ extension ServiceCore {
             let start = base + relay_lws_pre
             var position: UnsafeMutablePointer<UInt8>? = start
             let end = base + buffer.count
-            if lws_add_http_common_headers(
-                wsi, response.lwsStatus, response.contentType, lws_filepos_t(response.body.count), &position, end) != 0
-            {
+            // A stream has no length (LWS_ILLEGAL_HTTP_CONTENT_LEN, a cast Swift cannot import).
+            let length = response.stream == nil ? lws_filepos_t(response.body.count) : ~lws_filepos_t(0)
+            if lws_add_http_common_headers(wsi, response.lwsStatus, response.contentType, length, &position, end) != 0 {
                 return true
             }
             for header in response.headers where header.isValid {
@@ -53,7 +60,17 @@ extension ServiceCore {
             }
             return lws_finalize_write_http_header(wsi, start, &position, end) != 0
         }
-        if failed { return -1 }
+        if failed {
+            response.stream?.markClosed()
+            return -1
+        }
+        if let stream = response.stream {
+            if isHead {
+                stream.markClosed()
+                return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+            }
+            return openStream(stream, wsi, user)
+        }
         if response.body.isEmpty || isHead {
             return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
         }
@@ -62,6 +79,18 @@ extension ServiceCore {
         // The HTTP per-session data is lws's; it holds only this integer, the key of the body.
         user.storeBytes(of: id, as: UInt64.self)
         httpResponses[id] = PendingHTTPResponse(body: response.body)
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+
+    /// Keeps a streaming response open: lws stops timing it out as an HTTP transaction, and the
+    /// stream wakes this thread through the inbox whenever its producer writes.
+    private func openStream(_ stream: HTTPStream, _ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer) -> Int32 {
+        let id = ConnectionID.next().rawValue
+        user.storeBytes(of: id, as: UInt64.self)
+        lws_http_mark_sse(wsi)
+        httpStreams[id] = OpenHTTPStream(wsi: wsi, stream: stream)
+        stream.attach { [inbox] in inbox.post(.httpStreamReady(id)) }
         lws_callback_on_writable(wsi)
         return 0
     }
@@ -109,6 +138,7 @@ extension ServiceCore {
     func httpWriteable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
         guard let user else { return 0 }
         let id = user.load(as: UInt64.self)
+        if let open = httpStreams[id] { return streamWriteable(open, wsi) }
         guard var pending = httpResponses[id] else { return 0 }  // spurious WRITEABLE
         let remaining = pending.body.count - pending.offset
         let count = min(remaining, Self.httpChunkSize)
@@ -134,9 +164,30 @@ extension ServiceCore {
         return 0
     }
 
-    /// LWS_CALLBACK_CLOSED_HTTP: forgets an unfinished response.
+    /// HTTP_WRITEABLE on a stream: writes one chunk of what waits; a closed stream closes the
+    /// connection (-1), after which lws reports CLOSED_HTTP.
+    private func streamWriteable(_ open: OpenHTTPStream, _ wsi: OpaquePointer) -> Int32 {
+        let (bytes, closed) = open.stream.take(upTo: Self.httpChunkSize)
+        if closed { return -1 }
+        guard !bytes.isEmpty else { return 0 }  // spurious WRITEABLE
+        let start = stagingBuffer(for: bytes.count)
+        bytes.withUnsafeBytes { start.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        if lws_write(wsi, start.assumingMemoryBound(to: UInt8.self), bytes.count, LWS_WRITE_HTTP) < 0 { return -1 }
+        if open.stream.hasPending { lws_callback_on_writable(wsi) }
+        return 0
+    }
+
+    /// LWS_CALLBACK_WSI_DESTROY of a plain-HTTP wsi: forgets the stream still registered for it.
+    func httpStreamDestroyed(_ wsi: OpaquePointer) {
+        guard let id = httpStreams.first(where: { $0.value.wsi == wsi })?.key else { return }
+        httpStreams.removeValue(forKey: id)?.stream.markClosed()
+    }
+
+    /// LWS_CALLBACK_CLOSED_HTTP: forgets an unfinished response or an open stream.
     func httpClosed(_ user: UnsafeMutableRawPointer?) {
         guard let user else { return }
-        httpResponses[user.load(as: UInt64.self)] = nil
+        let id = user.load(as: UInt64.self)
+        httpResponses[id] = nil
+        httpStreams.removeValue(forKey: id)?.stream.markClosed()
     }
 }

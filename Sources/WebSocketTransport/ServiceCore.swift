@@ -25,6 +25,8 @@ final class ServiceCore {
     var cancelledConnects: Set<ConnectionID> = []
     /// HTTP responses waiting for HTTP_WRITEABLE, by the ID kept in the HTTP per-session data.
     var httpResponses: [UInt64: PendingHTTPResponse] = [:]
+    /// Open streaming HTTP responses (server-sent events), by the same kind of key.
+    var httpStreams: [UInt64: OpenHTTPStream] = [:]
     /// When the shutdown grace period ends; set by ``beginShutdown()``.
     private(set) var shutdownDeadline: ContinuousClock.Instant?
     /// Set on the service thread to leave the loop after the current `lws_service`.
@@ -98,7 +100,7 @@ final class ServiceCore {
             switch command {
             case .connect(let request): request.fail(TransportError.shutDown)
             case .observe(_, _, let applied): applied.resume()
-            case .send, .close, .cancelConnect, .shutdown, .toHandler: break
+            case .send, .close, .cancelConnect, .shutdown, .toHandler, .httpStreamReady: break
             }
         }
     }
@@ -112,6 +114,8 @@ final class ServiceCore {
         for request in pendingConnects.values { request.fail(TransportError.shutDown) }
         pendingConnects = [:]
         httpResponses = [:]
+        for open in httpStreams.values { open.stream.markClosed() }
+        httpStreams = [:]
         serverEvents?.finish()
     }
 
@@ -179,6 +183,9 @@ final class ServiceCore {
             // CLOSED_CLIENT_HTTP), so whatever is still registered for this wsi ends here.
             if role.isClient || LWSContextResources.isBoundToWebSocketProtocol(wsi) {
                 connectionClosed(wsi, user)
+            } else if !httpStreams.isEmpty {
+                // An open stream whose CLOSED_HTTP did not come: its wsi must not outlive this.
+                httpStreamDestroyed(wsi)
             }
             return 0
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
@@ -282,6 +289,8 @@ final class ServiceCore {
                 connections[id]?.observer = observer
                 applied.resume()
             case .shutdown: beginShutdown()
+            case .httpStreamReady(let id):
+                if let open = httpStreams[id] { lws_callback_on_writable(open.wsi) }
             }
         }
         commandBuffer.removeAll(keepingCapacity: commandBuffer.capacity <= 4096)
@@ -295,7 +304,7 @@ final class ServiceCore {
             if let connection = connections[id] {
                 requestClose(connection, CloseFrame(code: code, reason: reason))
             }
-        case .connect, .cancelConnect, .observe, .shutdown, .toHandler: break
+        case .connect, .cancelConnect, .observe, .shutdown, .toHandler, .httpStreamReady: break
         }
     }
 

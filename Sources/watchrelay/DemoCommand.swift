@@ -58,7 +58,9 @@ enum DemoCommand {
             configuration: PhoneConfiguration(relayURL: relay.url, stateDirectory: dir + "/phone", deviceName: "Jiwoo's iPhone"),
             github: .live(baseURL: github.baseURL))
         await phone.start()
-        let watch = try HeadlessWatch(relayURL: relay.url, stateDirectory: dir + "/watch", deviceName: "Jiwoo's Watch")
+        // With --console the watch publishes its faces to the console over its own connection.
+        let watch = try HeadlessWatch(
+            relayURL: relay.url, stateDirectory: dir + "/watch", deviceName: "Jiwoo's Watch", publishesFaces: console)
         let events = DemoEvents(watch.events)
         try await watch.start()
 
@@ -107,7 +109,7 @@ enum DemoCommand {
         }
         say("SVG pictures: \(out)/widgets.svg, \(out)/repos-octocat.svg")
         if console {
-            await DemoConsole.run(relay: relay, phone: phone, watch: watch, watchName: "Jiwoo's Watch")
+            await DemoConsole.run(relay: relay, phone: phone, watch: watch)
         }
 
         await watch.stop()

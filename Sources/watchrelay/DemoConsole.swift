@@ -3,27 +3,21 @@ import PhoneApp
 import RelayServer
 import WatchApp
 
-/// `demo --console`: after the story, the relay, phone and watch keep running; the watch's
-/// widget faces go to the console as SVG, and the terminal takes `add`/`remove`/`delete`/`quit`.
+/// `demo --console`: after the story, the relay, phone and watch keep running; the watch
+/// (started with `publishesFaces`) sends its widget faces to the console over its own
+/// connection whenever they may have changed, and the terminal takes `add`/`remove`/`delete`/`quit`.
 enum DemoConsole {
-    /// How often the watch's faces are re-rendered for the console.
-    static let faceInterval: Duration = .milliseconds(500)
-
     /// Runs until `quit`, the end of standard input, SIGINT or SIGTERM.
-    static func run(relay: RelayServer, phone: PhoneCompanion, watch: HeadlessWatch, watchName: String) async {
-        guard let hub = relay.console, let url = relay.consoleURL else { return }
-        let faces = Task {
-            while !Task.isCancelled {
-                let now = watch.clock.now()
-                let svg = SVGRenderer.render(await watch.current.widgets, now: now)
-                hub.publishFaces(of: watchName, svg: svg, at: now)
-                try? await Task.sleep(for: faceInterval)
-            }
-        }
+    static func run(relay: RelayServer, phone: PhoneCompanion, watch: HeadlessWatch) async {
+        guard let url = relay.consoleURL else { return }
         print("\n── The link stays up " + String(repeating: "─", count: 41))
         print("  console: \(url)")
         print("  type: add LOGIN / remove LOGIN (phone), delete LOGIN (watch), quit; set faults on the page")
-        // A pipe reader (a script, a test) waits for the console line: out with it now.
+        // A pipe reader (a script, a test) waits for the console line: out with it now. (Only
+        // here, before the stdin reader starts: fflush(NULL) takes glibc's list lock and then
+        // every stream's lock, and stdin's is held by a reader blocked in readLine — the demo
+        // hung on its first command that way, with every fopen behind it. The answers to the
+        // commands go out unbuffered through CLI.printLine.)
         fflush(nil)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await CLI.waitForTerminationSignal() }
@@ -34,31 +28,28 @@ enum DemoConsole {
                     guard let verb = words.first else { continue }
                     if verb == "quit" || verb == "exit" { return }
                     await perform(verb, words.dropFirst().first, phone: phone, watch: watch)
-                    fflush(nil)
                 }
             }
             await group.next()
             group.cancelAll()
         }
-        faces.cancel()
-        await faces.value
     }
 
     private static func perform(_ verb: String, _ login: String?, phone: PhoneCompanion, watch: HeadlessWatch) async {
         guard let login, ["add", "remove", "delete"].contains(verb) else {
-            print("  ? \(verb): add LOGIN, remove LOGIN, delete LOGIN or quit")
+            CLI.printLine("  ? \(verb): add LOGIN, remove LOGIN, delete LOGIN or quit")
             return
         }
         do {
             switch verb {
-            case "add": print("  phone: add \(login) → \(try await phone.add(login).sync)")
-            case "remove": print("  phone: remove \(login) → \(try await phone.remove(login).sync)")
+            case "add": CLI.printLine("  phone: add \(login) → \(try await phone.add(login).sync)")
+            case "remove": CLI.printLine("  phone: remove \(login) → \(try await phone.remove(login).sync)")
             default:
                 try await watch.delete(login)
-                print("  watch: delete \(login) sent (pending until the phone confirms)")
+                CLI.printLine("  watch: delete \(login) sent (pending until the phone confirms)")
             }
         } catch {
-            print("  \(verb) \(login) failed: \(error)")
+            CLI.printLine("  \(verb) \(login) failed: \(error)")
         }
     }
 }

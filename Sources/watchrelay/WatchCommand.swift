@@ -39,6 +39,8 @@ enum WatchCommand {
                                {"id":1,"command":"open","args":["octocat"]}; bad input answers
                                ok=false code=bad_request; end of stdin stops the watch
           --snapshot DIR       write SVG pictures of the widgets (and the repo list) into DIR
+          --console            publish the widget faces (SVG) to the relay's console whenever
+                               they may have changed (`faces` frames; shown by `serve --console`)
           --log-level LEVEL    debug, info, warn, error (default info)
           -h, --help           show this help
 
@@ -47,7 +49,7 @@ enum WatchCommand {
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        var args = try Arguments(argv, booleanFlags: ["help", "background", "no-budget", "once", "json", "machine"])
+        var args = try Arguments(argv, booleanFlags: ["help", "background", "no-budget", "once", "json", "machine", "console"])
         if args.flag("help") {
             print(help)
             return 0
@@ -62,6 +64,7 @@ enum WatchCommand {
         let json = args.flag("json")
         let machine = args.flag("machine")
         let svgDirectory = args.string("snapshot")
+        let publishesFaces = args.flag("console")
         let wait = Double(args.string("wait-s") ?? "5") ?? 5
         var rules = WidgetRules()
         if let budget = try args.int("budget", in: 0...100_000) {
@@ -76,7 +79,7 @@ enum WatchCommand {
 
         let watch = try HeadlessWatch(
             relayURL: relay, stateDirectory: state, deviceName: name, foreground: !background, rules: rules,
-            clock: manualClock.map { Clock.manual($0) } ?? .system)
+            clock: manualClock.map { Clock.manual($0) } ?? .system, publishesFaces: publishesFaces)
         if noBudget { try await watch.setNoBudget(true) }
         if machine {
             try await watch.start()

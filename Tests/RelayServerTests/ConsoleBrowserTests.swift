@@ -11,6 +11,9 @@ import Testing
 /// `scripts/install-deps.sh`) driven over its DevTools pipe by `scripts/console_browser.py`.
 @Suite(.timeLimit(.minutes(5)))
 struct ConsoleBrowserTests {
+    /// A watch face the test's watch publishes once the page is up.
+    static let faceSVG = ##"<svg xmlns="http://www.w3.org/2000/svg" width="120" height="60"><rect width="120" height="60" rx="10" fill="#1c1c1e"/><text x="12" y="36" fill="#fff" font-size="16">octocat 3</text></svg>"##
+
     @Test func thePageShowsThePairAndItsQueueAndSetsAFaultOnTheRelay() async throws {
         let relay = try await TestRelay.start { $0.console = ConsoleConfiguration(token: "browser-test") }
         let (phone, watch, _, _) = try await pairDevices(relay)
@@ -38,14 +41,25 @@ struct ConsoleBrowserTests {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
             "python3", repositoryRoot.appendingPathComponent("scripts/console_browser.py").path, url,
-            "--item", "u-browser", "--device", device, "--screenshot", screenshot,
+            "--item", "u-browser", "--device", device, "--screenshot", screenshot, "--live-item", "u-live", "--face",
             "--timeout", String(30 * timeoutScale),
         ]
         let stdout = Pipe()
         process.standardOutput = stdout
         try process.run()
+        let output = ChildOutput(reading: stdout.fileHandleForReading)
+        // Once the page is up, the link changes under it: a queued item and the watch's faces
+        // must appear without a reload (pushed by the relay's event stream).
+        let first = try await output.line(startingWith: "", from: "console_browser.py", within: 60)
+        try #require(first == "loaded", "console_browser.py: \(first)")
+        phone.send(userInfo("u-live", 8))
+        guard case .accepted = try await phone.next() else { throw TestFailure("accepted") }
+        guard case .deliver(let live) = try await watch.next() else { throw TestFailure("deliver") }
+        #expect(live.id == "u-live")
+        watch.send(.faces(Faces(svg: Self.faceSVG)))
         await waitForExit(process)
-        let text = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        try await eventually(10, "the end of console_browser.py's output") { output.isClosed }
+        let text = output.takeAll().joined(separator: "\n")
         #expect(process.terminationStatus == 0, "console_browser.py: \(text)")
         #expect(text.contains(#""ok": true"#), "\(text)")
 

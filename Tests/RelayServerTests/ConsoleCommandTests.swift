@@ -77,6 +77,13 @@ struct DemoConsoleTests {
             let r = try await PlainHTTP.request(port: port, target)
             return r.status == 200 && r.body.contains("Jiwoo's Watch") && r.body.contains("<svg")
         }
+        // A command typed in the terminal is answered, and the link keeps serving afterwards
+        // (the demo once hung on its first command: fflush(NULL) against the stdin reader).
+        try stdin.fileHandleForWriting.write(contentsOf: Data("add torvalds\n".utf8))
+        _ = try await stdout.line(startingWith: "  phone: add torvalds", from: "the demo", within: 30)
+        try await eventually(10, "the console after the command") {
+            try await PlainHTTP.request(port: port, target).status == 200
+        }
         try stdin.fileHandleForWriting.write(contentsOf: Data("quit\n".utf8))
         await waitForExit(p)
         #expect(p.terminationStatus == 0)

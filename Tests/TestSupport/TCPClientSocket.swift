@@ -42,6 +42,12 @@ public final class TCPClientSocket {
 
     deinit { if fd >= 0 { Glibc.close(fd) } }
 
+    /// Ends the connection both ways now (FIN to the peer), whoever else still holds the socket;
+    /// the descriptor itself is closed by deinit.
+    public func shutdown() {
+        _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
+    }
+
     /// Sends all of `bytes` (no SIGPIPE when the peer is gone: a ``Failure`` instead).
     public func send(_ bytes: [UInt8]) throws {
         var sent = 0

@@ -864,6 +864,21 @@ async def case_upgrade_wrong_path(case: Case) -> None:
     raise CheckFailed("upgrade on /v2 was accepted; §2.1 refuses it")
 
 
+async def case_faces(case: Case) -> None:
+    """§10.1 `faces`: no answer, never delivered to the phone; a phone's is not_supported."""
+    phone, watch, _ = await case.pair("faces")
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>'
+    await watch.send({"type": "faces", "svg": svg})
+    await watch.quiet(allow=("peer",))
+    await phone.quiet(allow=("peer",))
+    pid = new_id("pfaces")
+    await phone.send({"type": "faces", "id": pid, "svg": svg})
+    await phone.expect_error("not_supported", pid)
+    wid = new_id("wfaces")
+    await watch.send({"type": "faces", "id": wid, "svg": "x" * 131_073})
+    await watch.expect_error("payload_too_large", wid)
+
+
 CASES: list[tuple[str, Callable[[Case], Awaitable[None]]]] = [
     ("pairing", case_pairing),
     ("message_reply", case_message_reply),
@@ -873,6 +888,7 @@ CASES: list[tuple[str, Callable[[Case], Awaitable[None]]]] = [
     ("userinfo_connected", case_userinfo_connected),
     ("userinfo_offline_outstanding_cancel", case_userinfo_offline),
     ("complication", case_complication),
+    ("faces_not_delivered", case_faces),
     ("resume_after_reconnect", case_resume),
     ("error_hello_required", case_error_hello_required),
     ("error_bad_json", case_error_bad_json),

@@ -10,10 +10,12 @@ public enum ClientFrame: Sendable, Hashable {
     case ack(Ack)
     case cancel(Cancel)
     case outstanding(Request)
+    /// The watch's widget faces for the relay's console (optional; never reaches the peer).
+    case faces(Faces)
 
     /// Every client frame type.
     public static let types: [FrameType] = [
-        .hello, .pairBegin, .pairJoin, .unpair, .state, .send, .reply, .ack, .cancel, .outstanding,
+        .hello, .pairBegin, .pairJoin, .unpair, .state, .send, .reply, .ack, .cancel, .outstanding, .faces,
     ]
 
     /// The frame's `type`.
@@ -29,6 +31,7 @@ public enum ClientFrame: Sendable, Hashable {
         case .ack: return .ack
         case .cancel: return .cancel
         case .outstanding: return .outstanding
+        case .faces: return .faces
         }
     }
 
@@ -43,6 +46,7 @@ public enum ClientFrame: Sendable, Hashable {
         case .reply(let f): return f.id
         case .ack(let f): return f.id
         case .cancel(let f): return f.id
+        case .faces(let f): return f.id
         }
     }
 
@@ -59,6 +63,7 @@ public enum ClientFrame: Sendable, Hashable {
         case .ack: return .ack(try Ack(reader: r))
         case .cancel: return .cancel(try Cancel(reader: r))
         case .outstanding: return .outstanding(try Request(reader: r))
+        case .faces: return .faces(try Faces(reader: r))
         default: return nil
         }
     }
@@ -74,6 +79,7 @@ public enum ClientFrame: Sendable, Hashable {
         case .reply(let f): return f.json
         case .ack(let f): return f.json
         case .cancel(let f): return f.json
+        case .faces(let f): return f.json
         }
     }
 }

@@ -1,0 +1,46 @@
+import RelayConsole
+import RelayCore
+import RelayProtocol
+import Testing
+
+@testable import WebSocketTransport
+
+/// The hub's side of the event stream as values: when a push is due (coalesced), what a
+/// subscriber gets first, and that a push carries only new frames.
+@Suite struct ConsoleHubEventsTests {
+    func at(_ ms: Int64) -> Timestamp { Timestamp(millisecondsSinceEpoch: ms) }
+    let empty = RelayInspection(pairs: [], unpairedConnections: 0)
+
+    @Test func aPushIsDueOnlyAfterAChangeAndAtMostOncePerInterval() throws {
+        let hub = ConsoleHub(configuration: ConsoleConfiguration(token: "t"), seed: 1)
+        #expect(hub.pushDelay(now: at(1_000)) == nil, "nothing changed: no push, no timer")
+        hub.noteChange()
+        #expect(hub.pushDelay(now: at(1_000)) == 0)
+        hub.publish(empty, at: at(1_000), heldFrames: 0)
+        #expect(hub.pushDelay(now: at(1_010)) == nil)
+        try hub.set(Fault(.unreachable, on: .pair(PairID("p")), at: at(1_010)))
+        #expect(hub.pushDelay(now: at(1_010)) == ConsoleEvents.pushInterval - 10, "coalesced behind the last push")
+        #expect(hub.pushDelay(now: at(1_000 + ConsoleEvents.pushInterval)) == 0)
+    }
+
+    @Test func aSubscriberGetsTheStateFirstThenOnlyNewFrames() throws {
+        let hub = ConsoleHub(configuration: ConsoleConfiguration(token: "t"), seed: 1)
+        hub.logFrame(Array(#"{"type":"hello","id":"h-1"}"#.utf8), direction: "in", link: LinkID(1), member: nil, at: at(1))
+        let stream = HTTPStream()
+        hub.subscribe(stream, pair: nil)
+        #expect(hub.subscriberCount == 1)
+        let first = String(decoding: stream.take(upTo: 1 << 20).bytes, as: UTF8.self)
+        #expect(first.hasPrefix("retry: 1000\n\nevent: state\ndata: {"))
+        #expect(first.contains("event: faces\ndata: []\n\n") && first.contains("h-1"))
+        hub.logFrame(Array(#"{"type":"pair.begin","id":"pb-1"}"#.utf8), direction: "in", link: LinkID(1), member: nil, at: at(2))
+        hub.publish(empty, at: at(3), heldFrames: 0)
+        let pushed = String(decoding: stream.take(upTo: 1 << 20).bytes, as: UTF8.self)
+        #expect(pushed.hasPrefix("event: state\n") && pushed.contains("event: frames\n"))
+        #expect(pushed.contains("pb-1") && !pushed.contains("h-1"), "only the frame not sent before")
+        #expect(!pushed.contains("event: faces"), "faces only when they changed")
+        stream.close()
+        hub.noteChange()
+        hub.publish(empty, at: at(200), heldFrames: 0)
+        #expect(hub.subscriberCount == 0, "a closed stream is forgotten at the next push")
+    }
+}
