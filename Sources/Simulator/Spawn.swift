@@ -4,7 +4,7 @@ import Primitives
 /// `posix_spawn` with what every `watchrelay` child process needs: an empty signal mask and
 /// default SIGINT, SIGTERM and SIGPIPE (a cooperative-pool thread blocks SIGTERM, and a child
 /// inherits the spawning thread's mask, so a `Process` child never sees the SIGTERM that should
-/// stop it). `files` sets up the child's descriptors.
+/// stop it). `files` sets up the child's descriptors 0–2; every other one is closed in the child.
 ///
 /// - Returns: the child's pid, or `posix_spawn`'s error number.
 public func spawnChild(
@@ -14,17 +14,13 @@ public func spawnChild(
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     files(&actions)
+    // Nothing but fds 0–2 reaches the child, also descriptors another thread opened without
+    // close-on-exec (a test's `Pipe`, say).
+    _ = SpawnActions.closeFrom(&actions, 3)
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
-    var mask = sigset_t()
-    sigemptyset(&mask)
-    posix_spawnattr_setsigmask(&attributes, &mask)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for signal in [SIGINT, SIGTERM, SIGPIPE] { sigaddset(&defaults, signal) }
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    SpawnActions.resetSignals(&attributes)
     // The strdup copies live until posix_spawn returned (it copies them into the child).
     var cArguments: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
     defer { for argument in cArguments { free(argument) } }

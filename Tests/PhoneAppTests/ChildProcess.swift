@@ -4,7 +4,7 @@ import Testing
 
 /// `watchrelay <subcommand>` as a real child process, driven through its stdin and stdout (so `kill` means SIGKILL).
 final class ChildProcess: Sendable {
-    let process: Process
+    let process: TestProcess
     private let stdin: FileHandle
     private let lines: ChildOutput
 
@@ -14,7 +14,7 @@ final class ChildProcess: Sendable {
         _ arguments: [String], subcommand: String = "phone", executable: String = watchrelayBinary,
         directory: String? = nil
     ) throws {
-        process = Process()
+        process = TestProcess()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = [subcommand] + arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }

@@ -37,7 +37,7 @@ struct ConsoleBrowserTests {
         let directory = TemporaryDirectory()
         let screenshot = ProcessInfo.processInfo.environment["WATCHRELAY_CONSOLE_SCREENSHOT"] ?? directory.path("console.png")
         let url = try #require(relay.server.consoleURL)
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
             "python3", repositoryRoot.appendingPathComponent("scripts/console_browser.py").path, url,

@@ -7,7 +7,7 @@ import Testing
 struct ConsoleCommandTests {
     @Test func serveConsolePrintsTheConsoleURLOnStandardErrorAndStdoutStaysTheRelayURL() async throws {
         let dir = TemporaryDirectory()
-        let p = Process()
+        let p = TestProcess()
         p.executableURL = URL(fileURLWithPath: watchrelayBinary)
         p.arguments = [
             "serve", "--port", "0", "--db", dir.path("relay.db"), "--log-level", "error", "--exit-on-stdin-eof",
@@ -39,7 +39,7 @@ struct ConsoleCommandTests {
     ])
     func serveRefusesAnInsecureOrIncompleteConsoleWithAUsageError(_ extra: [String]) async throws {
         let dir = TemporaryDirectory()
-        let p = Process()
+        let p = TestProcess()
         p.executableURL = URL(fileURLWithPath: watchrelayBinary)
         p.arguments = ["serve", "--port", "0", "--db", dir.path("relay.db")] + extra
         let err = Pipe()
@@ -59,7 +59,7 @@ struct ConsoleCommandTests {
 struct DemoConsoleTests {
     @Test func demoConsoleKeepsTheLinkUpAndPublishesTheWatchFaces() async throws {
         let dir = TemporaryDirectory()
-        let p = Process()
+        let p = TestProcess()
         p.executableURL = URL(fileURLWithPath: watchrelayBinary)
         p.arguments = ["demo", "--console", "--out", dir.path("out")]
         let out = Pipe()

@@ -8,13 +8,13 @@ import Testing
 /// `watchrelay serve` as a real child process (so `kill` means SIGKILL).
 final class RelayProcess: @unchecked Sendable {
     // @unchecked: the Process is only touched by the owning test task.
-    let process: Process
+    let process: TestProcess
     let url: String
 
     /// Starts a relay on port 0 with `db`; returns once it printed its URL. With `debugLog`, its
     /// debug log (every connection's open and close, with the close code) goes to that file.
     static func start(db: String, extra: [String] = [], debugLog: String? = nil) async throws -> RelayProcess {
-        let p = Process()
+        let p = TestProcess()
         p.executableURL = URL(fileURLWithPath: watchrelayBinary)
         // --exit-on-stdin-eof: the relay ends with this test process, even if a test is abandoned
         // (time limit) or the run is killed; `stdin`'s write end stays open as long as we live.
@@ -44,7 +44,7 @@ final class RelayProcess: @unchecked Sendable {
     /// The write end of the relay's standard input, kept open while this object lives.
     private let stdin: Pipe
 
-    private init(process: Process, url: String, stdin: Pipe) {
+    private init(process: TestProcess, url: String, stdin: Pipe) {
         self.process = process
         self.url = url
         self.stdin = stdin
@@ -120,12 +120,12 @@ final class RelayProcess: @unchecked Sendable {
 final class WatchProcess: @unchecked Sendable {
     // @unchecked: the Process and pipe are only touched by the owning test task; the stdout
     // lines are read on a thread of their own into a Sendable ChildOutput.
-    let process: Process
+    let process: TestProcess
     private let input = Pipe()
     private let lines: ChildOutput
 
     init(relay: String, pairCode: String, stateDirectory: String) throws {
-        process = Process()
+        process = TestProcess()
         process.executableURL = URL(fileURLWithPath: watchrelayBinary)
         process.arguments = [
             "watch", "--relay", relay, "--pair", pairCode, "--state", stateDirectory, "--name", "Stopped Watch",

@@ -42,7 +42,7 @@
         /// Runs the child until it reports commit `atLeast`, kills it with SIGKILL a moment later,
         /// and returns the last commit it reported.
         private func runChildAndKill(path: String, atLeast target: Int) async throws -> Int {
-            let child = Process()
+            let child = TestProcess()
             child.executableURL = URL(
                 fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             child.arguments = ["--testing-library", "swift-testing", "--filter", "KillChild"]

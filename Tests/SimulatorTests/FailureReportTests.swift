@@ -66,7 +66,7 @@ struct FailureReportTests {
         let data = try JSONEncoder().encode(Self.broken)
         try data.write(to: URL(fileURLWithPath: file))
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: exe)
         process.arguments = ["simulate", "--fixtures", Repo.fixtures] + (processes ? ["--processes"] : []) + [file]
         let out = Pipe()

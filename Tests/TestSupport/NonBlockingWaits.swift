@@ -30,9 +30,8 @@ public func waitReadable(_ fd: Int32, timeoutMilliseconds: Int32) async -> Bool 
 }
 
 /// Waits for `process` to end (e.g. after SIGKILL) without blocking the calling thread.
-public func waitForExit(_ process: Process) async {
-    guard process.isRunning else { return }
-    await onOwnThread { process.waitUntilExit() }
+public func waitForExit(_ process: TestProcess) async {
+    await process.ended()
 }
 
 /// Runs the blocking `body` on a new thread; the caller's task waits without holding a thread.

@@ -11,7 +11,7 @@ import RedisClient
 /// loads the append-only file the killed one wrote.
 public final class RedisServerProcess: @unchecked Sendable {
     // @unchecked: `process` is replaced only by the owning test task (restart), one call at a time.
-    private var process: Process?
+    private var process: TestProcess?
     /// The port, the same across restarts.
     public let port: Int
     /// Where the append-only file lives.
@@ -74,7 +74,7 @@ public final class RedisServerProcess: @unchecked Sendable {
     }
 
     private func launch() async throws {
-        let p = Process()
+        let p = TestProcess()
         p.executableURL = URL(fileURLWithPath: try Self.binary())
         p.arguments = [
             "--bind", "127.0.0.1", "--port", String(port), "--dir", directory.path, "--appendonly", "yes",

@@ -5,7 +5,7 @@ import TestSupport
 /// relay, role and state directory; driven through stdin, read through stdout; `kill9` is SIGKILL.
 final class AppProcess: Sendable {
     let name: String
-    private let process: Process
+    private let process: TestProcess
     private let input: FileHandle
     private let output: ChildOutput
     private let errors: ChildOutput
@@ -13,7 +13,7 @@ final class AppProcess: Sendable {
     /// Starts `executable` with `arguments` and `environment` added to this process's.
     init(_ name: String, executable: String, arguments: [String] = [], environment: [String: String] = [:]) throws {
         self.name = name
-        process = Process()
+        process = TestProcess()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

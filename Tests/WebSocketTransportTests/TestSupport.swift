@@ -166,7 +166,7 @@ func makeSelfSignedCertificate() async throws -> (certificate: String, key: Stri
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let certificate = directory.appendingPathComponent("cert.pem").path
     let key = directory.appendingPathComponent("key.pem").path
-    let process = Process()
+    let process = TestProcess()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
     process.arguments = [
         "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-days", "1",
