@@ -76,8 +76,10 @@ struct BenchRelay: Sendable {
     /// - Parameters:
     ///   - sync: the SQLite synchronous mode of `watchrelay serve` (`full`, `normal`, `off`).
     ///   - tag: distinguishes the files of successive relays in `directory`.
+    ///   - database: `watchrelay serve`'s store file instead of a fresh one (a restarted relay).
     static func start(
-        _ target: BenchTarget, paths: BenchPaths, cpu: Int, directory: String, tag: String, sync: String = "full"
+        _ target: BenchTarget, paths: BenchPaths, cpu: Int, directory: String, tag: String, sync: String = "full",
+        database: String? = nil
     ) async throws -> BenchRelay {
         // A serial number keeps every relay's files apart: a database left by an earlier point
         // or run would preload its pairs into the next relay.
@@ -87,7 +89,7 @@ struct BenchRelay: Sendable {
             let child = try BenchChild(
                 name: name, executable: paths.watchrelay,
                 arguments: [
-                    "serve", "--host", "127.0.0.1", "--port", "0", "--db", "\(directory)/\(name).db", "--sync", sync,
+                    "serve", "--host", "127.0.0.1", "--port", "0", "--db", database ?? "\(directory)/\(name).db", "--sync", sync,
                     "--log-level", "warn",
                     // Every bench client is on 127.0.0.1, in numbers past the default quotas.
                     "--quota-connections", "1000000", "--quota-connections-per-address", "1000000",
