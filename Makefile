@@ -45,6 +45,10 @@ serve: build
 # descriptors) are open, Foundation's `Process.run()` in a parallel test can crash
 # (swift-corelibs-foundation#5472, in Swift 6.3.1: reading /proc/self/fd over-reads glibc's
 # readdir buffer once it holds over ~1,300 entries).
+# The tests' waits and the clients' request timeouts get a margin (×3, 30 s): they only catch
+# hangs, and a loaded 2-core machine once took over 10 s to answer forty welcomes at once.
+test: export WATCHRELAY_TIMEOUT_SCALE ?= 3
+test: export WATCHRELAY_REQUEST_TIMEOUT_S ?= 30
 test: build-tests schema-check
 	@$(SWIFT) test --skip-build --skip ConnectionBurstTests 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
 	@$(SWIFT) test --skip-build --filter ConnectionBurstTests 2>&1 | tee -a .build/test.log; exit $${PIPESTATUS[0]}
@@ -76,13 +80,13 @@ fuzz: deps
 # (NSURLErrorUnknown from corelibs/libcurl) on a loaded TSan run; cause not found yet.
 test-tsan: deps
 	@set -o pipefail; $(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan 2>&1 | tail -1
-	@set -o pipefail; WATCHRELAY_TIMEOUT_SCALE=8 TSAN_OPTIONS=halt_on_error=1 \
+	@set -o pipefail; WATCHRELAY_TIMEOUT_SCALE=8 WATCHRELAY_REQUEST_TIMEOUT_S=80 TSAN_OPTIONS=halt_on_error=1 \
 		$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan \
 		--skip PhoneProcessTests --skip GitHubStubCommandTests --skip ProcessModeTests --skip NewUserTests \
 		--skip GitHubRESTClientHTTPTests --skip ExampleAppTests --skip UserInfoKillTests --skip StoreFileErrorTests \
 		--skip ConsoleBrowserTests --skip ConsoleCommandTests --skip DemoConsoleTests --skip ConnectionBurstTests 2>&1 \
 		| tee .build/test-tsan.log | grep -E "ThreadSanitizer|Test run with|Executed|✘"
-	@set -o pipefail; WATCHRELAY_TIMEOUT_SCALE=8 TSAN_OPTIONS=halt_on_error=1 \
+	@set -o pipefail; WATCHRELAY_TIMEOUT_SCALE=8 WATCHRELAY_REQUEST_TIMEOUT_S=80 TSAN_OPTIONS=halt_on_error=1 \
 		$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter ConnectionBurstTests 2>&1 \
 		| tee -a .build/test-tsan.log | grep -E "ThreadSanitizer|Test run with|Executed|✘"
 

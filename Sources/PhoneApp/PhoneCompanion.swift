@@ -68,7 +68,9 @@ public actor PhoneCompanion {
         self.now = now
         let store = try PhoneStore(directory: configuration.stateDirectory, synchronous: configuration.synchronous)
         ledger = try store.ledger()
-        sentRevision = try store.sentRevision()
+        // The revision sent is the phone's, not each watch's: a phone with several watches
+        // pushes its latest snapshot to whichever is active (watches skip revisions they hold).
+        sentRevision = configuration.watchID == nil ? try store.sentRevision() : 0
         self.store = store
         do {
             self.session = try session ?? .live(RelaySession(configuration: configuration.session))

@@ -42,4 +42,17 @@ public struct PhoneConfiguration: Sendable {
         userMaxAge = .seconds(30)
         synchronous = .normal
     }
+
+    /// The phone's active watch when it has several (PROTOCOL.md §6.5), or `nil` for the only one.
+    ///
+    /// The phone keeps one relay pair per watch: the session of watch `id` keeps its state in
+    /// `stateDirectory/watches/<id>` (the layout WatchConnectivity's `PhoneWatches` uses), while
+    /// the favorites stay the phone's. Set it with ``useWatch(_:)``.
+    public private(set) var watchID: String?
+
+    /// Talks to watch `id` (see ``watchID``); `nil` goes back to the top-level session state.
+    public mutating func useWatch(_ id: String?) {
+        watchID = id
+        session.stateDirectory = id.map { stateDirectory + "/watches/" + $0 } ?? stateDirectory
+    }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import RelayProtocol
 import WebSocketTransport
 
@@ -14,14 +15,15 @@ public struct RelaySessionConfiguration: Sendable {
     public var foreground: Bool
     /// Reconnect delays in seconds (the last repeats), each with ±20 % jitter.
     public var backoff: [Double]
-    /// How long `activate()` and requests wait for the relay. Default 10 s.
+    /// How long `activate()` and requests wait for the relay. Default 10 s, or
+    /// `WATCHRELAY_REQUEST_TIMEOUT_S` from the environment (see ``requestTimeout(from:)``).
     public var requestTimeoutSeconds: Double
     /// Accept a self-signed certificate for `wss://` (tests, local relays).
     public var allowSelfSigned: Bool
 
     public init(
         url: String, role: Role, deviceName: String, stateDirectory: String, foreground: Bool = true,
-        backoff: [Double] = [0.05, 0.2, 0.5, 1, 2, 5], requestTimeoutSeconds: Double = 10,
+        backoff: [Double] = [0.05, 0.2, 0.5, 1, 2, 5], requestTimeoutSeconds: Double = RelaySessionConfiguration.requestTimeout(),
         allowSelfSigned: Bool = false
     ) {
         self.url = url
@@ -32,6 +34,16 @@ public struct RelaySessionConfiguration: Sendable {
         self.backoff = backoff
         self.requestTimeoutSeconds = requestTimeoutSeconds
         self.allowSelfSigned = allowSelfSigned
+    }
+
+    /// The default request timeout: `WATCHRELAY_REQUEST_TIMEOUT_S` in `environment` when it is a
+    /// positive number of seconds (raise it on a slow or loaded CI machine), else 10.
+    public static func requestTimeout(
+        from environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Double {
+        guard let value = environment["WATCHRELAY_REQUEST_TIMEOUT_S"].flatMap(Double.init), value.isFinite, value > 0
+        else { return 10 }
+        return value
     }
 }
 

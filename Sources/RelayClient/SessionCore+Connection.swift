@@ -268,8 +268,9 @@ extension SessionCore {
     private mutating func transferred(_ ids: [String]) {
         let done = Set(ids)
         outstandingUserInfoTransfers.removeAll { done.contains($0.id) }
-        persist([.transfers(outstandingUserInfoTransfers)], .plain)
-        for id in ids { emit(.userInfoTransferFinished(id: id)) }
+        // The app hears of it once the shorter list is stored, so a crash in between can't
+        // leave a finished transfer outstanding after the app was told it finished.
+        persist([.transfers(outstandingUserInfoTransfers)], .emit(ids.map { .userInfoTransferFinished(id: $0) }))
     }
 
     /// After a reconnect: transfers the relay no longer lists were delivered while away.

@@ -88,6 +88,9 @@ public struct SessionCore: Sendable {
         case complete(SessionTicket, SessionOutcome)
         /// Nothing waits; a failure is reported.
         case plain
+        /// Tell the app once durable (or once the write failed, after the error: what the
+        /// events say happened at the relay either way).
+        case emit([SessionEvent])
     }
 
     public let settings: Settings
@@ -221,6 +224,8 @@ public struct SessionCore: Sendable {
             }
         case .complete(let ticket, let outcome)?:
             complete(ticket, .success(outcome))
+        case .emit(let events)?:
+            for event in events { emit(event) }
         case .plain?, nil:
             break
         }
@@ -239,6 +244,8 @@ public struct SessionCore: Sendable {
             }
         case .complete(let ticket, _)?:
             complete(ticket, .failure(error))
+        case .emit(let events)?:
+            for event in events { emit(event) }
         case .plain?, nil:
             break
         }

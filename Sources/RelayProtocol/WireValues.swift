@@ -78,6 +78,9 @@ public struct CloseCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let goingAway = CloseCode(rawValue: 1001)
     /// Policy violation (no hello, bad token, too many errors, slow consumer).
     public static let policy = CloseCode(rawValue: 1008)
+    /// The relay's store failed to commit what the connection was waiting for (PROTOCOL.md §2.3):
+    /// nothing was acknowledged; reconnect and send again.
+    public static let storageFailed = CloseCode(rawValue: 1011)
     /// Replaced by a newer connection of the same device.
     public static let replaced = CloseCode(rawValue: 4001)
     /// The pair was dissolved.

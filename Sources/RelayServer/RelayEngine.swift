@@ -133,7 +133,7 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
             // The connections waiting for it are closed with 1011 (PROTOCOL.md §2.3); their
             // frames are dropped, and every later frame waits until the batch is committed.
             for link in gate.commitFailed(failing.ticket) {
-                outbound.close(ConnectionID(rawValue: link.rawValue), code: 1011, reason: "relay storage failed")
+                outbound.close(ConnectionID(rawValue: link.rawValue), code: CloseCode.storageFailed.rawValue, reason: "relay storage failed")
             }
         case let loaded as PayloadsLoaded:
             run(.payloadsLoaded(loaded.pair, direction: loaded.direction, loaded.payloads), &outbound)

@@ -9,6 +9,7 @@ actor PhoneChildProcess: ScenarioPhone {
     let executable: String
     private var channel: MachineChannel?
     private(set) var processes: [ChildProcessRecord] = []
+    private var watch: String?
 
     init(name: String, directory: String, executable: String) {
         self.name = name
@@ -22,12 +23,13 @@ actor PhoneChildProcess: ScenarioPhone {
         if let channel, channel.process.isRunning { return }
         await stop()
         // The simulator's settings of an in-process phone (SimulatedPhone), as options.
-        let arguments = [
+        var arguments = [
             "phone", "--machine", "--relay", relayURL, "--state", directory, "--name", name,
             "--github", githubURL.absoluteString, "--refresh-interval", "3600", "--refresh-throttle", "0",
             "--external-poll-s", "3600", "--reconnect-backoff", "0.05,0.1,0.2", "--request-timeout-s", "3",
             "--log-level", "warn",
         ]
+        if let watch { arguments += ["--watch", watch] }
         channel = try await MachineChannel.start(
             name: name, executable: executable, arguments: arguments, logPath: directory + ".stderr.log",
             onEvent: { _, _ in })
@@ -57,6 +59,8 @@ actor PhoneChildProcess: ScenarioPhone {
     func remove(_ login: String) async throws { _ = try await running().request("remove", [login]) }
     func move(_ login: String, to index: Int) async throws { _ = try await running().request("move", [login, String(index)]) }
     func refresh() async throws { _ = try await running().request("refresh") }
+
+    func useWatch(_ watch: String) { self.watch = watch }
 
     func favorites() async throws -> [String] {
         let answer = try await running().request("list")

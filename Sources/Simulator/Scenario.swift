@@ -53,8 +53,8 @@ public struct Scenario: Sendable, Codable, Hashable {
 public enum ScenarioAction: String, Sendable, CaseIterable {
     // Life cycle.
     case start, stop, kill, restart, disconnect, reconnect
-    // Pairing.
-    case pair
+    // Pairing; a phone with several watches switches to another one.
+    case pair, switchWatch
     // Phone.
     case add, remove, move, refresh
     // Watch.
@@ -78,7 +78,7 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
     public var actor: String?
     /// `phone` or `watch`, for an actor whose name does not start with either.
     public var kind: String?
-    /// For `pair`: the phone and the watch.
+    /// For `pair`: the phone and the watch. For `switchWatch`: the watch the phone switches to.
     public var phone: String?
     public var watch: String?
     /// For `pair`: a code to type instead of the phone's (wrong code).

@@ -21,6 +21,9 @@ protocol ScenarioPhone: Actor {
     func refresh() async throws
     /// The favorites' logins, in order.
     func favorites() async throws -> [String]
+    /// The watch the phone talks to from its next start: one relay pair per watch, kept in
+    /// `<state>/watches/<watch>` (PROTOCOL.md §6.5); the favorites stay the phone's.
+    func useWatch(_ watch: String)
     /// The child processes this phone ran (none in-process).
     var processes: [ChildProcessRecord] { get }
 }

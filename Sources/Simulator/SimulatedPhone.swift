@@ -10,6 +10,7 @@ actor SimulatedPhone: ScenarioPhone {
     let directory: String
     private var phone: PhoneCompanion?
     private var drains: [Task<Void, Never>] = []
+    private var watch: String?
 
     init(name: String, directory: String) {
         self.name = name
@@ -28,6 +29,7 @@ actor SimulatedPhone: ScenarioPhone {
         c.externalPollInterval = .seconds(3600)
         c.session.backoff = [0.05, 0.1, 0.2]
         c.session.requestTimeoutSeconds = 3
+        c.useWatch(watch)
         let p = try PhoneCompanion(configuration: c, github: .live(baseURL: githubURL))
         // Nobody reads them in a scenario; drain so they never hold anything up.
         drains = [
@@ -58,4 +60,5 @@ actor SimulatedPhone: ScenarioPhone {
     func move(_ login: String, to index: Int) async throws { _ = try await running().move(login, to: index) }
     func refresh() async throws { _ = try await running().refresh() }
     func favorites() async throws -> [String] { try await running().favorites().map(\.login) }
+    func useWatch(_ watch: String) { self.watch = watch }
 }

@@ -34,6 +34,21 @@ struct SessionState: Sendable {
         outstandingOrder.append(transfer.id)
     }
 
+    /// Forgets what belongs to the watch the phone switched away from (its transfers stay in
+    /// that watch's store and come back when it is active again).
+    mutating func forgetWatch() {
+        isPaired = false
+        isReachable = false
+        remainingComplications = Limits.default.complicationsPerDay
+        limits = Limits.default
+        applicationContext = nil
+        receivedApplicationContext = nil
+        transfers = [:]
+        outstandingOrder = []
+        finishedEarly = []
+        fileTransfers = []
+    }
+
     mutating func removeTransfer(_ id: String) -> WCSessionUserInfoTransfer? {
         outstandingOrder.removeAll { $0 == id }
         return transfers.removeValue(forKey: id)
@@ -49,6 +64,12 @@ struct RunningParts: Sendable {
     var messages: AsyncStream<SessionOperation>.Continuation?
     var replies: AsyncStream<SessionOperation>.Continuation?
     var drainWake: AsyncStream<Void>.Continuation?
+    /// The device state directory of the last activation (phone: the active watch's).
+    var lastWatchDirectory: String?
+    /// The device state directory of this activation.
+    var deviceDirectory: String?
+    /// A switch another process asked for (`watchrelay switch-watch`), while it runs.
+    var switching: Task<Void, Never>?
 }
 
 /// Work for the session's sending tasks, in the order the app asked for it.

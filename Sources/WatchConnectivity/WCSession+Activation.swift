@@ -20,8 +20,15 @@ extension WCSession {
     }
 
     /// Stops the session: its tasks end and the relay connection closes (WatchRelay addition,
-    /// for tests and orderly exits; an app may simply exit). Returns once everything stopped.
+    /// for tests and orderly exits; an app may simply exit). Returns once everything stopped,
+    /// a watch switch in progress included.
     public func close() async {
+        await parts.withLock({ $0.switching })?.value
+        await stopRunning()
+    }
+
+    /// Ends the tasks and closes the relay connection; `activationState` is `.notActivated` after.
+    func stopRunning() async {
         let (tasks, relay, streams) = parts.withLock { p in
             (p.tasks, p.relay, [p.messages, p.replies])
         }
@@ -42,12 +49,17 @@ extension WCSession {
         }
         let relay: RelaySession
         let outbox: SessionOutbox
+        // A phone talks to its active watch, whose state is a directory of its own (§6.5).
+        let watches = PhoneWatches(root: environment.stateDirectory)
+        let directory = environment.role == .phone ? watches.directory(of: watches.activeID) : environment.stateDirectory
+        parts.withLock { $0.deviceDirectory = directory }
         do {
-            outbox = try SessionOutbox(directory: environment.stateDirectory)
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            outbox = try SessionOutbox(directory: directory)
             relay = try RelaySession(
                 configuration: RelaySessionConfiguration(
                     url: environment.url, role: environment.role, deviceName: environment.deviceName,
-                    stateDirectory: environment.stateDirectory, foreground: environment.foreground,
+                    stateDirectory: directory, foreground: environment.foreground,
                     requestTimeoutSeconds: environment.requestTimeoutSeconds))
         } catch {
             await completeActivation(
@@ -71,11 +83,16 @@ extension WCSession {
         }
         if !environment.foreground { await relay.setForeground(false) }
         await completeActivation(.activated, nil)
-        let workers = [
+        if environment.role == .phone { await noticeWatchChange(directory) }
+        var workers = [
             Task { await self.sendOperations(messages) },
             Task { await self.sendOperations(replies) },
             Task { await self.drainOutbox(relay: relay, outbox: outbox, wake: wake) },
         ]
+        if environment.role == .phone {
+            let active = watches.activeID
+            workers.append(Task { await self.followActiveWatch(from: active, in: watches) })
+        }
         parts.withLock { $0.tasks.append(contentsOf: workers) }
         wakeSink.yield()
         await receive(from: relay, outbox: outbox)

@@ -49,7 +49,7 @@ extension WCSession {
         let (activation, paired, reachable, limit) = state.withLock {
             ($0.activationState, $0.isPaired, $0.isReachable, $0.limits.messageBytes)
         }
-        guard activation == .activated else { throw WCError(.sessionNotActivated) }
+        guard activation == .activated else { throw Self.notActivated(activation) }
         guard paired else { throw WCError(.deviceNotPaired) }
         try Self.checkSize(payload, limit: limit)
         guard reachable else { throw WCError(.notReachable) }
@@ -141,10 +141,15 @@ extension WCSession {
     func readyForDurableSend(_ limit: KeyPath<Limits, Int>) throws(WCError) -> (SessionOutbox, Int) {
         let (activation, paired, bytes) = state.withLock { ($0.activationState, $0.isPaired, $0.limits[keyPath: limit]) }
         guard activation == .activated, let outbox = parts.withLock({ $0.outbox }) else {
-            throw WCError(.sessionNotActivated)
+            throw Self.notActivated(activation)
         }
         guard paired else { throw WCError(.deviceNotPaired) }
         return (outbox, bytes)
+    }
+
+    /// `sessionInactive` while the phone switches watches (``switchWatch(to:)``), else `sessionNotActivated`.
+    static func notActivated(_ activation: WCSessionActivationState) -> WCError {
+        WCError(activation == .inactive ? .sessionInactive : .sessionNotActivated)
     }
 
     static func checkSize(_ payload: Payload, limit: Int) throws(WCError) {

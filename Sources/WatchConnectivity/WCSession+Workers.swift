@@ -9,6 +9,13 @@ extension WCSession {
             guard let relay = parts.withLock({ $0.relay }) else { continue }
             switch operation {
             case .message(let payload, let onReply, let onError):
+                let activation = state.withLock { $0.activationState }
+                guard activation == .activated else {
+                    // Switching watches cancels the messages not sent yet.
+                    let error = Self.notActivated(activation)
+                    delegateQueue.async { onError?(error) }
+                    continue
+                }
                 do {
                     let answer = try await relay.sendMessage(payload, wantsReply: onReply != nil)
                     guard let onReply, let answer else { continue }

@@ -71,11 +71,14 @@ public final class WCSession: Sendable {
     public var isCompanionAppInstalled: Bool { state.withLock { $0.isPaired } }
     /// Watch: always false here (a relay has no locked phone).
     public var iOSDeviceNeedsUnlockAfterRebootForReachability: Bool { false }
-    /// Phone: a directory for data about the paired watch, inside the state directory; `nil`
+    /// Phone: a directory for data about the active watch, inside that watch's state directory
+    /// (one per watch, ``PhoneWatches``), so it changes when the active watch changes; `nil`
     /// until activated and paired.
     public var watchDirectoryURL: URL? {
-        guard let environment, environment.role == .phone, activationState == .activated, isPaired else { return nil }
-        let url = URL(fileURLWithPath: environment.stateDirectory).appendingPathComponent("WatchDirectory")
+        guard let environment, environment.role == .phone, activationState == .activated, isPaired,
+            let directory = parts.withLock({ $0.deviceDirectory })
+        else { return nil }
+        let url = URL(fileURLWithPath: directory).appendingPathComponent("WatchDirectory")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }

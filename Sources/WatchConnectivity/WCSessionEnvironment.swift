@@ -1,4 +1,5 @@
 import Foundation
+import RelayClient
 import RelayProtocol
 
 /// Which device this process is and how it reaches the relay: read from the environment, so
@@ -42,8 +43,7 @@ public struct WCSessionEnvironment: Sendable, Hashable {
         self.deviceName = environment["WATCHRELAY_DEVICE_NAME"] ?? (role == .phone ? "iPhone" : "Apple Watch")
         self.foreground = environment["WATCHRELAY_FOREGROUND"] != "0"
         self.complicationEnabled = environment["WATCHRELAY_COMPLICATION"] != "0"
-        let timeout = environment["WATCHRELAY_REQUEST_TIMEOUT_S"].flatMap(Double.init) ?? 10
-        self.requestTimeoutSeconds = timeout.isFinite && timeout > 0 ? timeout : 10
+        self.requestTimeoutSeconds = RelaySessionConfiguration.requestTimeout(from: environment)
     }
 
     private static func role(named name: String) -> Role? {

@@ -7,7 +7,8 @@ import RelayProtocol
 /// On a real device pairing is the operating system's job, done before the app runs; here it
 /// is this setup step (`watchrelay pair`). Apps started with `WATCHRELAY_STATE` set to these
 /// directories find themselves paired at `activate()`. Pairing again makes a new pair (the
-/// relay revokes the old one).
+/// relay revokes the old one) — unless a `watchID` names another watch of the phone: then the
+/// phone keeps its watches and adds this one (``PhoneWatches``, PROTOCOL.md §6.5).
 public enum WatchRelayPairing {
     /// What a pairing produced.
     public struct Result: Sendable, Hashable {
@@ -20,11 +21,37 @@ public enum WatchRelayPairing {
 
     /// Connects as the phone and as the watch, pairs them by code, and closes both.
     ///
-    /// - Throws: the relay session's error (the relay is unreachable, the code was refused) or
-    ///   a `CocoaError` when a state directory can't be created.
+    /// - Parameters:
+    ///   - watchID: the watch's id among the phone's watches (``PhoneWatches``); `nil` or
+    ///     ``PhoneWatches/defaultID`` pairs the phone's top-level state, as with one watch. The
+    ///     phone's state for another id is `phoneState/watches/<id>`, so pairing it leaves the
+    ///     phone's other watches paired.
+    ///   - makeActive: make this watch the phone's active one. A phone with no paired watch yet
+    ///     makes its first one active anyway.
+    /// - Throws: the relay session's error (the relay is unreachable, the code was refused),
+    ///   `WCError.invalidParameter` for a malformed `watchID`, or a `CocoaError` when a state
+    ///   directory can't be created.
     public static func pair(
         relayURL: String, phoneState: String, watchState: String, phoneName: String = "iPhone",
-        watchName: String = "Apple Watch", requestTimeoutSeconds: Double = 10
+        watchName: String = "Apple Watch", requestTimeoutSeconds: Double = 10, watchID: String? = nil,
+        makeActive: Bool = false
+    ) async throws -> Result {
+        let watches = PhoneWatches(root: phoneState)
+        let id = watchID ?? PhoneWatches.defaultID
+        guard PhoneWatches.isValid(id) else {
+            throw WCError(.invalidParameter, userInfo: [NSLocalizedDescriptionKey: "'\(id)' is not a watch id."])
+        }
+        let first = watches.ids.isEmpty
+        let result = try await pairDirectories(
+            relayURL: relayURL, phoneState: watches.directory(of: id), watchState: watchState, phoneName: phoneName,
+            watchName: watchName, requestTimeoutSeconds: requestTimeoutSeconds)
+        if makeActive || (first && id != PhoneWatches.defaultID) { try watches.setActive(id) }
+        return result
+    }
+
+    private static func pairDirectories(
+        relayURL: String, phoneState: String, watchState: String, phoneName: String, watchName: String,
+        requestTimeoutSeconds: Double
     ) async throws -> Result {
         let phone = try RelaySession(
             configuration: RelaySessionConfiguration(

@@ -13,18 +13,28 @@ enum PairCommand {
         (and WATCHRELAY_URL, WATCHRELAY_ROLE=phone|watch) are paired at activate(). Pairing
         again makes a new pair. Prints the pair id; exits 0 once both sides are paired.
 
+        Several watches: with --watch-id the phone keeps the watches it has and adds this
+        one (its state goes to PHONE-STATE/watches/ID). The phone's apps talk to the active
+        watch only (PHONE-STATE/active-watch; the first watch paired is active; --activate
+        makes this one active). `watchrelay switch-watch` chooses another; a running app
+        follows it, or switches itself with WCSession.switchWatch(to:).
+
         OPTIONS:
           --relay URL           the relay, e.g. ws://127.0.0.1:8765/v1 (required)
           --phone-state DIR     the phone's state directory, created if missing (required)
           --watch-state DIR     the watch's state directory, created if missing (required)
           --phone-name NAME     the phone's device name (default iPhone)
           --watch-name NAME     the watch's device name (default Apple Watch)
-          --json                print {"pairId":…,"phoneState":…,"watchState":…} instead
+          --watch-id ID         add a watch: its id among the phone's watches
+                                (1-64 of A-Z a-z 0-9 . _ -; default: the phone's only watch)
+          --activate            make this watch the phone's active watch
+          --json                print {"pairId":…,"phoneState":…,"watchState":…,"watchId":…,
+                                "activeWatch":…} instead
           -h, --help            show this help
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        var args = try Arguments(argv, booleanFlags: ["help", "json"])
+        var args = try Arguments(argv, booleanFlags: ["help", "json", "activate"])
         if args.flag("help") {
             print(help)
             return 0
@@ -37,18 +47,31 @@ enum PairCommand {
         let phoneName = args.string("phone-name") ?? "iPhone"
         let watchName = args.string("watch-name") ?? "Apple Watch"
         let json = args.flag("json")
+        let watchID = args.string("watch-id")
+        let activate = args.flag("activate")
+        if let watchID, !PhoneWatches.isValid(watchID) {
+            throw Arguments.UsageError(description: "--watch-id: '\(watchID)' is not a watch id (1-64 of A-Z a-z 0-9 . _ -)")
+        }
         if let extra = args.positionals.first {
             throw Arguments.UsageError(description: "unexpected argument '\(extra)'")
         }
         try args.rejectUnknown()
         let result = try await WatchRelayPairing.pair(
-            relayURL: relay, phoneState: phoneState, watchState: watchState, phoneName: phoneName, watchName: watchName)
+            relayURL: relay, phoneState: phoneState, watchState: watchState, phoneName: phoneName, watchName: watchName,
+            watchID: watchID, makeActive: activate)
+        let watches = PhoneWatches(root: phoneState)
         if json {
-            let object: [String: String] = ["pairId": result.pairID, "phoneState": phoneState, "watchState": watchState]
+            let object: [String: String] = [
+                "pairId": result.pairID, "phoneState": phoneState, "watchState": watchState,
+                "watchId": watchID ?? PhoneWatches.defaultID, "activeWatch": watches.activeID,
+            ]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
             CLI.printLine(String(decoding: data, as: UTF8.self))
         } else {
-            CLI.printLine("paired \(result.pairID): \(phoneState) (\(phoneName)) ↔ \(watchState) (\(watchName))")
+            let which = watchID.map { " watch \($0)" } ?? ""
+            CLI.printLine(
+                "paired \(result.pairID): \(phoneState) (\(phoneName))\(which) ↔ \(watchState) (\(watchName));"
+                    + " active watch: \(watches.activeID)")
         }
         return 0
     }

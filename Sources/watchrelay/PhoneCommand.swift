@@ -30,6 +30,9 @@ enum PhoneCommand {
           --state DIR              state directory (default ./phone-state)
           --pair                   ask for a pairing code at start and print it
           --name NAME              the device name the watch sees (default iPhone)
+          --watch ID               several watches: talk to watch ID, whose pair is kept in
+                                   DIR/watches/ID (pair it with --pair); the favorites stay the
+                                   phone's, and the latest snapshot goes to the watch at start
           --github URL             GitHub API root (default: start the built-in fixture server on
                                    a free loopback port; https://api.github.com for the real one)
           --fixtures DIR           fixtures for the built-in server (default: the catalog of
@@ -129,6 +132,13 @@ enum PhoneCommand {
                 + Double(timeout.components.attoseconds) / 1e18
         }
         if let backoff = try backoffList(&args) { configuration.session.backoff = backoff }
+        if let watch = args.string("watch") {
+            let allowed = watch.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
+            guard (1...64).contains(watch.count), allowed, watch != ".", watch != ".." else {
+                throw Arguments.UsageError(description: "--watch: '\(watch)' is not a watch id (1-64 of A-Z a-z 0-9 . _ -)")
+            }
+            configuration.useWatch(watch)
+        }
         let machine = args.flag("machine")
         let pairAtStart = args.flag("pair")
         let githubURL = args.string("github")

@@ -14,6 +14,7 @@ let usage = """
       github-stub  serve the fixture GitHub API (the offline default of `phone`)
       simulate     run scenario files (Simulator/scenarios/*.json): PASS/FAIL, exit 3 on failure
       pair         pair a phone's and a watch's state directories for WatchConnectivity apps
+      switch-watch choose a phone's active watch (a phone paired with several)
 
     Run `watchrelay <subcommand> --help` for its options.
     Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario assertion failed.
@@ -33,6 +34,7 @@ do {
     case "simulate": code = try await SimulateCommand.run(Array(argv.dropFirst()))
     #if os(Linux)
     case "pair": code = try await PairCommand.run(Array(argv.dropFirst()))
+    case "switch-watch": code = try await SwitchWatchCommand.run(Array(argv.dropFirst()))
     #endif
     case "-h", "--help", "help": print(usage); code = 0
     case nil: FileHandle.standardError.write(Data((usage + "\n").utf8)); code = 2

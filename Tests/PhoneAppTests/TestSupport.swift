@@ -92,7 +92,7 @@ final class TestGitHub: Sendable {
 func phoneConfiguration(relay: String, state: String) -> PhoneConfiguration {
     var c = PhoneConfiguration(relayURL: relay, stateDirectory: state, deviceName: "Test iPhone")
     c.session.backoff = [0.02, 0.05, 0.1]
-    c.session.requestTimeoutSeconds = 5
+    c.session.requestTimeoutSeconds = 5 * timeoutScale
     c.refreshInterval = .seconds(3600)
     c.refreshThrottle = .seconds(10)
     return c

@@ -146,6 +146,29 @@ import Testing
         #expect(h.core.outstandingUserInfoTransfers.isEmpty)
     }
 
+    @Test func aTransferIsReportedFinishedOnlyOnceItsRemovalIsStored() {
+        var h = CoreHarness.paired()
+        let (ticket, sent) = h.command(.transferUserInfo(Self.item))
+        let id = CoreHarness.lastRequestID(sent) ?? ""
+        #expect(h.frame(.accepted(Accepted(re: id))).completion(ticket) != nil)
+        h.answersWrites = false
+        let done = h.frame(.transferred(Transferred(ids: [id])))
+        #expect(done.events.isEmpty, "not before the shorter list is stored")
+        #expect(h.unanswered.first?.records == [.transfers([])])
+        h.answersWrites = true
+        #expect(h.feed(.persisted(id: h.unanswered[0].id)).events == [.userInfoTransferFinished(id: id)])
+    }
+
+    @Test func aTransferIsReportedFinishedEvenWhenItsRemovalCannotBeStored() {
+        var h = CoreHarness.paired()
+        let (_, sent) = h.command(.transferUserInfo(Self.item))
+        let id = CoreHarness.lastRequestID(sent) ?? ""
+        h.frame(.accepted(Accepted(re: id)))
+        h.failWrites = true
+        let done = h.frame(.transferred(Transferred(ids: [id])))
+        #expect(done.events == [.error(.persistFailed("disk full")), .userInfoTransferFinished(id: id)])
+    }
+
     @Test func aTransferWhoseListCannotBeSavedFailsAndSaysSo() {
         var h = CoreHarness.paired()
         h.failWrites = true

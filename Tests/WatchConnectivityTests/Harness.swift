@@ -28,9 +28,19 @@ final class RecordingDelegate: NSObject, WCSessionDelegate, @unchecked Sendable 
     /// For each received file: its URL during the call and whether it existed then.
     let files = LockedState<[(url: URL, existed: Bool, metadata: String)]>([])
 
-    init(userInfoDelay: Double = 0, moveFilesTo: String? = nil) {
+    /// Runs inside `sessionDidBecomeInactive` (to try sends while the phone switches watches).
+    let whileInactive: (@Sendable (WCSession) -> Void)?
+    /// Runs inside `sessionDidDeactivate` (Apple's pattern calls `activate()` there).
+    let onDeactivate: (@Sendable (WCSession) -> Void)?
+
+    init(
+        userInfoDelay: Double = 0, moveFilesTo: String? = nil, whileInactive: (@Sendable (WCSession) -> Void)? = nil,
+        onDeactivate: (@Sendable (WCSession) -> Void)? = nil
+    ) {
         self.userInfoDelay = userInfoDelay
         self.moveFilesTo = moveFilesTo
+        self.whileInactive = whileInactive
+        self.onDeactivate = onDeactivate
     }
 
     func record(_ name: String, _ detail: String = "") {
@@ -50,6 +60,17 @@ final class RecordingDelegate: NSObject, WCSessionDelegate, @unchecked Sendable 
         record("activation", "\(activationState.rawValue)")
     }
     func sessionReachabilityDidChange(_ session: WCSession) { record("reachability", "\(session.isReachable)") }
+    func sessionDidBecomeInactive(_ session: WCSession) {
+        record("inactive", "\(session.activationState.rawValue)")
+        whileInactive?(session)
+    }
+    func sessionDidDeactivate(_ session: WCSession) {
+        record("deactivate", "\(session.activationState.rawValue)")
+        onDeactivate?(session)
+    }
+    func sessionWatchStateDidChange(_ session: WCSession) {
+        record("watchState", "\(session.isPaired),\(session.watchDirectoryURL?.path ?? "none")")
+    }
     func session(_ session: WCSession, didReceiveMessage message: [String: Any]) {
         record("message", Self.detail(message))
     }

@@ -1,0 +1,67 @@
+#if os(Linux)
+import Foundation
+import WatchConnectivity
+
+/// `watchrelay switch-watch`: chooses a phone's active watch, as the user does in the Watch app.
+enum SwitchWatchCommand {
+    static let help = """
+        USAGE: watchrelay switch-watch --phone-state DIR --watch-id ID
+               watchrelay switch-watch --phone-state DIR --list
+
+        Makes watch ID the active watch of the phone whose state directory is DIR (a watch
+        paired with `watchrelay pair --watch-id ID`, or `default`: the one paired without an
+        id). A WatchConnectivity phone app running on DIR notices within about 250 ms and
+        switches in Apple's order: sessionDidBecomeInactive, sessionDidDeactivate, then its
+        activate() gets the new watch. An app started later starts on it. Exits 0 once the
+        choice is written (it does not wait for a running app).
+
+        OPTIONS:
+          --phone-state DIR     the phone's state directory (required)
+          --watch-id ID         the watch to make active
+          --list                print the phone's watches, the active one marked with *
+          --json                print {"activeWatch":…,"watches":[…]} instead
+          -h, --help            show this help
+        """
+
+    static func run(_ argv: [String]) async throws -> Int32 {
+        var args = try Arguments(argv, booleanFlags: ["help", "json", "list"])
+        if args.flag("help") {
+            print(help)
+            return 0
+        }
+        guard let phoneState = args.string("phone-state") else {
+            throw Arguments.UsageError(description: "switch-watch needs --phone-state\n\n\(help)")
+        }
+        let watchID = args.string("watch-id")
+        let list = args.flag("list")
+        let json = args.flag("json")
+        if let extra = args.positionals.first { throw Arguments.UsageError(description: "unexpected argument '\(extra)'") }
+        try args.rejectUnknown()
+        guard (watchID != nil) != list else {
+            throw Arguments.UsageError(description: "switch-watch needs exactly one of --watch-id and --list\n\n\(help)")
+        }
+        let watches = PhoneWatches(root: phoneState)
+        if let watchID {
+            guard PhoneWatches.isValid(watchID) else {
+                throw Arguments.UsageError(description: "--watch-id: '\(watchID)' is not a watch id (1-64 of A-Z a-z 0-9 . _ -)")
+            }
+            guard watches.ids.contains(watchID) else {
+                FileHandle.standardError.write(
+                    Data("watchrelay: no watch '\(watchID)' is paired with \(phoneState) (watches: \(watches.ids))\n".utf8))
+                return 1
+            }
+            try watches.setActive(watchID)
+        }
+        if json {
+            let object: [String: Any] = ["activeWatch": watches.activeID, "watches": watches.ids]
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+            CLI.printLine(String(decoding: data, as: UTF8.self))
+        } else if list {
+            for id in watches.ids { CLI.printLine((id == watches.activeID ? "* " : "  ") + id) }
+        } else {
+            CLI.printLine("active watch: \(watches.activeID)")
+        }
+        return 0
+    }
+}
+#endif
