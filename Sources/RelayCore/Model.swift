@@ -83,11 +83,12 @@ public struct QueuedItem: Hashable, Sendable {
         self.size = payload.encodedSize
     }
 
-    /// The item with its payload left to the store (an empty object in its place); its
-    /// ``size`` stays the payload's, so the quotas and windows still count it.
+    /// The item with its payload left to the store (in its place an object with only its
+    /// `kind`, which the console shows); its ``size`` stays the payload's, so the quotas and
+    /// windows still count it.
     public func withoutPayload() -> QueuedItem {
         var item = self
-        item.payload = Self.unloaded
+        item.payload = payload.kind.map { Payload(kind: $0) } ?? Self.unloaded
         item.isPayloadLoaded = false
         return item
     }
