@@ -74,8 +74,8 @@ extension InMemoryRelay {
                 if let id = links[link] { queue.append(.device(id, .frame(frame))) }
             case .close(let link, let code, _):
                 if let id = links[link] { drop(id, link, code: code.rawValue) }
-            case .persist, .persistAhead, .awaitAhead:
-                break  // the relay's state is this actor's memory: nothing to commit
+            case .persist, .persistAhead, .awaitAhead, .loadPayloads:
+                break  // the relay's state is this actor's memory: nothing to commit or read
             }
         }
     }

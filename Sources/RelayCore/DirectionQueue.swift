@@ -37,6 +37,14 @@ struct DirectionQueue: Sendable {
     /// interleaved, and several may share a millisecond, so `acceptedAt` cannot order them.
     var ranks: [String: Int64] = [:]
     var nextRank: Int64 = 0
+    /// Unsent items whose payload is in memory, and their payload bytes (see
+    /// `DirectionQueue+Payloads`: at most one delivery window when payloads load on demand).
+    var hotUnsent = 0
+    var hotUnsentBytes = 0
+    /// Unsent items whose payload only the store holds.
+    var coldUnsent = 0
+    /// A read of payloads from the store was asked for and has not come back.
+    var loadPending = false
 
     init() {}
 
@@ -48,7 +56,10 @@ struct DirectionQueue: Sendable {
             queuedBytes += item.size
             if item.seq != nil {
                 sentItems.append(item)
-            } else if item.mode == .complication {
+                continue
+            }
+            count(item, by: 1)
+            if item.mode == .complication {
                 unsentComplications.append(item)
             } else {
                 unsent.append(item)
@@ -82,8 +93,12 @@ struct DirectionQueue: Sendable {
         ranks[id] != nil
     }
 
-    /// Queues a newly accepted item (a complication ahead of the other unsent items).
-    mutating func enqueue(_ item: QueuedItem) {
+    /// Queues a newly accepted item (a complication ahead of the other unsent items); with a
+    /// `window`, its payload stays in memory only if it fits the window (see ``keepsPayload``).
+    mutating func enqueue(_ item: QueuedItem, window: PayloadWindow? = nil, receiverOnline: Bool = true) {
+        let keeps = window.map { keepsPayload(of: item, $0, receiverOnline: receiverOnline) } ?? true
+        let item = keeps ? item : item.withoutPayload()
+        count(item, by: 1)
         ranks[item.sendID] = nextRank
         nextRank += 1
         queuedBytes += item.size
@@ -119,9 +134,16 @@ struct DirectionQueue: Sendable {
 
     /// Takes the next never-sent item (complications first).
     mutating func popUnsent() -> QueuedItem? {
-        if !unsentComplications.isEmpty { return unsentComplications.removeFirst() }
-        if !unsent.isEmpty { return unsent.removeFirst() }
-        return nil
+        let item: QueuedItem
+        if !unsentComplications.isEmpty {
+            item = unsentComplications.removeFirst()
+        } else if !unsent.isEmpty {
+            item = unsent.removeFirst()
+        } else {
+            return nil
+        }
+        count(item, by: -1)
+        return item
     }
 
     /// Removes an unsent item by id; `nil` if it is not unsent.
@@ -134,6 +156,7 @@ struct DirectionQueue: Sendable {
             removed = unsent.remove(at: i)
         }
         queuedBytes -= removed?.size ?? 0
+        if let removed { count(removed, by: -1) }
         return removed
     }
 

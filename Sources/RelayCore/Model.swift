@@ -70,6 +70,9 @@ public struct QueuedItem: Hashable, Sendable {
     public var seq: Int64?
     /// Compact payload size in bytes (for the in-flight window).
     public var size: Int
+    /// Whether ``payload`` is the item's payload; false when only the store has it (the relay
+    /// reads it back before delivering the item: see ``RelayConfiguration/loadsPayloadsOnDemand``).
+    public private(set) var isPayloadLoaded = true
 
     public init(sendID: String, mode: DeliveryMode, payload: Payload, acceptedAt: Timestamp, seq: Int64? = nil) {
         self.sendID = sendID
@@ -79,6 +82,26 @@ public struct QueuedItem: Hashable, Sendable {
         self.seq = seq
         self.size = payload.encodedSize
     }
+
+    /// The item with its payload left to the store (in its place an object with only its
+    /// `kind`, which the console shows); its ``size`` stays the payload's, so the quotas and
+    /// windows still count it.
+    public func withoutPayload() -> QueuedItem {
+        var item = self
+        item.payload = payload.kind.map { Payload(kind: $0) } ?? Self.unloaded
+        item.isPayloadLoaded = false
+        return item
+    }
+
+    /// The item with `payload` (read back from the store) in place; its ``size`` is kept.
+    public func with(payload: Payload) -> QueuedItem {
+        var item = self
+        item.payload = payload
+        item.isPayloadLoaded = true
+        return item
+    }
+
+    private static let unloaded = Payload(members: [:])
 
     /// The `deliver` frame for this item from `sender` (requires `seq`).
     func deliver(from sender: Role) -> Deliver {

@@ -39,6 +39,13 @@ public struct RelayConfiguration: Sendable, Hashable {
     public var seqReservationBlock: Int64
     /// Finished send ids remembered per direction for duplicate detection. Default 1024.
     public var finishedIDsKept: Int
+    /// Whether the payloads of queued items stay in the store until they are about to be
+    /// delivered. When true, a direction holds in memory the payloads of its sent, unacked items
+    /// and of at most one delivery window (``inFlightItems``, ``inFlightBytes``) of the next
+    /// unsent ones, only while the receiver is connected; the rest it asks the store for with
+    /// ``RelayAction/loadPayloads(_:direction:sendIDs:)``. Default false (a relay without a
+    /// store, such as the in-memory one, must keep them); `watchrelay serve` sets it.
+    public var loadsPayloadsOnDemand: Bool
 
     public init(
         limits: Limits = .default, pairingCodeTTLms: Int64 = 120_000, wrongCodesPerLink: Int = 5,
@@ -46,7 +53,8 @@ public struct RelayConfiguration: Sendable, Hashable {
         maxErrorsPerMinute: Int = 100,
         inFlightItems: Int = 64, inFlightBytes: Int = 1 << 20, maxQueuedItemsPerDirection: Int = 10_000,
         maxQueuedBytesPerDirection: Int = 64 << 20, maxQueuedBytesTotal: Int = 512 << 20, maxConnections: Int = 10_000,
-        maxConnectionsPerAddress: Int = 1_000, seqReservationBlock: Int64 = 1024, finishedIDsKept: Int = 1024
+        maxConnectionsPerAddress: Int = 1_000, seqReservationBlock: Int64 = 1024, finishedIDsKept: Int = 1024,
+        loadsPayloadsOnDemand: Bool = false
     ) {
         self.limits = limits
         self.pairingCodeTTLms = pairingCodeTTLms
@@ -65,6 +73,7 @@ public struct RelayConfiguration: Sendable, Hashable {
         self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.seqReservationBlock = seqReservationBlock
         self.finishedIDsKept = finishedIDsKept
+        self.loadsPayloadsOnDemand = loadsPayloadsOnDemand
     }
 }
 

@@ -14,6 +14,9 @@ public enum RelayEvent: Sendable, Hashable {
     case closed(LinkID)
     /// Time passed: reply timeouts and expiries are checked.
     case tick
+    /// Payloads read from the store for a ``RelayAction/loadPayloads(_:direction:sendIDs:)``
+    /// (ids the store no longer holds are missing).
+    case payloadsLoaded(PairID, direction: Role, [String: Payload])
 }
 
 /// Something the relay must do: the core's output, interpreted in order.
@@ -30,4 +33,9 @@ public enum RelayAction: Sendable, Hashable {
     /// Frames after this wait until the last `persistAhead` of this pair direction is
     /// committed (the first seq of the block reserved ahead is being used).
     case awaitAhead(PairID, direction: Role)
+    /// Read the payloads of these queued items of a pair direction from the store, after every
+    /// mutation before this action is committed, and hand them back as
+    /// ``RelayEvent/payloadsLoaded(_:direction:_:)``. Never on the service thread. Frames do not
+    /// wait for it.
+    case loadPayloads(PairID, direction: Role, sendIDs: [String])
 }

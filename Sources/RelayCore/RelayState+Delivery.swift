@@ -36,26 +36,28 @@ extension RelayState {
         var item = QueuedItem(sendID: f.id, mode: f.mode, payload: f.payload, acceptedAt: now)
         try checkQuotas(for: item, pairID, sender: sender, re: f.id)
         var accepted = Accepted(re: f.id)
+        let window = payloadWindow
+        let online = connectedLink(of: sender.peer, in: pairID) != nil
         switch f.mode {
         case .context:
             replaceContext(pairID, sender: sender)
-            pairs[pairID]?[sender].enqueue(item)
+            pairs[pairID]?[sender].enqueue(item, window: window, receiverOnline: online)
         case .complication:
             let left = complicationsLeft(pairID)
             if left > 0 {
-                pairs[pairID]?[sender].enqueue(item)
+                pairs[pairID]?[sender].enqueue(item, window: window, receiverOnline: online)
                 pairs[pairID]?.complicationUses.append(now)
                 persist(.addComplicationUse(pairID, now))
                 if complicationBudgetLeft[pairID] != nil { complicationBudgetLeft[pairID] = left - 1 }
                 accepted.remaining = left - 1
             } else {
                 item.mode = .userInfo
-                pairs[pairID]?[sender].enqueue(item)
+                pairs[pairID]?[sender].enqueue(item, window: window, receiverOnline: online)
                 accepted.remaining = 0
                 accepted.fallback = .userInfo
             }
         default:
-            pairs[pairID]?[sender].enqueue(item)
+            pairs[pairID]?[sender].enqueue(item, window: window, receiverOnline: online)
         }
         queuedBytesTotal += item.size
         persist(.insertItem(pairID, direction: sender, item))
@@ -146,10 +148,23 @@ extension RelayState {
     mutating func pump(_ pairID: PairID, sender: Role) {
         guard let receiver = connectedLink(of: sender.peer, in: pairID), var q = takeQueue(pairID, sender) else { return }
         defer { putQueue(q, pairID, sender) }
+        let window = payloadWindow
+        defer {
+            // Read ahead once the hot payloads fall to half of the window.
+            if let window, let ids = q.payloadsToLoad(window, needed: false) {
+                actions.append(.loadPayloads(pairID, direction: sender, sendIDs: ids))
+            }
+        }
         while q.inFlight < configuration.inFlightItems, q.inFlight == 0 || q.inFlightBytes < configuration.inFlightBytes {
             var item: QueuedItem
             if q.inFlight < q.sent.count {
                 item = q.sent[q.inFlight]
+            } else if let window, q.nextUnsentIsCold {
+                // FIFO: nothing goes out before the next item's payload is back from the store.
+                if let ids = q.payloadsToLoad(window, needed: true) {
+                    actions.append(.loadPayloads(pairID, direction: sender, sendIDs: ids))
+                }
+                return
             } else if let next = q.popUnsent() {
                 item = next
                 let (seq, reservation) = q.advanceSeq(block: configuration.seqReservationBlock)
@@ -168,6 +183,24 @@ extension RelayState {
             q.inFlightBytes += item.size
             emit(.deliver(item.deliver(from: sender)), to: receiver)
         }
+    }
+
+    /// The payload window of a direction, or nil when every payload stays in memory.
+    var payloadWindow: PayloadWindow? {
+        configuration.loadsPayloadsOnDemand
+            ? PayloadWindow(items: configuration.inFlightItems, bytes: configuration.inFlightBytes) : nil
+    }
+
+    /// Payloads the store read back: into their items, then delivery goes on. With the receiver
+    /// gone meanwhile they are dropped (it reads them again when it is back).
+    mutating func payloadsLoaded(_ pairID: PairID, sender: Role, _ payloads: [String: Payload]) {
+        guard pairs[pairID] != nil else { return }
+        guard connectedLink(of: sender.peer, in: pairID) != nil else {
+            pairs[pairID]?[sender].loadPending = false
+            return
+        }
+        pairs[pairID]?[sender].fill(payloads)
+        pump(pairID, sender: sender)
     }
 
     // MARK: - ack

@@ -175,6 +175,8 @@ extension RelayState {
             deviceLinks[device] = nil
             if let member = devices[device] {
                 pairs[member.pair]?[member.role.peer].resetInFlight()
+                // Its unsent payloads wait in the store until it is back.
+                if configuration.loadsPayloadsOnDemand { pairs[member.pair]?[member.role.peer].evictUnsentPayloads() }
             }
             if notify { notifyPeer(of: device, presence: Presence(connected: false, reachable: false)) }
         }

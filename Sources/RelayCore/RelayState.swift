@@ -147,6 +147,8 @@ public struct RelayState: Sendable {
             linkClosed(link)
         case .tick:
             break  // expired above
+        case .payloadsLoaded(let pairID, let sender, let payloads):
+            payloadsLoaded(pairID, sender: sender, payloads)
 
         }
         // Deadlines of connections that said hello (or left) go, so the first one is live.

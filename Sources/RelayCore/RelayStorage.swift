@@ -1,6 +1,6 @@
 import RelayProtocol
 /// Durable storage as the relay's committer sees it: everything at start, then one batch of
-/// mutations at a time.
+/// mutations at a time, and queued payloads read back when they are about to be delivered.
 ///
 /// The relay core only describes changes (``StoreMutation``) and reads ``PairSnapshot``s; the
 /// server's committer is the one caller of ``apply(_:urgent:)``. SQLite (`SQLiteRelayStorage`
@@ -14,6 +14,16 @@ public protocol RelayStorage: AnyObject, Sendable {
     /// Everything stored, as the core needs it at start (pairs in creation order, items in
     /// acceptance order), after dropping bookkeeping that expired by `now`.
     func loadAll(now: Timestamp) throws -> [PairSnapshot]
+
+    /// Like ``loadAll(now:)``, but the items not sent yet come without their payloads
+    /// (``QueuedItem/withoutPayload()``: their size kept); sent, unacked items keep theirs. What
+    /// a relay that loads payloads on demand (``RelayConfiguration/loadsPayloadsOnDemand``)
+    /// reads at start, so its memory does not grow with what is queued.
+    func loadIndex(now: Timestamp) throws -> [PairSnapshot]
+
+    /// The stored payloads of the items `sendIDs` of `pair`'s `direction` (the sender's role),
+    /// by send id; ids not stored (acked, cancelled, or the pair gone) are left out.
+    func loadPayloads(_ pair: PairID, direction: Role, sendIDs: [String]) throws -> [String: Payload]
 
     /// Applies `mutations` in order and atomically: when this returns, all of them are durable;
     /// when it throws, none is applied and the caller may retry the same batch.

@@ -97,6 +97,39 @@ public final class RedisRelayStorage: RelayStorage, @unchecked Sendable {
         return snapshots
     }
 
+    /// ``loadAll(now:)`` with the payloads of unsent items dropped once decoded (their sizes
+    /// kept). Each pair's reply still arrives whole, so the start briefly holds one pair's
+    /// queue; afterwards only the delivery windows stay in memory.
+    /// - Throws: ``RedisRelayStorageError``.
+    public func loadIndex(now: Timestamp) throws -> [PairSnapshot] {
+        var snapshots = try loadAll(now: now)
+        for p in snapshots.indices {
+            for role in Role.all {
+                let items = snapshots[p].directions[role]?.items ?? []
+                snapshots[p].directions[role]?.items = items.map { $0.seq == nil ? $0.withoutPayload() : $0 }
+            }
+        }
+        return snapshots
+    }
+
+    /// The stored payloads of `sendIDs` queued in `direction` of `pair` (one `HMGET`); ids not
+    /// stored are left out.
+    /// - Throws: ``RedisRelayStorageError``.
+    public func loadPayloads(_ pair: PairID, direction: Role, sendIDs: [String]) throws -> [String: Payload] {
+        guard !sendIDs.isEmpty else { return [:] }
+        let key = RedisRelayScripts.prefix + "pair:" + pair.rawValue + ":" + direction.rawValue + ":items"
+        let reply = try single(RedisCommand(["HMGET", key] + sendIDs))
+        guard let values = reply.elements, values.count == sendIDs.count else {
+            throw RedisRelayStorageError.unexpectedReply("HMGET \(key): \(reply)")
+        }
+        var payloads: [String: Payload] = [:]
+        for (sendID, value) in zip(sendIDs, values) {
+            guard case .bulk(let bytes) = value else { continue }
+            payloads[sendID] = try RedisSnapshotDecoder.item(sendID: sendID, bytes, seq: nil, key: key).payload
+        }
+        return payloads
+    }
+
     /// What weakens durability on this server, or nil if it runs `appendonly yes` with
     /// `appendfsync always` (nil too when `CONFIG` is not allowed: nothing to tell).
     public func durabilityWarning() -> String? {

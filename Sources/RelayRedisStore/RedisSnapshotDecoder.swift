@@ -67,7 +67,8 @@ enum RedisSnapshotDecoder {
         return snapshot
     }
 
-    private static func item(sendID: String, _ bytes: [UInt8], seq: String?, key: String) throws -> QueuedItem {
+    /// One stored item (`{"acceptedAt":…,"mode":…,"payload":{…}}`) as a ``QueuedItem``.
+    static func item(sendID: String, _ bytes: [UInt8], seq: String?, key: String) throws -> QueuedItem {
         let object: [String: JSONValue]
         do {
             guard let parsed = try JSONParser.parse(bytes).objectValue else { throw corrupt(key, "\(sendID) is not an object") }

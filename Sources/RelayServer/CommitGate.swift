@@ -41,6 +41,15 @@ struct CommitGate {
     private var lastTicket: [LinkID: UInt64] = [:]
     /// The batch holding each pair direction's last seq reservation made ahead.
     private var aheadTickets: [AheadKey: UInt64] = [:]
+    /// Payload reads from the store, each after the batch it must follow (0: none open then).
+    private var reads: [(after: UInt64, read: PayloadRead)] = []
+
+    /// A read of queued payloads for the committer (``RelayAction/loadPayloads(_:direction:sendIDs:)``).
+    struct PayloadRead: Sendable, Equatable {
+        let pair: PairID
+        let direction: Role
+        let sendIDs: [String]
+    }
 
     /// Frames and closes waiting for a commit.
     var waitingCount: Int { waiting.values.reduce(0) { $0 + $1.count } }
@@ -67,6 +76,10 @@ struct CommitGate {
                 {
                     gate = max(gate, ticket)
                 }
+            case .loadPayloads(let pair, let direction, let sendIDs):
+                // The items' inserts may be in the open batch: the read goes to the committer
+                // behind that batch (whose queue keeps the order).
+                reads.append((openBatch.isEmpty ? 0 : openTicket, PayloadRead(pair: pair, direction: direction, sendIDs: sendIDs)))
             case .send(let link, _), .close(let link, _, _):
                 let ticket = max(gate, lastTicket[link] ?? 0, failing ?? 0)
                 if ticket > committedTicket {
@@ -89,6 +102,15 @@ struct CommitGate {
         openReservesAhead = false
         openTicket += 1
         return batch
+    }
+
+    /// The payload reads that may go to the committer now, in order: those whose batch was
+    /// handed out (call after ``takeBatch()``, and submit them after that batch).
+    mutating func takeReads() -> [PayloadRead] {
+        guard !reads.isEmpty else { return [] }
+        let ready = reads.prefix { $0.after < openTicket }
+        reads.removeFirst(ready.count)
+        return ready.map(\.read)
     }
 
     /// At shutdown: the open batch, even while another is with the committer (whose queue
@@ -138,7 +160,7 @@ extension RelayAction {
     fileprivate var link: LinkID? {
         switch self {
         case .send(let link, _), .close(let link, _, _): link
-        case .persist, .persistAhead, .awaitAhead: nil
+        case .persist, .persistAhead, .awaitAhead, .loadPayloads: nil
         }
     }
 }

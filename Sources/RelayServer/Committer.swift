@@ -1,5 +1,6 @@
 import Foundation
 import RelayCore
+import RelayProtocol
 
 /// Runs the group commits on a thread of its own, so an fsync never blocks a cooperative-pool
 /// thread or the lws service thread.
@@ -21,9 +22,16 @@ final class Committer: @unchecked Sendable {
     private let log: Logger
     private let committed: @Sendable (_ ticket: UInt64, _ mutations: Int) -> Void
     private let failed: @Sendable (_ ticket: UInt64) -> Void
+    private let loaded: @Sendable (_ read: CommitGate.PayloadRead, _ payloads: [String: Payload]) -> Void
     /// Guards ``queue`` and ``stopping`` (NSCondition: a pthread mutex, which TSan sees).
     private let condition = NSCondition()
-    private var queue: [CommitGate.Batch] = []
+    private var queue: [Job] = []
+
+    /// One piece of the committer's work, in submission order.
+    private enum Job {
+        case batch(CommitGate.Batch)
+        case read(CommitGate.PayloadRead)
+    }
     private var stopping = false
     private var exited: CheckedContinuation<Void, Never>?
     private var hasExited = false
@@ -33,15 +41,18 @@ final class Committer: @unchecked Sendable {
     /// - Parameters:
     ///   - committed: called on the commit thread after each batch is durable.
     ///   - failed: called on the commit thread when a batch failed repeatedly (it is still retried).
+    ///   - loaded: called on the commit thread with the payloads of a ``submit(_:)-(CommitGate.PayloadRead)``.
     init(
         storage: any RelayStorage, log: Logger,
         committed: @escaping @Sendable (_ ticket: UInt64, _ mutations: Int) -> Void,
-        failed: @escaping @Sendable (_ ticket: UInt64) -> Void
+        failed: @escaping @Sendable (_ ticket: UInt64) -> Void,
+        loaded: @escaping @Sendable (_ read: CommitGate.PayloadRead, _ payloads: [String: Payload]) -> Void = { _, _ in }
     ) {
         self.storage = storage
         self.log = log
         self.committed = committed
         self.failed = failed
+        self.loaded = loaded
     }
 
     /// Starts the commit thread; call once.
@@ -56,8 +67,18 @@ final class Committer: @unchecked Sendable {
 
     /// Queues a batch (from ``CommitGate/takeBatch()``); returns at once.
     func submit(_ batch: CommitGate.Batch) {
+        enqueue(.batch(batch))
+    }
+
+    /// Queues a read of queued payloads; it runs after every batch submitted before it, and
+    /// `loaded` gets its result. Returns at once.
+    func submit(_ read: CommitGate.PayloadRead) {
+        enqueue(.read(read))
+    }
+
+    private func enqueue(_ job: Job) {
         condition.lock()
-        queue.append(batch)
+        queue.append(job)
         condition.signal()
         condition.unlock()
     }
@@ -79,20 +100,11 @@ final class Committer: @unchecked Sendable {
     }
 
     private func run() {
-        while let batch = next() {
-            var attempt = 0
-            while true {
-                do {
-                    try storage.apply(batch.mutations, urgent: batch.urgent)
-                    break
-                } catch {
-                    attempt += 1
-                    log.error("store commit failed", ("error", "\(error)"), ("attempt", String(attempt)))
-                    if attempt == Self.failuresBeforeReport { failed(batch.ticket) }
-                    Thread.sleep(forTimeInterval: Double(min(1000, 50 * attempt)) / 1000)
-                }
+        while let job = next() {
+            switch job {
+            case .batch(let batch): commit(batch)
+            case .read(let read): load(read)
             }
-            committed(batch.ticket, batch.mutations.count)
         }
         condition.lock()
         hasExited = true
@@ -102,8 +114,46 @@ final class Committer: @unchecked Sendable {
         waiter?.resume()
     }
 
+    private func commit(_ batch: CommitGate.Batch) {
+        var attempt = 0
+        while true {
+            do {
+                try storage.apply(batch.mutations, urgent: batch.urgent)
+                break
+            } catch {
+                attempt += 1
+                log.error("store commit failed", ("error", "\(error)"), ("attempt", String(attempt)))
+                if attempt == Self.failuresBeforeReport { failed(batch.ticket) }
+                Thread.sleep(forTimeInterval: Double(min(1000, 50 * attempt)) / 1000)
+            }
+        }
+        committed(batch.ticket, batch.mutations.count)
+    }
+
+    /// Reads the payloads, retrying with a growing pause until the store answers (the
+    /// direction's delivery waits for them; nothing else does).
+    private func load(_ read: CommitGate.PayloadRead) {
+        var attempt = 0
+        while true {
+            do {
+                let payloads = try storage.loadPayloads(read.pair, direction: read.direction, sendIDs: read.sendIDs)
+                if payloads.count < read.sendIDs.count {
+                    log.debug(
+                        "queued payloads no longer stored", ("pair", read.pair.rawValue),
+                        ("missing", String(read.sendIDs.count - payloads.count)))
+                }
+                loaded(read, payloads)
+                return
+            } catch {
+                attempt += 1
+                log.error("store read failed", ("error", "\(error)"), ("attempt", String(attempt)))
+                Thread.sleep(forTimeInterval: Double(min(1000, 50 * attempt)) / 1000)
+            }
+        }
+    }
+
     /// The next batch, waiting for one; nil once stopped and the queue is empty.
-    private func next() -> CommitGate.Batch? {
+    private func next() -> Job? {
         condition.lock()
         defer { condition.unlock() }
         while queue.isEmpty && !stopping { condition.wait() }

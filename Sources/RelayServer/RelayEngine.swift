@@ -65,6 +65,13 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
         let ticket: UInt64
     }
 
+    /// Payloads read from the store (posted by the committer's thread).
+    struct PayloadsLoaded: Sendable {
+        let pair: PairID
+        let direction: Role
+        let payloads: [String: Payload]
+    }
+
     init(core: RelayState, metrics: RelayMetrics, clock: Clock, log: Logger, console: ConsoleHub? = nil) {
         self.console = console.map(ConsoleAttachment.init)
         self.core = core
@@ -131,6 +138,8 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
             for link in gate.commitFailed(failing.ticket) {
                 outbound.close(ConnectionID(rawValue: link.rawValue), code: CloseCode.storageFailed.rawValue, reason: "relay storage failed")
             }
+        case let loaded as PayloadsLoaded:
+            run(.payloadsLoaded(loaded.pair, direction: loaded.direction, loaded.payloads), &outbound)
         case let request as StatsRequest:
             request.reply.resume(returning: currentStats)
         default:
@@ -149,6 +158,7 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
         // First, so what the console's faults make the core do is in this turn's batch.
         let consoleWait = console != nil ? consoleEndOfTurn(&outbound) : nil
         if let batch = gate.takeBatch() { committer?.submit(batch) }
+        for read in gate.takeReads() { committer?.submit(read) }
         if !pendingMetrics.isEmpty {
             metrics.record(pendingMetrics)
             pendingMetrics.removeAll()
@@ -227,7 +237,7 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
             } else {
                 consoleClose(link, code: code.rawValue, reason: reason, &outbound)
             }
-        case .persist, .persistAhead, .awaitAhead:
+        case .persist, .persistAhead, .awaitAhead, .loadPayloads:
             break
         }
     }

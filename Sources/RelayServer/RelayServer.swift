@@ -41,7 +41,11 @@ public actor RelayServer {
             consoleHandler = { request in routes.handle(request) ?? .text("not found\n", status: 404) }
         }
         let storage = try configuration.openStorage(log: log)
-        let pairs = try storage.loadAll(now: clock.now())
+        // Unsent payloads stay in the store when they load on demand: memory is bounded by the
+        // delivery windows, not by what is queued, from the start.
+        let pairs =
+            configuration.relay.loadsPayloadsOnDemand
+            ? try storage.loadIndex(now: clock.now()) : try storage.loadAll(now: clock.now())
         let metrics = RelayMetrics()
         let core = RelayState(configuration: configuration.relay, environment: environment, pairs: pairs)
         let engine = RelayEngine(core: core, metrics: metrics, clock: clock, log: log, console: hub)
@@ -52,7 +56,11 @@ public actor RelayServer {
             committed: { ticket, mutations in
                 _ = mailbox.withLock { $0 }?.post(RelayEngine.Committed(ticket: ticket, mutations: mutations))
             },
-            failed: { ticket in _ = mailbox.withLock { $0 }?.post(RelayEngine.CommitFailing(ticket: ticket)) })
+            failed: { ticket in _ = mailbox.withLock { $0 }?.post(RelayEngine.CommitFailing(ticket: ticket)) },
+            loaded: { read, payloads in
+                _ = mailbox.withLock { $0 }?.post(
+                    RelayEngine.PayloadsLoaded(pair: read.pair, direction: read.direction, payloads: payloads))
+            })
         engine.attach(committer: committer)
         let transport: WebSocketServer
         do {

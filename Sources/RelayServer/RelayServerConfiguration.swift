@@ -27,8 +27,8 @@ public struct RelayServerConfiguration: Sendable {
     /// Ping a silent connection after this many seconds; hang up 10 s later. Default 30.
     public var pingAfterSeconds = 30
     public var hangupAfterSeconds = 40
-    /// The relay's rules and limits.
-    public var relay = RelayConfiguration()
+    /// The relay's rules and limits; payloads of queued items load on demand from the store.
+    public var relay = RelayConfiguration(loadsPayloadsOnDemand: true)
     /// `serve --console`: the browser console and fault API at `/console` (off when nil).
     public var console: ConsoleConfiguration?
 

@@ -136,4 +136,5 @@ enum RelayStoreSchema {
     static let selectComplicationUses = "SELECT pair_id, used_at FROM complication_uses ORDER BY used_at, id"
     static let countPairs = "SELECT count(*) FROM pairs"
     static let countItems = "SELECT count(*) FROM items"
+    static let selectPayload = "SELECT payload FROM items WHERE pair_id = ?1 AND direction = ?2 AND send_id = ?3"
 }

@@ -3,8 +3,10 @@ import RelayProtocol
 import SQLite
 
 extension SQLiteRelayStorage {
-    /// Reads every table and assembles one snapshot per pair (inside the caller's transaction).
-    func readSnapshots() throws -> [PairSnapshot] {
+    /// Reads every table and assembles one snapshot per pair (inside the caller's transaction);
+    /// without `unsentPayloads`, items not sent yet come without their payloads (each is parsed
+    /// for its size, row by row, and dropped: memory does not grow with the queue).
+    func readSnapshots(unsentPayloads: Bool = true) throws -> [PairSnapshot] {
         typealias SQL = RelayStoreSchema
         let pairs = try database.query(SQL.selectPairs) { row in
             (id: PairID(row.text(0)), createdAt: Timestamp(millisecondsSinceEpoch: row.int64(1)))
@@ -37,16 +39,20 @@ extension SQLiteRelayStorage {
             builders[row.pairID]?.directions[direction]?.pendingTransferred = pending
         }
 
-        for row in try database.query(SQL.selectItems, [], ItemRow.init) {
+        // Each row becomes its item as it is read, so a dropped payload is never held beside the rest.
+        let items = try database.query(SQL.selectItems, []) { sqlRow in
+            let row = ItemRow(sqlRow)
             let direction = try knownRole(row.direction, table: "items")
-            guard builders[row.pairID] != nil else { continue }
             let payload = try decode(table: "items") { () throws -> Payload in
                 try Payload(bytes: row.payload)
             }
             let item = QueuedItem(
                 sendID: row.sendID, mode: DeliveryMode(rawValue: row.mode), payload: payload,
                 acceptedAt: row.acceptedAt, seq: row.seq)
-            builders[row.pairID]?.directions[direction]?.items.append(item)
+            return (row.pairID, direction, unsentPayloads || item.seq != nil ? item : item.withoutPayload())
+        }
+        for (pairID, direction, item) in items where builders[pairID] != nil {
+            builders[pairID]?.directions[direction]?.items.append(item)
         }
 
         for row in try database.query(SQL.selectFinished, [], { ($0.text(0), $0.text(1), $0.text(2)) }) {
@@ -62,6 +68,19 @@ extension SQLiteRelayStorage {
             // Every pair was given a builder above, and only member updates happened since.
             try builders[pair.id]!.snapshot(id: pair.id)
         }
+    }
+
+    /// The payloads of `sendIDs` in `direction` of `pair`, as stored (inside the caller's lock).
+    func readPayloads(_ pair: PairID, direction: Role, sendIDs: [String]) throws -> [String: Payload] {
+        var payloads: [String: Payload] = [:]
+        for sendID in sendIDs {
+            let bindings: [SQLiteValue] = [.text(pair.rawValue), .text(direction.rawValue), .text(sendID)]
+            guard let bytes = try database.query(RelayStoreSchema.selectPayload, bindings, { $0.bytes(0) }).first else {
+                continue
+            }
+            payloads[sendID] = try decode(table: "items") { () throws -> Payload in try Payload(bytes: bytes) }
+        }
+        return payloads
     }
 
     private func knownRole(_ raw: String, table: String) throws -> Role {

@@ -72,14 +72,40 @@ public final class SQLiteRelayStorage: RelayStorage, @unchecked Sendable {
     /// - Throws: ``DatabaseFileError``: ``DatabaseFileError/Problem/damaged`` if a stored row
     ///   or page cannot be read (the cause names the table), another problem if SQLite fails.
     public func loadAll(now: Timestamp) throws(DatabaseFileError) -> [PairSnapshot] {
+        try load(now: now, unsentPayloads: true)
+    }
+
+    private func load(now: Timestamp, unsentPayloads: Bool) throws(DatabaseFileError) -> [PairSnapshot] {
         let cutoff = now.millisecondsSinceEpoch - RelayStoreSchema.complicationWindowMilliseconds
         do {
             return try locked {
                 // One transaction: the prune and the reads see a single state of the file.
                 try database.transaction(.immediate) {
                     try database.execute(RelayStoreSchema.pruneComplicationUses, [.integer(cutoff)])
-                    return try readSnapshots()
+                    return try readSnapshots(unsentPayloads: unsentPayloads)
                 }
+            }
+        } catch {
+            throw DatabaseFileError(path: database.path, error: error, option: Self.fileOption)
+        }
+    }
+
+    /// ``loadAll(now:)`` with the payloads of unsent items left in the file (their sizes kept):
+    /// what a relay that loads payloads on demand reads at start.
+    /// - Throws: ``DatabaseFileError``, as ``loadAll(now:)``.
+    public func loadIndex(now: Timestamp) throws(DatabaseFileError) -> [PairSnapshot] {
+        try load(now: now, unsentPayloads: false)
+    }
+
+    /// The stored payloads of `sendIDs` queued in `direction` of `pair`; ids not stored are left out.
+    /// - Throws: ``DatabaseFileError`` (``DatabaseFileError/Problem/damaged`` for a payload that
+    ///   does not decode).
+    public func loadPayloads(_ pair: PairID, direction: Role, sendIDs: [String]) throws(DatabaseFileError)
+        -> [String: Payload]
+    {
+        do {
+            return try locked {
+                try database.transaction(.deferred) { try readPayloads(pair, direction: direction, sendIDs: sendIDs) }
             }
         } catch {
             throw DatabaseFileError(path: database.path, error: error, option: Self.fileOption)

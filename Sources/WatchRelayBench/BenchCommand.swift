@@ -103,6 +103,13 @@ public enum BenchCommand {
                 })
             }
         }
+        if options.includes(.queued) {
+            for mebibytes in options.queuedMebibytes {
+                steps.append(Step("queued", .watchrelay, "\(mebibytes) MiB queued") {
+                    try await runner.queuedMemory(mebibytes: mebibytes)
+                })
+            }
+        }
         var results: [BenchResult] = []
         for (number, step) in steps.enumerated() {
             let title = "[\(number + 1)/\(steps.count)] \(step.scenario) \(step.target.rawValue) \(step.label)"

@@ -5,7 +5,7 @@ import Foundation
 struct BenchOptions: Sendable {
     /// The scenarios a run can contain, in run order.
     enum Scenario: String, CaseIterable, Sendable {
-        case throughput, latency, pairs, connections, durable
+        case throughput, latency, pairs, connections, durable, queued
     }
 
     var runs = 1
@@ -24,6 +24,8 @@ struct BenchOptions: Sendable {
     var pairSeconds = 10.0
     var connections = 10_000
     var durableBytes = 1024
+    /// Backlogs of the queued-memory scenario, in MiB.
+    var queuedMebibytes = [100, 1024]
     /// SQLite synchronous mode of `watchrelay serve` outside the durable scenario.
     var relaySync = "full"
     var relayCPU = 0
@@ -54,6 +56,8 @@ struct BenchOptions: Sendable {
           pairs        --pairs pairs, 1 message/s each, --pair-seconds: p50/p99 and relay RSS
           connections  --connections idle connections (paired): relay RSS per connection
           durable      `userInfo` with a window of outstanding sends, --sync full and normal (ours)
+          queued       relay RSS with --queued-mib of `userInfo` (65,000-byte payloads) queued for
+                       an absent watch, and after a restart on that store (ours)
 
         OPTIONS:
           --runs N                repeat everything N times, report medians (default 1)
@@ -67,6 +71,7 @@ struct BenchOptions: Sendable {
           --pairs N               pairs of the many-pairs scenario (default 1000)
           --pair-seconds S        length of the many-pairs scenario (default 10)
           --connections N         idle connections of the scale scenario (default 10000)
+          --queued-mib LIST       backlogs of the queued scenario in MiB (default 100,1024)
           --relay-sync MODE       `watchrelay serve --sync` outside the durable scenario (default full)
           --relay-cpu N           core of the relay processes (default 0)
           --max-other-cpu PCT     re-measure a point if other processes used more CPU than this
@@ -76,10 +81,13 @@ struct BenchOptions: Sendable {
           --output PATH           JSON results (default Benchmarks/results/latest.json)
           --latency-trace DIR     write each latency and many-pairs point's per-message stamps
                                   (posted, written, received; ns) to a .tsv file in DIR
+          --watchrelay PATH       the `watchrelay serve` to measure (default this executable; another
+                                  build's, to compare before and after a change)
           --c-relay PATH          the C relay (default Benchmarks/baseline/build/relay)
           --python-relay PATH     the Python relay (default Benchmarks/python/relay.py)
           --mosquitto PATH        mosquitto (default /usr/sbin/mosquitto)
-          --quick                 smoke test: 0.5 s windows, 100 pairs for 3 s, 1000 connections
+          --quick                 smoke test: 0.5 s windows, 100 pairs for 3 s, 1000 connections,
+                                  10 MiB queued
           -h, --help              show this help
         """
 
@@ -87,6 +95,7 @@ struct BenchOptions: Sendable {
     init(_ args: inout Arguments, paths: inout BenchPaths) throws {
         if args.flag("quick") {
             (seconds, warmup, latencySeconds, pairs, pairSeconds, connections) = (0.5, 0.2, 1, 100, 3, 1000)
+            queuedMebibytes = [10]
         }
         runs = try args.int("runs", in: 1...100) ?? runs
         if let list = args.string("scenarios") {
@@ -104,6 +113,9 @@ struct BenchOptions: Sendable {
             latencyRates = try Self.list(list, "latency-rates") { Int($0).flatMap { (1...1_000_000).contains($0) ? $0 : nil } }
         }
         latencyBytes = try args.int("latency-bytes", in: BenchFrameFactory.minimumPayloadBytes...65536) ?? latencyBytes
+        if let list = args.string("queued-mib") {
+            queuedMebibytes = try Self.list(list, "queued-mib") { Int($0).flatMap { (1...16384).contains($0) ? $0 : nil } }
+        }
         pairs = try args.int("pairs", in: 1...9000) ?? pairs
         pairSeconds = try Self.seconds(&args, "pair-seconds") ?? pairSeconds
         connections = try args.int("connections", in: 2...18000) ?? connections
@@ -124,6 +136,7 @@ struct BenchOptions: Sendable {
         generatorCPU = try args.int("generator-cpu", in: 0...1023) ?? generatorCPU
         output = args.string("output") ?? output
         latencyTrace = args.string("latency-trace")
+        paths.watchrelay = args.string("watchrelay") ?? paths.watchrelay
         paths.cRelay = args.string("c-relay") ?? paths.cRelay
         paths.pythonRelay = args.string("python-relay") ?? paths.pythonRelay
         paths.mosquitto = args.string("mosquitto") ?? paths.mosquitto

@@ -81,11 +81,13 @@ struct BenchRunner: Sendable {
     /// shuts both down, whatever happens. After `limit` the contexts are shut down anyway,
     /// which ends every event stream, so a stuck scenario fails instead of hanging.
     func withRelay<T: Sendable>(
-        _ target: BenchTarget, tag: String, sync: String? = nil, connections: Int = 2, limit: Duration,
+        _ target: BenchTarget, tag: String, sync: String? = nil, database: String? = nil,
+        startTimeout: Duration = .seconds(15), connections: Int = 2, limit: Duration,
         _ body: (BenchRelay, BenchClients, BenchConnector) async throws -> T
     ) async throws -> T {
         let relay = try await BenchRelay.start(
-            target, paths: paths, cpu: options.relayCPU, directory: directory, tag: tag, sync: sync ?? options.relaySync)
+            target, paths: paths, cpu: options.relayCPU, directory: directory, tag: tag, sync: sync ?? options.relaySync,
+            database: database, startTimeout: startTimeout)
         let clients: BenchClients
         do {
             clients = try BenchClients(connections: connections)

@@ -37,6 +37,11 @@ enum BenchSystem {
         statusField("VmRSS", pid: pid).flatMap { Int($0.split(separator: " ").first ?? "") }
     }
 
+    /// The peak resident set of `pid` in KiB (`VmHWM`), nil if it is gone.
+    static func peakRSSKiB(pid: Int32) -> Int? {
+        statusField("VmHWM", pid: pid).flatMap { Int($0.split(separator: " ").first ?? "") }
+    }
+
     /// The CPUs this process may run on, as `/proc/self/status` lists them (e.g. `1` or `0-1`).
     static func allowedCPUs() -> String {
         statusField("Cpus_allowed_list", pid: getpid()) ?? "?"

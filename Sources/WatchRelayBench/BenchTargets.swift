@@ -76,8 +76,11 @@ struct BenchRelay: Sendable {
     /// - Parameters:
     ///   - sync: the SQLite synchronous mode of `watchrelay serve` (`full`, `normal`, `off`).
     ///   - tag: distinguishes the files of successive relays in `directory`.
+    ///   - database: `watchrelay serve`'s store file instead of a fresh one (a restarted relay).
+    ///   - startTimeout: how long the relay may take to print its URL (a large store loads first).
     static func start(
-        _ target: BenchTarget, paths: BenchPaths, cpu: Int, directory: String, tag: String, sync: String = "full"
+        _ target: BenchTarget, paths: BenchPaths, cpu: Int, directory: String, tag: String, sync: String = "full",
+        database: String? = nil, startTimeout: Duration = .seconds(15)
     ) async throws -> BenchRelay {
         // A serial number keeps every relay's files apart: a database left by an earlier point
         // or run would preload its pairs into the next relay.
@@ -87,14 +90,14 @@ struct BenchRelay: Sendable {
             let child = try BenchChild(
                 name: name, executable: paths.watchrelay,
                 arguments: [
-                    "serve", "--host", "127.0.0.1", "--port", "0", "--db", "\(directory)/\(name).db", "--sync", sync,
+                    "serve", "--host", "127.0.0.1", "--port", "0", "--db", database ?? "\(directory)/\(name).db", "--sync", sync,
                     "--log-level", "warn",
                     // Every bench client is on 127.0.0.1, in numbers past the default quotas.
                     "--quota-connections", "1000000", "--quota-connections-per-address", "1000000",
                     "--quota-direction-items", "100000000", "--quota-direction-bytes", "1099511627776",
                     "--quota-relay-bytes", "1099511627776",
                 ], cpu: cpu, directory: directory)
-            return try await started(target, child)
+            return try await started(target, child, timeout: startTimeout)
         case .lwsC:
             let child = try BenchChild(
                 name: name, executable: paths.cRelay, arguments: ["--host", "127.0.0.1", "--port", "0"], cpu: cpu,
@@ -125,9 +128,11 @@ struct BenchRelay: Sendable {
     }
 
     /// Reads the URL the child prints first; stops the child if it never comes.
-    private static func started(_ target: BenchTarget, _ child: BenchChild) async throws -> BenchRelay {
+    private static func started(
+        _ target: BenchTarget, _ child: BenchChild, timeout: Duration = .seconds(15)
+    ) async throws -> BenchRelay {
         do {
-            let line = try await child.firstLine()
+            let line = try await child.firstLine(timeout: timeout)
             guard line.hasPrefix("ws://") else {
                 throw BenchError.setup("\(child.name) printed '\(line)' instead of its URL")
             }

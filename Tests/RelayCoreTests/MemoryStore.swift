@@ -13,6 +13,24 @@ struct MemoryStore {
         pairs.keys.sorted { $0.rawValue < $1.rawValue }.compactMap { pairs[$0] }
     }
 
+    /// What a restarted relay that loads payloads on demand loads: unsent items without payloads.
+    var index: [PairSnapshot] {
+        snapshots.map { pair in
+            var pair = pair
+            for (role, direction) in pair.directions {
+                pair.directions[role]?.items = direction.items.map { $0.seq == nil ? $0.withoutPayload() : $0 }
+            }
+            return pair
+        }
+    }
+
+    /// The stored payloads of `ids` in `sender`'s direction of `pair` (ids not stored left out).
+    func payloads(_ pair: PairID, _ sender: Role, _ ids: [String]) -> [String: Payload] {
+        var out: [String: Payload] = [:]
+        for item in direction(pair, sender).items where ids.contains(item.sendID) { out[item.sendID] = item.payload }
+        return out
+    }
+
     /// One direction as stored (empty if the pair or direction is unknown).
     func direction(_ pair: PairID, _ sender: Role) -> DirectionSnapshot {
         pairs[pair]?.directions[sender] ?? DirectionSnapshot()

@@ -22,7 +22,15 @@ struct RelayHarness {
     private var linkCount: UInt64 = 0
     private var frameCount = 0
 
-    init(configuration: RelayConfiguration = .init(), codes: [String] = []) {
+    /// Whether `.loadPayloads` is answered from ``store`` within the same ``handle(_:sourceLocation:)``
+    /// (its output then includes what the answer made the core do).
+    var answersPayloadLoads = true
+
+    /// A relay with `configuration`; payloads load on demand from ``store`` as in `watchrelay serve`
+    /// unless `payloadsOnDemand` is false (so every core test also runs the windowed queue).
+    init(configuration: RelayConfiguration = .init(), codes: [String] = [], payloadsOnDemand: Bool = true) {
+        var configuration = configuration
+        configuration.loadsPayloadsOnDemand = payloadsOnDemand
         self.source = TestEnvironment(codes: codes)
         self.configuration = configuration
         self.state = RelayState(configuration: configuration, environment: source.environment)
@@ -35,8 +43,16 @@ struct RelayHarness {
 
     @discardableResult
     mutating func handle(_ event: RelayEvent, sourceLocation: SourceLocation = #_sourceLocation) -> Output {
-        let actions = state.handle(event, now: now)
+        var actions = state.handle(event, now: now)
         store.apply(actions)
+        var answered = 0
+        while answersPayloadLoads, let read = actions[answered...].firstIndex(where: \.isPayloadLoad) {
+            answered = read + 1
+            guard case .loadPayloads(let pair, let sender, let ids) = actions[read] else { continue }
+            let more = state.handle(.payloadsLoaded(pair, direction: sender, store.payloads(pair, sender, ids)), now: now)
+            store.apply(more)
+            actions += more
+        }
         let out = Output(actions, sourceLocation: sourceLocation)
         for (_, frame) in out.sends {
             if let p = frame.paired {
@@ -75,7 +91,8 @@ struct RelayHarness {
 
     /// A relay restarted from what the store holds (every connection is gone).
     mutating func restart() {
-        state = RelayState(configuration: configuration, environment: source.environment, pairs: store.snapshots)
+        let pairs = configuration.loadsPayloadsOnDemand ? store.index : store.snapshots
+        state = RelayState(configuration: configuration, environment: source.environment, pairs: pairs)
     }
 
     // MARK: - Frames
@@ -190,5 +207,13 @@ struct RelayHarness {
         sentAt: Timestamp? = nil, wantsReply: Bool? = nil
     ) -> Deliver {
         Deliver(seq: seq, mode: mode, id: id, from: from, sentAt: sentAt ?? now, payload: payload, wantsReply: wantsReply)
+    }
+}
+
+extension RelayAction {
+    /// Whether this asks for payloads from the store.
+    var isPayloadLoad: Bool {
+        if case .loadPayloads = self { return true }
+        return false
     }
 }

@@ -17,6 +17,25 @@ struct RedisRelayStorageTests {
         await redis.stop()
     }
 
+    @Test func theIndexLeavesUnsentPayloadsInRedisAndTheyReadBackByID() async throws {
+        let redis = try await RedisServerProcess.start()
+        let storage = RedisRelayStorage(endpoint: redis.endpoint)
+        let p = PairID("p1")
+        let unsent = Fixture.item("a")
+        try storage.apply(
+            [
+                .insertPair(Fixture.pair("p1")), .insertItem(p, direction: .phone, unsent),
+                .insertItem(p, direction: .phone, Fixture.item("b", seq: 2)),
+            ], urgent: true)
+        let items = try #require(try storage.loadIndex(now: Fixture.now).first?.directions[.phone]?.items)
+        #expect(items.map(\.isPayloadLoaded) == [false, true], "only the sent item keeps its payload")
+        #expect(items.first?.size == unsent.size)
+        let read = try storage.loadPayloads(p, direction: .phone, sendIDs: ["a", "gone"])
+        #expect(read == ["a": unsent.payload], "an id not stored is left out")
+        #expect(try storage.loadPayloads(PairID("nope"), direction: .watch, sendIDs: ["a"]).isEmpty)
+        await redis.stop()
+    }
+
     @Test func everyMutationLoadsBackAsFromSQLite() async throws {
         let p = PairID("p1")
         var renamed = Fixture.pair("p1")

@@ -149,4 +149,23 @@ struct CommitGateTests {
         #expect(gate.waitingCount == 101)
         #expect(!gate.isIdle)
     }
+
+    @Test func aPayloadReadGoesToTheCommitterOnlyBehindTheBatchWithTheInsertsBeforeIt() throws {
+        var gate = CommitGate()
+        let read = RelayAction.loadPayloads(pair, direction: .phone, sendIDs: ["u-1"])
+        let expected = CommitGate.PayloadRead(pair: pair, direction: .phone, sendIDs: ["u-1"])
+        #expect(admit(&gate, [persist(1), read]).isEmpty, "a read is no frame: nothing goes out")
+        #expect(gate.takeReads().isEmpty, "its batch is still open")
+        let first = try take(&gate)
+        #expect(gate.takeReads() == [expected], "submitted after that batch, the read sees its writes")
+        // With the next batch still open behind one with the committer, a read waits for it.
+        _ = admit(&gate, [persist(2), read])
+        #expect(gate.takeBatch() == nil && gate.takeReads().isEmpty)
+        _ = commit(&gate, first.ticket)
+        _ = try take(&gate)
+        #expect(gate.takeReads() == [expected])
+        // Nothing open: at once.
+        _ = admit(&gate, [read])
+        #expect(gate.takeReads() == [expected])
+    }
 }

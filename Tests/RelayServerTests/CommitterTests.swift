@@ -18,6 +18,10 @@ struct CommitterTests {
 
         func loadAll(now: Timestamp) throws -> [PairSnapshot] { [] }
 
+        func loadIndex(now: Timestamp) throws -> [PairSnapshot] { [] }
+
+        func loadPayloads(_ pair: PairID, direction: Role, sendIDs: [String]) throws -> [String: Payload] { [:] }
+
         func apply(_ mutations: [StoreMutation], urgent: Bool) throws {
             struct Injected: Error {}
             let fail = state.withLock { state -> Bool in

@@ -30,4 +30,24 @@ struct PayloadBytesStoreTests {
         #expect(phone.lastSentContext?.payload.encoded == Array(Self.raw.utf8))
         #expect(phone.lastSentContext == context)
     }
+
+    @Test func theIndexLeavesUnsentPayloadsInTheFileKeepingTheirSizesAndTheyReadBackAsSent() throws {
+        let directory = TemporaryDirectory()
+        let storage = try SQLiteRelayStorage(path: directory.path("relay.sqlite"))
+        let payload = try Payload(bytes: Array(Self.raw.utf8))
+        let p = PairID("p1")
+        let unsent = QueuedItem(sendID: "a", mode: .userInfo, payload: payload, acceptedAt: Fixture.now)
+        let sent = QueuedItem(sendID: "b", mode: .userInfo, payload: payload, acceptedAt: Fixture.now, seq: 1)
+        try storage.apply(
+            [.insertPair(Fixture.pair("p1")), .insertItem(p, direction: .phone, unsent), .insertItem(p, direction: .phone, sent)],
+            urgent: true)
+
+        let items = try #require(try storage.loadIndex(now: Fixture.now).first?.directions[.phone]?.items)
+        #expect(items.map(\.sendID) == ["a", "b"])
+        #expect(items.map(\.isPayloadLoaded) == [false, true], "only the sent item keeps its payload")
+        #expect(items.map(\.size) == [payload.encodedSize, payload.encodedSize], "the quotas still count both")
+        let read = try storage.loadPayloads(p, direction: .phone, sendIDs: ["a", "gone"])
+        #expect(read.keys.sorted() == ["a"], "an id not stored is left out")
+        #expect(read["a"]?.encoded == Array(Self.raw.utf8), "the sender's bytes")
+    }
 }
