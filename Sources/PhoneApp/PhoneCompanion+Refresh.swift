@@ -1,6 +1,7 @@
 import Foundation
 import GitExplorerPayloads
 import GitHubAPI
+import Primitives
 import RelayProtocol
 
 /// Refreshing the favorites from GitHub: periodic, manual (throttled), and for logins added by

@@ -19,7 +19,7 @@ enum PhoneCommand {
         the relay and the store are logged as logfmt on stderr. SIGINT/SIGTERM or `quit` stop it.
 
         COMMANDS (stdin lines, or subcommands against --state; a running companion on the same
-        state picks a change up within ~250 ms, fetches new users and pushes a snapshot):
+        state picks a change up at once (inotify), fetches new users and pushes a snapshot):
           add <login>            add a favorite at the end
           remove <login>         remove a favorite (also rm, delete)
           move <login> <index>   move a favorite to a 0-based place (also reorder)

@@ -1,25 +1,25 @@
 import Foundation
-import Primitives
 
 #if canImport(Glibc)
 import Glibc
 
 /// Wakes its owner when named files of a directory change (Linux inotify), so the phone sees
-/// another process's commit to `phone.db` as an event instead of checking on a timer.
+/// another process's commit to `phone.db`, and a WatchConnectivity phone app the active watch
+/// `watchrelay switch-watch` chose, as an event instead of checking on a timer.
 ///
 /// A dedicated thread blocks in `poll` on the inotify descriptor and on a pipe that ``stop()``
 /// wakes; nothing waits on a cooperative-pool thread. Changes are coalesced: one element of
 /// ``changes`` stands for every change since the last one was taken, and the owner then reads
 /// what changed (for the phone: SQLite's `data_version`, which moves only for other
 /// connections' commits, so its own writes cost one cheap check each).
-final class FileChangeSignal: Sendable {
+public final class FileChangeSignal: Sendable {
     /// One element per batch of changes to the watched files; finishes after ``stop()``.
-    let changes: AsyncStream<Void>
+    public let changes: AsyncStream<Void>
     private let stopWriteEnd: LockedState<Int32?>
 
     /// Watches `names` inside `directory` (which must exist); nil where inotify is unavailable
     /// (the watch limit is reached, or the directory cannot be watched).
-    init?(directory: String, names: Set<String>) {
+    public init?(directory: String, names: Set<String>) {
         let inotify = inotify_init1(Int32(IN_CLOEXEC))
         guard inotify >= 0 else { return nil }
         let mask = UInt32(IN_MODIFY) | UInt32(IN_CLOSE_WRITE) | UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)
@@ -45,7 +45,7 @@ final class FileChangeSignal: Sendable {
             close(stopReadEnd)
             continuation.finish()
         }
-        thread.name = "phone-store-changes"
+        thread.name = "file-changes"
         thread.start()
         continuation.onTermination = { [stopWriteEnd] _ in Self.stop(stopWriteEnd) }
     }
@@ -55,7 +55,7 @@ final class FileChangeSignal: Sendable {
     }
 
     /// Ends the thread and ``changes``; safe to call more than once.
-    func stop() {
+    public func stop() {
         Self.stop(stopWriteEnd)
     }
 
@@ -97,7 +97,7 @@ final class FileChangeSignal: Sendable {
     /// The file names of the `inotify_event` records in `bytes` (each a 16-byte header —
     /// wd, mask, cookie, len, in host byte order: little-endian on every Linux WatchRelay builds
     /// for — then `len` bytes of NUL-padded name).
-    static func names(in bytes: ArraySlice<UInt8>) -> [String] {
+    public static func names(in bytes: ArraySlice<UInt8>) -> [String] {
         var names: [String] = []
         var offset = bytes.startIndex
         while offset + 16 <= bytes.endIndex {
