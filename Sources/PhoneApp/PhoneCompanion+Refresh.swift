@@ -103,7 +103,7 @@ extension PhoneCompanion {
 
     /// Checks the store whenever another process may have committed to it, until cancelled:
     /// on each change of `phone.db` or its WAL (an inotify event, awaited), or — only where
-    /// inotify is unavailable — every ``PhoneConfiguration/externalPollInterval``.
+    /// inotify is unavailable or its watch failed — every ``PhoneConfiguration/externalPollInterval``.
     func runExternalChanges() async {
         #if canImport(Glibc)
         let names: Set<String> = [PhoneStore.fileName, PhoneStore.fileName + "-wal"]
@@ -114,7 +114,8 @@ extension PhoneCompanion {
             for await _ in signal.changes {
                 await checkExternalChanges()
             }
-            return
+            // Cancelled, or the watch ended on its own (an inotify error): then the timer.
+            if Task.isCancelled { return }
         }
         #endif
         while !Task.isCancelled {

@@ -1,11 +1,10 @@
 import Foundation
-import Primitives
 import RelayClient
 
 extension WCSession {
     /// Phone: the user switches to another paired watch (WatchRelay addition: on an iPhone the
     /// user does this in the Watch app; here the app, a test, or `watchrelay switch-watch` from
-    /// another process, which an activated phone session follows at once: an inotify event).
+    /// another process, which an activated phone session follows within about 250 ms).
     ///
     /// Follows Apple's order for an activated session:
     /// 1. `activationState` becomes `.inactive` and the delegate gets `sessionDidBecomeInactive(_:)`.
@@ -92,36 +91,21 @@ extension WCSession {
     }
 
     /// Phone: follows the active watch chosen by another process (`watchrelay switch-watch`
-    /// writes `active-watch`), as iOS tells a running app the user switched watches: wakes on
-    /// each change of that file (inotify; every 250 ms only where inotify is unavailable) and,
-    /// when another paired watch became active, switches to it as ``switchWatch(to:)`` does.
-    /// The switch runs in a task of its own (its `close()` ends this one), kept in the
-    /// session's parts.
+    /// writes `active-watch`), as iOS tells a running app the user switched watches: checks
+    /// every 250 ms and, when another paired watch became active, switches to it as
+    /// ``switchWatch(to:)`` does. The switch runs in a task of its own (its `close()` ends this
+    /// one), kept in the session's parts.
     func followActiveWatch(from active: String, in watches: PhoneWatches) async {
-        #if canImport(Glibc)
-            if let signal = FileChangeSignal(directory: watches.root, names: ["active-watch"]) {
-                defer { signal.stop() }
-                // A choice written before the watch was set up.
-                if followed(from: active, in: watches) { return }
-                for await _ in signal.changes where followed(from: active, in: watches) { return }
-                return
-            }
-        #endif
         while !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(250))
-            if followed(from: active, in: watches) { return }
+            let chosen = watches.activeID
+            guard !Task.isCancelled, chosen != active, watches.ids.contains(chosen) else { continue }
+            // `chosen` has state (checked above) and is written down already, so the switch
+            // has nothing left to fail on.
+            let switching = Task { _ = try? await self.switchWatch(to: chosen) }
+            parts.withLock { $0.switching = switching }
+            return
         }
-    }
-
-    /// Starts the switch to the chosen watch if it is another paired one; true if it did.
-    private func followed(from active: String, in watches: PhoneWatches) -> Bool {
-        let chosen = watches.activeID
-        guard !Task.isCancelled, chosen != active, watches.ids.contains(chosen) else { return false }
-        // `chosen` has state (checked above) and is written down already, so the switch has
-        // nothing left to fail on.
-        let switching = Task { _ = try? await self.switchWatch(to: chosen) }
-        parts.withLock { $0.switching = switching }
-        return true
     }
 
     /// Tells the delegate the watch state changed if this activation is of another watch than
