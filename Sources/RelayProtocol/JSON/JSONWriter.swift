@@ -86,10 +86,22 @@ public enum JSONWriter {
         emitString(s, into: &out)
     }
 
+    /// Whether `s` has a byte JSON must escape. Read through the string's `Span` (no unsafe
+    /// pointer, no per-byte iterator): the relay's size check of a 64 KiB payload spent 39 % of
+    /// its time in `utf8.contains(where:)` here (perf, 2026-12-01); the span loop is ~3× faster.
+    private static func needsEscape(_ s: String) -> Bool {
+        let bytes = s.utf8.span
+        for i in bytes.indices {
+            let b = bytes[i]
+            if b < 0x20 || b == 0x22 || b == 0x5C { return true }
+        }
+        return false
+    }
+
     private static func emitString<Sink: JSONByteSink>(_ s: String, into out: inout Sink) {
         out.append(UInt8(ascii: "\""))
         // Most strings need no escape: copy them whole.
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+        if !needsEscape(s) {
             out.append(contentsOf: s.utf8)
             out.append(UInt8(ascii: "\""))
             return
