@@ -109,7 +109,10 @@ struct HostileInputTests {
     }
 
     @Test func peerThatStopsReadingIsClosedAtTheOutboundCap() async throws {
-        let echo = try EchoServer(ServerConfiguration(maxQueuedBytesPerConnection: 256 << 10))
+        // The raw socket answers no ping: lws's hang-up (40 s by default) must not beat the cap
+        // when the sends below crawl (a ThreadSanitizer run took over 40 s and got a bare close).
+        let echo = try EchoServer(
+            ServerConfiguration(maxQueuedBytesPerConnection: 256 << 10, pingAfterSeconds: 3_000, hangupAfterSeconds: 3_600))
         let socket = try RawSocket(port: echo.server.port, receiveBuffer: 4096)
         #expect(try await socket.upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
         let id = try await echo.openedID()
