@@ -45,10 +45,10 @@ run: build
 serve: build
 	@$(SWIFT) run --skip-build watchrelay serve
 
-# ConnectionBurstTests runs on its own after the rest: while its 2,000 connections (4,000
-# descriptors) are open, Foundation's `Process.run()` in a parallel test can crash
-# (swift-corelibs-foundation#5472, in Swift 6.3.1: reading /proc/self/fd over-reads glibc's
-# readdir buffer once it holds over ~1,300 entries).
+# ConnectionBurstTests runs on its own after the rest, so its 2,000 connections (4,000
+# descriptors) never share the process with the suites that spawn children. Those start them
+# with TestSupport's TestProcess (posix_spawn), not Foundation's `Process`, whose run() in Swift
+# 6.3.1 crashes a process holding over ~1,300 descriptors (swift-corelibs-foundation#5472).
 # The tests' waits and the clients' request timeouts get a margin (×3, 30 s): they only catch
 # hangs, and a loaded 2-core machine once took over 10 s to answer forty welcomes at once.
 test: export WATCHRELAY_TIMEOUT_SCALE ?= 3

@@ -182,10 +182,10 @@ struct HostileInputTests {
 
 /// Load-shaped faults that still fit in `make test`.
 ///
-/// `make test` runs this suite on its own, after the others: while its 4,000 descriptors are
-/// open, Foundation's `Process.run()` in a parallel test can crash (swift-corelibs-foundation
-/// #5472, present in Swift 6.3.1: its /proc/self/fd scan over-reads glibc's readdir buffer once
-/// the directory has over ~1,300 entries). A plain `swift test` runs it with the rest.
+/// `make test` runs this suite on its own, after the others, so its 4,000 descriptors never
+/// share the process with suites that spawn children (Foundation's `Process.run()` in Swift
+/// 6.3.1 crashes past ~1,300, swift-corelibs-foundation#5472; the tests use `TestProcess`
+/// instead). A plain `swift test` runs it with the rest.
 @Suite(.timeLimit(.minutes(5)))
 struct ConnectionBurstTests {
     @Test func twoThousandConnectionsOpenedAndClosedInABurstLeaveTheRelayServing() async throws {
