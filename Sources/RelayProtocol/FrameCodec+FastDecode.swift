@@ -7,10 +7,11 @@
 /// accept the same frames and produce equal values (the codec tests check every vector).
 extension FrameCodec {
     static func fastDecodeClient(_ bytes: [UInt8]) -> ClientFrame? {
-        guard let members = JSONParser.topLevelMembers(bytes), case .string(let type)? = value("type", in: members)
+        guard let (members, scanned) = JSONParser.topLevelMembers(bytes, scanning: "payload"),
+            case .string(let type)? = value("type", in: members)
         else { return nil }
         switch type {
-        case "send": return fastSend(members, bytes).map(ClientFrame.send)
+        case "send": return scanned.flatMap { fastSend(members, $0, bytes) }.map(ClientFrame.send)
         case "ack": return fastAck(members).map(ClientFrame.ack)
         default: return nil
         }
@@ -21,11 +22,13 @@ extension FrameCodec {
         return nil
     }
 
-    /// The payload keeps its bytes from `bytes`, as the sender wrote them.
-    private static func fastSend(_ members: [JSONParser.TopLevelMember], _ bytes: [UInt8]) -> Send? {
+    /// The payload keeps its bytes from `bytes`, as the sender wrote them; it was only scanned
+    /// (`payload`: its size and `kind`), never built into values.
+    private static func fastSend(
+        _ members: [JSONParser.TopLevelMember], _ payload: JSONObjectScan, _ bytes: [UInt8]
+    ) -> Send? {
         var id: String?
         var mode: DeliveryMode?
-        var payload: [String: JSONValue]?
         var payloadRange: Range<Int>?
         var wantsReply: Bool?
         for (key, value, range) in members {
@@ -33,17 +36,15 @@ extension FrameCodec {
             case ("type", _): continue
             case ("id", .string(let s)) where isID(s): id = s
             case ("mode", .string(let s)): mode = DeliveryMode.all.first { $0.rawValue == s }
-            case ("payload", .object(let o)):
-                payload = o
-                payloadRange = range
+            case ("payload", .null): payloadRange = range  // the scanned object
             case ("wantsReply", .bool(let b)): wantsReply = b
             default: return nil
             }
         }
-        guard let id, let mode, let payload, let payloadRange, case .string(let kind)? = payload["kind"],
+        guard let id, let mode, let payloadRange, case .string(let kind) = payload.kind,
             (1...128).contains(kind.unicodeScalars.count)
         else { return nil }
-        let raw = Payload(members: payload, raw: Array(bytes[payloadRange]))
+        let raw = Payload(raw: Array(bytes[payloadRange]), scan: payload)
         return Send(id: id, mode: mode, payload: raw, wantsReply: wantsReply)
     }
 

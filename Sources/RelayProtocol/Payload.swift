@@ -9,12 +9,26 @@
 /// Two payloads are equal when their members are (their decoded values), whatever their spelling.
 public struct Payload: JSONRepresentable, Hashable {
     /// The object's members, `kind` included.
+    ///
+    /// A payload the relay decoded from a client's frame or read from its store holds only its
+    /// bytes (the relay never reads the members: see ``JSONObjectScan``); for it, reading this
+    /// parses ``encoded``, which was validated as one strict JSON object when it came in.
     public var members: [String: JSONValue] {
-        didSet {
-            encoded = JSONWriter.encode(.object(members))
+        get {
+            if let decoded { return decoded }
+            // Unreachable fallback: `encoded` passed the strict scan, so it parses as an object.
+            return (try? JSONParser.parse(encoded))?.objectValue ?? [:]
+        }
+        set {
+            decoded = newValue
+            encoded = JSONWriter.encode(.object(newValue))
             encodedSize = encoded.count
+            kind = newValue["kind"]?.stringValue
         }
     }
+
+    /// The members, when this payload was made from them (nil for one kept only as bytes).
+    private var decoded: [String: JSONValue]?
 
     /// The payload's UTF-8 JSON as it goes on the wire: the sender's bytes when decoded (see
     /// ``init(bytes:)``), otherwise the compact, key-sorted JSON of ``members``.
@@ -24,22 +38,41 @@ public struct Payload: JSONRepresentable, Hashable {
     /// whatever the spelling of ``encoded``.
     public private(set) var encodedSize: Int
 
+    /// The payload's `kind`, if it is a string.
+    public private(set) var kind: String?
+
     /// Wraps an object's members as they are.
     public init(members: [String: JSONValue]) {
-        self.members = members
+        self.decoded = members
         self.encoded = JSONWriter.encode(.object(members))
         self.encodedSize = encoded.count
+        self.kind = members["kind"]?.stringValue
     }
 
     /// Members decoded from `raw`, which the caller has parsed as exactly this object.
     init(members: [String: JSONValue], raw: [UInt8]) {
-        self.members = members
+        self.decoded = members
         self.encoded = raw
         self.encodedSize = JSONWriter.encodedSize(.object(members))
+        self.kind = members["kind"]?.stringValue
     }
 
-    /// Parses `bytes` as one strict JSON object and keeps them as they are (the store's reload).
+    /// `raw`, which the caller has scanned as one strict JSON object (``JSONObjectScan``), kept
+    /// as bytes only.
+    init(raw: [UInt8], scan: JSONObjectScan) {
+        self.decoded = nil
+        self.encoded = raw
+        self.encodedSize = scan.canonicalSize
+        if case .string(let k) = scan.kind { self.kind = k } else { self.kind = nil }
+    }
+
+    /// Checks `bytes` as one strict JSON object and keeps them as they are (the store's reload).
     public init(bytes: [UInt8]) throws(ProtocolError) {
+        if let scan = bytes.withUnsafeBufferPointer({ JSONParser.scanObject($0) }) {
+            self.init(raw: bytes, scan: scan)
+            return
+        }
+        // Not a valid object: the parser names what is wrong.
         let value: JSONValue
         do {
             value = try JSONParser.parse(bytes)
@@ -49,6 +82,7 @@ public struct Payload: JSONRepresentable, Hashable {
         guard case .object(let members) = value else {
             throw ProtocolError(.badFrame, field: "payload", "field 'payload' must be an object")
         }
+        // The scan and the parser accept the same texts, so this is not reached.
         self.init(members: members, raw: bytes)
     }
 
@@ -73,12 +107,11 @@ public struct Payload: JSONRepresentable, Hashable {
         self.init(members: reader.members)
     }
 
-    public static func == (a: Payload, b: Payload) -> Bool { a.members == b.members }
+    public static func == (a: Payload, b: Payload) -> Bool {
+        a.encoded == b.encoded || a.members == b.members
+    }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(members) }
-
-    /// The payload's `kind`, if it is a string.
-    public var kind: String? { members["kind"]?.stringValue }
 
     public var json: JSONValue { .object(members) }
 

@@ -34,12 +34,21 @@ public struct JSONParser {
     /// Each member carries the byte range of its value in `bytes`, so a payload can keep the
     /// sender's bytes exactly as they came.
     static func topLevelMembers(_ bytes: some RandomAccessCollection<UInt8>) -> [TopLevelMember]? {
-        bytes.withContiguousStorageIfAvailable { buf -> [TopLevelMember]? in
+        topLevelMembers(bytes, scanning: nil)?.members
+    }
+
+    /// ``topLevelMembers(_:)``, except that an object value of the member named `scanKey` is
+    /// only scanned (``JSONObjectScan``), not built: its member carries `.null` as its value
+    /// and the scan comes back beside the members.
+    static func topLevelMembers(
+        _ bytes: some RandomAccessCollection<UInt8>, scanning scanKey: String?
+    ) -> (members: [TopLevelMember], scanned: JSONObjectScan?)? {
+        bytes.withContiguousStorageIfAvailable { buf in
             var p = JSONParser(buf: buf, maxDepth: defaultMaxDepth)
-            return try? p.parseTopLevelMembers()
-        } ?? Array(bytes).withUnsafeBufferPointer { buf -> [TopLevelMember]? in
+            return try? p.parseTopLevelMembers(scanning: scanKey)
+        } ?? Array(bytes).withUnsafeBufferPointer { buf in
             var p = JSONParser(buf: buf, maxDepth: defaultMaxDepth)
-            return try? p.parseTopLevelMembers()
+            return try? p.parseTopLevelMembers(scanning: scanKey)
         }
     }
 
@@ -57,11 +66,14 @@ public struct JSONParser {
         return path.count == 1 ? raw : rawMember(Array(path.dropFirst()), in: raw)
     }
 
-    private mutating func parseTopLevelMembers() throws(Failure) -> [TopLevelMember]? {
+    private mutating func parseTopLevelMembers(
+        scanning scanKey: String?
+    ) throws(Failure) -> (members: [TopLevelMember], scanned: JSONObjectScan?)? {
         skipWhitespace()
         guard pos < buf.count, buf[pos] == UInt8(ascii: "{") else { return nil }
         pos += 1
         var members: [TopLevelMember] = []
+        var scanned: JSONObjectScan?
         members.reserveCapacity(8)
         skipWhitespace()
         if pos < buf.count, buf[pos] == UInt8(ascii: "}") {
@@ -78,8 +90,15 @@ public struct JSONParser {
                 pos += 1
                 skipWhitespace()
                 let start = pos
-                let value = try parseValue(depth: 1)
-                members.append((key, value, start..<pos))
+                if key == scanKey, pos < buf.count, buf[pos] == UInt8(ascii: "{") {
+                    var kind = JSONObjectScan.Kind.missing
+                    let size = try scanObject(depth: 2, kind: &kind)
+                    scanned = JSONObjectScan(canonicalSize: size, kind: kind)
+                    members.append((key, .null, start..<pos))
+                } else {
+                    let value = try parseValue(depth: 1)
+                    members.append((key, value, start..<pos))
+                }
                 skipWhitespace()
                 guard pos < buf.count else { return nil }
                 if buf[pos] == UInt8(ascii: ",") {
@@ -93,21 +112,21 @@ public struct JSONParser {
             }
         }
         skipWhitespace()
-        return pos == buf.count ? members : nil
+        return pos == buf.count ? (members, scanned) : nil
     }
 
-    private let buf: UnsafeBufferPointer<UInt8>
-    private var pos = 0
-    private let maxDepth: Int
+    let buf: UnsafeBufferPointer<UInt8>
+    var pos = 0
+    let maxDepth: Int
 
-    private init(buf: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    init(buf: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.buf = buf
         self.maxDepth = maxDepth
     }
 
-    private func fail(_ reason: String) -> Failure { Failure(offset: pos, reason: reason) }
+    func fail(_ reason: String) -> Failure { Failure(offset: pos, reason: reason) }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while pos < buf.count {
             switch buf[pos] {
             case 0x20, 0x0A, 0x0D, 0x09: pos += 1
@@ -116,7 +135,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseValue(depth: Int) throws(Failure) -> JSONValue {
+    mutating func parseValue(depth: Int) throws(Failure) -> JSONValue {
         guard pos < buf.count else { throw fail("unexpected end of input") }
         switch buf[pos] {
         case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
@@ -130,7 +149,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func expectLiteral(_ word: StaticString) throws(Failure) {
+    mutating func expectLiteral(_ word: StaticString) throws(Failure) {
         let n = word.utf8CodeUnitCount
         guard pos + n <= buf.count else { throw fail("unexpected end of input") }
         let w = word.utf8Start
@@ -200,16 +219,38 @@ public struct JSONParser {
     }
 
     private mutating func parseNumber() throws(Failure) -> JSONValue {
+        let number = try readNumber()
+        let text = String(decoding: UnsafeBufferPointer(rebasing: buf[number.start..<pos]), as: UTF8.self)
+        if number.isInteger, let i = Int64(text) { return .int(i) }
+        guard let d = Double(text), d.isFinite else { throw fail("number out of range") }
+        return .double(d)
+    }
+
+    /// Where a number's text lies and what its spelling says (read by ``readNumber()``).
+    struct NumberText {
+        var start: Int
+        /// No fraction and no exponent.
+        var isInteger: Bool
+        /// Digits of the integer part.
+        var integerDigits: Int
+        /// The text is exactly `-0`.
+        var isNegativeZero: Bool
+    }
+
+    /// Reads one number (RFC 8259's grammar, leading zeros refused) up to its last byte.
+    mutating func readNumber() throws(Failure) -> NumberText {
         let start = pos
         var isInteger = true
         if buf[pos] == UInt8(ascii: "-") { pos += 1 }
         guard pos < buf.count, isDigit(buf[pos]) else { throw fail("invalid number") }
+        let digitsStart = pos
         if buf[pos] == UInt8(ascii: "0") {
             pos += 1
             if pos < buf.count, isDigit(buf[pos]) { throw fail("leading zero in number") }
         } else {
             while pos < buf.count, isDigit(buf[pos]) { pos += 1 }
         }
+        let integerDigits = pos - digitsStart
         if pos < buf.count, buf[pos] == UInt8(ascii: ".") {
             isInteger = false
             pos += 1
@@ -223,15 +264,13 @@ public struct JSONParser {
             guard pos < buf.count, isDigit(buf[pos]) else { throw fail("invalid exponent") }
             while pos < buf.count, isDigit(buf[pos]) { pos += 1 }
         }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: buf[start..<pos]), as: UTF8.self)
-        if isInteger, let i = Int64(text) { return .int(i) }
-        guard let d = Double(text), d.isFinite else { throw fail("number out of range") }
-        return .double(d)
+        let isNegativeZero = isInteger && pos - start == 2 && buf[start] == UInt8(ascii: "-") && buf[start + 1] == UInt8(ascii: "0")
+        return NumberText(start: start, isInteger: isInteger, integerDigits: integerDigits, isNegativeZero: isNegativeZero)
     }
 
-    private func isDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }
+    func isDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }
 
-    private mutating func parseString() throws(Failure) -> String {
+    mutating func parseString() throws(Failure) -> String {
         pos += 1  // opening quote
         let start = pos
         // Fast path: no escapes, ASCII or valid UTF-8 without control characters.
@@ -280,18 +319,7 @@ public struct JSONParser {
             case UInt8(ascii: "r"): bytes.append(0x0D)
             case UInt8(ascii: "t"): bytes.append(0x09)
             case UInt8(ascii: "u"):
-                var scalar = try parseHex4()
-                if (0xD800...0xDBFF).contains(scalar) {
-                    guard pos + 1 < buf.count, buf[pos] == UInt8(ascii: "\\"), buf[pos + 1] == UInt8(ascii: "u")
-                    else { throw fail("lone surrogate escape") }
-                    pos += 2
-                    let low = try parseHex4()
-                    guard (0xDC00...0xDFFF).contains(low) else { throw fail("lone surrogate escape") }
-                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                } else if (0xDC00...0xDFFF).contains(scalar) {
-                    throw fail("lone surrogate escape")
-                }
-                guard let u = Unicode.Scalar(scalar) else { throw fail("invalid unicode escape") }
+                guard let u = Unicode.Scalar(try readUnicodeEscape()) else { throw fail("invalid unicode escape") }
                 bytes.append(contentsOf: UTF8.encode(u).map { Array($0) } ?? [])
             default:
                 throw fail("invalid escape")
@@ -299,6 +327,20 @@ public struct JSONParser {
         }
         guard let s = String(validating: bytes, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
         return s
+    }
+
+    /// The code point of a `\u` escape (after the `u`), a surrogate pair read as one; lone
+    /// surrogates are refused.
+    mutating func readUnicodeEscape() throws(Failure) -> UInt32 {
+        let scalar = try parseHex4()
+        if (0xDC00...0xDFFF).contains(scalar) { throw fail("lone surrogate escape") }
+        guard (0xD800...0xDBFF).contains(scalar) else { return scalar }
+        guard pos + 1 < buf.count, buf[pos] == UInt8(ascii: "\\"), buf[pos + 1] == UInt8(ascii: "u")
+        else { throw fail("lone surrogate escape") }
+        pos += 2
+        let low = try parseHex4()
+        guard (0xDC00...0xDFFF).contains(low) else { throw fail("lone surrogate escape") }
+        return 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
     }
 
     private mutating func parseHex4() throws(Failure) -> UInt32 {

@@ -1,0 +1,255 @@
+/// A JSON object checked and measured without building it: what the relay needs of a payload.
+///
+/// The relay never reads a payload's members, only its `kind` and the size of its canonical
+/// compact encoding (§3.6). Decoding a 64 KiB payload into a ``JSONValue`` tree only to count
+/// what ``JSONWriter`` would write was most of the relay's time per message (perf, 2026-12-01),
+/// so the scan does both in one pass over the sender's bytes, allocating only object keys.
+struct JSONObjectScan: Equatable {
+    /// The top-level `kind` member, when it is there.
+    enum Kind: Equatable {
+        case missing
+        case string(String)
+        /// `kind` is there but not a string.
+        case other
+    }
+
+    /// Bytes of ``JSONWriter/encode(_:)`` of the parsed object.
+    var canonicalSize: Int
+    var kind: Kind
+}
+
+/// The scan accepts exactly what ``JSONParser/parse(_:maxDepth:)`` accepts and counts exactly
+/// what ``JSONWriter/encodedSize(_:)`` would count for the parsed value: the tests compare both
+/// on every vector and on generated texts. Its errors are only a signal; callers that must name
+/// the error parse the bytes again with the parser.
+extension JSONParser {
+    /// Scans one JSON object that fills `bytes` entirely (as ``parse(_:maxDepth:)`` would, top
+    /// level at depth 0); `nil` if the bytes are anything else or not valid JSON.
+    static func scanObject(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth) -> JSONObjectScan? {
+        var p = JSONParser(buf: bytes, maxDepth: maxDepth)
+        p.skipWhitespace()
+        guard p.pos < bytes.count, bytes[p.pos] == UInt8(ascii: "{") else { return nil }
+        var kind = JSONObjectScan.Kind.missing
+        guard let size = try? p.scanObject(depth: 1, kind: &kind) else { return nil }
+        p.skipWhitespace()
+        return p.pos == bytes.count ? JSONObjectScan(canonicalSize: size, kind: kind) : nil
+    }
+
+    /// Scans the object at the current position, as ``parseValue(depth:)`` would parse it at
+    /// `depth - 1` (the caller has seen the `{`); records its `kind` member in `kind`.
+    mutating func scanObject(depth: Int, kind: inout JSONObjectScan.Kind) throws(Failure) -> Int {
+        if depth > maxDepth { throw fail("nesting deeper than \(maxDepth)") }
+        pos += 1
+        var size = 2
+        var keys: [String] = []
+        skipWhitespace()
+        if pos < buf.count, buf[pos] == UInt8(ascii: "}") {
+            pos += 1
+            return size
+        }
+        while true {
+            skipWhitespace()
+            guard pos < buf.count, buf[pos] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+            let key = try parseString()
+            if keys.contains(key) { throw fail("duplicate key '\(key)'") }
+            keys.append(key)
+            if keys.count > 1 { size += 1 }
+            size += JSONWriter.encodedSize(.string(key)) + 1
+            skipWhitespace()
+            guard pos < buf.count, buf[pos] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            pos += 1
+            skipWhitespace()
+            if key == "kind" {
+                if pos < buf.count, buf[pos] == UInt8(ascii: "\"") {
+                    let value = try parseString()
+                    kind = .string(value)
+                    size += JSONWriter.encodedSize(.string(value))
+                } else {
+                    kind = .other
+                    size += try scanValue(depth: depth)
+                }
+            } else {
+                size += try scanValue(depth: depth)
+            }
+            skipWhitespace()
+            guard pos < buf.count else { throw fail("unexpected end of input") }
+            if buf[pos] == UInt8(ascii: ",") {
+                pos += 1
+            } else if buf[pos] == UInt8(ascii: "}") {
+                pos += 1
+                return size
+            } else {
+                throw fail("expected ',' or '}'")
+            }
+        }
+    }
+
+    /// The canonical size of the value at the current position (``parseValue(depth:)``'s rules).
+    private mutating func scanValue(depth: Int) throws(Failure) -> Int {
+        guard pos < buf.count else { throw fail("unexpected end of input") }
+        switch buf[pos] {
+        case UInt8(ascii: "{"):
+            var nestedKind = JSONObjectScan.Kind.missing  // only the top level's `kind` counts
+            return try scanObject(depth: depth + 1, kind: &nestedKind)
+        case UInt8(ascii: "["): return try scanArray(depth: depth + 1)
+        case UInt8(ascii: "\""): return try scanString()
+        case UInt8(ascii: "t"): try expectLiteral("true"); return 4
+        case UInt8(ascii: "f"): try expectLiteral("false"); return 5
+        case UInt8(ascii: "n"): try expectLiteral("null"); return 4
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try scanNumber()
+        default: throw fail("unexpected character")
+        }
+    }
+
+    private mutating func scanArray(depth: Int) throws(Failure) -> Int {
+        if depth > maxDepth { throw fail("nesting deeper than \(maxDepth)") }
+        pos += 1
+        var size = 2
+        var count = 0
+        skipWhitespace()
+        if pos < buf.count, buf[pos] == UInt8(ascii: "]") {
+            pos += 1
+            return size
+        }
+        while true {
+            skipWhitespace()
+            size += try scanValue(depth: depth)
+            if count > 0 { size += 1 }
+            count += 1
+            skipWhitespace()
+            guard pos < buf.count else { throw fail("unexpected end of input") }
+            if buf[pos] == UInt8(ascii: ",") {
+                pos += 1
+            } else if buf[pos] == UInt8(ascii: "]") {
+                pos += 1
+                return size
+            } else {
+                throw fail("expected ',' or ']'")
+            }
+        }
+    }
+
+    /// A number's canonical size: integers that fit `Int64` keep their spelling (but `-0` is
+    /// `0`); everything else is what ``JSONWriter`` writes for the `Double` (rare in payloads, so
+    /// only that case makes a `String`).
+    private mutating func scanNumber() throws(Failure) -> Int {
+        let number = try readNumber()
+        if number.isInteger, number.integerDigits <= 18 {
+            // Fits Int64 whatever the digits; written back as spelled, except "-0".
+            return number.isNegativeZero ? 1 : pos - number.start
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: buf[number.start..<pos]), as: UTF8.self)
+        if number.isInteger, let i = Int64(text) { return JSONWriter.encodedSize(.int(i)) }
+        guard let d = Double(text), d.isFinite else { throw fail("number out of range") }
+        return JSONWriter.encodedSize(.double(d))
+    }
+
+    /// A string value's canonical size, quotes included, validated as ``parseString()`` does:
+    /// no control characters, valid escapes and surrogate pairs, valid UTF-8.
+    private mutating func scanString() throws(Failure) -> Int {
+        pos += 1  // opening quote
+        var size = 2
+        while true {
+            // Eight plain bytes at a time: a 64 KiB payload is mostly one long string, and
+            // byte-at-a-time this loop was 35 % of the relay's time per message (perf).
+            let run = plainRun()
+            pos += run
+            size += run
+            guard pos < buf.count else { throw fail("unterminated string") }
+            let b = buf[pos]
+            if b == UInt8(ascii: "\"") {
+                pos += 1
+                return size
+            }
+            if b < 0x20 { throw fail("control character in string") }
+            if b == UInt8(ascii: "\\") {
+                size += try scanEscape()
+            } else if b < 0x80 {
+                size += 1
+                pos += 1
+            } else {
+                let n = utf8SequenceLength(at: pos)
+                if n == 0 { throw fail("invalid UTF-8 in string") }
+                size += n
+                pos += n
+            }
+        }
+    }
+
+    /// How many bytes from `pos` on, in whole words of eight, are plain string bytes (ASCII, not
+    /// a control character, `"` or `\`): they count one byte each in the canonical encoding.
+    private func plainRun() -> Int {
+        guard let base = buf.baseAddress else { return 0 }
+        let raw = UnsafeRawPointer(base)
+        var i = pos
+        while i + 8 <= buf.count {
+            let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            if Self.hasSpecialByte(word) { break }
+            i += 8
+        }
+        return i - pos
+    }
+
+    /// Whether any byte of `word` is ≥ 0x80, < 0x20, `"` (0x22) or `\` (0x5C). Exact for "any"
+    /// (the classic has-zero-byte tricks never miss one), which is all the caller needs.
+    static func hasSpecialByte(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let below20 = (word &- ones &* 0x20) & ~word
+        let isQuote = (quote &- ones) & ~quote
+        let isBackslash = (backslash &- ones) & ~backslash
+        return (word | below20 | isQuote | isBackslash) & highs != 0
+    }
+
+    /// One escape (at the backslash): the size of what ``JSONWriter`` writes for what it means.
+    private mutating func scanEscape() throws(Failure) -> Int {
+        pos += 1
+        guard pos < buf.count else { throw fail("unterminated escape") }
+        let e = buf[pos]
+        pos += 1
+        switch e {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"),
+            UInt8(ascii: "r"), UInt8(ascii: "t"):
+            return 2
+        case UInt8(ascii: "/"): return 1
+        case UInt8(ascii: "u"):
+            let scalar = try readUnicodeEscape()
+            switch scalar {
+            case 0x22, 0x5C, 0x0A, 0x0D, 0x09, 0x08, 0x0C: return 2
+            case 0..<0x20: return 6
+            case 0..<0x80: return 1
+            case 0..<0x800: return 2
+            case 0..<0x10000: return 3
+            default: return 4
+            }
+        default:
+            throw fail("invalid escape")
+        }
+    }
+
+    /// The length of the well-formed UTF-8 sequence of a non-ASCII lead byte at `i`, or 0 if
+    /// it is not one (overlong forms, surrogates and code points above U+10FFFF are not).
+    private func utf8SequenceLength(at i: Int) -> Int {
+        let lead = buf[i]
+        let n: Int
+        var low: UInt8 = 0x80
+        var high: UInt8 = 0xBF
+        switch lead {
+        case 0xC2...0xDF: n = 2
+        case 0xE0: n = 3; low = 0xA0
+        case 0xE1...0xEC, 0xEE...0xEF: n = 3
+        case 0xED: n = 3; high = 0x9F
+        case 0xF0: n = 4; low = 0x90
+        case 0xF1...0xF3: n = 4
+        case 0xF4: n = 4; high = 0x8F
+        default: return 0
+        }
+        guard i + n <= buf.count else { return 0 }
+        let second = buf[i + 1]
+        guard second >= low, second <= high else { return 0 }
+        for k in 2..<n where buf[i + k] & 0xC0 != 0x80 { return 0 }
+        return n
+    }
+}
