@@ -73,6 +73,13 @@ final class ConnectionState {
         self.reassembler = MessageReassembler(maxMessageBytes: maxMessageBytes)
     }
 
+    /// A server connection: its frames go out unmasked, so several may be written as one send
+    /// (``ServerFrameBatch``); a client's must be masked by lws.
+    var writesUnmaskedFrames: Bool {
+        if case .server = sink { return true }
+        return false
+    }
+
     /// What the `closed` event reports: the peer's frame if it closed first, else ours, else
     /// nothing (the connection was lost without a close handshake).
     var closeReport: CloseFrame {

@@ -53,6 +53,9 @@ struct OutboundQueue {
     /// The message being written, if any.
     var first: OutboundMessage? { isEmpty ? nil : items[head] }
 
+    /// The queued messages, first to last.
+    var pending: ArraySlice<OutboundMessage> { items[head...] }
+
     mutating func append(_ message: OutboundMessage) {
         items.append(message)
         queuedBytes += message.payload.count
@@ -73,6 +76,11 @@ struct OutboundQueue {
             items.removeFirst(head)
             head = 0
         }
+    }
+
+    /// Records that the first `n` messages were written whole (a ``ServerFrameBatch``).
+    mutating func removeWhole(_ n: Int) {
+        for _ in 0..<min(n, count) { advanceFirst(by: items[head].payload.count - items[head].offset) }
     }
 
     /// Drops every queued message (e.g. when the connection exceeded its cap).

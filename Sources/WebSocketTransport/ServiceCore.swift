@@ -370,6 +370,10 @@ final class ServiceCore {
             }
             return -1
         }
+        if connection.writesUnmaskedFrames {
+            let batch = ServerFrameBatch.count(in: connection.outbound)
+            if batch > 0 { return writeBatch(of: batch, connection) }
+        }
         let remaining = message.payload.count - message.offset
         let count = min(remaining, message.fragmentSize)
         ensureWriteCapacity(count)
@@ -391,6 +395,21 @@ final class ServiceCore {
         if written < 0 { return -1 }
         observer?.wrote(message.payload, at: stamp)
         connection.outbound.advanceFirst(by: count)
+        if !connection.outbound.isEmpty || connection.localClose != nil {
+            lws_callback_on_writable(connection.wsi)
+        }
+        return 0
+    }
+
+    /// Writes the first `n` queued messages as one raw send (``ServerFrameBatch``).
+    private func writeBatch(of n: Int, _ connection: ConnectionState) -> Int32 {
+        var frames = ServerFrameBatch.frames(of: n, in: connection.outbound)
+        // lws sends (or keeps) the bytes during the call; the array is borrowed only for it.
+        let written = frames.withUnsafeMutableBufferPointer { bytes in
+            lws_write(connection.wsi, bytes.baseAddress, bytes.count, lws_write_protocol(rawValue: UInt32(LWS_WRITE_HTTP.rawValue)))
+        }
+        if written < 0 { return -1 }
+        connection.outbound.removeWhole(n)
         if !connection.outbound.isEmpty || connection.localClose != nil {
             lws_callback_on_writable(connection.wsi)
         }

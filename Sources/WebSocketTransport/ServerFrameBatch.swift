@@ -1,0 +1,72 @@
+/// Several whole outbound messages of a server connection written as one `send()`.
+///
+/// lws frames each `lws_write` itself and sends it at once, so N queued messages cost N
+/// WRITEABLE callbacks and N `send()` calls. At 64-byte messages that was over half the relay's
+/// CPU, in the kernel (perf, 2026-12-01). A server's frames are unmasked (RFC 6455 §5.1), so the
+/// transport can write the frame headers itself: the messages at the head of the queue that fit
+/// one send are framed here, back to back, and handed to lws as raw bytes (`LWS_WRITE_RAW`,
+/// which on a WebSocket connection goes straight to `lws_issue_raw`: lws keeps an unsent tail
+/// and sends it before anything else, its own pings included, so frames never interleave).
+///
+/// Only whole single-frame messages are batched, and only when at least two are queued: a
+/// message that needs continuation frames, or a message alone, goes through lws's own framing
+/// as before. Client connections never batch: their frames must be masked.
+enum ServerFrameBatch {
+    /// Largest batch, headers included: one send of at most lws's `tx_packet_size`, so lws never
+    /// splits it or copies a remainder (a full socket still can, which lws handles).
+    static let maxBytes = OutboundMessage.defaultFragmentSize
+
+    /// The header of an unmasked frame with FIN set.
+    static func header(kind: OutboundMessage.Kind, length: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        appendHeader(kind: kind, length: length, into: &out)
+        return out
+    }
+
+    /// Bytes a header of a `length`-byte payload takes.
+    static func headerSize(length: Int) -> Int {
+        length < 126 ? 2 : length <= 0xFFFF ? 4 : 10
+    }
+
+    static func appendHeader(kind: OutboundMessage.Kind, length: Int, into out: inout [UInt8]) {
+        let opcode: UInt8 = kind == .text ? 0x1 : 0x2
+        out.append(0x80 | opcode)
+        if length < 126 {
+            out.append(UInt8(length))
+        } else if length <= 0xFFFF {
+            out.append(126)
+            out.append(UInt8(length >> 8))
+            out.append(UInt8(length & 0xFF))
+        } else {
+            out.append(127)
+            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: length >> shift)) }
+        }
+    }
+
+    /// How many messages from the head of `queue` go in one batch (0: write the first one alone).
+    static func count(in queue: OutboundQueue) -> Int {
+        var total = 0
+        var n = 0
+        for message in queue.pending {
+            guard message.offset == 0, message.payload.count <= message.fragmentSize else { break }
+            let size = headerSize(length: message.payload.count) + message.payload.count
+            guard total + size <= maxBytes else { break }
+            total += size
+            n += 1
+        }
+        return n >= 2 ? n : 0
+    }
+
+    /// The frames of the first `n` messages of `queue`, back to back.
+    static func frames(of n: Int, in queue: OutboundQueue) -> [UInt8] {
+        var out: [UInt8] = []
+        var reserved = 0
+        for message in queue.pending.prefix(n) { reserved += headerSize(length: message.payload.count) + message.payload.count }
+        out.reserveCapacity(reserved)
+        for message in queue.pending.prefix(n) {
+            appendHeader(kind: message.kind, length: message.payload.count, into: &out)
+            out.append(contentsOf: message.payload)
+        }
+        return out
+    }
+}
