@@ -89,6 +89,17 @@ public enum BenchCommand {
                 })
             }
         }
+        if options.includes(.curve) {
+            for count in options.curvePairs {
+                for target in targets {
+                    steps.append(Step("curve", target, "\(count) pairs, \(options.curveRate)/s in all") {
+                        try await runner.manyPairs(
+                            target, pairs: count, rate: options.curveRate, seconds: options.pairSeconds,
+                            payloadBytes: options.latencyBytes, scenario: "curve")
+                    })
+                }
+            }
+        }
         if options.includes(.connections) {
             for target in targets {
                 steps.append(Step("connections", target, "\(options.connections / 2 * 2) idle") {
@@ -108,6 +119,11 @@ public enum BenchCommand {
                 steps.append(Step("queued", .watchrelay, "\(mebibytes) MiB queued") {
                     try await runner.queuedMemory(mebibytes: mebibytes)
                 })
+            }
+        }
+        if options.includes(.backlog) {
+            for items in options.backlogItems {
+                steps.append(Step("backlog", .watchrelay, "\(items) items") { try await runner.backlog(items: items) })
             }
         }
         var results: [BenchResult] = []

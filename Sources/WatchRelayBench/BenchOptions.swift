@@ -5,7 +5,7 @@ import Foundation
 struct BenchOptions: Sendable {
     /// The scenarios a run can contain, in run order.
     enum Scenario: String, CaseIterable, Sendable {
-        case throughput, latency, pairs, connections, durable, queued
+        case throughput, latency, pairs, curve, connections, durable, queued, backlog
     }
 
     var runs = 1
@@ -24,6 +24,11 @@ struct BenchOptions: Sendable {
     var pairSeconds = 10.0
     var connections = 10_000
     var durableBytes = 1024
+    /// Pair counts of the cost curve, all at ``curveRate`` messages/s in all.
+    var curvePairs = [1, 10, 100, 1000, 5000]
+    var curveRate = 1000
+    /// Stored items of the backlog scenario.
+    var backlogItems = [10_000, 100_000, 1_000_000]
     /// Backlogs of the queued-memory scenario, in MiB.
     var queuedMebibytes = [100, 1024]
     /// SQLite synchronous mode of `watchrelay serve` outside the durable scenario.
@@ -54,10 +59,14 @@ struct BenchOptions: Sendable {
                        on the lws client's service thread (phone frame written → watch
                        frame complete); sends paced from a thread of their own
           pairs        --pairs pairs, 1 message/s each, --pair-seconds: p50/p99 and relay RSS
+          curve        --curve-pairs pairs sharing --curve-rate messages/s, --pair-seconds: relay
+                       CPU per message as the number of connections grows
           connections  --connections idle connections (paired): relay RSS per connection
           durable      `userInfo` with a window of outstanding sends, --sync full and normal (ours)
           queued       relay RSS with --queued-mib of `userInfo` (65,000-byte payloads) queued for
                        an absent watch, and after a restart on that store (ours)
+          backlog      --backlog-items small `userInfo` stored for an absent watch: the relay's
+                       start time and RSS on that store, then the drain rate to the watch (ours)
 
         OPTIONS:
           --runs N                repeat everything N times, report medians (default 1)
@@ -72,6 +81,9 @@ struct BenchOptions: Sendable {
           --pair-seconds S        length of the many-pairs scenario (default 10)
           --connections N         idle connections of the scale scenario (default 10000)
           --queued-mib LIST       backlogs of the queued scenario in MiB (default 100,1024)
+          --curve-pairs LIST      pair counts of the curve scenario (default 1,10,100,1000,5000)
+          --curve-rate N          messages/s of every curve point, in all (default 1000)
+          --backlog-items LIST    stored items of the backlog scenario (default 10000,100000,1000000)
           --relay-sync MODE       `watchrelay serve --sync` outside the durable scenario (default full)
           --relay-cpu N           core of the relay processes (default 0)
           --max-other-cpu PCT     re-measure a point if other processes used more CPU than this
@@ -96,6 +108,7 @@ struct BenchOptions: Sendable {
         if args.flag("quick") {
             (seconds, warmup, latencySeconds, pairs, pairSeconds, connections) = (0.5, 0.2, 1, 100, 3, 1000)
             queuedMebibytes = [10]
+            (curvePairs, backlogItems) = ([1, 10, 100], [10_000])
         }
         runs = try args.int("runs", in: 1...100) ?? runs
         if let list = args.string("scenarios") {
@@ -115,6 +128,13 @@ struct BenchOptions: Sendable {
         latencyBytes = try args.int("latency-bytes", in: BenchFrameFactory.minimumPayloadBytes...65536) ?? latencyBytes
         if let list = args.string("queued-mib") {
             queuedMebibytes = try Self.list(list, "queued-mib") { Int($0).flatMap { (1...16384).contains($0) ? $0 : nil } }
+        }
+        if let list = args.string("curve-pairs") {
+            curvePairs = try Self.list(list, "curve-pairs") { Int($0).flatMap { (1...9000).contains($0) ? $0 : nil } }
+        }
+        curveRate = try args.int("curve-rate", in: 1...100_000) ?? curveRate
+        if let list = args.string("backlog-items") {
+            backlogItems = try Self.list(list, "backlog-items") { Int($0).flatMap { (1...10_000_000).contains($0) ? $0 : nil } }
         }
         pairs = try args.int("pairs", in: 1...9000) ?? pairs
         pairSeconds = try Self.seconds(&args, "pair-seconds") ?? pairSeconds

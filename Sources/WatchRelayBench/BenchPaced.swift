@@ -16,19 +16,24 @@ extension BenchRunner {
         }
     }
 
-    /// `pairs` pairs each sending 1 message/s for `seconds`: p99 latency and relay RSS.
-    func manyPairs(_ target: BenchTarget, pairs count: Int, seconds: Double, payloadBytes: Int) async throws
-        -> BenchResult
-    {
+    /// `pairs` pairs sending `rate` messages/s in all (default 1 each) for `seconds`: p99
+    /// latency, relay CPU per message and RSS. The `curve` scenario keeps the total rate and
+    /// changes the number of pairs, so its CPU per message shows what each connection costs.
+    func manyPairs(
+        _ target: BenchTarget, pairs count: Int, rate: Int? = nil, seconds: Double, payloadBytes: Int,
+        scenario: String = "manyPairs"
+    ) async throws -> BenchResult {
+        let rate = rate ?? count
         let limit = Self.duration(seconds + 120)
         return try await withRelay(target, tag: "pairs-\(count)", connections: count * 2, limit: limit) { relay, clients, connector in
             let rssBefore = relay.rssKiB
             let opened = ContinuousClock.now
             let pairs = try await openPairs(count, with: connector, what: "\(target.rawValue) many pairs")
             let openSeconds = Self.seconds(ContinuousClock.now - opened)
-            var result = BenchResult(scenario: "manyPairs", target: target.rawValue, label: "\(count) pairs × 1/s")
+            let label = scenario == "manyPairs" ? "\(count) pairs × 1/s" : "\(count) pairs, \(rate)/s in all"
+            var result = BenchResult(scenario: scenario, target: target.rawValue, label: label)
             try await paced(
-                pairs, rate: count, seconds: seconds, warmup: 1,
+                pairs, rate: rate, seconds: seconds, warmup: 1,
                 factory: BenchFrameFactory(mode: "message", payloadBytes: payloadBytes), relay: relay,
                 clients: clients, into: &result)
             result.relayRSSBeforeMiB = Double(rssBefore) / 1024

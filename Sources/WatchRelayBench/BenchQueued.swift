@@ -61,7 +61,7 @@ extension BenchRunner {
 
     /// Sends `items` `userInfo` frames from `phone`, at most ``queuedWindow`` not yet accepted;
     /// returns once all are accepted. Any `error` (a quota, say) fails the scenario.
-    private static func fillBacklog(_ phone: ClientConnection, factory: BenchFrameFactory, items: Int, what: String) async throws {
+    static func fillBacklog(_ phone: ClientConnection, factory: BenchFrameFactory, items: Int, what: String) async throws {
         var sent = 0
         var accepted = 0
         var lastReport = ContinuousClock.now

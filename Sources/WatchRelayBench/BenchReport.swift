@@ -83,6 +83,9 @@ struct BenchReport: Codable, Sendable {
                 case "throughput":
                     add("msg/s", \.messagesPerSecond, "higher is better")
                     add("relay CPU-s/1k", \.relayCPUSecondsPer1k, "lower is better")
+                case "curve":
+                    add("relay CPU-s/1k", \.relayCPUSecondsPer1k, "lower is better")
+                    add("p99", \.p99Milliseconds, "lower is better")
                 case "latency", "manyPairs":
                     add("p50", \.p50Milliseconds, "lower is better")
                     add("p99", \.p99Milliseconds, "lower is better")
