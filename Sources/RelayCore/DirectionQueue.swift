@@ -7,6 +7,9 @@ import RelayProtocol
 /// the first `inFlight` items of `sent` went out on the receiver's current connection.
 struct DirectionQueue: Sendable {
     var sent = FIFOArray<QueuedItem>()
+    /// Items held (sent, unsent and unsent complications) by mode: the `/metrics` gauge reads it
+    /// twice a second, and counting a million items each time took most of the relay's core.
+    private(set) var heldByMode: [DeliveryMode: Int] = [:]
     var unsentComplications = FIFOArray<QueuedItem>()
     var unsent = FIFOArray<QueuedItem>()
     /// Items of `sent` (from the front) already sent on the receiver's current connection.
@@ -51,6 +54,7 @@ struct DirectionQueue: Sendable {
     init(snapshot s: DirectionSnapshot) {
         var sentItems: [QueuedItem] = []
         for item in s.items {
+            heldByMode[item.mode, default: 0] += 1
             ranks[item.sendID] = nextRank  // the store keeps acceptance order
             nextRank += 1
             queuedBytes += item.size
@@ -99,6 +103,7 @@ struct DirectionQueue: Sendable {
         let keeps = window.map { keepsPayload(of: item, $0, receiverOnline: receiverOnline) } ?? true
         let item = keeps ? item : item.withoutPayload()
         count(item, by: 1)
+        heldByMode[item.mode, default: 0] += 1
         ranks[item.sendID] = nextRank
         nextRank += 1
         queuedBytes += item.size
@@ -156,7 +161,10 @@ struct DirectionQueue: Sendable {
             removed = unsent.remove(at: i)
         }
         queuedBytes -= removed?.size ?? 0
-        if let removed { count(removed, by: -1) }
+        if let removed {
+            count(removed, by: -1)
+            heldByMode[removed.mode, default: 0] -= 1
+        }
         return removed
     }
 
@@ -165,6 +173,7 @@ struct DirectionQueue: Sendable {
         guard let i = sent.firstIndex(where: { $0.sendID == id }) else { return nil }
         ranks[id] = nil
         let item = sent.remove(at: i)
+        heldByMode[item.mode, default: 0] -= 1
         queuedBytes -= item.size
         if i < inFlight {
             inFlight -= 1
@@ -183,6 +192,7 @@ struct DirectionQueue: Sendable {
         for item in done {
             ranks[item.sendID] = nil
             queuedBytes -= item.size
+            heldByMode[item.mode, default: 0] -= 1
         }
         let flown = min(n, inFlight)
         inFlight -= flown

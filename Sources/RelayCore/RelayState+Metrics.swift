@@ -14,11 +14,8 @@ extension RelayState {
     public var queuedItemsByMode: [DeliveryMode: Int] {
         var out: [DeliveryMode: Int] = [.context: 0, .userInfo: 0, .complication: 0]
         for pair in pairs.values {
-            for q in [pair.toWatch, pair.toPhone] {
-                for item in q.sent { out[item.mode, default: 0] += 1 }
-                for item in q.unsentComplications { out[item.mode, default: 0] += 1 }
-                for item in q.unsent { out[item.mode, default: 0] += 1 }
-            }
+            for (mode, n) in pair.toWatch.heldByMode { out[mode, default: 0] += n }
+            for (mode, n) in pair.toPhone.heldByMode { out[mode, default: 0] += n }
         }
         return out
     }
