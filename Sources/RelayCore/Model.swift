@@ -130,8 +130,12 @@ public enum StoreMutation: Hashable, Sendable {
     case setSeqReserved(PairID, direction: Role, Int64)
     /// One complication transfer was used at this time (rolling 24 h budget).
     case addComplicationUse(PairID, Timestamp)
-    /// `transferred` ids owed to the sender of `direction`, replacing the previous list.
-    case setPendingTransferred(PairID, direction: Role, ids: [String])
+    /// More `transferred` ids owed to the sender of `direction` (it is away), after the ones
+    /// already owed. Appended, not rewritten: a sender away while 100k of its items drain
+    /// would otherwise rewrite a list of up to 100k ids on every ack.
+    case appendPendingTransferred(PairID, direction: Role, ids: [String])
+    /// The sender of `direction` got every `transferred` it was owed.
+    case clearPendingTransferred(PairID, direction: Role)
     /// Ids of finished sends (acked or cancelled), kept for duplicate-send detection.
     case recordFinished(PairID, direction: Role, sendIDs: [String])
 }

@@ -230,7 +230,7 @@ extension RelayState {
                 emit(.transferred(Transferred(ids: transferred)), to: senderLink)
             } else {
                 q.pendingTransferred += transferred
-                persist(.setPendingTransferred(pairID, direction: sender, ids: q.pendingTransferred))
+                persist(.appendPendingTransferred(pairID, direction: sender, ids: transferred))
             }
         }
         pairs[pairID]?[sender] = q

@@ -56,7 +56,7 @@ extension RelayState {
             emit(.transferred(Transferred(ids: pair[h.role].pendingTransferred)), to: link)
             pair[h.role].pendingTransferred = []
             pairs[pairID] = pair
-            persist(.setPendingTransferred(pairID, direction: h.role, ids: []))
+            persist(.clearPendingTransferred(pairID, direction: h.role))
         }
         // Nothing is in flight on a new connection. Reset before the ack: applying it pumps
         // the backlog, and a reset after that would send the same items a second time.

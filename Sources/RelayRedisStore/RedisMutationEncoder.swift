@@ -31,9 +31,11 @@ enum RedisMutationEncoder {
         case .addComplicationUse(let pair, let time):
             let usedAt = time.millisecondsSinceEpoch
             add("comp", pair.rawValue, String(usedAt), String(usedAt - RedisRelayScripts.complicationWindowMilliseconds))
-        case .setPendingTransferred(let pair, let direction, let ids):
-            add("pending", pair.rawValue, direction.rawValue)
-            out.append(JSONWriter.encode(.array(ids.map { .string($0) })))
+        case .appendPendingTransferred(let pair, let direction, let ids):
+            add("pendadd", pair.rawValue, direction.rawValue, String(ids.count))
+            out.append(contentsOf: ids.map { Array($0.utf8) })
+        case .clearPendingTransferred(let pair, let direction):
+            add("pendclear", pair.rawValue, direction.rawValue)
         case .recordFinished(let pair, let direction, let sendIDs):
             add("finished", pair.rawValue, direction.rawValue, String(sendIDs.count))
             out.append(contentsOf: sendIDs.map { Array($0.utf8) })

@@ -8,8 +8,10 @@
 ///   (a counter naming complication uses).
 /// - `wr:device:ID` — string: the pair id of device `ID` (an index for lookups by device).
 /// - `wr:pair:P:D` — hash: `context` (the last context sent, a `deliver` as JSON),
-///   `seqReserved` (seqs up to it may have been used), `pending` (a JSON array of the
-///   `transferred` ids owed to the sender), `order` (the acceptance counter).
+///   `seqReserved` (seqs up to it may have been used), `order` (the acceptance counter);
+///   `pending` only in stores written before `:pending` (a JSON array, read at load).
+/// - `wr:pair:P:D:pending` — list: the `transferred` ids owed to the sender, oldest first
+///   (appended one ack at a time, deleted when delivered).
 /// - `wr:pair:P:D:queue` — sorted set: queued send ids, scored by acceptance order.
 /// - `wr:pair:P:D:items` — hash: send id → `{"acceptedAt":…,"mode":…,"payload":{…}}`.
 /// - `wr:pair:P:D:seqs` — hash: send id → the seq it was first sent with.
@@ -73,7 +75,7 @@ enum RedisRelayScripts {
             redis.call('DEL', k, k .. ':complications')
             for _, d in ipairs({'phone', 'watch'}) do
               local dk = k .. ':' .. d
-              redis.call('DEL', dk, dk .. ':queue', dk .. ':items', dk .. ':seqs', dk .. ':finished')
+              redis.call('DEL', dk, dk .. ':queue', dk .. ':items', dk .. ':seqs', dk .. ':finished', dk .. ':pending')
             end
             redis.call('ZREM', pre .. 'pairs', p)
           elseif op == 'item' then
@@ -98,10 +100,22 @@ enum RedisRelayScripts {
               redis.call('HDEL', dk .. ':items', id)
               redis.call('HDEL', dk .. ':seqs', id)
             end
-          elseif op == 'ctx' or op == 'reserve' or op == 'pending' then
+          elseif op == 'ctx' or op == 'reserve' then
             local p, d, value = arg(), arg(), arg()
-            local field = ({ctx = 'context', reserve = 'seqReserved', pending = 'pending'})[op]
+            local field = ({ctx = 'context', reserve = 'seqReserved'})[op]
             if stored(p) then redis.call('HSET', pk(p) .. ':' .. d, field, value) end
+          elseif op == 'pendadd' then
+            local p, d, n = arg(), arg(), tonumber(arg())
+            local keep = stored(p)
+            for _ = 1, n do
+              local id = arg()
+              if keep then redis.call('RPUSH', pk(p) .. ':' .. d .. ':pending', id) end
+            end
+          elseif op == 'pendclear' then
+            local p, d = arg(), arg()
+            local dk = pk(p) .. ':' .. d
+            redis.call('DEL', dk .. ':pending')
+            redis.call('HDEL', dk, 'pending')
           elseif op == 'comp' then
             local p, usedAt, cutoff = arg(), arg(), arg()
             if stored(p) then
@@ -129,7 +143,7 @@ enum RedisRelayScripts {
 
     /// `EVAL loadPair 0 PREFIX PAIR CUTOFF`: prunes the pair's complication uses at or before
     /// `CUTOFF`, then returns `{pair hash, phone direction, watch direction, use times}`, where a
-    /// direction is `{hash, queue in order, items hash, seqs hash, finished list}` (hashes flat,
+    /// direction is `{hash, queue in order, items hash, seqs hash, finished list, pending list}` (hashes flat,
     /// as HGETALL gives them); an empty table when the pair is not stored.
     static let loadPair = #"""
         local pre, p, cutoff = ARGV[1], ARGV[2], ARGV[3]
@@ -142,7 +156,7 @@ enum RedisRelayScripts {
           table.insert(out, {
             redis.call('HGETALL', dk), redis.call('ZRANGE', dk .. ':queue', 0, -1),
             redis.call('HGETALL', dk .. ':items'), redis.call('HGETALL', dk .. ':seqs'),
-            redis.call('LRANGE', dk .. ':finished', 0, -1)})
+            redis.call('LRANGE', dk .. ':finished', 0, -1), redis.call('LRANGE', dk .. ':pending', 0, -1)})
         end
         local uses = redis.call('ZRANGE', k .. ':complications', 0, -1, 'WITHSCORES')
         local times = {}

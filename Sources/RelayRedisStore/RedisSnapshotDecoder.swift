@@ -36,7 +36,7 @@ enum RedisSnapshotDecoder {
     }
 
     private static func direction(_ reply: RedisValue, key: String) throws -> DirectionSnapshot {
-        guard let parts = reply.elements, parts.count == 5 else { throw corrupt(key, "direction reply has the wrong shape") }
+        guard let parts = reply.elements, parts.count == 6 else { throw corrupt(key, "direction reply has the wrong shape") }
         let hash = try fields(parts[0], key)
         let queue = (parts[1].elements ?? []).compactMap(\.text)
         let items = try rawFields(parts[2], key + ":items")
@@ -57,12 +57,15 @@ enum RedisSnapshotDecoder {
             guard let n = Int64(reserved) else { throw corrupt(key, "seqReserved is not a number") }
             snapshot.seqReserved = n
         }
+        // Stores written before the `:pending` list kept the ids as a JSON array in the hash;
+        // they come first (the first append after an upgrade goes to the list).
         if let pending = hash["pending"] {
             let list = (try? JSONParser.parse(Array(pending.utf8)))?.arrayValue ?? [.null]
             let ids = list.compactMap(\.stringValue)
             guard ids.count == list.count else { throw corrupt(key, "pending is not a JSON array of strings") }
             snapshot.pendingTransferred = ids
         }
+        snapshot.pendingTransferred += (parts[5].elements ?? []).compactMap(\.text)
         snapshot.finishedIDs = Array((parts[4].elements ?? []).compactMap(\.text).suffix(RedisRelayScripts.finishedLimit))
         return snapshot
     }

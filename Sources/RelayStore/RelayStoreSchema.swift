@@ -8,8 +8,12 @@ import SQLite
 /// - `items(id, pair_id, direction, send_id, mode, payload, accepted_at, seq)`: queued items;
 ///   the INTEGER PRIMARY KEY `id` is the acceptance order (SQLite never gives a new row a
 ///   rowid below an existing one's when there is no AUTOINCREMENT and ids are not supplied).
-/// - `directions(pair_id, direction, last_sent_context, seq_reserved, pending_transferred)`:
-///   per-direction bookkeeping, one row created on first use.
+/// - `directions(pair_id, direction, last_sent_context, seq_reserved)`: per-direction
+///   bookkeeping, one row created on first use.
+/// - `pending_transferred(id, pair_id, direction, send_id)` (version 2): `transferred` ids owed
+///   to a sender that is away, in order; appended one ack at a time, deleted when delivered.
+///   Version 1 kept them as a JSON array in `directions`, rewritten on every ack: with 100k
+///   items draining to a watch while the phone was away that made the drain quadratic.
 /// - `finished(id, pair_id, direction, send_id)`: recent finished send ids, at most
 ///   ``finishedLimit`` per direction.
 /// - `complication_uses(id, pair_id, used_at)`: the rolling 24 h complication budget.
@@ -24,8 +28,23 @@ enum RelayStoreSchema {
 
     /// Every migration, in order; the last one's version is the schema this program writes.
     static let migrations: [Migration] = [
-        Migration(version: 1, name: "create relay tables", sql: version1)
+        Migration(version: 1, name: "create relay tables", sql: version1),
+        Migration(version: 2, name: "pending transferred ids as rows", sql: version2),
     ]
+
+    private static let version2 = """
+        CREATE TABLE pending_transferred (
+            id INTEGER PRIMARY KEY,
+            pair_id TEXT NOT NULL REFERENCES pairs(id) ON DELETE CASCADE,
+            direction TEXT NOT NULL,
+            send_id TEXT NOT NULL
+        ) STRICT;
+        CREATE INDEX pending_transferred_by_direction ON pending_transferred(pair_id, direction, id);
+        INSERT INTO pending_transferred(pair_id, direction, send_id)
+            SELECT d.pair_id, d.direction, j.value FROM directions AS d, json_each(d.pending_transferred) AS j
+            ORDER BY d.pair_id, d.direction, j.key;
+        ALTER TABLE directions DROP COLUMN pending_transferred;
+        """
 
     private static let version1 = """
         CREATE TABLE pairs (
@@ -105,10 +124,10 @@ enum RelayStoreSchema {
         INSERT INTO directions(pair_id, direction, seq_reserved) SELECT id, ?2, ?3 FROM pairs WHERE id = ?1
         ON CONFLICT(pair_id, direction) DO UPDATE SET seq_reserved = excluded.seq_reserved
         """
-    static let setPendingTransferred = """
-        INSERT INTO directions(pair_id, direction, pending_transferred) SELECT id, ?2, ?3 FROM pairs WHERE id = ?1
-        ON CONFLICT(pair_id, direction) DO UPDATE SET pending_transferred = excluded.pending_transferred
+    static let appendPendingTransferred = """
+        INSERT INTO pending_transferred(pair_id, direction, send_id) SELECT id, ?2, ?3 FROM pairs WHERE id = ?1
         """
+    static let clearPendingTransferred = "DELETE FROM pending_transferred WHERE pair_id = ?1 AND direction = ?2"
     static let insertComplicationUse = """
         INSERT INTO complication_uses(pair_id, used_at) SELECT id, ?2 FROM pairs WHERE id = ?1
         """
@@ -127,8 +146,9 @@ enum RelayStoreSchema {
     static let selectPairs = "SELECT id, created_at FROM pairs ORDER BY created_at, id"
     static let selectDevices = "SELECT pair_id, id, role, name, token_hash FROM devices"
     static let selectDirections = """
-        SELECT pair_id, direction, last_sent_context, seq_reserved, pending_transferred FROM directions
+        SELECT pair_id, direction, last_sent_context, seq_reserved FROM directions
         """
+    static let selectPendingTransferred = "SELECT pair_id, direction, send_id FROM pending_transferred ORDER BY id"
     static let selectItems = """
         SELECT pair_id, direction, send_id, mode, payload, accepted_at, seq FROM items ORDER BY id
         """

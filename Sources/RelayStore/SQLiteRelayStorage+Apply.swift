@@ -63,11 +63,12 @@ extension SQLiteRelayStorage {
                 SQL.pruneComplicationUsesOfPair,
                 [.text(pair.rawValue), .integer(usedAt - SQL.complicationWindowMilliseconds)])
 
-        case .setPendingTransferred(let pair, let direction, let ids):
-            let list = JSONWriter.encode(.array(ids.map { .string($0) }))
-            try database.execute(
-                SQL.setPendingTransferred,
-                [.text(pair.rawValue), .text(direction.rawValue), .text(String(decoding: list, as: UTF8.self))])
+        case .appendPendingTransferred(let pair, let direction, let ids):
+            let key: [SQLiteValue] = [.text(pair.rawValue), .text(direction.rawValue)]
+            for id in ids { try database.execute(SQL.appendPendingTransferred, key + [.text(id)]) }
+
+        case .clearPendingTransferred(let pair, let direction):
+            try database.execute(SQL.clearPendingTransferred, [.text(pair.rawValue), .text(direction.rawValue)])
 
         case .recordFinished(let pair, let direction, let sendIDs):
             let key: [SQLiteValue] = [.text(pair.rawValue), .text(direction.rawValue)]

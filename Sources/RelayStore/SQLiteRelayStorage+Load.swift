@@ -28,15 +28,12 @@ extension SQLiteRelayStorage {
             let context = try row.lastSentContext.map { bytes in
                 try decode(table: "directions") { () throws -> Deliver in try Deliver(storedBytes: bytes) }
             }
-            let pending = try decode(table: "directions") { () throws -> [String] in
-                let list = try JSONParser.parse(row.pendingTransferred).arrayValue ?? [.null]
-                let ids = list.compactMap(\.stringValue)
-                guard ids.count == list.count else { throw StoredListError() }
-                return ids
-            }
             builders[row.pairID]?.directions[direction]?.lastSentContext = context
             builders[row.pairID]?.directions[direction]?.seqReserved = row.seqReserved
-            builders[row.pairID]?.directions[direction]?.pendingTransferred = pending
+        }
+        for row in try database.query(SQL.selectPendingTransferred, [], { (PairID($0.text(0)), $0.text(1), $0.text(2)) }) {
+            let direction = try knownRole(row.1, table: "pending_transferred")
+            builders[row.0]?.directions[direction]?.pendingTransferred.append(row.2)
         }
 
         // Each row becomes its item as it is read, so a dropped payload is never held beside the rest.
@@ -102,11 +99,6 @@ extension SQLiteRelayStorage {
     }
 }
 
-/// A `pending_transferred` value that is not a JSON array of strings.
-private struct StoredListError: Error, CustomStringConvertible {
-    var description: String { "pending_transferred is not a JSON array of strings" }
-}
-
 /// One pair's rows, gathered table by table.
 private struct SnapshotBuilder {
     var createdAt: Timestamp
@@ -141,10 +133,10 @@ private struct DeviceRow {
 
 /// A `directions` row, JSON columns still encoded.
 private struct DirectionRow {
-    var pairID: PairID, direction: String, lastSentContext: [UInt8]?, seqReserved: Int64, pendingTransferred: [UInt8]
+    var pairID: PairID, direction: String, lastSentContext: [UInt8]?, seqReserved: Int64
     init(_ row: SQLiteRow) {
         (pairID, direction, lastSentContext) = (PairID(row.text(0)), row.text(1), row.optionalBytes(2))
-        (seqReserved, pendingTransferred) = (row.int64(3), row.bytes(4))
+        seqReserved = row.int64(3)
     }
 }
 

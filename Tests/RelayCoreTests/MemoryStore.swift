@@ -65,8 +65,10 @@ struct MemoryStore {
             update(pair, sender) { $0.seqReserved = reserved }
         case .addComplicationUse(let pair, let time):
             pairs[pair]?.complicationUses.append(time)
-        case .setPendingTransferred(let pair, let sender, let ids):
-            update(pair, sender) { $0.pendingTransferred = ids }
+        case .appendPendingTransferred(let pair, let sender, let ids):
+            update(pair, sender) { $0.pendingTransferred += ids }
+        case .clearPendingTransferred(let pair, let sender):
+            update(pair, sender) { $0.pendingTransferred = [] }
         case .recordFinished(let pair, let sender, let sendIDs):
             let keep = finishedIDsKept
             update(pair, sender) { d in

@@ -109,7 +109,8 @@ extension StoreMutation {
         case .setLastSentContext: return "setLastSentContext"
         case .setSeqReserved: return "setSeqReserved"
         case .addComplicationUse: return "addComplicationUse"
-        case .setPendingTransferred: return "setPendingTransferred"
+        case .appendPendingTransferred: return "appendPendingTransferred"
+        case .clearPendingTransferred: return "clearPendingTransferred"
         case .recordFinished: return "recordFinished"
         }
     }

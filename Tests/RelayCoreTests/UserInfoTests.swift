@@ -100,7 +100,7 @@ import Testing
         h.send(watch, id: "w-2", mode: .userInfo)
         h.close(watch)
         let first = h.ack(phone, 1)
-        #expect(first.mutations.last == .setPendingTransferred(h.pairID, direction: .watch, ids: ["w-1"]))
+        #expect(first.mutations.last == .appendPendingTransferred(h.pairID, direction: .watch, ids: ["w-1"]))
         #expect(first.sends.isEmpty)
         h.ack(phone, 2)
         #expect(h.store.direction(h.pairID, .watch).pendingTransferred == ["w-1", "w-2"])

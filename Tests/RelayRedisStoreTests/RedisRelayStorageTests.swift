@@ -55,11 +55,12 @@ struct RedisRelayStorageTests {
                 .addComplicationUse(p, Fixture.now.adding(milliseconds: -25 * Fixture.hour)),
                 .addComplicationUse(p, Fixture.now.adding(milliseconds: -Fixture.hour)),
                 .addComplicationUse(p, Fixture.now), .addComplicationUse(p, Fixture.now),
-                .setPendingTransferred(p, direction: .watch, ids: ["x", "y"]),
+                .appendPendingTransferred(p, direction: .watch, ids: ["x"]),
+                .appendPendingTransferred(p, direction: .watch, ids: ["y"]),
                 .recordFinished(p, direction: .phone, sendIDs: ["a", "old-1"]),
             ],
             [
-                .insertPair(renamed), .setPendingTransferred(p, direction: .watch, ids: []),
+                .insertPair(renamed), .clearPendingTransferred(p, direction: .watch),
                 .setLastSentContext(p, direction: .phone, Fixture.deliver("ctx-3", seq: 9, from: .phone)),
                 .recordFinished(p, direction: .watch, sendIDs: (0..<1100).map { "f\($0)" }),
                 .insertItem(PairID("p0"), direction: .watch, Fixture.item("p0-item")),
@@ -115,7 +116,7 @@ struct RedisRelayStorageTests {
                 .setItemSeq(gone, direction: .phone, sendID: "b", seq: 1),
                 .setLastSentContext(gone, direction: .phone, Fixture.deliver("c", seq: 1, from: .phone)),
                 .setSeqReserved(gone, direction: .phone, 3), .addComplicationUse(gone, Fixture.now),
-                .setPendingTransferred(gone, direction: .phone, ids: ["x"]),
+                .appendPendingTransferred(gone, direction: .phone, ids: ["x"]),
                 .recordFinished(gone, direction: .phone, sendIDs: ["y"]),
             ], urgent: true)
         #expect(try store.loadAll(now: Fixture.now).map(\.record.id) == [PairID("p2")])

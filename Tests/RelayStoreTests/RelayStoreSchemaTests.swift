@@ -1,6 +1,7 @@
 import Foundation
 import SQLite
 import TestSupport
+import RelayCore
 import Testing
 
 @testable import RelayStore
@@ -30,7 +31,30 @@ struct RelayStoreSchemaTests {
         let path = directory.path("relay.sqlite")
         _ = try RelayStore(path: path)
         let store = try RelayStore(path: path)
-        #expect(try await store.scalar("PRAGMA user_version") == 1)
+        #expect(try await store.scalar("PRAGMA user_version") == Int64(RelayStore.schemaVersion))
+    }
+
+    /// Version 1 kept pending `transferred` ids as a JSON array in `directions`; version 2
+    /// moves them to rows, in order, and drops the column.
+    @Test func aVersion1FileKeepsItsPendingTransferredIdsInOrder() async throws {
+        let path = directory.path("relay.sqlite")
+        try await RelayStore(path: path).commit([
+            .insertPair(Fixture.pair("p1")), .setSeqReserved(PairID("p1"), direction: .watch, 64),
+        ])
+        // Turn the file back into what version 1 wrote.
+        let old = try SQLiteDatabase(path: path)
+        try old.execute(script: """
+            DROP TABLE pending_transferred;
+            ALTER TABLE directions ADD COLUMN pending_transferred TEXT NOT NULL DEFAULT '[]';
+            UPDATE directions SET pending_transferred = '["z","a","m"]' WHERE direction = 'watch';
+            """)
+        try old.setUserVersion(1)
+        let store = try RelayStore(path: path)
+        #expect(try await store.scalar("PRAGMA user_version") == 2)
+        let loaded = try await store.load(now: Fixture.now)
+        #expect(loaded.first?.directions[.watch]?.pendingTransferred == ["z", "a", "m"])
+        #expect(loaded.first?.directions[.watch]?.seqReserved == 64)
+        #expect(loaded.first?.directions[.phone]?.pendingTransferred == [])
     }
 
     @Test func databaseFromANewerProgramIsRefused() throws {

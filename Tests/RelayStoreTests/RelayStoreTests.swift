@@ -73,7 +73,8 @@ struct RelayStoreTests {
             .setSeqReserved(p, direction: .watch, 128),
             .addComplicationUse(p, Fixture.now.adding(milliseconds: -Fixture.hour)),
             .addComplicationUse(p, Fixture.now),
-            .setPendingTransferred(p, direction: .watch, ids: ["x", "y"]),
+            .appendPendingTransferred(p, direction: .watch, ids: ["x"]),
+            .appendPendingTransferred(p, direction: .watch, ids: ["y"]),
             .recordFinished(p, direction: .phone, sendIDs: ["a", "old-1"]),
         ]
         try await RelayStore(path: path).commit(mutations)
@@ -96,18 +97,20 @@ struct RelayStoreTests {
         try await store.commit([
             .insertPair(Fixture.pair("p1")),
             .setLastSentContext(p, direction: .watch, Fixture.deliver("c1", seq: 1, from: .watch)),
-            .setPendingTransferred(p, direction: .phone, ids: ["1", "2", "3"]),
+            .appendPendingTransferred(p, direction: .phone, ids: ["1", "2", "3"]),
             .setSeqReserved(p, direction: .phone, 10),
         ])
         try await store.commit([
             .setLastSentContext(p, direction: .watch, Fixture.deliver("c2", seq: 2, from: .watch)),
-            .setPendingTransferred(p, direction: .phone, ids: []),
+            .clearPendingTransferred(p, direction: .phone),
+            .appendPendingTransferred(p, direction: .watch, ids: ["4"]),
             .setSeqReserved(p, direction: .phone, 20),
         ])
 
         let loaded = try snapshot("p1", in: await reload(path))
         #expect(loaded.directions[.watch]?.lastSentContext == Fixture.deliver("c2", seq: 2, from: .watch))
         #expect(loaded.directions[.phone]?.pendingTransferred == [])
+        #expect(loaded.directions[.watch]?.pendingTransferred == ["4"])
         #expect(loaded.directions[.phone]?.seqReserved == 20)
     }
 
@@ -182,7 +185,7 @@ struct RelayStoreTests {
             .insertItem(PairID("p2"), direction: .phone, Fixture.item("kept")),
             .setLastSentContext(p, direction: .phone, Fixture.deliver("c", seq: 1, from: .phone)),
             .setSeqReserved(p, direction: .watch, 9), .addComplicationUse(p, Fixture.now),
-            .setPendingTransferred(p, direction: .watch, ids: ["t"]),
+            .appendPendingTransferred(p, direction: .watch, ids: ["t"]),
             .recordFinished(p, direction: .phone, sendIDs: ["f"]),
         ])
         try await store.commit([.deletePair(p)])
@@ -206,7 +209,7 @@ struct RelayStoreTests {
             .deleteItems(gone, direction: .phone, sendIDs: ["a"]),
             .setLastSentContext(gone, direction: .phone, Fixture.deliver("c", seq: 1, from: .phone)),
             .setSeqReserved(gone, direction: .phone, 3), .addComplicationUse(gone, Fixture.now),
-            .setPendingTransferred(gone, direction: .phone, ids: ["x"]),
+            .appendPendingTransferred(gone, direction: .phone, ids: ["x"]),
             .recordFinished(gone, direction: .phone, sendIDs: ["y"]), .deletePair(gone),
             .insertPair(Fixture.pair("p2")),
         ])
