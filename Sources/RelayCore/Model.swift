@@ -88,7 +88,7 @@ public struct QueuedItem: Hashable, Sendable {
     /// windows still count it.
     public func withoutPayload() -> QueuedItem {
         var item = self
-        item.payload = payload.kind.map { Payload(kind: $0) } ?? Self.unloaded
+        item.payload = payload.kind.map { Payload(onlyKind: $0) } ?? Self.unloaded
         item.isPayloadLoaded = false
         return item
     }

@@ -66,6 +66,16 @@ public struct Payload: JSONRepresentable, Hashable {
         if case .string(let k) = scan.kind { self.kind = k } else { self.kind = nil }
     }
 
+    /// `{"kind": kind}`, kept as bytes only: what the relay holds in place of a payload left in
+    /// its store (no members dictionary per queued item: with a million items queued, that
+    /// dictionary was most of the relay's memory).
+    public init(onlyKind kind: String) {
+        self.decoded = nil
+        self.encoded = JSONWriter.encode(.object(["kind": .string(kind)]))
+        self.encodedSize = encoded.count
+        self.kind = kind
+    }
+
     /// Checks `bytes` as one strict JSON object and keeps them as they are (the store's reload).
     public init(bytes: [UInt8]) throws(ProtocolError) {
         if let scan = bytes.withUnsafeBufferPointer({ JSONParser.scanObject($0) }) {
