@@ -11,15 +11,18 @@ import WebSocketTransport
 /// forwarded ones under IDs of ``RemoteLinks``; what the engine queues for a forwarded
 /// connection is taken out of the batch and published to that connection's edge. As an edge,
 /// a client connection is forwarded to the leader of the moment; when the leader changes, the
-/// subscription breaks, or no leader is known, its clients are closed with **1012** ("relay
-/// leader changing") and reconnect (the protocol's resume makes that lossless).
+/// subscription breaks, or no leader is known, its clients are closed with **1001** (reason
+/// "relay leader changing") and reconnect (the protocol's resume makes that lossless).
 ///
 /// Other threads (the subscriber, the lease thread, the committer) reach it only through
 /// ``WebSocketServer/post(_:)``. Everything runs on the service thread, one call at a time;
 /// that is what `@unchecked Sendable` stands for.
 final class ClusterNode: ServerEventHandler, @unchecked Sendable {
-    /// The close code of a forwarded client when its leader changes (RFC 6455 "service restart").
-    static let leaderChangingCode: UInt16 = 1012
+    /// The close code of a forwarded client when its leader changes: 1001, which PROTOCOL.md
+    /// §2.3 already tells clients to answer by reconnecting with backoff and resuming. Not 1012
+    /// ("service restart"): lws 4.1 clients take a 1012 close frame for a protocol error and
+    /// report 1002.
+    static let leaderChangingCode: UInt16 = 1001
     static let leaderChangingReason = "relay leader changing"
 
     /// A message from another node (posted by the subscriber thread).
@@ -154,9 +157,9 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
     }
 
     func finished() {
-        // The edges close their clients on seeing the lease go (released at shutdown).
+        // The edges' clients reconnect, to the node that leads next (the lease is released).
         for (_, name) in remote.all {
-            publish(.close(connection: name, code: 1001, reason: "relay shutting down"), toEdgeOf: name)
+            publish(.close(connection: name, code: Self.leaderChangingCode, reason: Self.leaderChangingReason), toEdgeOf: name)
         }
         remote.removeAll()
         flush()

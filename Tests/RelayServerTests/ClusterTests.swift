@@ -1,6 +1,8 @@
 import Foundation
+import RedisClient
 import RelayCore
 import RelayProtocol
+import RelayServer
 import TestSupport
 import Testing
 import WebSocketTransport
@@ -149,7 +151,7 @@ struct ClusterTests {
                     if case .accepted(let a) = try await phone.next(takeover) { accepted.insert(a.re) }
                 }
             } catch {
-                // Closed with 1012 (its leader changed) or dropped with a dead node: reconnect
+                // Closed with 1001 (its leader changed) or dropped with a dead node: reconnect
                 // to a live node, as a client does with backoff.
                 round += 1
                 guard round < 10 else { throw error }
@@ -202,7 +204,7 @@ struct ClusterTests {
 
     @Test func killNineOfTheLeaderMovesItsClientsToTheOtherNodeAndLosesNothing() async throws {
         let cluster = try await Cluster(["a", "b"])
-        // The watch on the leader (it dies with it), the phone forwarded by b (closed with 1012
+        // The watch on the leader (it dies with it), the phone forwarded by b (closed with 1001
         // when b takes over).
         let (phone, watch, phoneToken, watchToken) = try await Self.pair(cluster, phone: "b", watch: "a")
         let ids = (0..<30).map { "u\($0)" }
@@ -250,5 +252,71 @@ struct ClusterTests {
         let delivered = try await Self.receive(ids.count, watch: watch, token: watchToken, cluster: cluster, nodes: survivors)
         #expect(delivered == ids)
         await cluster.stop()
+    }
+
+    @Test func twoNodesInOneProcessHandOverAtACleanStop() async throws {
+        let redis = try await RedisServerProcess.start()
+        let dir = TemporaryDirectory()
+        let clients = try WebSocketClientContext(configuration: ClientConfiguration(enablesTLS: false))
+        @Sendable func node(_ id: String) async throws -> RelayServer {
+            try await RelayServer.startForTest(in: dir.path) {
+                $0.redis = redis.endpoint
+                $0.cluster = ClusterConfiguration(nodeID: id, leaseTTLMilliseconds: Cluster.leaseTTL)
+            }
+        }
+        let a = try await node("a")
+        let b = try await node("b")
+        let phone = try await TestDevice.connect(a.url, clients: clients, role: .phone, name: "Test phone")
+        try await phone.hello()
+        phone.send(.pairBegin(Request(id: "pb-1")))
+        guard case .pairCode(let code) = try await phone.next(Self.wait) else { throw TestFailure("pair.code") }
+        let watch = try await TestDevice.connect(b.url, clients: clients, role: .watch, name: "Test watch")
+        try await watch.hello()
+        watch.send(.pairJoin(PairJoin(id: "pj-1", code: code.code)))
+        guard case .paired(let wp) = try await watch.next(Self.wait) else { throw TestFailure("paired (watch)") }
+        guard case .paired(let pp) = try await phone.next(Self.wait) else { throw TestFailure("paired (phone)") }
+        phone.send(userInfo("u1"))
+        guard case .accepted = try await phone.next(Self.wait) else { throw TestFailure("accepted") }
+        guard case .deliver(let d1) = try await watch.next(Self.wait) else { throw TestFailure("deliver") }
+        watch.send(.ack(Ack(seq: d1.seq)))
+        #expect(await b.stats.connections == 1, "an edge counts its own clients")
+
+        // The leader stops: it commits what it holds and releases the lease; b takes over at its
+        // next round, and closes the watch it forwarded with 1001 (relay leader changing).
+        await a.shutdown()
+        #expect(try await phone.closed(Self.wait) == 1001)
+        let watchClose = try await watch.closed(Self.takeover)
+        #expect(watchClose == 1001)
+        let phone2 = try await Self.reconnect(.phone, token: pp.token, urls: [b.url], clients: clients)
+        let watch2 = try await Self.reconnect(.watch, token: wp.token, lastSeq: d1.seq, urls: [b.url], clients: clients)
+        phone2.send(userInfo("u2"))
+        while true {
+            // The watch's return (peer) may come first.
+            if case .accepted = try await phone2.next(Self.wait) { break }
+        }
+        guard case .deliver(let d2) = try await watch2.next(Self.wait) else { throw TestFailure("deliver") }
+        #expect(d2.id == "u2" && d2.seq > d1.seq, "u1 was acked before the handover: not again")
+        #expect(await b.stats.pairs == 1)
+        await clients.shutdown()
+        await b.shutdown()
+        await redis.stop()
+    }
+
+    /// ``reconnect(_:token:lastSeq:cluster:nodes:)`` for in-process nodes.
+    static func reconnect(_ role: Role, token: String, lastSeq: Int64? = nil, urls: [String], clients: WebSocketClientContext)
+        async throws -> TestDevice
+    {
+        let deadline = ContinuousClock.now + .seconds(takeover)
+        while true {
+            for url in urls {
+                if let device = try? await TestDevice.connect(url, clients: clients, role: role, name: "Test \(role)"),
+                    (try? await device.hello(token: token, lastSeq: lastSeq)) != nil
+                {
+                    return device
+                }
+            }
+            guard ContinuousClock.now < deadline else { throw TestFailure("no node welcomed the \(role)") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
     }
 }
