@@ -319,4 +319,49 @@ struct ClusterTests {
             try await Task.sleep(for: .milliseconds(100))
         }
     }
+
+    @Test func aPausedLeaderIsDeposedCommitsNothingAndStepsDownToForward() async throws {
+        let cluster = try await Cluster(["a", "b"])
+        let (phone, watch, phoneToken, watchToken) = try await Self.pair(cluster, phone: "a", watch: "b")
+        phone.send(userInfo("u1"))
+        guard case .accepted = try await phone.next(Self.wait) else { throw TestFailure("accepted") }
+        guard case .deliver(let d1) = try await watch.next(Self.wait) else { throw TestFailure("deliver") }
+        watch.send(.ack(Ack(seq: d1.seq)))
+        guard case .transferred = try await phone.next(Self.wait) else { throw TestFailure("transferred") }
+
+        // a stands still (a partition, a long GC pause) past its lease: b takes over.
+        let a = cluster.nodes["a"]!.process.processIdentifier
+        kill(a, SIGSTOP)
+        phone.send(userInfo("u2"))
+        let redis = RedisClient(endpoint: cluster.redis.endpoint)
+        try await eventually(Self.takeover, "b to take the lease") {
+            let leader = await redis.execute([RedisCommand("GET", "wr:leader")])[0]
+            return (try? leader.get())?.text?.hasPrefix("b:") == true
+        }
+        await redis.close()
+        #expect(try await watch.closed(Self.wait) == 1001, "b stopped forwarding to a")
+        kill(a, SIGCONT)
+        // a reads u2 and commits it with its old epoch: fenced, so no `accepted`; it notices
+        // at its next renewal and closes its own clients.
+        var frames: [RelayFrame] = []
+        var end = ""
+        while end.isEmpty {
+            do { frames.append(try await phone.next(Self.takeover)) } catch { end = String(describing: error) }
+        }
+        #expect(!frames.contains { if case .accepted = $0 { true } else { false } }, "\(frames)")
+        #expect(end.contains("closed (1001 relay leader changing)"), "\(end)")
+        // The deposed node now forwards: the phone comes back through a, the watch through b.
+        let phone2 = try await Self.reconnect(.phone, token: phoneToken, cluster: cluster, nodes: ["a"])
+        phone2.send(userInfo("u2"))
+        while true {
+            if case .accepted(let ok) = try await phone2.next(Self.wait) {
+                #expect(ok.re == "u2")
+                break
+            }
+        }
+        let watch2 = try await Self.reconnect(.watch, token: watchToken, lastSeq: d1.seq, cluster: cluster, nodes: ["b"])
+        guard case .deliver(let d2) = try await watch2.next(Self.wait) else { throw TestFailure("deliver") }
+        #expect(d2.id == "u2" && d2.seq > d1.seq)
+        await cluster.stop()
+    }
 }
