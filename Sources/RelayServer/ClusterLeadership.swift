@@ -137,11 +137,8 @@ final class ClusterLeadership: @unchecked Sendable {
                 c.configuration.relay.loadsPayloadsOnDemand ? try storage.loadIndex(now: time) : try storage.loadAll(now: time)
             let core = RelayState(configuration: c.configuration.relay, environment: c.environment, pairs: pairs)
             let engine = RelayEngine(core: core, metrics: c.metrics, clock: c.clock, log: c.log)
-            let committer = Committer.posting(storage: storage, log: c.log, post: c.post) { [self] in
-                condition.lock()
-                fencedEpoch = now.epoch
-                condition.signal()
-                condition.unlock()
+            let committer = Committer.posting(storage: storage, log: c.log, post: c.post) { [weak self] in
+                self?.fenced(epoch: now.epoch)
             }
             engine.attach(committer: committer)
             committer.start()
@@ -164,6 +161,15 @@ final class ClusterLeadership: @unchecked Sendable {
         condition.unlock()
         // Its batches are refused by now; stopping it drops them (nothing was confirmed).
         waitUntilStopped(last)
+    }
+
+    /// The store refused a batch of `epoch` (called on the committer's thread): the lease
+    /// thread steps down at once instead of at its next renewal.
+    private func fenced(epoch: Int64) {
+        condition.lock()
+        fencedEpoch = epoch
+        condition.signal()
+        condition.unlock()
     }
 
     private func fenced(_ current: RedisLease) -> Bool {
