@@ -64,11 +64,21 @@ public final class RedisLeaderLease: Sendable {
     /// Takes the lease if nobody holds it; returns the lease as it is now (this node's or another's).
     /// - Throws: ``RedisRelayStorageError`` when Redis cannot be asked.
     public func acquire() throws(RedisRelayStorageError) -> RedisLease {
+        try tryAcquire().lease
+    }
+
+    /// ``acquire()``, also saying whether this call took the lease. A lease already held under
+    /// this node's id was not taken by this call: it may be a previous process's with the same
+    /// id (restarted within the TTL), which must not be reused (its state, its epoch).
+    /// - Throws: ``RedisRelayStorageError`` when Redis cannot be asked.
+    public func tryAcquire() throws(RedisRelayStorageError) -> (lease: RedisLease, taken: Bool) {
         let reply = try run(Self.acquireScript, String(ttlMilliseconds))
-        guard let text = reply.text, let lease = RedisLease(text) else {
+        guard let parts = reply.elements, parts.count == 2, let text = parts[0].text, let lease = RedisLease(text),
+            let taken = parts[1].integer
+        else {
             throw .unexpectedReply("lease: \(reply)")
         }
-        return lease
+        return (lease, taken == 1)
     }
 
     /// Extends `lease` (this node's) by the TTL; false when it is no longer this node's (another
@@ -102,14 +112,14 @@ public final class RedisLeaderLease: Sendable {
         }
     }
 
-    /// `PREFIX NODE TTL` → the lease value after the call.
+    /// `PREFIX NODE TTL` → `{the lease value after the call, 1 if this call took it else 0}`.
     static let acquireScript = #"""
         local pre, node, ttl = ARGV[1], ARGV[2], ARGV[3]
         local held = redis.call('GET', pre .. 'leader')
-        if held then return held end
+        if held then return {held, 0} end
         local value = node .. ':' .. redis.call('INCR', pre .. 'epoch')
         redis.call('SET', pre .. 'leader', value, 'PX', ttl)
-        return value
+        return {value, 1}
         """#
 
     /// `PREFIX NODE TTL VALUE EPOCH` → 1 renewed, 0 lost.

@@ -90,11 +90,17 @@ final class ClusterLeadership: @unchecked Sendable {
                         stepDown(current)
                     }
                 } else {
-                    let now = try lease.acquire()
-                    if now.node == lease.node {
+                    let (now, taken) = try lease.tryAcquire()
+                    if taken {
                         try lead(now)
                         leading = now
                     } else if seen != .some(now) {
+                        if now.node == lease.node {
+                            context.log.warning(
+                                "cluster: the lease is held under this node's id by another process (a restart "
+                                    + "within the lease's TTL, or two nodes with one id): waiting for it to expire",
+                                ("lease", now.description))
+                        }
                         seen = now
                         _ = context.post(ClusterNode.LeaderSeen(lease: now))
                     }

@@ -19,6 +19,7 @@ struct RedisLeaderLeaseTests {
         #expect(lease == RedisLease(node: "node-a", epoch: 1))
         #expect(try b.acquire() == lease, "held: b gets a's lease back, no new epoch")
         #expect(try a.acquire() == lease)
+        #expect(try a.tryAcquire() == (lease, false), "held, even under a's own id: not taken by this call")
         #expect(try b.renew(RedisLease(node: "node-b", epoch: 1)) == false)
         #expect(try a.renew(lease))
         #expect(try b.current() == lease)

@@ -385,4 +385,31 @@ struct ClusterTests {
         #expect(delivered == ids, "every accepted item once, in FIFO order, across the redis restart")
         await cluster.stop()
     }
+
+    @Test func aNodeRestartedWithinItsLeaseWaitsForItAndLeadsWithANewEpoch() async throws {
+        let cluster = try await Cluster(["a"])
+        let (phone, _, phoneToken, _) = try await Self.pair(cluster, phone: "a", watch: "a")
+        phone.send(userInfo("u1"))
+        guard case .accepted = try await phone.next(Self.wait) else { throw TestFailure("accepted") }
+        await cluster.nodes["a"]!.kill9()
+        // Restarted at once: its old lease (epoch 1) still holds; the new process must not reuse it.
+        cluster.nodes["a"] = try await RelayProcess.start(
+            db: cluster.directory.path("a2.db"),
+            extra: ["--store", cluster.redis.url, "--node-id", "a", "--lease-ttl-ms", String(Cluster.leaseTTL)])
+        let redis = RedisClient(endpoint: cluster.redis.endpoint)
+        try await eventually(Self.takeover, "the restarted node to take a new lease") {
+            let leader = await redis.execute([RedisCommand("GET", "wr:leader")])[0]
+            return (try? leader.get())?.text == "a:2"
+        }
+        await redis.close()
+        let phone2 = try await Self.reconnect(.phone, token: phoneToken, cluster: cluster, nodes: ["a"])
+        phone2.send(.outstanding(Request(id: "o1")))
+        while true {
+            if case .outstanding(let o) = try await phone2.next(Self.wait) {
+                #expect(o.ids == ["u1"], "the state the first process committed, loaded by the second")
+                break
+            }
+        }
+        await cluster.stop()
+    }
 }
