@@ -59,6 +59,8 @@ test: imports-check build-tests schema-check
 	@scripts/test-summary.sh .build/test.log
 	@echo "conformance: an independent Python client written from Protocol/PROTOCOL.md alone"
 	@WATCHRELAY_BIN=$$($(SWIFT) build --show-bin-path)/watchrelay python3 Tests/conformance/conformance_client.py
+	@echo "conformance again on a cluster: two relay nodes on one redis-server, every phone on the leader, every watch on the other node"
+	@WATCHRELAY_BIN=$$($(SWIFT) build --show-bin-path)/watchrelay python3 Tests/conformance/conformance_client.py --cluster
 	@echo "scenarios: every user flow in-process, then again with the relay, phone and watch as child processes (kill = SIGKILL)"
 	@$$($(SWIFT) build --show-bin-path)/watchrelay simulate Simulator/scenarios/*.json
 	@$$($(SWIFT) build --show-bin-path)/watchrelay simulate --processes Simulator/scenarios/*.json

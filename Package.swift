@@ -155,7 +155,7 @@ let package = Package(
             name: "RelayStoreTests", dependencies: ["RelayStore", "RelayCore", "RelayProtocol", "TestSupport", "CSQLite", "SQLite"],
             swiftSettings: strict),
         .testTarget(
-            name: "RedisClientTests", dependencies: ["RedisClient", "TestSupport"], swiftSettings: strict),
+            name: "RedisClientTests", dependencies: ["RedisClient", "TestSupport", "Primitives"], swiftSettings: strict),
         .testTarget(
             name: "RelayRedisStoreTests",
             dependencies: ["RelayRedisStore", "RedisClient", "RelayStore", "RelayCore", "RelayProtocol", "TestSupport"],

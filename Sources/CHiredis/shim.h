@@ -4,6 +4,7 @@
  * (with a warning) when it reads them, so the target does not go through pkg-config. */
 #include <hiredis/hiredis.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 
 /* hiredis seen through two opaque handles, so Swift never reads a C struct's fields through
@@ -23,6 +24,16 @@ static inline relay_redis *relay_redis_connect(const char *host, int port, int t
     }
     return (relay_redis *)c;
 }
+/* The connection's socket (for relay_redis_shutdown_fd from another thread), -1 if none. */
+static inline int relay_redis_fd(relay_redis *c) { return ((redisContext *)c)->fd; }
+/* Read/write timeout from now on; 0 waits forever (a subscriber waits for messages). */
+static inline int relay_redis_set_timeout(relay_redis *c, int timeout_ms) {
+    struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
+    return redisSetTimeout((redisContext *)c, tv);
+}
+/* Ends a blocking read on the socket (it sees EOF); any thread may call it while the owning
+ * thread has not freed the connection. */
+static inline void relay_redis_shutdown_fd(int fd) { if (fd >= 0) shutdown(fd, SHUT_RDWR); }
 static inline void relay_redis_free(relay_redis *c) { redisFree((redisContext *)c); }
 /* 0, or REDIS_ERR_IO / REDIS_ERR_EOF / REDIS_ERR_PROTOCOL / REDIS_ERR_OOM / REDIS_ERR_OTHER. */
 static inline int relay_redis_err(relay_redis *c) { return ((redisContext *)c)->err; }

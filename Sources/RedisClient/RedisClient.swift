@@ -35,6 +35,16 @@ public final class RedisClient: Sendable {
         }
     }
 
+    /// Queues `commands` as one pipeline and returns at once; `complete` runs on the client's
+    /// thread with the outcomes. Pipelines run in the order they were queued, on one
+    /// connection, so what one caller sends in order reaches the server in that order (the
+    /// relay's lws service thread publishes with it: it must never wait).
+    public func submit(
+        _ commands: [RedisCommand], then complete: @escaping @Sendable ([Result<RedisValue, RedisError>]) -> Void = { _ in }
+    ) {
+        core.enqueue(commands, complete)
+    }
+
     /// The same as ``execute(_:)``, blocking the calling thread until the replies are in.
     ///
     /// For threads of the caller's own (the relay's committer), never a cooperative-pool or

@@ -60,6 +60,30 @@ final class RedisConnection {
         return results
     }
 
+    /// The socket's descriptor (-1 when there is none), for ``RedisSubscriber``'s stop.
+    var descriptor: Int32 { relay_redis_fd(context) }
+
+    /// Sets the read and write timeout from now on; 0 waits forever.
+    func setTimeout(milliseconds: Int) {
+        _ = relay_redis_set_timeout(context, Int32(milliseconds))
+    }
+
+    /// Queues one command in the output buffer; ``nextReply()`` writes it.
+    func append(_ command: RedisCommand) {
+        let bytes = command.encoded
+        _ = relay_redis_append(context, bytes, bytes.count)
+    }
+
+    /// Writes what is buffered, then reads the next reply (blocking up to the timeout).
+    func nextReply() -> Result<RedisValue, RedisError> {
+        if let failure = brokenError() { return .failure(failure) }
+        guard let reply = relay_redis_next_reply(context) else {
+            return .failure(brokenError() ?? .protocolError("no reply"))
+        }
+        defer { relay_redis_reply_free(reply) }
+        return Self.value(of: reply)
+    }
+
     /// The error the broken connection stands for, nil while it works.
     private func brokenError() -> RedisError? {
         let code = relay_redis_err(context)

@@ -19,6 +19,10 @@
 ///   at most ``finishedLimit``.
 /// - `wr:pair:P:complications` — sorted set: one member `TIME:N` per complication use, scored
 ///   by `TIME`; uses older than 24 h are removed on every new use and at load.
+/// - `wr:epoch` — string: a counter, one more per leadership (``RedisLeaderLease``): the
+///   fencing token the apply script checks.
+/// - `wr:leader` — string with a TTL: `NODE:EPOCH` of the node leading now.
+/// - `wr:node:NODE` — pub/sub channel of a node (cluster forwarding; no key).
 /// - `wr:applied` — hash: store instance → the number of the last batch it applied (so a batch
 ///   retried after a lost reply is applied once).
 ///
@@ -34,16 +38,22 @@ enum RedisRelayScripts {
     /// How long a complication use counts against the budget: 24 hours, in milliseconds.
     static let complicationWindowMilliseconds: Int64 = 24 * 60 * 60 * 1000
 
-    /// `EVAL apply 0 PREFIX INSTANCE BATCH FINISHED_LIMIT OP ARGS… OP ARGS…`; returns the number
-    /// of operations applied (0 when the batch was applied before). Operations for a pair that
+    /// `EVAL apply 0 PREFIX INSTANCE BATCH FINISHED_LIMIT FENCE OP ARGS… OP ARGS…`; returns the
+    /// number of operations applied (0 when the batch was applied before). `FENCE` is the
+    /// leader's epoch (``RedisLeaderLease``) or empty: a batch whose epoch is no longer
+    /// `wr:epoch` (a newer leader took over) is refused with `watchrelay: fenced`, changing nothing. Operations for a pair that
     /// is not stored change nothing (the core may race a pair's deletion).
     static let apply = #"""
         local pre = ARGV[1]
+        local fence = ARGV[5]
+        if fence ~= '' and redis.call('GET', pre .. 'epoch') ~= fence then
+          return redis.error_reply('watchrelay: fenced: epoch ' .. fence .. ' is no longer the leader\'s')
+        end
         local last = tonumber(redis.call('HGET', pre .. 'applied', ARGV[2]) or '0')
         local batch = tonumber(ARGV[3])
         if batch <= last then return 0 end
         local limit = tonumber(ARGV[4])
-        local i = 5
+        local i = 6
         local function arg() local v = ARGV[i]; i = i + 1; return v end
         local function pk(p) return pre .. 'pair:' .. p end
         local function stored(p) return redis.call('EXISTS', pk(p)) == 1 end

@@ -26,17 +26,26 @@ public final class RedisRelayStorage: RelayStorage, @unchecked Sendable {
     /// The batch that failed without a reply, by number, until it is applied.
     private var unconfirmed: (number: Int64, mutations: [StoreMutation])?
 
+    /// The leader's epoch its batches carry (nil: not fenced, one node alone on its Redis).
+    public let fencingEpoch: Int64?
+
     /// A store on `endpoint`; connects on the first call.
-    public init(endpoint: RedisEndpoint, timeoutMilliseconds: Int = 2000) {
+    ///
+    /// - Parameter fencingEpoch: the epoch of the lease this node leads with
+    ///   (``RedisLeaderLease``): once another node took the lease, every batch fails with
+    ///   ``RedisRelayStorageError/fenced(_:)`` and changes nothing.
+    public init(endpoint: RedisEndpoint, timeoutMilliseconds: Int = 2000, fencingEpoch: Int64? = nil) {
         client = RedisClient(endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds)
         instance = UUID().uuidString
+        self.fencingEpoch = fencingEpoch
     }
 
     /// Applies `mutations` in order in one script: all of them are durable when this returns,
     /// or (when it throws) the committer may retry them.
     ///
     /// - Throws: ``RedisRelayStorageError/unreachable(_:)`` while Redis is down,
-    ///   ``RedisRelayStorageError/rejected(_:)`` for an error reply.
+    ///   ``RedisRelayStorageError/fenced(_:)`` once another node leads,
+    ///   ``RedisRelayStorageError/rejected(_:)`` for another error reply.
     public func apply(_ mutations: [StoreMutation], urgent: Bool) throws {
         guard !mutations.isEmpty else { return }
         lock.lock()
@@ -53,6 +62,7 @@ public final class RedisRelayStorage: RelayStorage, @unchecked Sendable {
         }
         arguments.append(Array(String(number).utf8))
         arguments.append(Array(String(RedisRelayScripts.finishedLimit).utf8))
+        arguments.append(Array((fencingEpoch.map(String.init) ?? "").utf8))
         for mutation in mutations {
             RedisMutationEncoder.append(mutation, to: &arguments)
         }

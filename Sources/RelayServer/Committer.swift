@@ -1,6 +1,7 @@
 import Foundation
 import RelayCore
 import RelayProtocol
+import RelayRedisStore
 
 /// Runs the group commits on a thread of its own, so an fsync never blocks a cooperative-pool
 /// thread or the lws service thread.
@@ -11,9 +12,13 @@ import RelayProtocol
 /// ``failuresBeforeReport`` failed attempts of one batch the committer reports it through
 /// `failed`, once per batch, so the relay can close the connections waiting for it.
 ///
+/// The one failure not retried: a Redis store refusing a batch as a deposed leader's
+/// (``RedisRelayStorageError/fenced(_:)``). Another node leads; this batch and every later one
+/// are dropped uncommitted (so nothing depending on them is ever sent) and `fenced` is called once.
+///
 /// `@unchecked Sendable`: its mutable state (`queue`, `started`, `stopping`, `hasExited`,
-/// `exited`) is read and written only with `condition` held; the committer calls the storage engine
-/// only from the commit thread.
+/// `exited`) is read and written only with `condition` held; `isFenced` and the storage engine are
+/// touched only on the commit thread.
 final class Committer: @unchecked Sendable {
     /// Failed attempts of one batch before `failed` is called.
     static let failuresBeforeReport = 3
@@ -23,6 +28,9 @@ final class Committer: @unchecked Sendable {
     private let committed: @Sendable (_ ticket: UInt64, _ mutations: Int) -> Void
     private let failed: @Sendable (_ ticket: UInt64) -> Void
     private let loaded: @Sendable (_ read: CommitGate.PayloadRead, _ payloads: [String: Payload]) -> Void
+    private let fenced: @Sendable () -> Void
+    /// The store refused a batch as a deposed leader's: nothing more is committed.
+    private var isFenced = false
     /// Guards ``queue`` and ``stopping`` (NSCondition: a pthread mutex, which TSan sees).
     private let condition = NSCondition()
     private var queue: [Job] = []
@@ -42,12 +50,16 @@ final class Committer: @unchecked Sendable {
     ///   - committed: called on the commit thread after each batch is durable.
     ///   - failed: called on the commit thread when a batch failed repeatedly (it is still retried).
     ///   - loaded: called on the commit thread with the payloads of a ``submit(_:)-(CommitGate.PayloadRead)``.
+    ///   - fenced: called once on the commit thread when the store refused a batch because
+    ///     another node leads (that batch and all later ones are dropped).
     init(
         storage: any RelayStorage, log: Logger,
         committed: @escaping @Sendable (_ ticket: UInt64, _ mutations: Int) -> Void,
         failed: @escaping @Sendable (_ ticket: UInt64) -> Void,
-        loaded: @escaping @Sendable (_ read: CommitGate.PayloadRead, _ payloads: [String: Payload]) -> Void = { _, _ in }
+        loaded: @escaping @Sendable (_ read: CommitGate.PayloadRead, _ payloads: [String: Payload]) -> Void = { _, _ in },
+        fenced: @escaping @Sendable () -> Void = {}
     ) {
+        self.fenced = fenced
         self.storage = storage
         self.log = log
         self.committed = committed
@@ -117,9 +129,15 @@ final class Committer: @unchecked Sendable {
     private func commit(_ batch: CommitGate.Batch) {
         var attempt = 0
         while true {
+            if isFenced { return }
             do {
                 try storage.apply(batch.mutations, urgent: batch.urgent)
                 break
+            } catch RedisRelayStorageError.fenced(let message) {
+                log.warning("store refused the batch: another node leads", ("error", message))
+                isFenced = true
+                fenced()
+                return
             } catch {
                 attempt += 1
                 log.error("store commit failed", ("error", "\(error)"), ("attempt", String(attempt)))

@@ -1,4 +1,5 @@
 import Primitives
+import RedisClient
 import RelayConsole
 import RelayCore
 import RelayProtocol
@@ -21,8 +22,11 @@ public actor RelayServer {
     public nonisolated let console: ConsoleHub?
 
     private let transport: WebSocketServer
-    private let engine: RelayEngine
-    private let committer: Committer
+    /// The engine and its committer of a single node (nil for a cluster node).
+    private let engine: RelayEngine?
+    private let committer: Committer?
+    /// A cluster node's handler and lease thread (nil for a single node).
+    private let node: (handler: ClusterNode, leadership: ClusterLeadership, subscriber: RedisSubscriber)?
     private let log: Logger
     private var stopping = false
 
@@ -40,6 +44,10 @@ public actor RelayServer {
             let routes = ConsoleRoutes(hub: hub, clock: { clock.now() })
             consoleHandler = { request in routes.handle(request) ?? .text("not found\n", status: 404) }
         }
+        if let redis = configuration.redis, let cluster = configuration.cluster {
+            guard hub == nil else { throw RelayServerError.consoleInCluster }
+            return try await startNode(configuration, redis: redis, cluster: cluster, environment: environment, clock: clock, log: log)
+        }
         let storage = try configuration.openStorage(log: log)
         // Unsent payloads stay in the store when they load on demand: memory is bounded by the
         // delivery windows, not by what is queued, from the start.
@@ -51,37 +59,13 @@ public actor RelayServer {
         let engine = RelayEngine(core: core, metrics: metrics, clock: clock, log: log, console: hub)
         // The committer's confirmations go back to the engine through the transport's inbox.
         let mailbox = LockedState<WebSocketServer?>(nil)
-        let committer = Committer(
-            storage: storage, log: log,
-            committed: { ticket, mutations in
-                _ = mailbox.withLock { $0 }?.post(RelayEngine.Committed(ticket: ticket, mutations: mutations))
-            },
-            failed: { ticket in _ = mailbox.withLock { $0 }?.post(RelayEngine.CommitFailing(ticket: ticket)) },
-            loaded: { read, payloads in
-                _ = mailbox.withLock { $0 }?.post(
-                    RelayEngine.PayloadsLoaded(pair: read.pair, direction: read.direction, payloads: payloads))
-            })
+        let committer = Committer.posting(storage: storage, log: log) { mailbox.withLock { $0 }?.post($0) ?? false }
         engine.attach(committer: committer)
         let transport: WebSocketServer
         do {
             transport = try WebSocketServer(
-                configuration: ServerConfiguration(
-                    host: configuration.host, port: configuration.port, tlsCertificatePath: configuration.tlsCertificatePath,
-                    tlsPrivateKeyPath: configuration.tlsPrivateKeyPath, maxMessageBytes: configuration.maxFrameBytes,
-                    maxQueuedBytesPerConnection: configuration.maxQueuedBytesPerConnection,
-                    pingAfterSeconds: configuration.pingAfterSeconds, hangupAfterSeconds: configuration.hangupAfterSeconds,
-                    // The contract answers invalid UTF-8 with `bad_json` and keeps the connection
-                    // (our parser validates it), rather than lws's close with 1007.
-                    validatesUTF8: false,
-                    httpRoutes: [
-                        "/healthz": { HTTPResponse.text("ok\n") },
-                        "/metrics": {
-                            HTTPResponse(
-                                status: 200, contentType: "text/plain; version=0.0.4",
-                                body: Array((metrics.render() + (hub?.renderMetrics() ?? "")).utf8))
-                        },
-                    ],
-                    httpHandler: consoleHandler), handler: engine)
+                configuration: configuration.serverConfiguration(metrics: metrics, hub: hub, consoleHandler: consoleHandler),
+                handler: engine)
         } catch {
             await committer.stop()
             throw error
@@ -99,10 +83,12 @@ public actor RelayServer {
         return server
     }
 
-    private init(
-        transport: WebSocketServer, engine: RelayEngine, committer: Committer, metrics: RelayMetrics, url: String,
-        console: ConsoleHub?, consoleURL: String?, log: Logger
+    init(
+        transport: WebSocketServer, engine: RelayEngine?, committer: Committer?,
+        node: (handler: ClusterNode, leadership: ClusterLeadership, subscriber: RedisSubscriber)? = nil,
+        metrics: RelayMetrics, url: String, console: ConsoleHub?, consoleURL: String?, log: Logger
     ) {
+        self.node = node
         self.console = console
         self.consoleURL = consoleURL
         self.transport = transport
@@ -121,14 +107,28 @@ public actor RelayServer {
         log.info("relay shutting down")
         await transport.shutdown()
         // The engine handed its last batch to the committer when the context went away.
-        await committer.stop()
+        await committer?.stop()
+        if let node {
+            await node.subscriber.close()
+            // Commits what the leader's engine handed over last, then releases the lease.
+            await node.leadership.stop()
+            await node.handler.closePublisher()
+        }
         log.info("relay stopped")
     }
 
     /// Counts for tests and scenarios: live connections, pairs, queued durable items.
     public var stats: (connections: Int, pairs: Int, queued: Int) {
         get async {
-            let stats = await engine.stats(via: transport)
+            if let engine {
+                let stats = await engine.stats(via: transport)
+                return (stats.connections, stats.pairs, stats.queued)
+            }
+            let stats = await withCheckedContinuation { (continuation: CheckedContinuation<RelayEngine.Stats, Never>) in
+                if !transport.post(RelayEngine.StatsRequest(reply: continuation)) {
+                    continuation.resume(returning: RelayEngine.Stats(connections: 0, pairs: 0, queued: 0))
+                }
+            }
             return (stats.connections, stats.pairs, stats.queued)
         }
     }

@@ -15,6 +15,10 @@ public struct RelayServerConfiguration: Sendable {
     /// Keep the durable state in this Redis instead of SQLite (`--store redis://…`); nil (the
     /// default) uses the SQLite file at ``databasePath``.
     public var redis: RedisEndpoint?
+    /// With ``redis``: run as a node of the cluster on that Redis (a leader lease, fencing,
+    /// forwarding; docs/REDIS.md). nil: the only relay on that Redis, unguarded (the CLI's
+    /// `--single-node`). `watchrelay serve --store` sets it by default.
+    public var cluster: ClusterConfiguration?
     /// `synchronous` of the store: `.full` fsyncs every group commit (default).
     public var synchronous: SQLiteDatabase.Synchronous = .full
     /// PEM certificate and key: serve `wss://` and `https://`.

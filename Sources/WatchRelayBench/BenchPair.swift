@@ -101,6 +101,8 @@ struct BenchConnector: Sendable {
     let dialect: BenchDialect
     /// The relay's URL: `ws://127.0.0.1:PORT/v1` for WatchRelay, `ws://127.0.0.1:PORT/` for peers.
     let url: String
+    /// WatchRelay: where the watch connects, when not to ``url`` (another node of a cluster).
+    var watchURL: String? = nil
 
     /// Generous, so a 64 KiB message window never trips the client's own overflow close.
     static let maxQueuedBytes = 64 << 20
@@ -132,7 +134,7 @@ struct BenchConnector: Sendable {
         guard let code = Self.stringValue(of: "code", in: codeFrame) else {
             throw BenchError.scenario("pair.code without a code: \(String(decoding: codeFrame, as: UTF8.self))")
         }
-        let watch = try await connect(url, subprotocol: "watchrelay.v1", on: context)
+        let watch = try await connect(watchURL ?? url, subprotocol: "watchrelay.v1", on: context)
         watch.send(Self.hello(role: "watch", id: "hw\(index)"))
         _ = try await Self.awaitFrame(watch, type: "welcome")
         watch.send(Array(#"{"type":"pair.join","id":"pj\#(index)","code":"\#(code)"}"#.utf8))

@@ -60,9 +60,11 @@ extension BenchRunner {
     /// Keeps `window` messages in flight on `pair`: sends that many, then one more per delivery
     /// until the tally says stop; then waits for the rest and finishes.
     ///
-    /// With `ackEvery`, the watch also acks (WatchRelay durable items) every that many deliveries.
+    /// With `ackEvery`, the watch also acks (WatchRelay durable items) every that many deliveries;
+    /// with `latencies`, each delivery's send-to-delivery time (ms) is appended there.
     static func windowConsumer(
-        _ pair: BenchPair, factory: BenchFrameFactory, window: Int, tally: BenchTally, ackEvery: Int? = nil
+        _ pair: BenchPair, factory: BenchFrameFactory, window: Int, tally: BenchTally, ackEvery: Int? = nil,
+        latencies: BenchLatencies? = nil
     ) async {
         var sent = 0
         func sendNext() {
@@ -80,6 +82,10 @@ extension BenchRunner {
                 continue
             }
             received += 1
+            if let latencies {
+                let ms = Double(BenchClock.stamp() &- delivery.sentAt) / 1e6
+                latencies.values.withLock { $0.append(ms) }
+            }
             if delivery.sequence != received { tally.problem("delivery \(delivery.sequence) arrived as #\(received)") }
             tally.delivered.add(1, ordering: .relaxed)
             if let ackEvery, received % ackEvery == 0, case .message(let bytes) = event,

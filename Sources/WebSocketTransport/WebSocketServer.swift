@@ -119,7 +119,7 @@ public final class WebSocketServer: Sendable {
 /// Messages and closes collected for one hand-off to the service thread (see
 /// ``WebSocketServer/send(_:)``).
 public struct OutboundBatch: Sendable {
-    fileprivate(set) var commands: [Command] = []
+    var commands: [Command] = []
 
     public init() {}
 

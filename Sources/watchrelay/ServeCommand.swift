@@ -21,7 +21,14 @@ enum ServeCommand {
           --db PATH                   SQLite database (default watchrelay-relay.db)
           --sync full|normal|off      SQLite synchronous mode (default full: fsync per group commit)
           --store redis://HOST:PORT[/DB]  keep the durable state in Redis instead of the SQLite file
-                                      (run it with appendonly yes, appendfsync always: docs/REDIS.md)
+                                      (run it with appendonly yes, appendfsync always: docs/REDIS.md);
+                                      the node joins the cluster of the nodes on that Redis: one
+                                      leader (a lease) runs the relay, the others forward to it
+          --node-id ID                this node's id in the cluster (default: a random one)
+          --lease-ttl-ms N            the leader lease's lifetime: how soon another node takes over
+                                      from a dead leader (default 5000)
+          --single-node               with --store: no lease and no forwarding, the only relay on
+                                      that Redis (unguarded: never run two of them on one Redis)
           --exit-on-stdin-eof         also stop at the end of standard input (a parent process that
                                       holds the pipe: when it dies, so does the relay)
           --tls-cert PEM --tls-key PEM   serve wss:// and https://
@@ -53,7 +60,7 @@ enum ServeCommand {
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        var args = try Arguments(argv, booleanFlags: ["help", "exit-on-stdin-eof", "console", "console-allow-insecure"])
+        var args = try Arguments(argv, booleanFlags: ["help", "exit-on-stdin-eof", "console", "console-allow-insecure", "single-node"])
         if args.flag("help") {
             print(help)
             return 0
@@ -69,6 +76,25 @@ enum ServeCommand {
             } catch {
                 throw Arguments.UsageError(description: "--store: \(error)")
             }
+        }
+        let nodeID = args.string("node-id")
+        let leaseTTL = try args.int("lease-ttl-ms", in: 100...600_000)
+        if args.flag("single-node") {
+            guard nodeID == nil, leaseTTL == nil else {
+                throw Arguments.UsageError(description: "--node-id and --lease-ttl-ms need a cluster (not --single-node)")
+            }
+        } else if c.redis != nil {
+            var cluster = ClusterConfiguration()
+            if let nodeID {
+                guard ClusterConfiguration.validNodeID(nodeID) else {
+                    throw Arguments.UsageError(description: "--node-id: 1–64 of A–Z a–z 0–9 _ -")
+                }
+                cluster.nodeID = nodeID
+            }
+            cluster.leaseTTLMilliseconds = leaseTTL ?? cluster.leaseTTLMilliseconds
+            c.cluster = cluster
+        } else if nodeID != nil || leaseTTL != nil {
+            throw Arguments.UsageError(description: "--node-id and --lease-ttl-ms need --store redis://…")
         }
         if let sync = args.string("sync") {
             guard let s = SQLiteSynchronousName(sync) else {

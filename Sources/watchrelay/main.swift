@@ -11,6 +11,7 @@ let usage = """
       demo         the whole story on loopback in a few seconds (what `make run` runs)
       serve        run the relay (WatchConnectivity stand-in) on libwebsockets
       bench        measure the relay and its peers (BENCHMARKS.md)
+      bench-cluster  the cluster's cost: SQLite, Redis, same-node and cross-node pairs (docs/REDIS.md)
       phone        the phone companion: GitHub favorites pushed to the watch
       watch        the headless watch: widget timeline, profile repos, delete from the watch
       github-stub  serve the fixture GitHub API (the offline default of `phone`)
@@ -30,6 +31,7 @@ do {
     case "demo": code = try await DemoCommand.run(Array(argv.dropFirst()))
     case "serve": code = try await ServeCommand.run(Array(argv.dropFirst()))
     case "bench": code = try await BenchCommand.run(Array(argv.dropFirst()))
+    case "bench-cluster": code = try await BenchClusterCommand.run(Array(argv.dropFirst()))
     case "phone": code = try await PhoneCommand.run(Array(argv.dropFirst()))
     case "watch": code = try await WatchCommand.run(Array(argv.dropFirst()))
     case "github-stub": code = try await GitHubStubCommand.run(Array(argv.dropFirst()))

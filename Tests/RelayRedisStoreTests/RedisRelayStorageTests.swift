@@ -132,7 +132,7 @@ struct RedisRelayStorageTests {
         let script = RedisRelayScripts.apply
         func send(_ batch: String) async throws -> RedisValue {
             try await client.execute([
-                RedisCommand("EVAL", script, "0", "wr:", "node-a", batch, "1024", "pair", "p", "1", "pi", "pn", "pt", "wi", "wn", "wt",
+                RedisCommand("EVAL", script, "0", "wr:", "node-a", batch, "1024", "", "pair", "p", "1", "pi", "pn", "pt", "wi", "wn", "wt",
                     "item", "p", "phone", "s1", #"{"acceptedAt":1,"mode":"userInfo","payload":{"kind":"k"}}"#, ""),
             ])[0].get()
         }

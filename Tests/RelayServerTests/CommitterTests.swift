@@ -2,6 +2,7 @@ import Foundation
 import Primitives
 import RelayCore
 import RelayProtocol
+import RelayRedisStore
 import Testing
 
 @testable import RelayServer
@@ -73,5 +74,44 @@ struct CommitterTests {
         await committer.stop()
         #expect(reports.events.withLock { $0 } == (1...5).map { "committed \($0)" })
         #expect(storage.state.withLock { $0.applied } == batches.map(\.mutations))
+    }
+
+    /// Applies its first batch, then refuses every batch as a deposed leader's.
+    final class FencedStorage: RelayStorage {
+        let applies = LockedState(0)
+
+        func loadAll(now: Timestamp) throws -> [PairSnapshot] { [] }
+
+        func loadIndex(now: Timestamp) throws -> [PairSnapshot] { [] }
+
+        func loadPayloads(_ pair: PairID, direction: Role, sendIDs: [String]) throws -> [String: Payload] { [:] }
+
+        func apply(_ mutations: [StoreMutation], urgent: Bool) throws {
+            let n = applies.withLock { n in
+                n += 1
+                return n
+            }
+            if n > 1 { throw RedisRelayStorageError.fenced("epoch 1 is no longer the leader's") }
+        }
+    }
+
+    @Test func aFencedBatchIsNotRetriedAndNothingAfterItIsCommitted() async throws {
+        let storage = FencedStorage()
+        let reports = Reports()
+        let committer = Committer(
+            storage: storage, log: Logger(level: .error, sink: { _ in }),
+            committed: { ticket, _ in reports.events.withLock { $0.append("committed \(ticket)") } },
+            failed: { ticket in reports.events.withLock { $0.append("failed \(ticket)") } },
+            fenced: { reports.events.withLock { $0.append("fenced") } })
+        for n in 1...3 {
+            committer.submit(
+                CommitGate.Batch(
+                    ticket: UInt64(n), mutations: [.setSeqReserved(PairID("pr-1"), direction: .watch, Int64(n))],
+                    urgent: true))
+        }
+        committer.start()
+        await committer.stop()
+        #expect(reports.events.withLock { $0 } == ["committed 1", "fenced"])
+        #expect(storage.applies.withLock { $0 } == 2, "tried once; the batch after it is not tried at all")
     }
 }

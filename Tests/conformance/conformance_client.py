@@ -11,6 +11,11 @@ installed, every frame the relay sends is also validated against `Protocol/schem
 Environment:
   WATCHRELAY_BIN   the relay binary (default: <repo>/.build/debug/watchrelay)
 
+With `--cluster` it starts a redis-server and two relay nodes on it (`serve --store redis://…`,
+docs/REDIS.md): every phone connects to the first node (the leader), every watch and every
+other connection to the second (an edge that forwards to the leader), so each case runs with
+the devices on different nodes.
+
 Section numbers (§) below refer to PROTOCOL.md.
 """
 
@@ -25,6 +30,7 @@ import pathlib
 import re
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 import time
@@ -468,12 +474,14 @@ class Client:
 
 
 class Case:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, other_url: str | None = None) -> None:
         self.url = url
+        # With --cluster: the node for everything but phones.
+        self.other_url = other_url or url
         self.clients: list[Client] = []
 
     async def client(self, label: str) -> Client:
-        c = Client(self.url, label)
+        c = Client(self.url if label == "phone" else self.other_url, label)
         self.clients.append(c)
         await c.open()
         return c
@@ -904,9 +912,50 @@ CASES: list[tuple[str, Callable[[Case], Awaitable[None]]]] = [
 # Relay process
 
 
+class RedisServer:
+    """A redis-server on 127.0.0.1, a free port, its data in a temporary directory."""
+
+    def __init__(self) -> None:
+        self.tmp = tempfile.mkdtemp(prefix="watchrelay-conformance-redis-")
+        self.proc: asyncio.subprocess.Process | None = None
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    async def start(self) -> None:
+        binary = shutil.which("redis-server") or "/usr/bin/redis-server"
+        self.proc = await asyncio.create_subprocess_exec(
+            binary, "--bind", "127.0.0.1", "--port", str(self.port), "--dir", self.tmp, "--appendonly", "yes",
+            "--appendfsync", "always", "--save", "", "--daemonize", "no",
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+                writer.write(b"PING\r\n")
+                await writer.drain()
+                line = await asyncio.wait_for(reader.readline(), 2)
+                writer.close()
+                if line.startswith(b"+PONG"):
+                    return
+            except (OSError, asyncio.TimeoutError):
+                pass
+            await asyncio.sleep(0.05)
+        raise RuntimeError(f"redis-server on port {self.port} did not answer PING within 20 s")
+
+    async def stop(self) -> None:
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.kill()
+            await self.proc.wait()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
 class Relay:
-    def __init__(self, binary: str) -> None:
+    def __init__(self, binary: str, extra: list[str] | None = None) -> None:
         self.binary = binary
+        self.extra = extra or []
         self.tmp = tempfile.mkdtemp(prefix="watchrelay-conformance-")
         self.proc: asyncio.subprocess.Process | None = None
         self.url = ""
@@ -919,7 +968,7 @@ class Relay:
         self._stderr = open(self.stderr_path, "wb")
         self.proc = await asyncio.create_subprocess_exec(
             self.binary, "serve", "--port", "0", "--db", os.path.join(self.tmp, "relay.db"),
-            "--reply-timeout-ms", str(REPLY_TIMEOUT_MS), "--log-level", "warn",
+            "--reply-timeout-ms", str(REPLY_TIMEOUT_MS), "--log-level", "warn", *self.extra,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=self._stderr,
         )
         assert self.proc.stdout is not None
@@ -976,8 +1025,10 @@ class Relay:
 # Main
 
 
-async def run_case(name: str, fn: Callable[[Case], Awaitable[None]], url: str, results: list[tuple[str, str | None]]) -> None:
-    case = Case(url)
+async def run_case(
+    name: str, fn: Callable[[Case], Awaitable[None]], url: str, results: list[tuple[str, str | None]], other_url: str | None = None
+) -> None:
+    case = Case(url, other_url)
     why: str | None = None
     try:
         await asyncio.wait_for(fn(case), CASE_TIMEOUT)
@@ -1001,20 +1052,30 @@ async def main() -> int:
     if not SCHEMAS.available:
         print(f"# note: {SCHEMAS.reason}", flush=True)
     binary = os.environ.get("WATCHRELAY_BIN") or str(REPO / ".build" / "debug" / "watchrelay")
-    relay = Relay(binary)
+    cluster = "--cluster" in sys.argv[1:]
+    redis = RedisServer() if cluster else None
+    node = ["--lease-ttl-ms", "5000"]
+    relay = Relay(binary, ["--store", redis.url, "--node-id", "leader", *node] if redis else None)
+    edge = Relay(binary, ["--store", redis.url, "--node-id", "edge", *node]) if redis else None
+    relays = [relay] + ([edge] if edge else [])
     results: list[tuple[str, str | None]] = []
     try:
         try:
-            await relay.start()
+            if redis is not None:
+                await redis.start()
+            # The first node started leads; the second forwards to it.
+            for r in relays:
+                await r.start()
         except Exception as exc:  # noqa: BLE001
             results.append(("relay_start", str(exc)))
             print(f"FAIL relay_start: {exc}", flush=True)
         else:
             for name, fn in CASES:
-                await run_case(name, fn, relay.url, results)
-                if relay.proc is not None and relay.proc.returncode is not None:
-                    results.append(("relay_alive", f"relay exited with {relay.proc.returncode} during {name}{relay.stderr_tail()}"))
-                    print(f"FAIL relay_alive: relay exited with {relay.proc.returncode} during {name}{relay.stderr_tail()}", flush=True)
+                await run_case(name, fn, relay.url, results, edge.url if edge else None)
+                dead = next((r for r in relays if r.proc is not None and r.proc.returncode is not None), None)
+                if dead is not None:
+                    results.append(("relay_alive", f"relay exited with {dead.proc.returncode} during {name}{dead.stderr_tail()}"))
+                    print(f"FAIL relay_alive: relay exited with {dead.proc.returncode} during {name}{dead.stderr_tail()}", flush=True)
                     break
             else:
                 # §2.3: 1001 = the relay is shutting down. Keep one connection open across SIGTERM.
@@ -1040,12 +1101,18 @@ async def main() -> int:
                 results.append(("shutdown_close_1001", why))
                 print("PASS shutdown_close_1001" if why is None else f"FAIL shutdown_close_1001: {why}", flush=True)
     except BaseException:
-        # The harness itself failed (or was interrupted): kill the relay, do not wait for it.
-        await relay.stop(graceful=False)
+        # The harness itself failed (or was interrupted): kill the relays, do not wait for them.
+        for r in relays:
+            await r.stop(graceful=False)
+        if redis is not None:
+            await redis.stop()
         raise
     finally:
-        await relay.stop(graceful=True)  # no-op if it already exited
-        relay.remove()
+        for r in relays:
+            await r.stop(graceful=True)  # no-op if it already exited
+            r.remove()
+        if redis is not None:
+            await redis.stop()
     failed = sum(1 for _, why in results if why is not None)
     passed = len(results) - failed
     print(f"{passed} passed, {failed} failed", flush=True)

@@ -1,0 +1,107 @@
+import Primitives
+import RedisClient
+import RelayConsole
+import RelayCore
+import WebSocketTransport
+
+/// Why ``RelayServer/start(_:environment:clock:log:)`` refused a configuration.
+public enum RelayServerError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// `--console` on a cluster node: the console drives one engine in-process.
+    case consoleInCluster
+    /// The node id or lease TTL is invalid.
+    case invalidCluster(String)
+
+    public var description: String {
+        switch self {
+        case .consoleInCluster: "the console is not available on a cluster node (use --single-node)"
+        case .invalidCluster(let reason): "invalid cluster configuration: \(reason)"
+        }
+    }
+}
+
+extension RelayServer {
+    /// Starts a node of the cluster on `redis`: listens, subscribes to its channel, and
+    /// returns after its first lease round (it leads with its state loaded, or knows who leads).
+    static func startNode(
+        _ configuration: RelayServerConfiguration, redis: RedisEndpoint, cluster: ClusterConfiguration,
+        environment: RelayEnvironment, clock: Primitives.Clock, log: Logger
+    ) async throws -> RelayServer {
+        guard cluster.isValid else {
+            throw RelayServerError.invalidCluster(
+                "node id '\(cluster.nodeID)' (1–64 of A–Z a–z 0–9 _ -), lease TTL \(cluster.leaseTTLMilliseconds) ms (≥ 100)")
+        }
+        let metrics = RelayMetrics()
+        let handler = ClusterNode(nodeID: cluster.nodeID, publisher: RedisClient(endpoint: redis), log: log)
+        let transport = try WebSocketServer(
+            configuration: configuration.serverConfiguration(metrics: metrics, hub: nil, consoleHandler: nil),
+            handler: handler)
+        let up = LockedState(false)
+        let subscriber = RedisSubscriber(endpoint: redis, channels: [ClusterMessage.channel(of: cluster.nodeID)]) { event in
+            switch event {
+            case .subscribed:
+                up.withLock { $0 = true }
+                _ = transport.post(ClusterNode.Subscription(up: true))
+            case .disconnected:
+                _ = transport.post(ClusterNode.Subscription(up: false))
+            case .message(_, let payload):
+                if let message = ClusterMessage(decoding: payload) {
+                    _ = transport.post(ClusterNode.Inbound(message: message))
+                } else {
+                    log.warning("cluster: undecodable message", ("bytes", String(payload.count)))
+                }
+            }
+        }
+        let leadership = ClusterLeadership(
+            context: ClusterLeadership.Context(
+                configuration: configuration, endpoint: redis, environment: environment, clock: clock, log: log,
+                metrics: metrics, post: { transport.post($0) }),
+            nodeID: cluster.nodeID, ttlMilliseconds: cluster.leaseTTLMilliseconds)
+        do {
+            try await leadership.start()
+            // Forwarding starts once the node hears its channel (a leader answers there).
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !up.withLock({ $0 }) {
+                guard ContinuousClock.now < deadline else {
+                    throw RelayServerError.invalidCluster("could not subscribe to \(redis) within 10 s")
+                }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        } catch {
+            await transport.shutdown()
+            await subscriber.close()
+            await leadership.stop()
+            await handler.closePublisher()
+            throw error
+        }
+        let server = RelayServer(
+            transport: transport, engine: nil, committer: nil, node: (handler, leadership, subscriber), metrics: metrics,
+            url: configuration.url(port: transport.port), console: nil, consoleURL: nil, log: log)
+        log.info(
+            "relay listening", ("url", server.url), ("store", configuration.storeDescription), ("node", cluster.nodeID))
+        return server
+    }
+}
+
+extension RelayServerConfiguration {
+    /// The transport's configuration: limits, TLS, `/healthz`, `/metrics` and the console's routes.
+    func serverConfiguration(
+        metrics: RelayMetrics, hub: ConsoleHub?, consoleHandler: HTTPRequestHandler?
+    ) -> ServerConfiguration {
+        ServerConfiguration(
+            host: host, port: port, tlsCertificatePath: tlsCertificatePath, tlsPrivateKeyPath: tlsPrivateKeyPath,
+            maxMessageBytes: maxFrameBytes, maxQueuedBytesPerConnection: maxQueuedBytesPerConnection,
+            pingAfterSeconds: pingAfterSeconds, hangupAfterSeconds: hangupAfterSeconds,
+            // The contract answers invalid UTF-8 with `bad_json` and keeps the connection
+            // (our parser validates it), rather than lws's close with 1007.
+            validatesUTF8: false,
+            httpRoutes: [
+                "/healthz": { HTTPResponse.text("ok\n") },
+                "/metrics": {
+                    HTTPResponse(
+                        status: 200, contentType: "text/plain; version=0.0.4",
+                        body: Array((metrics.render() + (hub?.renderMetrics() ?? "")).utf8))
+                },
+            ],
+            httpHandler: consoleHandler)
+    }
+}
