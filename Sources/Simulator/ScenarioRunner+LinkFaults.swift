@@ -12,6 +12,7 @@ import RelayConsole
 extension ScenarioRunner {
     func linkFault(_ s: ScenarioStep) async throws {
         guard let relay else { throw StepFailure(expected: "the relay running", seen: "stopped") }
+        if let memoryRelay { return try await memoryLinkFault(s, memoryRelay) }
         let base = "http://127.0.0.1:\(relay.port)/console/api"
         let kind = s.fault ?? "none"
         if kind == "none" {
