@@ -23,6 +23,30 @@ extension InMemoryRelay {
         (relay.connectionCount, relay.pairCount, relay.queuedItemCount)
     }
 
+    /// The counters now, then after every change (every batch of work), until the reader
+    /// stops reading (the stream is cancelled or dropped).
+    public func statsUpdates() -> AsyncStream<(connections: Int, pairs: Int, queued: Int)> {
+        nextSubscriber += 1
+        let id = nextSubscriber
+        let (stream, sink) = AsyncStream.makeStream(
+            of: (connections: Int, pairs: Int, queued: Int).self, bufferingPolicy: .bufferingNewest(1))
+        sink.yield(stats)
+        sink.onTermination = { _ in Task { await self.unsubscribe(id) } }
+        statsSinks[id] = sink
+        return stream
+    }
+
+    private func unsubscribe(_ id: Int) {
+        statsSinks[id] = nil
+    }
+
+    /// After a batch of work: the counters to whoever reads ``statsUpdates()``.
+    func publishStats() {
+        guard !statsSinks.isEmpty else { return }
+        let now = stats
+        for sink in statsSinks.values { sink.yield(now) }
+    }
+
     /// The relay's ids of the paired device named `deviceName`: the device and its pair.
     public func pairedDevice(named deviceName: String) -> (device: DeviceID, pair: PairID)? {
         for pair in relay.inspect(now: timestamp, maxItems: 0).pairs {

@@ -13,6 +13,7 @@ extension InMemoryRelay {
             }
         }
         resumeFollower()
+        publishStats()
     }
 
     /// Feeds a device's core; a write's answer goes back in before anything else (as the

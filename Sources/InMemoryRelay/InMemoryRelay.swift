@@ -40,6 +40,9 @@ public actor InMemoryRelay {
     var running = true
     /// The ``followRealTime()`` loop waiting for the next due time or a change.
     var wake: CheckedContinuation<Void, Never>?
+    /// Who reads ``statsUpdates()``.
+    var statsSinks: [Int: AsyncStream<(connections: Int, pairs: Int, queued: Int)>.Continuation] = [:]
+    var nextSubscriber = 0
     /// While following the wall: when it began, and the time then.
     var wallBase: (start: ContinuousClock.Instant, elapsed: Duration)?
     var links: [LinkID: Int] = [:]

@@ -85,5 +85,16 @@ struct MemoryScenarioRelay: ScenarioRelay {
     var port: Int { 0 }
     var record: ChildProcessRecord? { nil }
     func stop() async { await memory.setRunning(false) }
-    func stats() async throws -> (connections: Int, pairs: Int, queued: Int) { await memory.stats }
+
+    /// Checked now and after every change of the relay's state.
+    func awaitCounters(
+        within seconds: Double, consoleToken: String, _ accept: @escaping @Sendable (RelayCounters) -> Bool
+    ) async throws -> (matched: RelayCounters?, last: RelayCounters?) {
+        let updates = await memory.statsUpdates()
+        let (matched, last) = await updates.first(within: seconds) { s -> RelayCounters? in
+            let counters = RelayCounters(connections: s.connections, pairs: s.pairs, queued: s.queued)
+            return accept(counters) ? counters : nil
+        }
+        return (matched, last.map { RelayCounters(connections: $0.connections, pairs: $0.pairs, queued: $0.queued) })
+    }
 }

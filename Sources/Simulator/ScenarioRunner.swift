@@ -35,9 +35,8 @@ public actor ScenarioRunner {
     var watches: [String: any ScenarioWatch] = [:]
     /// The child processes of the current run that ended (relay restarts).
     var relayRecords: [ChildProcessRecord] = []
-    /// Whether the relay runs with its console (a scenario with `linkFault` steps).
-    var relayConsole = false
-    /// The console token of the run's relay.
+    /// The console token of the run's relay: it always runs with its console, whose events the
+    /// runner awaits (`expectRelay`, a device to set a fault on) and whose API sets link faults.
     let consoleToken = "scenario-" + UUID().uuidString
     /// In memory: the run's relay (kept while it is stopped) and the task moving its clock.
     var memoryRelay: InMemoryRelay?
@@ -92,7 +91,6 @@ public actor ScenarioRunner {
         directory = NSTemporaryDirectory() + "watchrelay-sim-" + UUID().uuidString
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var results: [StepResult] = []
-        relayConsole = scenario.steps.contains { $0.action == ScenarioAction.linkFault.rawValue }
         if isInMemory { await prepareMemoryRelay() }
         for (i, step) in scenario.steps.enumerated() {
             let t0 = ContinuousClock.now
@@ -174,10 +172,10 @@ public actor ScenarioRunner {
         } else if let childExecutable {
             started = try await RelayChildProcess.start(
                 executable: childExecutable, port: relayPort, database: database,
-                consoleToken: relayConsole ? consoleToken : nil)
+                consoleToken: consoleToken)
         } else {
             started = try await InProcessRelay.start(
-                port: relayPort, database: database, consoleToken: relayConsole ? consoleToken : nil)
+                port: relayPort, database: database, consoleToken: consoleToken)
         }
         relay = started
         relayPort = started.port
@@ -202,12 +200,6 @@ public actor ScenarioRunner {
     func stopGitHub() async {
         await github?.stop()
         github = nil
-    }
-
-    /// The running relay's counters (in-process, or from the child's `/metrics`).
-    func relayStats() async throws -> (connections: Int, pairs: Int, queued: Int) {
-        guard let relay else { throw StepFailure(expected: "the relay running", seen: "stopped") }
-        return try await relay.stats()
     }
 
     func runningGitHub() throws -> GitHubStubServer {
