@@ -143,7 +143,7 @@ let package = Package(
         // sockets, an in-process relay. It uses RelayServer and WebSocketTransport's
         // LockedState; only test targets depend on it, never a product target.
         .target(
-            name: "TestSupport", dependencies: ["RelayServer", "RedisClient", "Primitives"], path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["RelayServer", "RelayStore", "RelayCore", "RelayProtocol", "RedisClient", "Primitives"], path: "Tests/TestSupport",
             swiftSettings: strict),
         .testTarget(
             name: "RelayProtocolTests", dependencies: ["RelayProtocol", "CWebSockets", "CSQLite", "TestSupport", "GitExplorerPayloads"],
