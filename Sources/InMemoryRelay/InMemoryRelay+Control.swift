@@ -90,17 +90,30 @@ extension InMemoryRelay {
 
     // MARK: - Real time
 
-    /// Lets the relay's clock follow the wall until the calling task is cancelled: every input
-    /// is handled at the wall's time since the call, and one timer is armed for the next due
-    /// time (a device's deadline, the relay's reply timeouts), re-armed whenever work ran. For a scenario whose steps wait in real seconds; a test that wants
-    /// time to stand still calls ``advance(by:)`` instead.
-    public func followRealTime() async {
+    /// Lets the relay's clock follow the wall from now until ``stopFollowingRealTime()``: every
+    /// input is handled at the wall's time since this call, and one timer is armed for the next
+    /// due time (a device's deadline, the relay's reply timeouts), re-armed whenever work ran.
+    /// For a scenario whose steps wait in real seconds; a test that wants time to stand still
+    /// calls ``advance(by:)`` instead. The timer's task holds the relay until it is stopped.
+    public func followRealTime() {
+        guard follower == nil else { return }
         wallBase = (ContinuousClock.now, elapsed)
-        defer { wallBase = nil }
-        while !Task.isCancelled {
-            await sleep(atMost: untilNextDue())
-            advance(by: .zero)
+        follower = Task {
+            while !Task.isCancelled {
+                await self.sleep(atMost: self.untilNextDue())
+                self.advance(by: .zero)
+            }
         }
+    }
+
+    /// Time stands still again (it moves only with ``advance(by:)``); the timer ends.
+    public func stopFollowingRealTime() async {
+        guard let follower else { return }
+        self.follower = nil
+        follower.cancel()
+        await follower.value
+        catchUpWithWall()
+        wallBase = nil
     }
 
     /// While following the wall: time has moved on as far as the wall did (never back).

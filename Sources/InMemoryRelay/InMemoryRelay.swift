@@ -38,12 +38,13 @@ public actor InMemoryRelay {
     var failingWrites: Set<String> = []
     /// Whether the relay is up: while it is down every link is gone and every connect fails.
     var running = true
-    /// The ``followRealTime()`` loop waiting for the next due time or a change.
+    /// The ``followRealTime()`` timer waiting for the next due time or a change.
     var wake: CheckedContinuation<Void, Never>?
     /// Who reads ``statsUpdates()``.
     var statsSinks: [Int: AsyncStream<(connections: Int, pairs: Int, queued: Int)>.Continuation] = [:]
     var nextSubscriber = 0
-    /// While following the wall: when it began, and the time then.
+    /// While following the wall: the timer's task, when it began, and the time then.
+    var follower: Task<Void, Never>?
     var wallBase: (start: ContinuousClock.Instant, elapsed: Duration)?
     var links: [LinkID: Int] = [:]
     var nextLink: UInt64 = 0

@@ -19,8 +19,8 @@ extension ScenarioRunner {
         configuration.pairingCodeTTLms = 1500
         let memory = InMemoryRelay(configuration: configuration)
         await memory.setRunning(false)
+        await memory.followRealTime()
         memoryRelay = memory
-        memoryClock = Task { await memory.followRealTime() }
     }
 
     /// Brings the in-memory relay up.
@@ -30,11 +30,9 @@ extension ScenarioRunner {
         return MemoryScenarioRelay(memory: memoryRelay)
     }
 
-    /// Ends the in-memory relay and its clock follower (the run is over).
+    /// Ends the in-memory relay and its clock's timer (the run is over).
     func endMemoryRelay() async {
-        memoryClock?.cancel()
-        await memoryClock?.value
-        memoryClock = nil
+        await memoryRelay?.stopFollowingRealTime()
         memoryRelay = nil
     }
 

@@ -38,9 +38,8 @@ public actor ScenarioRunner {
     /// The console token of the run's relay: it always runs with its console, whose events the
     /// runner awaits (`expectRelay`, a device to set a fault on) and whose API sets link faults.
     let consoleToken = "scenario-" + UUID().uuidString
-    /// In memory: the run's relay (kept while it is stopped) and the task moving its clock.
+    /// In memory: the run's relay (kept while it is stopped; its clock follows the wall).
     var memoryRelay: InMemoryRelay?
-    var memoryClock: Task<Void, Never>?
 
     /// A runner using the fixtures in `fixturesDirectory`.
     /// - Parameters:

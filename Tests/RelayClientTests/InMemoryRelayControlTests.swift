@@ -57,19 +57,17 @@ struct InMemoryRelayControlTests {
         var configuration = RelayConfiguration()
         configuration.limits.replyTimeoutMs = 200
         let relay = InMemoryRelay(configuration: configuration)
-        let follower = Task { await relay.followRealTime() }
-        defer { follower.cancel() }
+        await relay.followRealTime()
         let (_, watch) = try await InMemoryRelayTests.pair(relay)
         await #expect(throws: RelaySessionError.self) { try await watch.sendMessage(Payload(kind: "ping"), true) }
-        follower.cancel()
-        await follower.value
+        await relay.stopFollowingRealTime()
     }
 
     @Test func whileFollowingTheWallACommandSeesTheWallsTime() async throws {
         var configuration = RelayConfiguration()
         configuration.pairingCodeTTLms = 100
         let relay = InMemoryRelay(configuration: configuration)
-        let follower = Task { await relay.followRealTime() }
+        await relay.followRealTime()
         let phone = await relay.session(role: .phone, deviceName: "iPhone")
         let watch = await relay.session(role: .watch, deviceName: "Watch")
         try await phone.activate()
@@ -78,7 +76,6 @@ struct InMemoryRelayControlTests {
         // No deadline is armed for a code: only the wall's time at the join expires it.
         try await Task.sleep(for: .milliseconds(300))
         await #expect(throws: RelaySessionError.self) { try await watch.pair(code.code) }
-        follower.cancel()
-        await follower.value
+        await relay.stopFollowingRealTime()
     }
 }
