@@ -121,16 +121,14 @@ extension WCSession {
     }
 
     /// Phone: follows the active watch chosen by another process (`watchrelay switch-watch`
-    /// writes `active-watch`), as iOS tells a running app the user switched watches: looks
-    /// again on each change of that file (an inotify event on the phone's state directory),
-    /// every 2 s as a safety net, and every 250 ms where inotify is unavailable or its watch
-    /// ended (``FileWakes`` says why). When another paired watch became active, switches to it
-    /// as ``switchWatch(to:)`` does. The switch runs in a task of its own (its `close()` ends
-    /// this one), kept in the session's parts.
+    /// writes `active-watch`), as iOS tells a running app the user switched watches: looks at
+    /// once, then again on each change of that file (an inotify event on the phone's state
+    /// directory), or every 250 ms only where inotify is unavailable or its watch ended. When
+    /// another paired watch than `active` (the one this activation is of) became active,
+    /// switches to it as ``switchWatch(to:)`` does. The switch runs in a task of its own (its
+    /// `close()` ends this one), kept in the session's parts.
     func followActiveWatch(from active: String, in watches: PhoneWatches) async {
-        let looks = FileWakes(
-            directory: watches.root, name: PhoneWatches.activeFileName, safetyNet: .seconds(2),
-            fallback: .milliseconds(250))
+        let looks = FileWakes(directory: watches.root, name: PhoneWatches.activeFileName, fallback: .milliseconds(250))
         defer { looks.stop() }
         for await _ in looks.wakes {
             let chosen = watches.activeID

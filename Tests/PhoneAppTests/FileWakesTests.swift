@@ -4,12 +4,12 @@ import TestSupport
 import Testing
 
 /// `FileWakes`: a look at the start, one per change of the file, and the fallback timer once
-/// the change stream ended on its own (the defect that left a switch-watch unseen).
+/// the change stream ended on its own (a follower would otherwise never look again).
 @Suite struct FileWakesTests {
     @Test func itWakesOnceAtTheStartAndOnAChangeWithNoTimerDue() async throws {
         let directory = TemporaryDirectory()
-        // The timers are an hour: only the start and the inotify event can wake it.
-        let wakes = FileWakes(directory: directory.path, name: "active-watch", safetyNet: .seconds(3600), fallback: .seconds(3600))
+        // No safety net, the fallback an hour: only the start and the inotify event can wake it.
+        let wakes = FileWakes(directory: directory.path, name: "active-watch", fallback: .seconds(3600))
         let stream = wakes.wakes
         try await withTimeout(10 * timeoutScale, "the first look and the change") {
             var looks = stream.makeAsyncIterator()
@@ -28,13 +28,12 @@ import Testing
         let (changes, ended) = AsyncStream.makeStream(of: Void.self)
         let stopped = LockedState(false)
         let wakes = FileWakes(
-            changes: changes, onStop: { stopped.withLock { $0 = true } }, safetyNet: .seconds(3600),
-            fallback: .milliseconds(10))
+            changes: changes, onStop: { stopped.withLock { $0 = true } }, fallback: .milliseconds(10))
         ended.finish()  // the inotify thread gave up
         let stream = wakes.wakes
         try await withTimeout(10 * timeoutScale, "looks after the stream ended") {
             var looks = stream.makeAsyncIterator()
-            // The first look, the look at the end, then the fallback's: more than the net allows.
+            // The first look, the look at the end, then the fallback's (there is no other timer).
             for _ in 0..<5 { #expect(await looks.next() != nil) }
         }
         wakes.stop()
