@@ -123,7 +123,7 @@ let package = Package(
         // Scenario model and runner: relay, GitHub stub, phones and watches in-process, or the
         // relay, phones and watches as `watchrelay` child processes (--processes).
         .target(
-            name: "Simulator", dependencies: ["RelayServer", "RelayConsole", "PhoneApp", "WatchApp", "GitHubAPI", "RelayProtocol", "Primitives", "TestClock", "LineProtocol"],
+            name: "Simulator", dependencies: ["RelayServer", "RelayConsole", "InMemoryRelay", "RelayCore", "PhoneApp", "WatchApp", "GitHubAPI", "RelayProtocol", "Primitives", "TestClock", "LineProtocol"],
             swiftSettings: strict),
         // `watchrelay`'s option parser (`--name value`, flags, usage errors), shared with the benchmark.
         .target(name: "CLIArguments", swiftSettings: strict),
@@ -143,7 +143,7 @@ let package = Package(
         // sockets, an in-process relay. It uses RelayServer and WebSocketTransport's
         // LockedState; only test targets depend on it, never a product target.
         .target(
-            name: "TestSupport", dependencies: ["RelayServer", "RedisClient", "Primitives"], path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["RelayServer", "RelayStore", "RelayCore", "RelayProtocol", "RedisClient", "Primitives"], path: "Tests/TestSupport",
             swiftSettings: strict),
         .testTarget(
             name: "RelayProtocolTests", dependencies: ["RelayProtocol", "CWebSockets", "CSQLite", "TestSupport", "GitExplorerPayloads"],
@@ -171,7 +171,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RelayClientTests",
-            dependencies: ["RelayClient", "InMemoryRelay", "RelayServer", "RelayProtocol", "TestSupport", "GitExplorerPayloads", "Primitives"],
+            dependencies: ["RelayClient", "InMemoryRelay", "RelayCore", "RelayServer", "RelayProtocol", "TestSupport", "GitExplorerPayloads", "Primitives"],
             swiftSettings: strict),
         .testTarget(
             name: "GitHubAPITests", dependencies: ["GitHubAPI", "RelayProtocol", "WebSocketTransport", "TestSupport", "GitExplorerPayloads"],

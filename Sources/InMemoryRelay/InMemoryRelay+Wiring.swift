@@ -5,12 +5,15 @@ import RelayProtocol
 extension InMemoryRelay {
     /// Runs queued work until none is left: synchronous, in order, on this actor.
     func drain() {
+        catchUpWithWall()
         while !queue.isEmpty {
             switch queue.removeFirst() {
             case .device(let id, let input): handleDevice(id, input)
-            case .relay(let event): handleRelay(event)
+            case .relay(let event): perform(relay.handle(event, now: timestamp))
             }
         }
+        resumeFollower()
+        publishStats()
     }
 
     /// Feeds a device's core; a write's answer goes back in before anything else (as the
@@ -31,7 +34,7 @@ extension InMemoryRelay {
         guard let device = devices[id] else { return nil }
         switch action {
         case .connect:
-            guard device.online else {
+            guard device.online, running else {
                 queue.append(.device(id, .connectFailed))
                 return nil
             }
@@ -49,9 +52,9 @@ extension InMemoryRelay {
             if failingWrites.contains(device.name) {
                 return .persistFailed(id: write.id, reason: "injected write failure")
             }
-            var stored = stores[device.name] ?? SessionSnapshot()
+            var stored = stores[device.store] ?? SessionSnapshot()
             for record in write.records { stored.apply(record) }
-            stores[device.name] = stored
+            stores[device.store] = stored
             return .persisted(id: write.id)
         case .emit(let event):
             device.sink.yield(event)
@@ -67,8 +70,9 @@ extension InMemoryRelay {
         return nil
     }
 
-    private func handleRelay(_ event: RelayEvent) {
-        for action in relay.handle(event, now: timestamp) {
+    /// Carries out the relay core's actions.
+    func perform(_ actions: [RelayAction]) {
+        for action in actions {
             switch action {
             case .send(let link, let frame):
                 if let id = links[link] { queue.append(.device(id, .frame(frame))) }

@@ -15,6 +15,8 @@ public actor InMemoryRelay {
     /// One device: its core, its in-memory store and who waits on it.
     struct Device {
         var name: String
+        /// The key of its state in ``stores``.
+        var store: String
         var core: SessionCore
         var link: LinkID?
         var online = true
@@ -34,6 +36,16 @@ public actor InMemoryRelay {
     /// What each device name's store holds (kept across sessions of that name).
     var stores: [String: SessionSnapshot] = [:]
     var failingWrites: Set<String> = []
+    /// Whether the relay is up: while it is down every link is gone and every connect fails.
+    var running = true
+    /// The ``followRealTime()`` timer waiting for the next due time or a change.
+    var wake: CheckedContinuation<Void, Never>?
+    /// Who reads ``statsUpdates()``.
+    var statsSinks: [Int: AsyncStream<(connections: Int, pairs: Int, queued: Int)>.Continuation] = [:]
+    var nextSubscriber = 0
+    /// While following the wall: the timer's task, when it began, and the time then.
+    var follower: Task<Void, Never>?
+    var wallBase: (start: ContinuousClock.Instant, elapsed: Duration)?
     var links: [LinkID: Int] = [:]
     var nextLink: UInt64 = 0
     var nextDevice = 0
@@ -66,15 +78,18 @@ public actor InMemoryRelay {
     // MARK: - Devices
 
     /// A new session for the device `deviceName` (resuming its stored state, if any).
-    public func session(role: Role, deviceName: String, foreground: Bool = true) -> SessionClient {
+    /// - Parameter store: which stored state to resume and keep (default `deviceName`): a
+    ///   phone with one pair per watch keeps one per watch under the same device name.
+    public func session(role: Role, deviceName: String, foreground: Bool = true, store: String? = nil) -> SessionClient {
         nextDevice += 1
         let id = nextDevice
         let (events, sink) = AsyncStream.makeStream(of: SessionEvent.self)
         let settings = SessionCore.Settings(
             role: role, deviceName: deviceName, foreground: foreground, backoff: [0.05, 0.2, 1],
             requestTimeout: .seconds(10), idPrefix: "\(deviceName.prefix(8))-\(id)", seed: UInt64(id))
+        let key = store ?? deviceName
         devices[id] = Device(
-            name: deviceName, core: SessionCore(settings: settings, restored: stores[deviceName] ?? SessionSnapshot()),
+            name: deviceName, store: key, core: SessionCore(settings: settings, restored: stores[key] ?? SessionSnapshot()),
             sink: sink)
         return SessionClient(
             events: events,
@@ -119,6 +134,7 @@ public actor InMemoryRelay {
 
     /// Moves time on: the relay's reply timeouts, and every device deadline that came due.
     public func advance(by duration: Duration) {
+        catchUpWithWall()
         elapsed += duration
         queue.append(.relay(.tick))
         for (id, device) in devices.sorted(by: { $0.key < $1.key }) {

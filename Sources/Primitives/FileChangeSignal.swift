@@ -90,8 +90,23 @@ public final class FileChangeSignal: Sendable {
                 if errno == EINTR || errno == EAGAIN { continue }
                 return
             }
-            if Self.names(in: buffer.prefix(count)).contains(where: names.contains) { changed() }
+            let records = buffer.prefix(count)
+            // An overflowed queue lost events, perhaps of the watched files: a change, to be safe.
+            if Self.names(in: records).contains(where: names.contains) || Self.overflowed(records) { changed() }
         }
+    }
+
+    /// Whether one of the `inotify_event` records in `bytes` reports `IN_Q_OVERFLOW` (the
+    /// kernel's queue was full and events were dropped).
+    public static func overflowed(_ bytes: ArraySlice<UInt8>) -> Bool {
+        var offset = bytes.startIndex
+        while offset + 16 <= bytes.endIndex {
+            let mask = bytes[(offset + 4)..<(offset + 8)].reversed().reduce(0) { $0 << 8 | UInt32($1) }
+            if mask & UInt32(IN_Q_OVERFLOW) != 0 { return true }
+            let length = bytes[(offset + 12)..<(offset + 16)].reversed().reduce(0) { $0 << 8 | Int($1) }
+            offset += 16 + length
+        }
+        return false
     }
 
     /// The file names of the `inotify_event` records in `bytes` (each a 16-byte header —

@@ -9,7 +9,7 @@ import Synchronization
 #endif
 
 /// `watchrelay serve` as a real child process, for `simulate --processes`: stopping it is a
-/// SIGKILL (a crash), and its counters come from its `/metrics` endpoint.
+/// SIGKILL (a crash); its counters come from its console's events.
 final class RelayChildProcess: ScenarioRelay {
     private let process: ChildProcess
     /// `ws://127.0.0.1:PORT/v1`, as the relay printed it.
@@ -64,23 +64,6 @@ final class RelayChildProcess: ScenarioRelay {
     }
 
     var record: ChildProcessRecord? { process.record }
-
-    /// The relay's counters, read from `/metrics`: connections, pairs, queued items.
-    func stats() async throws -> (connections: Int, pairs: Int, queued: Int) {
-        let metrics = URL(string: "http://127.0.0.1:\(port)/metrics")!
-        let (data, _) = try await URLSession.shared.dataSafelyCancellable(for: URLRequest(url: metrics))
-        var connections = 0
-        var pairs = 0
-        var queued = 0
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
-            let parts = line.split(separator: " ")
-            guard parts.count == 2, let value = Int(parts[1]) else { continue }
-            if parts[0].hasPrefix("watchrelay_connections") { connections += value }
-            if parts[0] == "watchrelay_pairs" { pairs = value }
-            if parts[0].hasPrefix("watchrelay_queued_items") { queued += value }
-        }
-        return (connections, pairs, queued)
-    }
 }
 
 /// The relay in this process: ``RelayServer`` with the scenarios' short timeouts.
@@ -102,5 +85,4 @@ struct InProcessRelay: ScenarioRelay {
     var port: Int { server.port }
     var record: ChildProcessRecord? { nil }
     func stop() async { await server.shutdown() }
-    func stats() async throws -> (connections: Int, pairs: Int, queued: Int) { await server.stats }
 }

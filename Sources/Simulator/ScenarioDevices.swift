@@ -71,10 +71,25 @@ protocol ScenarioRelay: Sendable {
     var port: Int { get }
     /// In-process: a clean shutdown. A child: SIGKILL.
     func stop() async
-    /// The relay's counters: connections, pairs, queued items.
-    func stats() async throws -> (connections: Int, pairs: Int, queued: Int)
+    /// Returns once the relay's counters satisfy `accept` (checked now and after every change)
+    /// or `seconds` passed: the counters that did, or nil and the last ones seen.
+    func awaitCounters(
+        within seconds: Double, consoleToken: String, _ accept: @escaping @Sendable (RelayCounters) -> Bool
+    ) async throws -> (matched: RelayCounters?, last: RelayCounters?)
     /// The child process, if it is one.
     var record: ChildProcessRecord? { get }
+}
+
+extension ScenarioRelay {
+    /// Over sockets: from the console's `state` events (the scenario relays run with the console).
+    func awaitCounters(
+        within seconds: Double, consoleToken: String, _ accept: @escaping @Sendable (RelayCounters) -> Bool
+    ) async throws -> (matched: RelayCounters?, last: RelayCounters?) {
+        let stream = try ConsoleStateStream.open(port: port, token: consoleToken)
+        defer { stream.close() }
+        let (found, last) = await stream.states.first(within: seconds) { state in accept(state.counters) ? state.counters : nil }
+        return (found, last?.counters)
+    }
 }
 
 /// One child process a scenario ran (`simulate --processes`): which actor, its PID, and how it

@@ -182,23 +182,20 @@ extension ScenarioRunner {
         }
     }
 
+    /// `expectRelay`: the relay's counters match, now or after a change within `timeout`
+    /// (awaited: the console's `state` events over sockets, the relay's own changes in memory).
     private func expectRelay(_ s: ScenarioStep) async throws {
-        // A child relay refreshes the gauges of `/metrics` about once a second.
-        let timeout = s.timeout ?? (childExecutable == nil ? 1 : 3)
-        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
-        while true {
-            let stats = try await relayStats()
-            var bad: [String] = []
-            if let p = s.pairs, p != stats.pairs { bad.append("pairs \(p)") }
-            if let q = s.queued, q != stats.queued { bad.append("queued \(q)") }
-            if let c = s.connections, c != stats.connections { bad.append("connections \(c)") }
-            if bad.isEmpty { return }
-            if ContinuousClock.now >= deadline {
-                throw StepFailure(
-                    expected: bad.joined(separator: ", "),
-                    seen: "pairs \(stats.pairs), queued \(stats.queued), connections \(stats.connections)")
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        guard let relay else { throw StepFailure(expected: "the relay running", seen: "stopped") }
+        let (pairs, queued, connections) = (s.pairs, s.queued, s.connections)
+        let (matched, last) = try await relay.awaitCounters(within: s.timeout ?? (childExecutable == nil ? 1 : 3), consoleToken: consoleToken) { c in
+            pairs.map { $0 == c.pairs } ?? true && queued.map { $0 == c.queued } ?? true
+                && connections.map { $0 == c.connections } ?? true
         }
+        guard matched == nil else { return }
+        var wanted: [String] = []
+        if let p = pairs { wanted.append("pairs \(p)") }
+        if let q = queued { wanted.append("queued \(q)") }
+        if let c = connections { wanted.append("connections \(c)") }
+        throw StepFailure(expected: wanted.joined(separator: ", "), seen: last?.description ?? "no state from the relay")
     }
 }

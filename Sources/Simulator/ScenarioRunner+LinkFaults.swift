@@ -12,15 +12,16 @@ import RelayConsole
 extension ScenarioRunner {
     func linkFault(_ s: ScenarioStep) async throws {
         guard let relay else { throw StepFailure(expected: "the relay running", seen: "stopped") }
+        if let memoryRelay { return try await memoryLinkFault(s, memoryRelay) }
         let base = "http://127.0.0.1:\(relay.port)/console/api"
         let kind = s.fault ?? "none"
         if kind == "none" {
             var target = ""
-            if s.actor != nil { target = "?target=" + (try await faultTarget(s, base: base)) }
+            if s.actor != nil { target = "?target=" + (try await faultTarget(s, port: relay.port)) }
             try await consolePost(base + "/faults/clear" + target)
             return
         }
-        var query = "target=\(try await faultTarget(s, base: base))&kind=\(kind)"
+        var query = "target=\(try await faultTarget(s, port: relay.port))&kind=\(kind)"
         if let ms = s.ms { query += "&ms=\(ms)" }
         if let p = s.p { query += "&p=\(p)" }
         if let left = s.left { query += "&left=\(left)" }
@@ -28,22 +29,22 @@ extension ScenarioRunner {
     }
 
     /// `device:ID` of the actor (found by its device name), or `pair:ID` with `target: pair`.
-    /// Waits for the console to list the device (it refreshes its view every few ticks).
-    private func faultTarget(_ s: ScenarioStep, base: String) async throws -> String {
+    /// Awaits the console's state listing the device (it publishes at most every 150 ms).
+    private func faultTarget(_ s: ScenarioStep, port: Int) async throws -> String {
         let name = try actorName(s)
-        let deadline = ContinuousClock.now + .seconds(5)
-        var seen = "no state"
-        while true {
-            let state = try await consoleGet(base + "/state", as: ConsoleJSON.State.self)
+        let wantsPair = s.target == "pair"
+        let stream = try ConsoleStateStream.open(port: port, token: consoleToken)
+        defer { stream.close() }
+        let (target, last) = await stream.states.first(within: 5) { state -> String? in
             for pair in state.pairs {
                 if let device = pair.devices.first(where: { $0.name == name }) {
-                    return s.target == "pair" ? "pair:\(pair.id)" : "device:\(device.id)"
+                    return wantsPair ? "pair:\(pair.id)" : "device:\(device.id)"
                 }
             }
-            seen = "devices " + state.pairs.flatMap { $0.devices.map(\.name) }.joined(separator: ", ")
-            guard ContinuousClock.now < deadline else { break }
-            try await Task.sleep(for: .milliseconds(50))
+            return nil
         }
+        if let target { return target }
+        let seen = last.map { "devices " + $0.pairs.flatMap { $0.devices.map(\.name) }.joined(separator: ", ") } ?? "no state"
         throw StepFailure(expected: "a paired device named '\(name)' in the relay's console", seen: seen)
     }
 
@@ -61,13 +62,5 @@ extension ScenarioRunner {
         guard status == 200 else {
             throw StepFailure(expected: "the relay to take the fault", seen: "\(status) \(String(decoding: data, as: UTF8.self))")
         }
-    }
-
-    private func consoleGet<T: Decodable>(_ url: String, as: T.Type) async throws -> T {
-        let (status, data) = try await consoleRequest(url, method: "GET")
-        guard status == 200 else {
-            throw StepFailure(expected: "the console's state", seen: "\(status) \(String(decoding: data, as: UTF8.self))")
-        }
-        return try JSONDecoder().decode(T.self, from: data)
     }
 }

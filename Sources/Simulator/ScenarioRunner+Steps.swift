@@ -89,14 +89,14 @@ extension ScenarioRunner {
     /// A phone in this process, or a child process with `--processes`.
     private func makePhone(_ name: String) -> any ScenarioPhone {
         let dir = directory + "/" + name
-        guard let childExecutable else { return SimulatedPhone(name: name, directory: dir) }
+        guard let childExecutable else { return SimulatedPhone(name: name, directory: dir, memory: memoryRelay) }
         return PhoneChildProcess(name: name, directory: dir, executable: childExecutable)
     }
 
     /// A watch in this process, or a child process with `--processes`.
     private func makeWatch(_ name: String) -> any ScenarioWatch {
         let dir = directory + "/" + name
-        guard let childExecutable else { return SimulatedWatch(name: name, directory: dir) }
+        guard let childExecutable else { return SimulatedWatch(name: name, directory: dir, memory: memoryRelay) }
         return WatchChildProcess(name: name, directory: dir, executable: childExecutable)
     }
 

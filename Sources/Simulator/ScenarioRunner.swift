@@ -1,5 +1,6 @@
 import Foundation
 import GitHubAPI
+import InMemoryRelay
 
 /// Runs scenarios against real components over loopback: the relay, the fixture GitHub
 /// server, phone companions and headless watches — in this process, or (with a
@@ -10,11 +11,17 @@ import GitHubAPI
 /// child process: a new process on the same SQLite stores after a SIGKILL). The relay and
 /// the GitHub stub keep their first port across restarts. The GitHub stub always runs in
 /// this process: it is the test double whose faults the steps set.
+///
+/// ``inMemory(fixturesDirectory:onStep:)`` runs the same steps with no WebSocket at all: the
+/// relay is an ``InMemoryRelay`` and the phones and watches take their sessions from it (see
+/// `ScenarioRunner+Memory.swift` for what that mode cannot stand for).
 public actor ScenarioRunner {
     /// Where the fixture GitHub users and repos are (`Simulator/fixtures/github`).
     public nonisolated let fixturesDirectory: String
     /// `watchrelay` to run the relay, phones and watches as child processes, or `nil` for in-process.
     public nonisolated let childExecutable: String?
+    /// Whether the relay is in memory (no sockets) rather than a ``RelayServer``.
+    public nonisolated let isInMemory: Bool
     /// Called with each step's result as it finishes (for a live report).
     private let onStep: @Sendable (StepResult) -> Void
 
@@ -28,10 +35,11 @@ public actor ScenarioRunner {
     var watches: [String: any ScenarioWatch] = [:]
     /// The child processes of the current run that ended (relay restarts).
     var relayRecords: [ChildProcessRecord] = []
-    /// Whether the relay runs with its console (a scenario with `linkFault` steps).
-    var relayConsole = false
-    /// The console token of the run's relay.
+    /// The console token of the run's relay: it always runs with its console, whose events the
+    /// runner awaits (`expectRelay`, a device to set a fault on) and whose API sets link faults.
     let consoleToken = "scenario-" + UUID().uuidString
+    /// In memory: the run's relay (kept while it is stopped; its clock follows the wall).
+    var memoryRelay: InMemoryRelay?
 
     /// A runner using the fixtures in `fixturesDirectory`.
     /// - Parameters:
@@ -43,9 +51,25 @@ public actor ScenarioRunner {
         fixturesDirectory: String, childExecutable: String? = nil,
         onStep: @escaping @Sendable (StepResult) -> Void = { _ in }
     ) {
+        self.init(fixturesDirectory: fixturesDirectory, childExecutable: childExecutable, inMemory: false, onStep: onStep)
+    }
+
+    private init(
+        fixturesDirectory: String, childExecutable: String?, inMemory: Bool,
+        onStep: @escaping @Sendable (StepResult) -> Void
+    ) {
         self.fixturesDirectory = fixturesDirectory
         self.childExecutable = childExecutable
+        isInMemory = inMemory
         self.onStep = onStep
+    }
+
+    /// A runner whose relay is an ``InMemoryRelay``: phones and watches in this process on
+    /// in-memory sessions, no WebSocket; the GitHub stub is still real HTTP on loopback.
+    public static func inMemory(
+        fixturesDirectory: String, onStep: @escaping @Sendable (StepResult) -> Void = { _ in }
+    ) -> ScenarioRunner {
+        ScenarioRunner(fixturesDirectory: fixturesDirectory, childExecutable: nil, inMemory: true, onStep: onStep)
     }
 
     /// Finds `Simulator/fixtures/github` from `start` or one of its parents (a repository checkout).
@@ -66,7 +90,7 @@ public actor ScenarioRunner {
         directory = NSTemporaryDirectory() + "watchrelay-sim-" + UUID().uuidString
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var results: [StepResult] = []
-        relayConsole = scenario.steps.contains { $0.action == ScenarioAction.linkFault.rawValue }
+        if isInMemory { await prepareMemoryRelay() }
         for (i, step) in scenario.steps.enumerated() {
             let t0 = ContinuousClock.now
             var failure: StepFailure?
@@ -96,6 +120,7 @@ public actor ScenarioRunner {
         for w in watches.values { await w.stop() }
         for p in phones.values { await p.stop() }
         await stopRelay()
+        await endMemoryRelay()
         await github?.stop()
         var records = relayRecords
         for p in phones.values { records += await p.processes }
@@ -141,13 +166,15 @@ public actor ScenarioRunner {
         guard relay == nil else { return }
         let database = directory + "/relay.db"
         let started: any ScenarioRelay
-        if let childExecutable {
+        if isInMemory {
+            started = try await startMemoryRelay()
+        } else if let childExecutable {
             started = try await RelayChildProcess.start(
                 executable: childExecutable, port: relayPort, database: database,
-                consoleToken: relayConsole ? consoleToken : nil)
+                consoleToken: consoleToken)
         } else {
             started = try await InProcessRelay.start(
-                port: relayPort, database: database, consoleToken: relayConsole ? consoleToken : nil)
+                port: relayPort, database: database, consoleToken: consoleToken)
         }
         relay = started
         relayPort = started.port
@@ -172,12 +199,6 @@ public actor ScenarioRunner {
     func stopGitHub() async {
         await github?.stop()
         github = nil
-    }
-
-    /// The running relay's counters (in-process, or from the child's `/metrics`).
-    func relayStats() async throws -> (connections: Int, pairs: Int, queued: Int) {
-        guard let relay else { throw StepFailure(expected: "the relay running", seen: "stopped") }
-        return try await relay.stats()
     }
 
     func runningGitHub() throws -> GitHubStubServer {

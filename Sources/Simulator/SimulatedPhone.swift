@@ -1,5 +1,6 @@
 import Foundation
 import GitHubAPI
+import InMemoryRelay
 import PhoneApp
 
 /// A phone companion in this process: its state directory survives stop/start (the same
@@ -8,13 +9,16 @@ import PhoneApp
 actor SimulatedPhone: ScenarioPhone {
     nonisolated let name: String
     let directory: String
+    /// The in-memory relay to take sessions from, or nil for a live session to `relayURL`.
+    let memory: InMemoryRelay?
     private var phone: PhoneCompanion?
     private var drains: [Task<Void, Never>] = []
     private var watch: String?
 
-    init(name: String, directory: String) {
+    init(name: String, directory: String, memory: InMemoryRelay? = nil) {
         self.name = name
         self.directory = directory
+        self.memory = memory
     }
 
     var isRunning: Bool { phone != nil }
@@ -30,7 +34,9 @@ actor SimulatedPhone: ScenarioPhone {
         c.session.backoff = [0.05, 0.1, 0.2]
         c.session.requestTimeoutSeconds = 3
         c.useWatch(watch)
-        let p = try PhoneCompanion(configuration: c, github: .live(baseURL: githubURL))
+        // In memory, one stored session per watch, as the live one keeps one directory per watch.
+        let session = await memory?.session(role: .phone, deviceName: name, store: name + "/" + (watch ?? ""))
+        let p = try PhoneCompanion(configuration: c, github: .live(baseURL: githubURL), session: session)
         // Nobody reads them in a scenario; drain so they never hold anything up.
         drains = [
             Task { for await _ in p.errors {} },

@@ -1,4 +1,5 @@
 import Foundation
+import InMemoryRelay
 import Primitives
 import RelayProtocol
 import Synchronization
@@ -11,6 +12,8 @@ actor SimulatedWatch: ScenarioWatch {
     nonisolated let name: String
     let directory: String
     let clock: ManualClock
+    /// The in-memory relay to take sessions from, or nil for a live session to `relayURL`.
+    let memory: InMemoryRelay?
     nonisolated let log = WatchEventLog()
     private var watch: HeadlessWatch?
     private var pump: Task<Void, Never>?
@@ -21,9 +24,10 @@ actor SimulatedWatch: ScenarioWatch {
     /// The profile screen from the last `open`.
     private(set) var lastProfile: ProfileView?
 
-    init(name: String, directory: String) {
+    init(name: String, directory: String, memory: InMemoryRelay? = nil) {
         self.name = name
         self.directory = directory
+        self.memory = memory
         clock = ManualClock(Timestamp(millisecondsSinceEpoch: 1_796_000_000_000))
     }
 
@@ -35,9 +39,10 @@ actor SimulatedWatch: ScenarioWatch {
         let first = !FileManager.default.fileExists(atPath: directory)
         if let budget { rules = WidgetRules(smartStackBudget: budget, watchFaceBudget: budget) }
         if let foreground { self.foreground = foreground }
+        let session = await memory?.session(role: .watch, deviceName: name, foreground: self.foreground)
         let w = try HeadlessWatch(
             relayURL: relayURL, stateDirectory: directory, deviceName: name, foreground: self.foreground, rules: rules,
-            clock: .manual(clock))
+            clock: .manual(clock), session: session)
         let log = log
         let count = EventCount()
         pumped = count

@@ -21,6 +21,9 @@ public struct PhoneWatches: Sendable, Hashable {
     /// The phone's state directory.
     public var root: String
 
+    /// The file under ``root`` naming the active watch.
+    public static let activeFileName = "active-watch"
+
     /// The watches of the phone whose state directory is `root`.
     public init(root: String) { self.root = root }
 
@@ -39,7 +42,7 @@ public struct PhoneWatches: Sendable, Hashable {
 
     /// The active watch's id (``defaultID`` when none was chosen).
     public var activeID: String {
-        guard let data = FileManager.default.contents(atPath: root + "/active-watch") else { return Self.defaultID }
+        guard let data = FileManager.default.contents(atPath: root + "/" + Self.activeFileName) else { return Self.defaultID }
         let id = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         return Self.isValid(id) ? id : Self.defaultID
     }
@@ -49,7 +52,7 @@ public struct PhoneWatches: Sendable, Hashable {
     /// - Throws: `CocoaError` when the file can't be written.
     public func setActive(_ id: String) throws {
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        try Data((id + "\n").utf8).write(to: URL(fileURLWithPath: root + "/active-watch"), options: .atomic)
+        try Data((id + "\n").utf8).write(to: URL(fileURLWithPath: root + "/" + Self.activeFileName), options: .atomic)
     }
 
     /// The ids of the watches that have a state directory, ``defaultID`` first when the root

@@ -20,6 +20,10 @@ struct SessionState: Sendable {
     var fileTransfers: [WCSessionFileTransfer] = []
     /// Received items being handed to the delegate.
     var contentPending = 0
+    /// Bumped when a received item reached the delegate or the outbox drainer handled an item
+    /// or ran out of them; who waits for that (a watch switch draining what is pending).
+    var progress: UInt64 = 0
+    var progressWaiters: [CheckedContinuation<Void, Never>] = []
     /// Set by the default reply-variant delegate methods during a delegate call.
     var replyVariantMissing = false
 

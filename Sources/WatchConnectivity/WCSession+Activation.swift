@@ -51,7 +51,11 @@ extension WCSession {
         let outbox: SessionOutbox
         // A phone talks to its active watch, whose state is a directory of its own (§6.5).
         let watches = PhoneWatches(root: environment.stateDirectory)
-        let directory = environment.role == .phone ? watches.directory(of: watches.activeID) : environment.stateDirectory
+        // Read once: the follower below compares later choices with the watch this activation
+        // is of. Read again there, a choice written meanwhile (switch-watch from another process
+        // during the activation) would count as this activation's and never be followed.
+        let activeID = watches.activeID
+        let directory = environment.role == .phone ? watches.directory(of: activeID) : environment.stateDirectory
         parts.withLock { $0.deviceDirectory = directory }
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -90,8 +94,7 @@ extension WCSession {
             Task { await self.drainOutbox(relay: relay, outbox: outbox, wake: wake) },
         ]
         if environment.role == .phone {
-            let active = watches.activeID
-            workers.append(Task { await self.followActiveWatch(from: active, in: watches) })
+            workers.append(Task { await self.followActiveWatch(from: activeID, in: watches) })
         }
         parts.withLock { $0.tasks.append(contentsOf: workers) }
         wakeSink.yield()

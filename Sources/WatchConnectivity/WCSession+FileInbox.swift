@@ -71,6 +71,7 @@ extension WCSession {
         state.withLock { $0.contentPending += 1 }
         await withDelegate { session, delegate in delegate.session(session, didReceive: file) }
         state.withLock { $0.contentPending -= 1 }
+        noteProgress()
         // "The system will remove any content that has not been moved when this delegate method returns."
         try? FileManager.default.removeItem(at: inbox)
     }

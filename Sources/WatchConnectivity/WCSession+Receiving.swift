@@ -70,6 +70,7 @@ extension WCSession {
         acknowledging()
         await relay.acknowledge(delivery)
         state.withLock { $0.contentPending -= 1 }
+        noteProgress()
     }
 
     private func transferFinished(relayID: String, outbox: SessionOutbox) async {

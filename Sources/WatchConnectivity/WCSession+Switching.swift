@@ -1,10 +1,11 @@
 import Foundation
+import Primitives
 import RelayClient
 
 extension WCSession {
     /// Phone: the user switches to another paired watch (WatchRelay addition: on an iPhone the
     /// user does this in the Watch app; here the app, a test, or `watchrelay switch-watch` from
-    /// another process, which an activated phone session follows within about 250 ms).
+    /// another process, which an activated phone session follows at once: an inotify event).
     ///
     /// Follows Apple's order for an activated session:
     /// 1. `activationState` becomes `.inactive` and the delegate gets `sessionDidBecomeInactive(_:)`.
@@ -77,27 +78,59 @@ extension WCSession {
     }
 
     /// While inactive: waits until every transfer queued on the device went to the relay and
-    /// every received item reached the delegate, or `timeout` seconds passed.
+    /// every received item reached the delegate, or `timeout` seconds passed. Awaited: checked
+    /// again each time the drainer or a delivery made progress, and once at the deadline.
     private func deliverPending(timeout: Double) async {
         let outbox = parts.withLock { $0.outbox }
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        let timer = Task {
+            do { try await Task.sleep(until: deadline, clock: .continuous) } catch { return }
+            self.noteProgress()
+        }
+        defer { timer.cancel() }
+        wakeDrainer()
         while ContinuousClock.now < deadline {
+            let seen = state.withLock { $0.progress }
             let unsent = (try? outbox?.next()) != nil
             let receiving = state.withLock { $0.contentPending > 0 }
             if !unsent && !receiving { return }
-            wakeDrainer()
-            try? await Task.sleep(for: .milliseconds(20))
+            await progress(after: seen)
         }
     }
 
+    /// Returns once ``noteProgress()`` ran after the moment `seen` was read.
+    private func progress(after seen: UInt64) async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let already = state.withLock { s -> Bool in
+                guard s.progress == seen else { return true }
+                s.progressWaiters.append(c)
+                return false
+            }
+            if already { c.resume() }
+        }
+    }
+
+    /// The drainer or a delivery moved on: whoever waits in ``deliverPending(timeout:)`` checks again.
+    func noteProgress() {
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.progress &+= 1
+            defer { s.progressWaiters = [] }
+            return s.progressWaiters
+        }
+        for w in waiters { w.resume() }
+    }
+
     /// Phone: follows the active watch chosen by another process (`watchrelay switch-watch`
-    /// writes `active-watch`), as iOS tells a running app the user switched watches: checks
-    /// every 250 ms and, when another paired watch became active, switches to it as
-    /// ``switchWatch(to:)`` does. The switch runs in a task of its own (its `close()` ends this
-    /// one), kept in the session's parts.
+    /// writes `active-watch`), as iOS tells a running app the user switched watches: looks at
+    /// once, then again on each change of that file (an inotify event on the phone's state
+    /// directory), or every 250 ms only where inotify is unavailable or its watch ended. When
+    /// another paired watch than `active` (the one this activation is of) became active,
+    /// switches to it as ``switchWatch(to:)`` does. The switch runs in a task of its own (its
+    /// `close()` ends this one), kept in the session's parts.
     func followActiveWatch(from active: String, in watches: PhoneWatches) async {
-        while !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(250))
+        let looks = FileWakes(directory: watches.root, name: PhoneWatches.activeFileName, fallback: .milliseconds(250))
+        defer { looks.stop() }
+        for await _ in looks.wakes {
             let chosen = watches.activeID
             guard !Task.isCancelled, chosen != active, watches.ids.contains(chosen) else { continue }
             // `chosen` has state (checked above) and is written down already, so the switch

@@ -45,16 +45,20 @@ extension WCSession {
         var wakes = wake.makeAsyncIterator()
         while !Task.isCancelled {
             guard let item = try? outbox.next() else {
+                noteProgress()  // nothing left to send
                 if await wakes.next() == nil { return }
                 continue
             }
             do {
                 try await send(item, relay: relay, outbox: outbox)
                 backoff = 0.05
+                noteProgress()
             } catch let error as RelaySessionError where !Self.isTransient(error) {
                 try? outbox.remove(item.id)
                 await itemFinished(item, outbox: outbox, error: Self.wcError(error))
+                noteProgress()
             } catch {
+                // The relay is away: the item is tried again at the back-off deadline.
                 try? await Task.sleep(for: .milliseconds(Int(backoff * 1000)))
                 backoff = min(backoff * 2, 2)
             }

@@ -80,7 +80,8 @@ enum DemoCommand {
         }
         say("watch: stored the snapshot (\(stored.joined(separator: ", "))), then asked WidgetKit to reload")
         let firstReload = try await events.wait("the widget reload") { $0.rectangularReload }
-        try await Task.sleep(for: .milliseconds(50))
+        // The other widgets' reloads of this snapshot, if any is still due (awaited at its time).
+        await watch.settle(within: .seconds(1))
         say(reloadLine(firstReload))
         print(TextRenderer.render(await watch.current.widgets, now: watch.clock.now()))
 
@@ -91,7 +92,7 @@ enum DemoCommand {
             if case .deleteCompleted(let login) = $0, login == "torvalds" { return login } else { return nil }
         }
         let secondReload = try await events.wait("the widget reload") { $0.rectangularReload }
-        try await Task.sleep(for: .milliseconds(50))
+        await watch.settle(within: .seconds(1))
         say("phone: removed torvalds, pushed a new snapshot; watch: delete confirmed")
         say(reloadLine(secondReload))
         print(TextRenderer.render(await watch.current.widgets, now: watch.clock.now()))

@@ -3,7 +3,8 @@ import Foundation
 import Simulator
 
 /// `watchrelay simulate FILE…`: runs scenarios (relay, GitHub stub, phones and watches in-process,
-/// or with `--processes` the relay, phones and watches as child processes).
+/// with `--processes` the relay, phones and watches as child processes, with `--memory` on the
+/// in-memory relay).
 enum SimulateCommand {
     static let help = """
         USAGE: watchrelay simulate [options] FILE...
@@ -23,6 +24,11 @@ enum SimulateCommand {
                                 on the same state. The fixture GitHub server stays in this
                                 process. Children are killed when a scenario ends or fails
                                 and on SIGINT/SIGTERM/SIGHUP.
+          --memory              no WebSocket: the relay is in memory (its core wired straight
+                                to each device's session core) and the phones and watches,
+                                in this process, take their sessions from it. Link faults
+                                other than unreachable, disconnect and complication-budget
+                                fail their step (they need the relay over sockets)
           --fixtures DIR        GitHub fixture directory (default Simulator/fixtures/github,
                                 found from here or the binary)
           -h, --help            show this help
@@ -31,24 +37,32 @@ enum SimulateCommand {
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        var args = try Arguments(argv, booleanFlags: ["help", "json", "processes"])
+        var args = try Arguments(argv, booleanFlags: ["help", "json", "processes", "memory"])
         if args.flag("help") {
             print(help)
             return 0
         }
         let json = args.flag("json")
         let processes = args.flag("processes")
+        let memory = args.flag("memory")
         let fixtures = try GitHubStubCommand.fixturesDirectory(args.string("fixtures"))
         try args.rejectUnknown()
         let files = args.positionals
         guard !files.isEmpty else { throw Arguments.UsageError(description: "simulate needs at least one scenario FILE") }
+        guard !(processes && memory) else {
+            throw Arguments.UsageError(description: "--processes and --memory exclude each other")
+        }
 
         // An interrupted run leaves no child behind.
         let signalSources = processes ? killChildrenOnTermination() : []
         defer { withExtendedLifetime(signalSources) {} }
-        let runner = ScenarioRunner(fixturesDirectory: fixtures, childExecutable: processes ? executable() : nil) { step in
+        let onStep: @Sendable (StepResult) -> Void = { step in
             if !json { CLI.printLine(step.line) }
         }
+        let runner =
+            memory
+            ? ScenarioRunner.inMemory(fixturesDirectory: fixtures, onStep: onStep)
+            : ScenarioRunner(fixturesDirectory: fixtures, childExecutable: processes ? executable() : nil, onStep: onStep)
         var suite = ScenarioSuite()
         await suite.run(
             files: files, runner: runner,

@@ -11,7 +11,7 @@ enum SwitchWatchCommand {
 
         Makes watch ID the active watch of the phone whose state directory is DIR (a watch
         paired with `watchrelay pair --watch-id ID`, or `default`: the one paired without an
-        id). A WatchConnectivity phone app running on DIR notices within about 250 ms and
+        id). A WatchConnectivity phone app running on DIR notices at once (inotify) and
         switches in Apple's order: sessionDidBecomeInactive, sessionDidDeactivate, then its
         activate() gets the new watch. An app started later starts on it. Exits 0 once the
         choice is written (it does not wait for a running app).

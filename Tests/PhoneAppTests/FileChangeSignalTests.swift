@@ -36,6 +36,19 @@ import TestSupport
         #expect(FileChangeSignal.names(in: []) == [])
     }
 
+    @Test func anOverflowRecordCountsAsAChange() {
+        // wd -1, mask IN_Q_OVERFLOW (0x4000), cookie 0, len 0: what the kernel queues when it dropped events.
+        let overflow: [UInt8] = [0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x40, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+        var modify = [UInt8](repeating: 0, count: 16)
+        modify[4] = 0x02  // IN_MODIFY
+        modify[12] = 4
+        modify += Array("a".utf8) + [0, 0, 0]
+        #expect(FileChangeSignal.overflowed(overflow[...]))
+        #expect(FileChangeSignal.overflowed((modify + overflow)[...]))
+        #expect(!FileChangeSignal.overflowed(modify[...]))
+        #expect(FileChangeSignal.names(in: overflow[...]) == [])
+    }
+
     @Test func aFavoriteAddedByAnotherProcessIsPushedWithNoPollTimer() async throws {
         // The fallback poll is an hour: only the inotify event can wake the phone.
         let h = try await PhoneHarness.start { $0.externalPollInterval = .seconds(3600) }

@@ -1,46 +1,15 @@
 import Foundation
 import RelayCore
 import RelayProtocol
+import TestSupport
 import Testing
 
 @testable import RelayStore
 
 // MARK: - Fixtures
 
-enum Fixture {
-    static let now = Timestamp(millisecondsSinceEpoch: 1_795_000_000_000)
-    static let hour: Int64 = 3_600_000
-
-    static func pair(_ id: String, createdAt: Timestamp = now) -> PairRecord {
-        PairRecord(
-            id: PairID(id), createdAt: createdAt,
-            phone: DeviceRecord(
-                id: DeviceID("\(id)-phone"), role: .phone, name: "iPhone of \(id)",
-                tokenHash: TokenHasher.sha256Hex("\(id)-phone-token")),
-            watch: DeviceRecord(
-                id: DeviceID("\(id)-watch"), role: .watch, name: "Watch of \(id)",
-                tokenHash: TokenHasher.sha256Hex("\(id)-watch-token")))
-    }
-
-    static func item(
-        _ sendID: String, mode: DeliveryMode = .userInfo, at time: Timestamp = now, seq: Int64? = nil
-    ) -> QueuedItem {
-        let payload = Payload(
-            kind: "favorites.delete",
-            [
-                "login": .string("user-\(sendID)"), "count": .int(42), "flag": true, "none": .null,
-                "nested": ["list": [1, "two", ["three": 3]], "unicode": "한국어 ✓ \u{1F600}"],
-            ])
-        return QueuedItem(sendID: sendID, mode: mode, payload: payload, acceptedAt: time, seq: seq)
-    }
-
-    static func deliver(_ sendID: String, seq: Int64, from sender: Role) -> Deliver {
-        Deliver(
-            seq: seq, mode: .context, id: sendID, from: sender, sentAt: now,
-            payload: Payload(kind: "favorites.snapshot", ["revision": .int(seq), "logins": ["octocat", "torvalds"]]),
-            wantsReply: nil)
-    }
-}
+/// The records and items of the Redis store's tests too (``StoreFixture``).
+typealias Fixture = StoreFixture
 
 // MARK: - Helpers
 

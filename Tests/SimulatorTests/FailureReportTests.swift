@@ -25,8 +25,10 @@ struct FailureReportTests {
         ScenarioStep(action: action, actor: actor)
     }
 
+    /// On the in-memory relay: the report is the runner's logic, not the sockets' (the CLI
+    /// test below and ``ProcessModeTests`` fail the same scenario over sockets).
     @Test func aBrokenExpectationNamesExpectedSeenAndStep() async throws {
-        let runner = ScenarioRunner(fixturesDirectory: Repo.fixtures)
+        let runner = ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures)
         let result = await runner.run(Self.broken)
         #expect(!result.passed)
         #expect(result.steps.count == 9, "the run stops at the failing step")
@@ -58,9 +60,9 @@ struct FailureReportTests {
     }
 
     /// The CLI (built next to the tests): exit code 3 and the failure on standard output, with
-    /// the actors in this process and as child processes.
-    @Test(arguments: [false, true])
-    func theCLIExitsWith3OnAFailedExpectation(processes: Bool) async throws {
+    /// the actors in this process, as child processes, and on the in-memory relay.
+    @Test(arguments: [[], ["--processes"], ["--memory"]])
+    func theCLIExitsWith3OnAFailedExpectation(mode: [String]) async throws {
         let exe = try #require(ProcessModeTests.binary, "watchrelay must be built next to the tests (make test does)")
         let file = NSTemporaryDirectory() + "broken-\(UUID().uuidString).json"
         let data = try JSONEncoder().encode(Self.broken)
@@ -68,7 +70,7 @@ struct FailureReportTests {
         defer { try? FileManager.default.removeItem(atPath: file) }
         let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: exe)
-        process.arguments = ["simulate", "--fixtures", Repo.fixtures] + (processes ? ["--processes"] : []) + [file]
+        process.arguments = ["simulate", "--fixtures", Repo.fixtures] + mode + [file]
         let out = Pipe()
         process.standardOutput = out
         try process.run()

@@ -13,13 +13,35 @@ enum Repo {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: scenarios)) ?? []
         return names.filter { $0.hasSuffix(".json") }.sorted()
     }
+
+    /// Scenarios whose point is the socket relay itself: link faults applied on its service
+    /// thread (`flap`, `delay`, `drop`, `no-reply`: the in-memory relay has none of them), faults
+    /// set through the console's HTTP API, and a relay restarted on its SQLite store.
+    static let socketScenarios: Set<String> = [
+        "link-flap-favorites.json", "link-no-reply-and-drop.json", "link-unreachable-profile.json", "relay-restart.json",
+    ]
+
+    /// Scenarios with no fault only the socket relay applies: all but the two link-fault ones.
+    static func inMemoryScenarioFiles() -> [String] {
+        scenarioFiles().filter { $0 != "link-flap-favorites.json" && $0 != "link-no-reply-and-drop.json" }
+    }
 }
 
-/// Every scenario in `Simulator/scenarios/` passes when run in-process.
+/// Every scenario in `Simulator/scenarios/` passes in this process: on the in-memory relay
+/// (no sockets) wherever the in-memory relay can stand for the relay, and over a real
+/// ``RelayServer`` on loopback for the ones about the socket relay. ``ProcessModeTests`` runs
+/// every one over sockets with child processes.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct ScenarioFileTests {
-    @Test(arguments: Repo.scenarioFiles())
-    func scenarioPasses(_ file: String) async throws {
+    @Test(arguments: Repo.inMemoryScenarioFiles())
+    func scenarioPassesInMemory(_ file: String) async throws {
+        let scenario = try Scenario.load(path: Repo.scenarios + "/" + file)
+        let result = await ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures).run(scenario, file: file)
+        #expect(result.passed, "\(result.failureMessage ?? "")\n\(result.steps.map(\.line).joined(separator: "\n"))")
+    }
+
+    @Test(arguments: Repo.socketScenarios.sorted())
+    func scenarioPassesOverSockets(_ file: String) async throws {
         let scenario = try Scenario.load(path: Repo.scenarios + "/" + file)
         let runner = ScenarioRunner(fixturesDirectory: Repo.fixtures)
         let result = await runner.run(scenario, file: file)

@@ -32,15 +32,18 @@ final class RecordingDelegate: NSObject, WCSessionDelegate, @unchecked Sendable 
     let whileInactive: (@Sendable (WCSession) -> Void)?
     /// Runs inside `sessionDidDeactivate` (Apple's pattern calls `activate()` there).
     let onDeactivate: (@Sendable (WCSession) -> Void)?
+    /// Runs inside `activationDidCompleteWith`, before the call is recorded.
+    let onActivation: (@Sendable (WCSession) -> Void)?
 
     init(
         userInfoDelay: Double = 0, moveFilesTo: String? = nil, whileInactive: (@Sendable (WCSession) -> Void)? = nil,
-        onDeactivate: (@Sendable (WCSession) -> Void)? = nil
+        onDeactivate: (@Sendable (WCSession) -> Void)? = nil, onActivation: (@Sendable (WCSession) -> Void)? = nil
     ) {
         self.userInfoDelay = userInfoDelay
         self.moveFilesTo = moveFilesTo
         self.whileInactive = whileInactive
         self.onDeactivate = onDeactivate
+        self.onActivation = onActivation
     }
 
     func record(_ name: String, _ detail: String = "") {
@@ -57,6 +60,7 @@ final class RecordingDelegate: NSObject, WCSessionDelegate, @unchecked Sendable 
     func details(_ name: String) -> [String] { calls.withLock { $0.filter { $0.name == name }.map(\.detail) } }
 
     func session(_ session: WCSession, activationDidCompleteWith activationState: WCSessionActivationState, error: (any Error)?) {
+        onActivation?(session)
         record("activation", "\(activationState.rawValue)")
     }
     func sessionReachabilityDidChange(_ session: WCSession) { record("reachability", "\(session.isReachable)") }

@@ -189,6 +189,27 @@ struct WatchSwitchingTests {
         await h.stop()
     }
 
+    /// Another process chooses watch B just as the phone app finishes activating on the
+    /// default one (here: inside `activationDidCompleteWith`, before the session looks for
+    /// choices): the running app still follows it to B.
+    @Test func aChoiceWrittenWhileThePhoneAppActivatesIsFollowed() async throws {
+        let root = LockedState<String?>(nil)
+        let delegate = RecordingDelegate(
+            onDeactivate: { $0.activate() },
+            onActivation: { _ in
+                guard let path = root.withLock({ p -> String? in defer { p = nil }; return p }) else { return }
+                try? PhoneWatches(root: path).setActive("B")
+            })
+        let h = try await TwoWatchHarness.start(phoneDelegate: delegate)
+        root.withLock { $0 = h.directory.path("phone") }
+        try await h.activate(h.phone, delegate)
+        #expect(h.phone.activeWatchID == "B", "written during the first activation")
+        try await waitForCalls(delegate, "activation", count: 2)
+        try await waitForCalls(delegate, "watchState")
+        #expect(h.phone.watchDirectoryURL?.path == h.directory.path("phone") + "/watches/B/WatchDirectory")
+        await h.stop()
+    }
+
     @Test func watchrelayPairWithAWatchIDAddsAWatchAndActivateChoosesIt() async throws {
         let directory = TemporaryDirectory()
         let relay = try await RelayServer.startForTest(in: directory.path)

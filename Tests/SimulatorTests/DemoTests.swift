@@ -1,0 +1,32 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `watchrelay demo` (what `make run` runs): after each widget reload it waits for the rest of
+/// the widget work that is due (no fixed pause) and prints every widget as it is then.
+@Suite(.timeLimit(.minutes(3)))
+struct DemoTests {
+    @Test func theDemoPrintsEveryWidgetAfterEachSnapshot() async throws {
+        let exe = try #require(ProcessModeTests.binary, "watchrelay must be built next to the tests (make test does)")
+        let directory = TemporaryDirectory()
+        let process = TestProcess()
+        process.executableURL = URL(fileURLWithPath: exe)
+        process.arguments = ["demo", "--out", directory.path]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        // Read on a thread of its own: not on one of the test run's few cooperative threads.
+        let handle = out.fileHandleForReading
+        let text = await withCheckedContinuation { (done: CheckedContinuation<String, Never>) in
+            Thread { done.resume(returning: String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)) }.start()
+        }
+        await waitForExit(process)
+        #expect(process.terminationStatus == 0, "\(text)")
+        let steps = text.components(separatedBy: "── 3. Delete torvalds")
+        try #require(steps.count == 2, "\(text)")
+        // Four favorites on every face after the adds, three after the delete.
+        #expect(steps[0].contains("( 4 )") && steps[0].contains("1/4") && steps[0].contains("╭─ stack.rectangular"), "\(steps[0])")
+        #expect(steps[1].contains("( 3 )") && steps[1].contains("1/3") && !steps[1].contains("torvalds ("), "\(steps[1])")
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/widgets.svg"))
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+import Simulator
+import TestSupport
+import Testing
+
+/// `expectRelay` awaits the relay's counters: it passes on a change that comes after the step
+/// began (a device that just left), and a mismatch that stays names what it last saw — over
+/// sockets (the console's `state` events) and in memory (the relay's own changes).
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct ExpectRelayTests {
+    static func scenario(_ name: String) -> Scenario {
+        Scenario(
+            name: name,
+            steps: InMemoryModeTests.start + [
+                InMemoryModeTests.step("expectRelay") { $0.pairs = 1; $0.connections = 2 },
+                InMemoryModeTests.step("stop", "watch"),
+                InMemoryModeTests.step("expectRelay") { $0.connections = 1; $0.timeout = 10 },
+                InMemoryModeTests.step("expectRelay") { $0.pairs = 2; $0.timeout = 0.3 },
+            ])
+    }
+
+    @Test(arguments: [false, true])
+    func expectRelayAwaitsAChangeAndNamesWhatItLastSaw(inMemory: Bool) async throws {
+        let runner =
+            inMemory
+            ? ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures) : ScenarioRunner(fixturesDirectory: Repo.fixtures)
+        let result = await runner.run(Self.scenario("expect-relay"))
+        let failed = try #require(result.failedStep, "\(result.steps.map(\.line).joined(separator: "\n"))")
+        #expect(failed.index == 9, "the step after the watch left passed: \(result.failureMessage ?? "")")
+        #expect(
+            result.failureMessage?.contains("expected pairs 2; seen pairs 1, queued 0, connections 1") == true,
+            "\(result.failureMessage ?? "")")
+    }
+}

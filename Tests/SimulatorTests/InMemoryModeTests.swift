@@ -1,0 +1,74 @@
+import Foundation
+import Simulator
+import TestSupport
+import Testing
+
+/// The scenario runner on the in-memory relay: the simulator's logic (steps, waits,
+/// expectations, reports) without a WebSocket. The socket paths stay covered by
+/// ``ScenarioFileTests/scenarioPassesOverSockets(_:)`` and ``ProcessModeTests``.
+@Suite(.serialized, .timeLimit(.minutes(5)))
+struct InMemoryModeTests {
+    static func step(_ action: String, _ actor: String? = nil, _ edit: (inout ScenarioStep) -> Void = { _ in }) -> ScenarioStep {
+        ProcessModeTests.step(action, actor, edit)
+    }
+
+    static let start = [step("start", "relay"), step("start", "github"), step("start", "phone"), step("start", "watch"),
+                        step("pair") { $0.phone = "phone"; $0.watch = "watch" }]
+
+    /// Pair, add, delete from the watch, and the widget reloads: every step on in-memory sessions.
+    @Test func pairAddDeleteAndTheWidgetReloadsWithoutSockets() async throws {
+        let scenario = Scenario(
+            name: "memory-basics",
+            steps: Self.start + [
+                Self.step("expectRelay") { $0.pairs = 1; $0.connections = 2 },
+                Self.step("mark", "watch"),
+                Self.step("add", "phone") { $0.login = "octocat" },
+                Self.step("add", "phone") { $0.login = "torvalds" },
+                Self.step("wait", "watch") { $0.event = "snapshot"; $0.favorites = ["octocat", "torvalds"] },
+                Self.step("advance", "watch") { $0.seconds = 1 },
+                Self.step("expectWidget", "watch") { $0.widget = "circular"; $0.equals = "2\nFAV" },
+                Self.step("delete", "watch") { $0.login = "octocat" },
+                Self.step("wait", "watch") { $0.event = "deleteCompleted"; $0.login = "octocat" },
+                Self.step("expectPhoneFavorites", "phone") { $0.favorites = ["torvalds"] },
+                Self.step("advance", "watch") { $0.seconds = 1 },
+                Self.step("expectWidget", "watch") { $0.widget = "circular"; $0.equals = "1\nFAV" },
+            ])
+        let result = await ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures).run(scenario)
+        #expect(result.passed, "\(result.failureMessage ?? "")\n\(result.steps.map(\.line).joined(separator: "\n"))")
+        #expect(result.processes.isEmpty)
+    }
+
+    /// A stopped in-memory relay drops both devices; what the phone adds meanwhile reaches the
+    /// watch once it is up again (the devices reconnect at their back-off deadline).
+    @Test func aStoppedRelayComesBackAndTheQueuedSnapshotArrives() async throws {
+        let scenario = Scenario(
+            name: "memory-relay-down",
+            steps: Self.start + [
+                Self.step("stop", "relay"),
+                Self.step("add", "phone") { $0.login = "octocat" },
+                Self.step("start", "relay"),
+                Self.step("wait", "watch") { $0.event = "snapshot"; $0.favorites = ["octocat"]; $0.timeout = 10 },
+                Self.step("expectRelay") { $0.pairs = 1; $0.connections = 2; $0.timeout = 10 },
+            ])
+        let result = await ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures).run(scenario)
+        #expect(result.passed, "\(result.failureMessage ?? "")\n\(result.steps.map(\.line).joined(separator: "\n"))")
+    }
+
+    /// `unreachable` works in memory (the watch sees the phone go and come back); a fault only
+    /// the socket relay applies fails the step with a message that says so.
+    @Test func linkFaultsInMemoryAreUnreachableOrAClearRefusal() async throws {
+        let scenario = Scenario(
+            name: "memory-link-faults",
+            steps: Self.start + [
+                Self.step("linkFault", "phone") { $0.fault = "unreachable" },
+                Self.step("wait", "watch") { $0.event = "unreachable" },
+                Self.step("linkFault", "phone") { $0.fault = "none" },
+                Self.step("wait", "watch") { $0.event = "reachable" },
+                Self.step("linkFault", "phone") { $0.fault = "delay"; $0.ms = 100 },
+            ])
+        let result = await ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures).run(scenario)
+        let failed = try #require(result.failedStep, "\(result.steps.map(\.line).joined(separator: "\n"))")
+        #expect(failed.index == scenario.steps.count, "\(result.failureMessage ?? "")")
+        #expect(result.failureMessage?.contains("'delay': it needs the relay over sockets") == true, "\(result.failureMessage ?? "")")
+    }
+}
