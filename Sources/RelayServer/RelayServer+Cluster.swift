@@ -35,11 +35,12 @@ extension RelayServer {
         let transport = try WebSocketServer(
             configuration: configuration.serverConfiguration(metrics: metrics, hub: nil, consoleHandler: nil),
             handler: handler)
-        let up = LockedState(false)
+        // The first subscription, awaited below (no check loop).
+        let (subscribed, subscribedSignal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let subscriber = RedisSubscriber(endpoint: redis, channels: [ClusterMessage.channel(of: cluster.nodeID)]) { event in
             switch event {
             case .subscribed:
-                up.withLock { $0 = true }
+                subscribedSignal.yield()
                 _ = transport.post(ClusterNode.Subscription(up: true))
             case .disconnected:
                 _ = transport.post(ClusterNode.Subscription(up: false))
@@ -59,13 +60,16 @@ extension RelayServer {
         do {
             try await leadership.start()
             // Forwarding starts once the node hears its channel (a leader answers there).
-            let deadline = ContinuousClock.now + .seconds(10)
-            while !up.withLock({ $0 }) {
-                guard ContinuousClock.now < deadline else {
-                    throw RelayServerError.invalidCluster("could not subscribe to \(redis) within 10 s")
+            let heard = await withTaskGroup(of: Bool.self) { group in
+                group.addTask { await subscribed.first { _ in true } != nil }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(10))
+                    return false
                 }
-                try await Task.sleep(for: .milliseconds(5))
+                defer { group.cancelAll() }
+                return await group.next() ?? false
             }
+            guard heard else { throw RelayServerError.invalidCluster("could not subscribe to \(redis) within 10 s") }
         } catch {
             await transport.shutdown()
             await subscriber.close()
