@@ -9,7 +9,8 @@ struct BenchOptions: Sendable {
     }
 
     var runs = 1
-    var scenarios = Set(Scenario.allCases)
+    /// The table's scenarios; `curve` and `backlog` (minutes each) only when asked for.
+    var scenarios = Set(Scenario.allCases).subtracting([.curve, .backlog])
     var peers = BenchTarget.peers
     /// Measured seconds of each throughput and durable point.
     var seconds = 2.0
@@ -52,7 +53,7 @@ struct BenchOptions: Sendable {
         relay. Progress goes to standard error; the table of results (medians over --runs) to
         standard output; JSON with every run to --output. See BENCHMARKS.md.
 
-        SCENARIOS (--scenarios, comma-separated; default all):
+        SCENARIOS (--scenarios, comma-separated; default all but curve and backlog):
           throughput   1 pair, phone → watch `message`, window of outstanding messages,
                        payloads 64 B, 1 KiB, 16 KiB, 65536 B (the limit): messages/s, CPU-s/1k
           latency      1 pair at fixed rates (--latency-rates): p50/p99 send → deliver, timed
@@ -70,7 +71,7 @@ struct BenchOptions: Sendable {
 
         OPTIONS:
           --runs N                repeat everything N times, report medians (default 1)
-          --scenarios LIST        see above (default all)
+          --scenarios LIST        see above (default all but curve and backlog)
           --peers LIST            lws-c,python-websockets,mosquitto or none (default all three)
           --seconds S             measured seconds per throughput/durable point (default 2)
           --warmup S              warm-up before each measurement (default 0.5)
