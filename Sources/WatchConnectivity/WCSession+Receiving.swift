@@ -12,10 +12,13 @@ extension WCSession {
             case .message(let delivery):
                 await receiveMessage(delivery)
             case .applicationContext(let delivery):
+                // As on Apple's: `receivedApplicationContext` is already the new one when the
+                // delegate hears of it (set after the call, a reader woken by the call could
+                // still see the old one).
+                state.withLock { $0.receivedApplicationContext = delivery.payload }
                 await received(delivery, relay: relay) { session, delegate in
                     delegate.session(session, didReceiveApplicationContext: PropertyListPayload.dictionary(of: delivery.payload))
                 }
-                state.withLock { $0.receivedApplicationContext = delivery.payload }
             case .userInfo(let delivery) where delivery.payload.kind == PropertyListPayload.Channel.fileChunk.rawValue:
                 await receiveFileChunk(delivery, relay: relay, outbox: outbox)
             case .userInfo(let delivery) where delivery.payload.kind == PropertyListPayload.Channel.fileCancel.rawValue:

@@ -27,6 +27,8 @@ final class RecordingDelegate: NSObject, WCSessionDelegate, @unchecked Sendable 
     let moveFilesTo: String?
     /// For each received file: its URL during the call and whether it existed then.
     let files = LockedState<[(url: URL, existed: Bool, metadata: String)]>([])
+    /// `session.receivedApplicationContext` as each `didReceiveApplicationContext` saw it.
+    let receivedContextDuringCall = LockedState<[String]>([])
 
     /// Runs inside `sessionDidBecomeInactive` (to try sends while the phone switches watches).
     let whileInactive: (@Sendable (WCSession) -> Void)?
@@ -87,6 +89,8 @@ final class RecordingDelegate: NSObject, WCSessionDelegate, @unchecked Sendable 
         replyHandler(Data(messageData.reversed()))
     }
     func session(_ session: WCSession, didReceiveApplicationContext applicationContext: [String: Any]) {
+        let property = Self.detail(session.receivedApplicationContext)
+        receivedContextDuringCall.withLock { $0.append(property) }
         record("context", Self.detail(applicationContext))
     }
     func session(_ session: WCSession, didReceiveUserInfo userInfo: [String: Any]) {
