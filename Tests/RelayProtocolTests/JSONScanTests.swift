@@ -99,6 +99,17 @@ import Testing
         }
     }
 
+    /// Past 16 keys duplicates are found through a set: the result must not change.
+    @Test func manyKeysAgreeAndADuplicateFarInIsFound() {
+        for count in [15, 16, 17, 5_000] {
+            let members = (0..<count).map { #""k\#($0)":\#($0)"# }
+            for extra in ["", #","k3":0"#, #","k\#(count - 1)":0"#] {
+                let bytes = Array(("{" + members.joined(separator: ",") + extra + "}").utf8)
+                #expect(Self.scan(bytes) == Self.reference(bytes), "\(count) keys\(extra)")
+            }
+        }
+    }
+
     @Test func nestingIsLimitedAtTheParsersDepth() {
         for depth in [1, 63, 64, 65, 200] {
             let text = String(repeating: #"{"a":"#, count: depth - 1) + "{}" + String(repeating: "}", count: depth - 1)

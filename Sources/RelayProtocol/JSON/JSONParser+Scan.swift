@@ -41,7 +41,11 @@ extension JSONParser {
         if depth > maxDepth { throw fail("nesting deeper than \(maxDepth)") }
         pos += 1
         var size = 2
+        // Duplicate keys are refused. A few keys are compared in a list; past that a set keeps
+        // a hostile payload (thousands of keys in 64 KiB) from costing quadratic time on the
+        // lws thread.
         var keys: [String] = []
+        var keySet: Set<String>?
         skipWhitespace()
         if pos < buf.count, buf[pos] == UInt8(ascii: "}") {
             pos += 1
@@ -51,9 +55,14 @@ extension JSONParser {
             skipWhitespace()
             guard pos < buf.count, buf[pos] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
             let key = try parseString()
-            if keys.contains(key) { throw fail("duplicate key '\(key)'") }
-            keys.append(key)
-            if keys.count > 1 { size += 1 }
+            if keySet == nil, keys.count == Self.listedKeys { keySet = Set(keys) }
+            if keySet != nil {
+                guard keySet!.insert(key).inserted else { throw fail("duplicate key '\(key)'") }
+            } else {
+                if keys.contains(key) { throw fail("duplicate key '\(key)'") }
+                keys.append(key)
+            }
+            if keys.count > 1 || keySet != nil { size += 1 }
             size += JSONWriter.encodedSize(.string(key)) + 1
             skipWhitespace()
             guard pos < buf.count, buf[pos] == UInt8(ascii: ":") else { throw fail("expected ':'") }
@@ -83,6 +92,9 @@ extension JSONParser {
             }
         }
     }
+
+    /// Keys of one object compared in a plain list before a set takes over.
+    static let listedKeys = 16
 
     /// The canonical size of the value at the current position (``parseValue(depth:)``'s rules).
     private mutating func scanValue(depth: Int) throws(Failure) -> Int {

@@ -83,8 +83,10 @@ public struct JSONParser {
                 skipWhitespace()
                 guard pos < buf.count, buf[pos] == UInt8(ascii: "\"") else { return nil }
                 let key = try parseString()
-                // Frames are small: a linear scan finds duplicates without hashing.
-                if members.contains(where: { $0.key == key }) { return nil }
+                // Frames are small: a linear scan finds duplicates without hashing. A frame with
+                // more members than any frame type has goes to the general path (a dictionary),
+                // so a hostile one cannot make this scan quadratic.
+                if members.count >= 16 || members.contains(where: { $0.key == key }) { return nil }
                 skipWhitespace()
                 guard pos < buf.count, buf[pos] == UInt8(ascii: ":") else { return nil }
                 pos += 1
