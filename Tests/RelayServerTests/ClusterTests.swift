@@ -331,7 +331,7 @@ struct ClusterTests {
 
         // a stands still (a partition, a long GC pause) past its lease: b takes over.
         let a = cluster.nodes["a"]!.process.processIdentifier
-        kill(a, SIGSTOP)
+        try await cluster.nodes["a"]!.freeze()
         phone.send(userInfo("u2"))
         let redis = RedisClient(endpoint: cluster.redis.endpoint)
         try await eventually(Self.takeover, "b to take the lease") {

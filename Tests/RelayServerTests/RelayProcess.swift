@@ -108,6 +108,11 @@ final class RelayProcess: @unchecked Sendable {
         await waitForExit(process)
     }
 
+    /// SIGSTOP, then waits until every thread of the relay is stopped (``stopAndWait(_:what:)``).
+    func freeze() async throws {
+        try await stopAndWait(process.processIdentifier, what: "the relay")
+    }
+
     /// SIGTERM if the relay still runs (for `defer`, which cannot wait without blocking a
     /// cooperative thread for the whole shutdown; ``stop()`` waits).
     func terminate() {
@@ -150,33 +155,10 @@ final class WatchProcess: @unchecked Sendable {
         if process.isRunning { kill(process.processIdentifier, number) }
     }
 
-    /// SIGSTOP, then waits until every thread of the process is stopped.
-    ///
-    /// `kill` only queues the stop: a thread running on the other core (or a vCPU the host
-    /// has descheduled) can go on for a moment, long enough to read and ack a frame on a
-    /// loaded machine. A test that needs a frozen client waits for `T` in /proc.
+    /// SIGSTOP, then waits until every thread of the process is stopped (``stopAndWait(_:what:)``).
     func stop() async throws {
-        signal(SIGSTOP)
-        let deadline = ContinuousClock.now + .seconds(10 * timeoutScale)
-        while true {
-            if Self.allThreadsStopped(pid) { return }
-            guard ContinuousClock.now < deadline else { break }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        throw TestFailure("the watch (pid \(pid)) did not stop within \(10 * timeoutScale) s of SIGSTOP")
-    }
-
-    /// Whether every thread of `pid` is in state T (stopped), from /proc/PID/task/*/stat.
-    static func allThreadsStopped(_ pid: pid_t) -> Bool {
-        let tasks = "/proc/\(pid)/task"
-        guard let ids = try? FileManager.default.contentsOfDirectory(atPath: tasks), !ids.isEmpty else { return false }
-        return ids.allSatisfy { id in
-            // "tid (comm) S ...": the state follows the last ')'.
-            guard let stat = try? String(contentsOfFile: "\(tasks)/\(id)/stat", encoding: .utf8),
-                let close = stat.lastIndex(of: ")")
-            else { return false }
-            return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first == "T"
-        }
+        guard process.isRunning else { return }
+        try await stopAndWait(pid, what: "the watch")
     }
 
     /// SIGKILL (works on a stopped process too) and reap; safe to call twice.
@@ -185,5 +167,35 @@ final class WatchProcess: @unchecked Sendable {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
+    }
+}
+
+/// SIGSTOP to `pid`, then waits until every thread of it is stopped.
+///
+/// `kill` only queues the stop: one thread takes it and then stops the others, and a thread
+/// running on the other core (or a vCPU the host has descheduled) can go on for a moment, long
+/// enough to read, commit and answer a frame on a loaded machine. A test that needs a frozen
+/// process waits for `T` in /proc.
+func stopAndWait(_ pid: pid_t, what: String) async throws {
+    kill(pid, SIGSTOP)
+    let deadline = ContinuousClock.now + .seconds(10 * timeoutScale)
+    while true {
+        if allThreadsStopped(pid) { return }
+        guard ContinuousClock.now < deadline else { break }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    throw TestFailure("\(what) (pid \(pid)) did not stop within \(10 * timeoutScale) s of SIGSTOP")
+}
+
+/// Whether every thread of `pid` is in state T (stopped), from /proc/PID/task/*/stat.
+func allThreadsStopped(_ pid: pid_t) -> Bool {
+    let tasks = "/proc/\(pid)/task"
+    guard let ids = try? FileManager.default.contentsOfDirectory(atPath: tasks), !ids.isEmpty else { return false }
+    return ids.allSatisfy { id in
+        // "tid (comm) S ...": the state follows the last ')'.
+        guard let stat = try? String(contentsOfFile: "\(tasks)/\(id)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return false }
+        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first == "T"
     }
 }
