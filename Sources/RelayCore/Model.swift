@@ -138,6 +138,35 @@ public enum StoreMutation: Hashable, Sendable {
     case clearPendingTransferred(PairID, direction: Role)
     /// Ids of finished sends (acked or cancelled), kept for duplicate-send detection.
     case recordFinished(PairID, direction: Role, sendIDs: [String])
+    /// A `pair.join` with a wrong code: counts toward its address's and the relay's locks
+    /// (PROTOCOL.md §6.3), which a restarted relay (or a new cluster leader) loads back.
+    case recordWrongPairingCode(WrongPairingCode)
+}
+
+/// One wrong pairing code, as the store keeps it so that the address and relay-wide locks of
+/// PROTOCOL.md §6.3 survive a restart of the relay or a change of cluster leader. (A
+/// connection's own lock ends with its connection: nothing of it is stored.)
+///
+/// Loaded back in the order they were recorded, they rebuild the locks exactly: each says
+/// whether it locked its address, so nothing is recounted under another configuration.
+public struct WrongPairingCode: Hashable, Sendable {
+    /// The client address it came from.
+    public var address: String
+    /// When it was tried.
+    public var at: Timestamp
+    /// Set if it locked its address: until when. The address's earlier wrong codes no longer
+    /// count for the address then (they still count relay-wide).
+    public var addressLockedUntil: Timestamp?
+    /// When it stops counting for anything (its address's minute, the relay's window, the lock
+    /// it set): the store forgets it then.
+    public var countsUntil: Timestamp
+
+    public init(address: String, at: Timestamp, addressLockedUntil: Timestamp? = nil, countsUntil: Timestamp) {
+        self.address = address
+        self.at = at
+        self.addressLockedUntil = addressLockedUntil
+        self.countsUntil = countsUntil
+    }
 }
 
 /// Everything durable about one direction of a pair, as loaded at start.

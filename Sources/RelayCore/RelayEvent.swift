@@ -27,8 +27,10 @@ public enum RelayAction: Sendable, Hashable {
     case close(LinkID, CloseCode, reason: String)
     /// Commit a change; every `send` after it in the same batch waits for the commit.
     case persist(StoreMutation)
-    /// Commit a change made ahead of need (the next block of seqs, reserved while half of the
-    /// current one is left): frames after it do not wait for it.
+    /// Commit a change no frame waits for: frames after it go out without waiting. The next
+    /// block of seqs, reserved while half of the current one is left (its batch is still
+    /// flushed at once, see ``awaitAhead(_:direction:)``), or a wrong pairing code that locked
+    /// nothing (a count lost to a crash only makes a later lock come one code later).
     case persistAhead(StoreMutation)
     /// Frames after this wait until the last `persistAhead` of this pair direction is
     /// committed (the first seq of the block reserved ahead is being used).

@@ -29,7 +29,7 @@ extension RelayState {
         addressLockedUntil = addressLockedUntil.filter { $0.value > now }
         let lifetimeAgo = now.adding(milliseconds: -configuration.pairingCodeTTLms)
         while let oldest = relayFailures.first, oldest <= lifetimeAgo { _ = relayFailures.removeFirst() }
-        let minuteAgo = now.adding(milliseconds: -60_000)
+        let minuteAgo = now.adding(milliseconds: -Self.addressWindowMs)
         addressFailures = addressFailures.compactMapValues { times in
             let recent = times.filter { $0 > minuteAgo }
             return recent.isEmpty ? nil : recent
@@ -86,8 +86,17 @@ extension RelayState {
         return "pair.join is locked until \(until) (\(seconds) s from now)"
     }
 
+    /// How long a wrong code counts against its address: one minute (§6.3).
+    static let addressWindowMs: Int64 = 60_000
+
     /// Counts a wrong code against the connection, its address and the relay; locks past the
     /// limits. Returns what the wrong code locked, said for the user (`nil` if nothing).
+    ///
+    /// The address and relay counts are stored (``StoreMutation/recordWrongPairingCode(_:)``).
+    /// A wrong code that locks the address or the relay is answered once it is stored: the
+    /// answer promises a lock that must outlive a restart. One that only counts is answered at
+    /// once (`.persistAhead`): guessing is not slowed to the store's pace, and a count lost to
+    /// a crash only makes a lock come one code later.
     private mutating func wrongCode(on link: LinkID) -> String? {
         guard var l = links[link] else { return nil }
         var locked: [String] = []
@@ -98,25 +107,43 @@ extension RelayState {
             locked.append("that was wrong code \(l.wrongCodes) on this connection: \(lockText(until))")
         }
         links[link] = l
-        var failures = addressFailures[l.address, default: []]
-        failures.append(now)
-        addressFailures[l.address] = failures
-        if failures.count >= configuration.wrongCodesPerAddress {
-            let until = now.adding(milliseconds: configuration.lockoutMs)
-            addressLockedUntil[l.address] = until
-            addressFailures[l.address] = nil
+        let failures = (addressFailures[l.address]?.count ?? 0) + 1
+        let addressLock = failures >= configuration.wrongCodesPerAddress ? now.adding(milliseconds: configuration.lockoutMs) : nil
+        let counted = max(Self.addressWindowMs, configuration.pairingCodeTTLms)
+        let wrong = WrongPairingCode(
+            address: l.address, at: now, addressLockedUntil: addressLock,
+            countsUntil: max(now.adding(milliseconds: counted), addressLock ?? now))
+        count(wrong)
+        if let addressLock {
             locked.append(
-                "that was wrong code \(failures.count) from this address within 60 s: every connection from it is locked;"
-                    + " \(lockText(until))")
+                "that was wrong code \(failures) from this address within \(Self.addressWindowMs / 1000) s:"
+                    + " every connection from it is locked; \(lockText(addressLock))")
         }
-        relayFailures.append(now)
-        while relayFailures.count > configuration.wrongCodesPerRelay { _ = relayFailures.removeFirst() }
-        if let until = relayLockedUntil {
+        let relayLock = relayLockedUntil
+        if let relayLock {
             locked.append(
                 "that was wrong code \(relayFailures.count) on this relay within \(configuration.pairingCodeTTLms / 1000) s:"
-                    + " pairing is paused for everyone; \(lockText(until))")
+                    + " pairing is paused for everyone; \(lockText(relayLock))")
+        }
+        if addressLock != nil || relayLock != nil {
+            persist(.recordWrongPairingCode(wrong))
+        } else {
+            actions.append(.persistAhead(.recordWrongPairingCode(wrong)))
         }
         return locked.isEmpty ? nil : locked.joined(separator: "; ")
+    }
+
+    /// Counts `wrong` against its address and the relay: as it happens, and again for each
+    /// stored one when the relay starts (so the locks it set hold again).
+    mutating func count(_ wrong: WrongPairingCode) {
+        if let until = wrong.addressLockedUntil {
+            addressLockedUntil[wrong.address] = until
+            addressFailures[wrong.address] = nil
+        } else {
+            addressFailures[wrong.address, default: []].append(wrong.at)
+        }
+        relayFailures.append(wrong.at)
+        while relayFailures.count > configuration.wrongCodesPerRelay { _ = relayFailures.removeFirst() }
     }
 
     private mutating func makePair(phone phoneLink: LinkID, watch watchLink: LinkID, joinID: String) {

@@ -97,7 +97,13 @@ public struct RelayState: Sendable {
     var now = Timestamp(millisecondsSinceEpoch: 0)
 
     /// A relay with the durable state loaded from the store.
-    public init(configuration: RelayConfiguration = .init(), environment: RelayEnvironment, pairs: [PairSnapshot] = []) {
+    ///
+    /// - Parameter wrongPairingCodes: the stored wrong codes (``RelayStorage/loadWrongPairingCodes(now:)``),
+    ///   in the order they were recorded: they bring back the address and relay-wide pairing locks.
+    public init(
+        configuration: RelayConfiguration = .init(), environment: RelayEnvironment, pairs: [PairSnapshot] = [],
+        wrongPairingCodes: [WrongPairingCode] = []
+    ) {
         self.configuration = configuration
         self.environment = environment
         for p in pairs {
@@ -106,6 +112,7 @@ public struct RelayState: Sendable {
             queuedBytesTotal += state.toWatch.queuedBytes + state.toPhone.queuedBytes
             register(p.record)
         }
+        for wrong in wrongPairingCodes { count(wrong) }
     }
 
     mutating func register(_ record: PairRecord) {

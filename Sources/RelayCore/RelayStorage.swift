@@ -21,6 +21,11 @@ public protocol RelayStorage: AnyObject, Sendable {
     /// reads at start, so its memory does not grow with what is queued.
     func loadIndex(now: Timestamp) throws -> [PairSnapshot]
 
+    /// The wrong pairing codes that still count at `now` (``WrongPairingCode/countsUntil`` after
+    /// it), in the order they were recorded, after deleting the ones that no longer do: what
+    /// the core needs at start to keep the address and relay-wide locks (PROTOCOL.md §6.3).
+    func loadWrongPairingCodes(now: Timestamp) throws -> [WrongPairingCode]
+
     /// The stored payloads of the items `sendIDs` of `pair`'s `direction` (the sender's role),
     /// by send id; ids not stored (acked, cancelled, or the pair gone) are left out.
     func loadPayloads(_ pair: PairID, direction: Role, sendIDs: [String]) throws -> [String: Payload]

@@ -39,7 +39,15 @@ enum RedisMutationEncoder {
         case .recordFinished(let pair, let direction, let sendIDs):
             add("finished", pair.rawValue, direction.rawValue, String(sendIDs.count))
             out.append(contentsOf: sendIDs.map { Array($0.utf8) })
+        case .recordWrongPairingCode(let wrong):
+            add("wrong", entry(wrong), String(wrong.at.millisecondsSinceEpoch))
         }
+    }
+
+    /// A wrong pairing code's entry in `wr:pairing:wrong`: `COUNTS_UNTIL:AT:ADDRESS_LOCKED_UNTIL:ADDRESS`.
+    static func entry(_ wrong: WrongPairingCode) -> String {
+        let lock = wrong.addressLockedUntil.map { String($0.millisecondsSinceEpoch) } ?? ""
+        return "\(wrong.countsUntil.millisecondsSinceEpoch):\(wrong.at.millisecondsSinceEpoch):\(lock):\(wrong.address)"
     }
 
     /// An item's stored value: `{"acceptedAt":…,"mode":…,"payload":{…}}` (its seq is kept apart).

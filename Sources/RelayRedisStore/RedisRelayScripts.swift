@@ -19,6 +19,10 @@
 ///   at most ``finishedLimit``.
 /// - `wr:pair:P:complications` — sorted set: one member `TIME:N` per complication use, scored
 ///   by `TIME`; uses older than 24 h are removed on every new use and at load.
+/// - `wr:pairing:wrong` — list: the wrong pairing codes that still count toward an address or
+///   relay-wide lock (PROTOCOL.md §6.3), oldest first, each `COUNTS_UNTIL:AT:ADDRESS_LOCKED_UNTIL:ADDRESS`
+///   (the lock empty if it locked nothing; the address last, as it may hold colons);
+///   those that stopped counting are removed on every new one (from the head) and at load.
 /// - `wr:epoch` — string: a counter, one more per leadership (``RedisLeaderLease``): the
 ///   fencing token the apply script checks.
 /// - `wr:leader` — string with a TTL: `NODE:EPOCH` of the node leading now.
@@ -143,12 +147,39 @@ enum RedisRelayScripts {
               if keep then redis.call('RPUSH', fk, id) end
             end
             if keep then redis.call('LTRIM', fk, -limit, -1) end
+          elseif op == 'wrong' then
+            local entry, at = arg(), tonumber(arg())
+            local wk = pre .. 'pairing:wrong'
+            redis.call('RPUSH', wk, entry)
+            while true do
+              local head = redis.call('LINDEX', wk, 0)
+              local ends = head and tonumber(string.match(head, '^(-?%d+):'))
+              if not ends or ends > at then break end
+              redis.call('LPOP', wk)
+            end
           else
             return redis.error_reply('watchrelay: unknown store operation ' .. tostring(op))
           end
         end
         redis.call('HSET', pre .. 'applied', ARGV[2], batch)
         return ops
+        """#
+
+    /// `EVAL loadWrongPairingCodes 0 PREFIX NOW`: removes the wrong pairing codes that no longer
+    /// count at `NOW` (wherever they are in the list), then returns the rest, oldest first (an
+    /// entry that does not parse is returned too, for the store to report).
+    static let loadWrongPairingCodes = #"""
+        local wk, now = ARGV[1] .. 'pairing:wrong', tonumber(ARGV[2])
+        local kept = {}
+        for _, entry in ipairs(redis.call('LRANGE', wk, 0, -1)) do
+          local ends = tonumber(string.match(entry, '^(-?%d+):'))
+          if not ends or ends > now then
+            table.insert(kept, entry)
+          else
+            redis.call('LREM', wk, 0, entry)
+          end
+        end
+        return kept
         """#
 
     /// `EVAL loadPair 0 PREFIX PAIR CUTOFF`: prunes the pair's complication uses at or before

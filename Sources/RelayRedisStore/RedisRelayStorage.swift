@@ -122,6 +122,21 @@ public final class RedisRelayStorage: RelayStorage, @unchecked Sendable {
         return snapshots
     }
 
+    /// The wrong pairing codes that still count at `now`, oldest first, after removing the ones
+    /// that no longer do (one script).
+    /// - Throws: ``RedisRelayStorageError``.
+    public func loadWrongPairingCodes(now: Timestamp) throws -> [WrongPairingCode] {
+        let reply = try single(
+            RedisCommand(
+                "EVAL", RedisRelayScripts.loadWrongPairingCodes, "0", RedisRelayScripts.prefix,
+                String(now.millisecondsSinceEpoch)))
+        guard let entries = reply.elements else { throw RedisRelayStorageError.unexpectedReply("wrong codes: \(reply)") }
+        return try entries.map { entry in
+            guard let text = entry.text else { throw RedisRelayStorageError.unexpectedReply("wrong codes: \(reply)") }
+            return try RedisSnapshotDecoder.wrongPairingCode(text)
+        }
+    }
+
     /// The stored payloads of `sendIDs` queued in `direction` of `pair` (one `HMGET`); ids not
     /// stored are left out.
     /// - Throws: ``RedisRelayStorageError``.

@@ -94,6 +94,19 @@ enum RedisSnapshotDecoder {
             acceptedAt: Timestamp(millisecondsSinceEpoch: acceptedAt), seq: parsedSeq)
     }
 
+    /// A `wr:pairing:wrong` entry (``RedisMutationEncoder/entry(_:)``) as a ``WrongPairingCode``.
+    /// - Throws: ``RedisRelayStorageError/corruptValue(key:reason:)`` if it does not have that form.
+    static func wrongPairingCode(_ entry: String) throws -> WrongPairingCode {
+        let parts = entry.split(separator: ":", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 4, let countsUntil = Int64(parts[0]), let at = Int64(parts[1]),
+            parts[2].isEmpty || Int64(parts[2]) != nil
+        else { throw corrupt(RedisRelayScripts.prefix + "pairing:wrong", "'\(entry)' is not COUNTS_UNTIL:AT:LOCKED_UNTIL:ADDRESS") }
+        return WrongPairingCode(
+            address: String(parts[3]), at: Timestamp(millisecondsSinceEpoch: at),
+            addressLockedUntil: Int64(parts[2]).map { Timestamp(millisecondsSinceEpoch: $0) },
+            countsUntil: Timestamp(millisecondsSinceEpoch: countsUntil))
+    }
+
     /// A flat HGETALL reply as text fields.
     private static func fields(_ reply: RedisValue, _ key: String) throws -> [String: String] {
         try rawFields(reply, key).mapValues { String(decoding: $0, as: UTF8.self) }

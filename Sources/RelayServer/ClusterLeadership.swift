@@ -141,7 +141,9 @@ final class ClusterLeadership: @unchecked Sendable {
             let time = c.clock.now()
             let pairs =
                 c.configuration.relay.loadsPayloadsOnDemand ? try storage.loadIndex(now: time) : try storage.loadAll(now: time)
-            let core = RelayState(configuration: c.configuration.relay, environment: c.environment, pairs: pairs)
+            let core = RelayState(
+                configuration: c.configuration.relay, environment: c.environment, pairs: pairs,
+                wrongPairingCodes: try storage.loadWrongPairingCodes(now: time))
             let engine = RelayEngine(core: core, metrics: c.metrics, clock: c.clock, log: c.log)
             let committer = Committer.posting(storage: storage, log: c.log, post: c.post) { [weak self] in
                 self?.fenced(epoch: now.epoch)

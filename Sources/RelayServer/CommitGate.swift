@@ -7,9 +7,9 @@ import RelayProtocol
 /// - A frame (or close) that follows a `.persist` in one step's actions waits until the batch
 ///   holding that mutation is committed ("ticket"); so does every later frame on the same
 ///   connection, so per-connection order holds. Frames on other connections do not wait.
-/// - `.persistAhead` (a block of seqs reserved before it is needed) holds nothing back;
-///   `.awaitAhead` makes the following frames wait for the batch with the last reservation of
-///   that pair direction, if it is not committed yet.
+/// - `.persistAhead` (a block of seqs reserved before it is needed, a wrong pairing code
+///   that locked nothing) holds nothing back; `.awaitAhead` makes the following frames wait
+///   for the batch with the last reservation of that pair direction, if it is not committed yet.
 /// - Mutations that pile up while a batch is being committed form the next batch: one commit
 ///   (one fsync) for many sends. One batch is with the committer at a time.
 /// - A batch is `urgent` (must be flushed to stable storage) only if a frame waits for it or
@@ -66,8 +66,8 @@ struct CommitGate {
                 gate = openTicket
             case .persistAhead(let mutation):
                 openBatch.append(mutation)
-                openReservesAhead = true
                 if case .setSeqReserved(let pair, let direction, _) = mutation {
+                    openReservesAhead = true
                     aheadTickets[AheadKey(pair: pair, direction: direction)] = openTicket
                 }
             case .awaitAhead(let pair, let direction):

@@ -55,7 +55,9 @@ public actor RelayServer {
             configuration.relay.loadsPayloadsOnDemand
             ? try storage.loadIndex(now: clock.now()) : try storage.loadAll(now: clock.now())
         let metrics = RelayMetrics()
-        let core = RelayState(configuration: configuration.relay, environment: environment, pairs: pairs)
+        let core = RelayState(
+            configuration: configuration.relay, environment: environment, pairs: pairs,
+            wrongPairingCodes: try storage.loadWrongPairingCodes(now: clock.now()))
         let engine = RelayEngine(core: core, metrics: metrics, clock: clock, log: log, console: hub)
         // The committer's confirmations go back to the engine through the transport's inbox.
         let mailbox = LockedState<WebSocketServer?>(nil)

@@ -39,6 +39,11 @@ public actor RelayStore {
         try storage.loadAll(now: now)
     }
 
+    /// The wrong pairing codes that still count; see ``SQLiteRelayStorage/loadWrongPairingCodes(now:)``.
+    public func loadWrongPairingCodes(now: Timestamp) throws(DatabaseFileError) -> [WrongPairingCode] {
+        try storage.loadWrongPairingCodes(now: now)
+    }
+
     /// The number of stored pairs and queued items (for metrics and tests).
     public func stats() throws -> (pairs: Int, queuedItems: Int) {
         try storage.stats()

@@ -17,6 +17,10 @@ import SQLite
 /// - `finished(id, pair_id, direction, send_id)`: recent finished send ids, at most
 ///   ``finishedLimit`` per direction.
 /// - `complication_uses(id, pair_id, used_at)`: the rolling 24 h complication budget.
+/// - `wrong_pairing_codes(id, address, at, address_locked_until, counts_until)` (version 3):
+///   wrong pairing codes that still count toward an address or relay-wide lock (§6.3), in the
+///   order they were tried; each row is deleted once `counts_until` passed (on every insert
+///   and at load). Not tied to a pair.
 ///
 /// `direction` is the sender's role (`phone` or `watch`); times are milliseconds since the
 /// Unix epoch; JSON (payloads, contexts, id lists) is stored as compact UTF-8 TEXT.
@@ -30,7 +34,19 @@ enum RelayStoreSchema {
     static let migrations: [Migration] = [
         Migration(version: 1, name: "create relay tables", sql: version1),
         Migration(version: 2, name: "pending transferred ids as rows", sql: version2),
+        Migration(version: 3, name: "wrong pairing codes", sql: version3),
     ]
+
+    private static let version3 = """
+        CREATE TABLE wrong_pairing_codes (
+            id INTEGER PRIMARY KEY,
+            address TEXT NOT NULL,
+            at INTEGER NOT NULL,
+            address_locked_until INTEGER,
+            counts_until INTEGER NOT NULL
+        ) STRICT;
+        CREATE INDEX wrong_pairing_codes_by_end ON wrong_pairing_codes(counts_until);
+        """
 
     private static let version2 = """
         CREATE TABLE pending_transferred (
@@ -140,7 +156,17 @@ enum RelayStoreSchema {
             SELECT id FROM finished WHERE pair_id = ?1 AND direction = ?2 ORDER BY id DESC LIMIT 1 OFFSET ?3)
         """
 
+    static let insertWrongPairingCode = """
+        INSERT INTO wrong_pairing_codes(address, at, address_locked_until, counts_until) VALUES (?1, ?2, ?3, ?4)
+        """
+    /// Wrong codes that no longer count at ?1 (on insert: at the new one's time; at load: now).
+    static let pruneWrongPairingCodes = "DELETE FROM wrong_pairing_codes WHERE counts_until <= ?1"
+
     // MARK: - Reads
+
+    static let selectWrongPairingCodes = """
+        SELECT address, at, address_locked_until, counts_until FROM wrong_pairing_codes ORDER BY id
+        """
 
     static let pruneComplicationUses = "DELETE FROM complication_uses WHERE used_at <= ?1"
     static let selectPairs = "SELECT id, created_at FROM pairs ORDER BY created_at, id"

@@ -76,6 +76,17 @@ extension SQLiteRelayStorage {
                 try database.execute(SQL.insertFinished, key + [.text(sendID)])
             }
             try database.execute(SQL.pruneFinished, key + [.integer(Int64(SQL.finishedLimit))])
+
+        case .recordWrongPairingCode(let wrong):
+            let at = wrong.at.millisecondsSinceEpoch
+            try database.execute(
+                SQL.insertWrongPairingCode,
+                [
+                    .text(wrong.address), .integer(at), wrong.addressLockedUntil.map { .integer($0.millisecondsSinceEpoch) } ?? .null,
+                    .integer(wrong.countsUntil.millisecondsSinceEpoch),
+                ])
+            // Bounded while the relay runs: only the codes that still count stay.
+            try database.execute(SQL.pruneWrongPairingCodes, [.integer(at)])
         }
     }
 }

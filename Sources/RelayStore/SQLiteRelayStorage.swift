@@ -97,6 +97,28 @@ public final class SQLiteRelayStorage: RelayStorage, @unchecked Sendable {
         try load(now: now, unsentPayloads: false)
     }
 
+    /// The wrong pairing codes that still count at `now`, in the order they were tried, after
+    /// deleting the ones that no longer do.
+    /// - Throws: ``DatabaseFileError``, as ``loadAll(now:)``.
+    public func loadWrongPairingCodes(now: Timestamp) throws(DatabaseFileError) -> [WrongPairingCode] {
+        typealias SQL = RelayStoreSchema
+        do {
+            return try locked {
+                try database.transaction(.immediate) {
+                    try database.execute(SQL.pruneWrongPairingCodes, [.integer(now.millisecondsSinceEpoch)])
+                    return try database.query(SQL.selectWrongPairingCodes) { row in
+                        WrongPairingCode(
+                            address: row.text(0), at: Timestamp(millisecondsSinceEpoch: row.int64(1)),
+                            addressLockedUntil: row.optionalInt64(2).map { Timestamp(millisecondsSinceEpoch: $0) },
+                            countsUntil: Timestamp(millisecondsSinceEpoch: row.int64(3)))
+                    }
+                }
+            }
+        } catch {
+            throw DatabaseFileError(path: database.path, error: error, option: Self.fileOption)
+        }
+    }
+
     /// The stored payloads of `sendIDs` queued in `direction` of `pair`; ids not stored are left out.
     /// - Throws: ``DatabaseFileError`` (``DatabaseFileError/Problem/damaged`` for a payload that
     ///   does not decode).

@@ -21,6 +21,8 @@ import Testing
         let link = try #require(subject)
         let out = h.handle(.frame(link, v.bytes))
         var expected: [Effect] = [.send(link, errorFrame(v.code, re: v.expectedRe))]
+        // A wrong code is counted toward its address's and the relay's locks (stored, §6.3).
+        if v.code == .pairingCodeInvalid { expected.insert(h.wrongCodeCounted(), at: 0) }
         if let closes = v.closes { expected.append(.close(link, CloseCode(rawValue: closes))) }
         #expect(out.effects == expected)
     }

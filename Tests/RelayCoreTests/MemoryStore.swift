@@ -7,6 +7,13 @@ struct MemoryStore {
     private(set) var pairs: [PairID: PairSnapshot] = [:]
     /// Finished ids kept per direction (the relay's default).
     var finishedIDsKept = 1024
+    /// Every wrong pairing code recorded, in order.
+    private(set) var wrongPairingCodes: [WrongPairingCode] = []
+
+    /// What a restarted relay loads at `now`: the wrong codes that still count.
+    func wrongPairingCodes(at now: Timestamp) -> [WrongPairingCode] {
+        wrongPairingCodes.filter { $0.countsUntil > now }
+    }
 
     /// What a restarted relay loads.
     var snapshots: [PairSnapshot] {
@@ -75,6 +82,8 @@ struct MemoryStore {
                 for id in sendIDs where !d.finishedIDs.contains(id) { d.finishedIDs.append(id) }
                 if d.finishedIDs.count > keep { d.finishedIDs.removeFirst(d.finishedIDs.count - keep) }
             }
+        case .recordWrongPairingCode(let wrong):
+            wrongPairingCodes.append(wrong)
         }
     }
 

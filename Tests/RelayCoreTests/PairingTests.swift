@@ -74,7 +74,7 @@ import Testing
         let (watch, _) = h.connect(.watch)
         h.join(watch, code)
         let (watch2, _) = h.connect(.watch)
-        #expect(h.join(watch2, code, id: "w-9").effects == [.send(watch2, errorFrame(.pairingCodeInvalid, re: "w-9"))])
+        #expect(h.join(watch2, code, id: "w-9").effects == [h.wrongCodeCounted(), .send(watch2, errorFrame(.pairingCodeInvalid, re: "w-9"))])
     }
 
     @Test func aNewPairBeginVoidsThePhonesPreviousCode() {
@@ -84,7 +84,7 @@ import Testing
         let second = h.beginPairing(phone)
         #expect(first != second)
         let (watch, _) = h.connect(.watch)
-        #expect(h.join(watch, first, id: "w-1").effects == [.send(watch, errorFrame(.pairingCodeInvalid, re: "w-1"))])
+        #expect(h.join(watch, first, id: "w-1").effects == [h.wrongCodeCounted(), .send(watch, errorFrame(.pairingCodeInvalid, re: "w-1"))])
         #expect(h.join(watch, second).frames(to: watch).first?.paired != nil)
     }
 
@@ -94,7 +94,7 @@ import Testing
         let code = h.beginPairing(phone)
         h.close(phone)
         let (watch, _) = h.connect(.watch)
-        #expect(h.join(watch, code, id: "w-1").effects == [.send(watch, errorFrame(.pairingCodeInvalid, re: "w-1"))])
+        #expect(h.join(watch, code, id: "w-1").effects == [h.wrongCodeCounted(), .send(watch, errorFrame(.pairingCodeInvalid, re: "w-1"))])
     }
 
     @Test func aPhoneConnectionReplacedByANewerOneVoidsItsCode() {
@@ -136,7 +136,9 @@ import Testing
         let code = h.beginPairing(phone)
         let (watch, _) = h.connect(.watch)
         for i in 1...5 {
-            #expect(h.join(watch, "00000\(i)", id: "w-\(i)").effects == [.send(watch, errorFrame(.pairingCodeInvalid, re: "w-\(i)"))])
+            #expect(
+                h.join(watch, "00000\(i)", id: "w-\(i)").effects
+                    == [h.wrongCodeCounted(), .send(watch, errorFrame(.pairingCodeInvalid, re: "w-\(i)"))])
         }
         #expect(h.join(watch, code, id: "w-6").effects == [.send(watch, errorFrame(.pairingLocked, re: "w-6"))])
         h.advance(ms: 59_999)

@@ -92,7 +92,15 @@ struct RelayHarness {
     /// A relay restarted from what the store holds (every connection is gone).
     mutating func restart() {
         let pairs = configuration.loadsPayloadsOnDemand ? store.index : store.snapshots
-        state = RelayState(configuration: configuration, environment: source.environment, pairs: pairs)
+        state = RelayState(
+            configuration: configuration, environment: source.environment, pairs: pairs,
+            wrongPairingCodes: store.wrongPairingCodes(at: now))
+    }
+
+    /// The store effect of a wrong pairing code from `address` now that locked nothing.
+    func wrongCodeCounted(from address: String = RelayHarness.address) -> Effect {
+        let counted = max(60_000, configuration.pairingCodeTTLms)
+        return .persist(.recordWrongPairingCode(WrongPairingCode(address: address, at: now, countsUntil: now.adding(milliseconds: counted))))
     }
 
     // MARK: - Frames

@@ -81,6 +81,43 @@ struct RedisRelayStorageTests {
         await redis.stop()
     }
 
+    @Test func wrongPairingCodesThatStillCountLoadBackInOrderAsFromSQLite() async throws {
+        let (recorded, counting) = Fixture.wrongPairingCodes()
+        let redis = try await RedisServerProcess.start()
+        let store = RedisRelayStorage(endpoint: redis.endpoint)
+        let reference = try SQLiteRelayStorage(path: ":memory:")
+        for batch in [recorded.prefix(2), recorded.dropFirst(2)] {
+            try store.apply(batch.map { .recordWrongPairingCode($0) }, urgent: false)
+            try reference.apply(batch.map { .recordWrongPairingCode($0) }, urgent: false)
+        }
+        func length() async throws -> Int64? {
+            try await store.client.execute([RedisCommand("LLEN", "wr:pairing:wrong")])[0].get().integer
+        }
+        #expect(try await length() == 5, "the one that stopped counting is behind the hour-long lock: left for the load")
+
+        let loaded = try RedisRelayStorage(endpoint: redis.endpoint).loadWrongPairingCodes(now: Fixture.now)
+        #expect(loaded == counting)
+        #expect(loaded == (try reference.loadWrongPairingCodes(now: Fixture.now)))
+        #expect(try await length() == 4, "the load removed it")
+        #expect(try store.loadAll(now: Fixture.now).isEmpty, "wrong codes belong to no pair")
+
+        // A new one removes those at the head that stopped counting by its time.
+        let later = Fixture.now.adding(milliseconds: 2 * Fixture.hour)
+        let next = WrongPairingCode(address: "192.0.2.1", at: later, countsUntil: later.adding(milliseconds: 120_000))
+        try store.apply([.recordWrongPairingCode(next)], urgent: false)
+        #expect(try await length() == 1)
+        #expect(try store.loadWrongPairingCodes(now: later) == [next])
+
+        _ = await store.client.execute([RedisCommand("RPUSH", "wr:pairing:wrong", "not an entry")])
+        #expect {
+            try store.loadWrongPairingCodes(now: later)
+        } throws: { error in
+            guard case .corruptValue(let key, _)? = error as? RedisRelayStorageError else { return false }
+            return key == "wr:pairing:wrong"
+        }
+        await redis.stop()
+    }
+
     @Test func itemsKeepAcceptanceOrderAcrossDeletesAndBatches() async throws {
         let p = PairID("p1")
         let redis = try await RedisServerProcess.start()

@@ -115,6 +115,18 @@ struct CommitGateTests {
         #expect(admit(&gate, [.awaitAhead(pair, direction: .phone), deliver3]) == [deliver3])
     }
 
+    @Test func aWrongPairingCodeCountHoldsNothingBackAndIsNotUrgent() throws {
+        var gate = CommitGate()
+        let now = Timestamp(millisecondsSinceEpoch: 1_000)
+        let wrong = WrongPairingCode(address: "203.0.113.7", at: now, countsUntil: now.adding(milliseconds: 120_000))
+        let invalid = RelayAction.send(watch, .error(ErrorFrame(re: "j-1", code: .pairingCodeInvalid, message: "no such pairing code")))
+        #expect(admit(&gate, [.persistAhead(.recordWrongPairingCode(wrong)), invalid]) == [invalid])
+        let batch = try take(&gate)
+        #expect(batch.mutations == [.recordWrongPairingCode(wrong)])
+        #expect(!batch.urgent, "no flush of its own: the next urgent batch's covers it")
+        #expect(commit(&gate, batch.ticket).isEmpty)
+    }
+
     @Test func aCloseKeepsItsPlaceBehindTheConnectionsWaitingFrames() throws {
         var gate = CommitGate()
         let close = RelayAction.close(phone, .unpaired, reason: "unpaired")

@@ -23,6 +23,8 @@ struct CommitterTests {
 
         func loadPayloads(_ pair: PairID, direction: Role, sendIDs: [String]) throws -> [String: Payload] { [:] }
 
+        func loadWrongPairingCodes(now: Timestamp) throws -> [WrongPairingCode] { [] }
+
         func apply(_ mutations: [StoreMutation], urgent: Bool) throws {
             struct Injected: Error {}
             let fail = state.withLock { state -> Bool in
@@ -85,6 +87,8 @@ struct CommitterTests {
         func loadIndex(now: Timestamp) throws -> [PairSnapshot] { [] }
 
         func loadPayloads(_ pair: PairID, direction: Role, sendIDs: [String]) throws -> [String: Payload] { [:] }
+
+        func loadWrongPairingCodes(now: Timestamp) throws -> [WrongPairingCode] { [] }
 
         func apply(_ mutations: [StoreMutation], urgent: Bool) throws {
             let n = applies.withLock { n in

@@ -44,17 +44,41 @@ struct RelayStoreSchemaTests {
         // Turn the file back into what version 1 wrote.
         let old = try SQLiteDatabase(path: path)
         try old.execute(script: """
+            DROP TABLE wrong_pairing_codes;
             DROP TABLE pending_transferred;
             ALTER TABLE directions ADD COLUMN pending_transferred TEXT NOT NULL DEFAULT '[]';
             UPDATE directions SET pending_transferred = '["z","a","m"]' WHERE direction = 'watch';
             """)
         try old.setUserVersion(1)
         let store = try RelayStore(path: path)
-        #expect(try await store.scalar("PRAGMA user_version") == 2)
+        #expect(try await store.scalar("PRAGMA user_version") == Int64(RelayStore.schemaVersion))
         let loaded = try await store.load(now: Fixture.now)
         #expect(loaded.first?.directions[.watch]?.pendingTransferred == ["z", "a", "m"])
         #expect(loaded.first?.directions[.watch]?.seqReserved == 64)
         #expect(loaded.first?.directions[.phone]?.pendingTransferred == [])
+    }
+
+    /// Version 3 adds the wrong pairing codes (§6.3 locks that survive a restart); a version 2
+    /// file keeps everything it held and starts with none.
+    @Test func aVersion2FileGainsTheWrongPairingCodesTable() async throws {
+        let path = directory.path("relay.sqlite")
+        let p = PairID("p1")
+        try await RelayStore(path: path).commit([
+            .insertPair(Fixture.pair("p1")), .insertItem(p, direction: .phone, Fixture.item("a")),
+            .appendPendingTransferred(p, direction: .watch, ids: ["t"]),
+        ])
+        let old = try SQLiteDatabase(path: path)
+        try old.execute(script: "DROP TABLE wrong_pairing_codes;")
+        try old.setUserVersion(2)
+        let store = try RelayStore(path: path)
+        #expect(try await store.scalar("PRAGMA user_version") == 3)
+        let loaded = try await store.load(now: Fixture.now)
+        #expect(loaded.first?.directions[.phone]?.items.map(\.sendID) == ["a"])
+        #expect(loaded.first?.directions[.watch]?.pendingTransferred == ["t"])
+        #expect(try await store.loadWrongPairingCodes(now: Fixture.now).isEmpty)
+        let wrong = Fixture.wrongPairingCodes().counting
+        try await store.commit(wrong.map { .recordWrongPairingCode($0) })
+        #expect(try await RelayStore(path: path).loadWrongPairingCodes(now: Fixture.now) == wrong)
     }
 
     @Test func databaseFromANewerProgramIsRefused() throws {

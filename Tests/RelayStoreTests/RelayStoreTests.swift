@@ -220,6 +220,22 @@ struct RelayStoreTests {
         }
     }
 
+    @Test func wrongPairingCodesThatStillCountLoadBackInOrderAndTheOthersAreDeleted() async throws {
+        let (recorded, counting) = Fixture.wrongPairingCodes()
+        let store = try RelayStore(path: path)
+        try await store.commit(recorded.prefix(2).map { .recordWrongPairingCode($0) }, urgent: false)
+        try await store.commit(recorded.dropFirst(2).map { .recordWrongPairingCode($0) }, urgent: false)
+        let count = "SELECT count(*) FROM wrong_pairing_codes"
+        #expect(try await store.scalar(count) == 4, "the last insert deleted the one that stopped counting before it")
+
+        let reopened = try RelayStore(path: path)
+        #expect(try await reopened.loadWrongPairingCodes(now: Fixture.now) == counting)
+        #expect(try await reopened.load(now: Fixture.now).isEmpty, "wrong codes belong to no pair")
+        let later = Fixture.now.adding(milliseconds: 30_000)
+        #expect(try await reopened.loadWrongPairingCodes(now: later) == [counting[0], counting[2], counting[3]])
+        #expect(try await reopened.scalar(count) == 3, "the load deleted the one that stopped counting")
+    }
+
     @Test func failingBatchLeavesNothingBehind() async throws {
         let p = PairID("p1")
         let store = try RelayStore(path: path)

@@ -43,4 +43,19 @@ public enum StoreFixture {
             payload: Payload(kind: "favorites.snapshot", ["revision": .int(seq), "logins": ["octocat", "torvalds"]]),
             wantsReply: nil)
     }
+
+    /// Wrong pairing codes in the order the core recorded them, and those a load at ``now``
+    /// returns: the first locked an address for an hour (it counts that long, and stays at the
+    /// head of the list), the second stopped counting 80 s ago, an IPv6 address locked once.
+    public static func wrongPairingCodes() -> (recorded: [WrongPairingCode], counting: [WrongPairingCode]) {
+        func at(_ ms: Int64) -> Timestamp { now.adding(milliseconds: ms) }
+        let recorded = [
+            WrongPairingCode(address: "198.51.100.4", at: at(-300_000), addressLockedUntil: at(hour), countsUntil: at(hour)),
+            WrongPairingCode(address: "203.0.113.7", at: at(-200_000), countsUntil: at(-80_000)),
+            WrongPairingCode(address: "2001:db8::1", at: at(-100_000), countsUntil: at(20_000)),
+            WrongPairingCode(address: "2001:db8::1", at: at(-50_000), addressLockedUntil: at(10_000), countsUntil: at(70_000)),
+            WrongPairingCode(address: "203.0.113.7", at: at(-10_000), countsUntil: at(110_000)),
+        ]
+        return (recorded, [recorded[0], recorded[2], recorded[3], recorded[4]])
+    }
 }
