@@ -85,4 +85,21 @@ struct RestartTests {
         await clients.shutdown()
         await relay.stop()
     }
+
+    /// The address lock of §6.3 is in the SQLite file: a relay restarted after kill -9 still
+    /// refuses the address, until the same time.
+    @Test func anAddressLockSurvivesAKillNineOfTheRelay() async throws {
+        let dir = TemporaryDirectory()
+        let db = dir.path + "/relay.db"
+        let clients = try WebSocketClientContext(configuration: ClientConfiguration(enablesTLS: false))
+        var relay = try await RelayProcess.start(db: db)
+        defer { relay.terminate() }
+        let locking = try await PairingLockSteps.lockTheAddress(urls: [relay.url], clients: clients)
+        await relay.kill9()
+        relay = try await RelayProcess.start(db: db)
+        let answer = try await PairingLockSteps.tryAWrongCode(urls: [relay.url], clients: clients, within: PairingLockSteps.wait)
+        PairingLockSteps.expectSameLock(answer, as: locking)
+        await clients.shutdown()
+        await relay.stop()
+    }
 }
