@@ -113,7 +113,7 @@ extension RelayState {
         let wrong = WrongPairingCode(
             address: l.address, at: now, addressLockedUntil: addressLock,
             countsUntil: max(now.adding(milliseconds: counted), addressLock ?? now))
-        count(wrong)
+        countWrongCode(wrong)
         if let addressLock {
             locked.append(
                 "that was wrong code \(failures) from this address within \(Self.addressWindowMs / 1000) s:"
@@ -135,7 +135,7 @@ extension RelayState {
 
     /// Counts `wrong` against its address and the relay: as it happens, and again for each
     /// stored one when the relay starts (so the locks it set hold again).
-    mutating func count(_ wrong: WrongPairingCode) {
+    mutating func countWrongCode(_ wrong: WrongPairingCode) {
         if let until = wrong.addressLockedUntil {
             addressLockedUntil[wrong.address] = until
             addressFailures[wrong.address] = nil

@@ -112,7 +112,7 @@ public struct RelayState: Sendable {
             queuedBytesTotal += state.toWatch.queuedBytes + state.toPhone.queuedBytes
             register(p.record)
         }
-        for wrong in wrongPairingCodes { count(wrong) }
+        for wrong in wrongPairingCodes { countWrongCode(wrong) }
     }
 
     mutating func register(_ record: PairRecord) {

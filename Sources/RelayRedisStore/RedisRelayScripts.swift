@@ -22,7 +22,7 @@
 /// - `wr:pairing:wrong` — list: the wrong pairing codes that still count toward an address or
 ///   relay-wide lock (PROTOCOL.md §6.3), oldest first, each `COUNTS_UNTIL:AT:ADDRESS_LOCKED_UNTIL:ADDRESS`
 ///   (the lock empty if it locked nothing; the address last, as it may hold colons);
-///   those that stopped counting are removed on every new one (from the head) and at load.
+///   those that stopped counting are removed on every new one and at load.
 /// - `wr:epoch` — string: a counter, one more per leadership (``RedisLeaderLease``): the
 ///   fencing token the apply script checks.
 /// - `wr:leader` — string with a TTL: `NODE:EPOCH` of the node leading now.
@@ -65,6 +65,15 @@ enum RedisRelayScripts {
           for _, role in ipairs({'phone', 'watch'}) do
             local id = redis.call('HGET', k, role .. '.id')
             if id then redis.call('DEL', pre .. 'device:' .. id) end
+          end
+        end
+        -- Removes the wrong pairing codes that stopped counting by `time` (the list is short:
+        -- the relay-wide lock bounds it).
+        local function pruneWrong(time)
+          local wk = pre .. 'pairing:wrong'
+          for _, entry in ipairs(redis.call('LRANGE', wk, 0, -1)) do
+            local ends = tonumber(string.match(entry, '^(-?%d+):'))
+            if ends and ends <= time then redis.call('LREM', wk, 0, entry) end
           end
         end
         local ops = 0
@@ -149,14 +158,8 @@ enum RedisRelayScripts {
             if keep then redis.call('LTRIM', fk, -limit, -1) end
           elseif op == 'wrong' then
             local entry, at = arg(), tonumber(arg())
-            local wk = pre .. 'pairing:wrong'
-            redis.call('RPUSH', wk, entry)
-            while true do
-              local head = redis.call('LINDEX', wk, 0)
-              local ends = head and tonumber(string.match(head, '^(-?%d+):'))
-              if not ends or ends > at then break end
-              redis.call('LPOP', wk)
-            end
+            redis.call('RPUSH', pre .. 'pairing:wrong', entry)
+            pruneWrong(at)
           else
             return redis.error_reply('watchrelay: unknown store operation ' .. tostring(op))
           end

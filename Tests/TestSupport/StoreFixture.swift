@@ -45,8 +45,8 @@ public enum StoreFixture {
     }
 
     /// Wrong pairing codes in the order the core recorded them, and those a load at ``now``
-    /// returns: the first locked an address for an hour (it counts that long, and stays at the
-    /// head of the list), the second stopped counting 80 s ago, an IPv6 address locked once.
+    /// returns: the first locked an address for an hour (it counts that long, ahead of the
+    /// others), the second stopped counting 80 s ago, an IPv6 address locked once.
     public static func wrongPairingCodes() -> (recorded: [WrongPairingCode], counting: [WrongPairingCode]) {
         func at(_ ms: Int64) -> Timestamp { now.adding(milliseconds: ms) }
         let recorded = [
