@@ -64,6 +64,9 @@ test: imports-check build-tests schema-check
 	@echo "scenarios: every user flow in-process, then again with the relay, phone and watch as child processes (kill = SIGKILL)"
 	@$$($(SWIFT) build --show-bin-path)/watchrelay simulate Simulator/scenarios/*.json
 	@$$($(SWIFT) build --show-bin-path)/watchrelay simulate --processes Simulator/scenarios/*.json
+	@echo "scenarios on a cluster: two relay nodes on one redis-server, every phone on one node and every watch on the other; in-process, then as child processes"
+	@$$($(SWIFT) build --show-bin-path)/watchrelay simulate --cluster Simulator/scenarios/*.json
+	@$$($(SWIFT) build --show-bin-path)/watchrelay simulate --cluster --processes Simulator/scenarios/*.json
 
 clean:
 	rm -rf .build

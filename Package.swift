@@ -123,7 +123,7 @@ let package = Package(
         // Scenario model and runner: relay, GitHub stub, phones and watches in-process, or the
         // relay, phones and watches as `watchrelay` child processes (--processes).
         .target(
-            name: "Simulator", dependencies: ["RelayServer", "RelayConsole", "InMemoryRelay", "RelayCore", "PhoneApp", "WatchApp", "GitHubAPI", "RelayProtocol", "Primitives", "TestClock", "LineProtocol"],
+            name: "Simulator", dependencies: ["RelayServer", "RelayConsole", "RedisClient", "InMemoryRelay", "RelayCore", "PhoneApp", "WatchApp", "GitHubAPI", "RelayProtocol", "Primitives", "TestClock", "LineProtocol"],
             swiftSettings: strict),
         // `watchrelay`'s option parser (`--name value`, flags, usage errors), shared with the benchmark.
         .target(name: "CLIArguments", swiftSettings: strict),

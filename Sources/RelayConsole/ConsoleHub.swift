@@ -23,6 +23,8 @@ public final class ConsoleHub: Sendable {
         var changed = false
         var facesChanged = false
         var lastPushAt = Int64.min / 2
+        /// The cluster node this console belongs to (nil on a single relay).
+        var node: ConsoleJSON.Node?
     }
 
     /// The token and interface rule.
@@ -56,6 +58,17 @@ public final class ConsoleHub: Sendable {
                     s.facesChanged = true
                 }
             }
+            return push(&s, at: now)
+        }
+        for (stream, bytes) in writes { stream.write(bytes) }
+    }
+
+    /// Says which cluster node this console belongs to and whether it leads now, and pushes
+    /// that at once (every `state` event carries it). A node that stops leading also
+    /// publishes an empty inspection, so an edge's console shows no devices.
+    public func setNode(_ id: String, leads: Bool, at now: Timestamp) {
+        let writes = state.withLock { s in
+            s.node = ConsoleJSON.Node(id: id, leads: leads)
             return push(&s, at: now)
         }
         for (stream, bytes) in writes { stream.write(bytes) }

@@ -14,6 +14,21 @@ public enum ConsoleJSON {
         public var heldFrames: Int
         /// The latest widget faces of the watches that publish them.
         public var faces: [Face]
+        /// On a cluster node (`serve --store redis://…`): which node, and whether it leads now.
+        /// Absent on a single relay.
+        public var node: Node?
+    }
+
+    /// A cluster node's console: only the leading node's shows the cluster's devices and
+    /// applies faults; an edge's shows none.
+    public struct Node: Codable, Equatable, Sendable {
+        public var id: String
+        public var leads: Bool
+
+        public init(id: String, leads: Bool) {
+            self.id = id
+            self.leads = leads
+        }
     }
 
     public struct Face: Codable, Equatable, Sendable {
@@ -116,7 +131,7 @@ public enum ConsoleJSON {
         return State(
             now: now, pairs: pairs, unpairedConnections: s.inspection.unpairedConnections,
             faults: s.plan.faults.map(fault), fired: fired, heldFrames: s.heldFrames,
-            faces: faces(s))
+            faces: faces(s), node: s.node)
     }
 
     /// The latest faces, by watch name.

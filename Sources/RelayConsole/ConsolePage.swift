@@ -57,6 +57,7 @@ enum ConsolePage {
         let lastState = null;
         function age(ms) { return ms < 1000 ? ms + " ms" : ms < 60000 ? (ms / 1000).toFixed(1) + " s" : Math.round(ms / 60000) + " min"; }
         function renderPairs(s) {
+          if (s.node && !s.node.leads) { $("pairs").innerHTML = `cluster node ${esc(s.node.id)} is an edge: it forwards its clients to the leading node, whose console shows every device`; return; }
           if (!s.pairs.length) { $("pairs").innerHTML = `no pairs yet (${s.unpairedConnections} unpaired connection(s))`; return; }
           $("pairs").innerHTML = s.pairs.map(p => `<div class="pair" data-pair="${esc(p.id)}"><div class="mono">${esc(p.id)} · complications left ${p.complicationsLeft}</div>
             <table><tr><th>role</th><th>name</th><th>presence</th><th>reachable</th><th>foreground</th><th>last seen</th></tr>

@@ -1,6 +1,7 @@
 import Foundation
 import Primitives
 import RedisClient
+import RelayConsole
 import RelayCore
 import RelayRedisStore
 
@@ -23,6 +24,8 @@ final class ClusterLeadership: @unchecked Sendable {
         let clock: Primitives.Clock
         let log: Logger
         let metrics: RelayMetrics
+        /// The node's console (`serve --console`): every engine it leads with reports to it.
+        let console: ConsoleHub?
         /// Posts to the node's transport (false once it is shut down).
         let post: @Sendable (any Sendable) -> Bool
     }
@@ -144,7 +147,7 @@ final class ClusterLeadership: @unchecked Sendable {
             let core = RelayState(
                 configuration: c.configuration.relay, environment: c.environment, pairs: pairs,
                 wrongPairingCodes: try storage.loadWrongPairingCodes(now: time))
-            let engine = RelayEngine(core: core, metrics: c.metrics, clock: c.clock, log: c.log)
+            let engine = RelayEngine(core: core, metrics: c.metrics, clock: c.clock, log: c.log, console: c.console)
             let committer = Committer.posting(storage: storage, log: c.log, post: c.post) { [weak self] in
                 self?.fenced(epoch: now.epoch)
             }

@@ -1,4 +1,6 @@
+import Primitives
 import RedisClient
+import RelayConsole
 import RelayRedisStore
 import WebSocketTransport
 
@@ -42,6 +44,9 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
     let nodeID: String
     private let publisher: RedisClient
     private let log: Logger
+    /// The node's console (`serve --console`), told whether this node leads.
+    private let console: ConsoleHub?
+    private let clock: Primitives.Clock
     private var engine: RelayEngine?
     private var lease: RedisLease?
     /// The leader this edge forwards to (nil while leading or while no leader is known).
@@ -56,10 +61,13 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
     /// PUBLISH commands of this turn, sent as one pipeline at its end.
     private var publishes: [RedisCommand] = []
 
-    init(nodeID: String, publisher: RedisClient, log: Logger) {
+    init(nodeID: String, publisher: RedisClient, log: Logger, console: ConsoleHub? = nil, clock: Primitives.Clock = .system) {
         self.nodeID = nodeID
         self.publisher = publisher
         self.log = log
+        self.console = console
+        self.clock = clock
+        console?.setNode(nodeID, leads: false, at: clock.now())
     }
 
     /// Closes the Redis connection the node publishes on (after the transport shut down).
@@ -121,6 +129,7 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
             leader = nil
             lease = become.lease
             engine = become.engine
+            console?.setNode(nodeID, leads: true, at: clock.now())
         case let down as StepDown:
             guard let engine, lease?.epoch == down.epoch else { return }
             log.warning("cluster: this node no longer leads; its connections are closed", ("epoch", String(down.epoch)))
@@ -131,6 +140,8 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
             self.engine = nil
             lease = nil
             engine.finished()
+            console?.setNode(nodeID, leads: false, at: clock.now())
+            engine.consoleStepDown()
         case let request as RelayEngine.StatsRequest where engine == nil:
             request.reply.resume(returning: RelayEngine.Stats(connections: local.count, pairs: 0, queued: 0))
         default:

@@ -6,14 +6,11 @@ import WebSocketTransport
 
 /// Why ``RelayServer/start(_:environment:clock:log:)`` refused a configuration.
 public enum RelayServerError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// `--console` on a cluster node: the console drives one engine in-process.
-    case consoleInCluster
     /// The node id or lease TTL is invalid.
     case invalidCluster(String)
 
     public var description: String {
         switch self {
-        case .consoleInCluster: "the console is not available on a cluster node (use --single-node)"
         case .invalidCluster(let reason): "invalid cluster configuration: \(reason)"
         }
     }
@@ -22,8 +19,13 @@ public enum RelayServerError: Error, Hashable, Sendable, CustomStringConvertible
 extension RelayServer {
     /// Starts a node of the cluster on `redis`: listens, subscribes to its channel, and
     /// returns after its first lease round (it leads with its state loaded, or knows who leads).
+    ///
+    /// With a `console`, every engine this node runs while it leads reports to that one hub:
+    /// the node's console shows the whole cluster's devices and frames and takes faults while
+    /// the node leads, and no devices while it is an edge (docs/REDIS.md).
     static func startNode(
         _ configuration: RelayServerConfiguration, redis: RedisEndpoint, cluster: ClusterConfiguration,
+        console: (hub: ConsoleHub, handler: HTTPRequestHandler?)?,
         environment: RelayEnvironment, clock: Primitives.Clock, log: Logger
     ) async throws -> RelayServer {
         guard cluster.isValid else {
@@ -31,9 +33,11 @@ extension RelayServer {
                 "node id '\(cluster.nodeID)' (1–64 of A–Z a–z 0–9 _ -), lease TTL \(cluster.leaseTTLMilliseconds) ms (≥ 100)")
         }
         let metrics = RelayMetrics()
-        let handler = ClusterNode(nodeID: cluster.nodeID, publisher: RedisClient(endpoint: redis), log: log)
+        let handler = ClusterNode(
+            nodeID: cluster.nodeID, publisher: RedisClient(endpoint: redis), log: log, console: console?.hub, clock: clock)
         let transport = try WebSocketServer(
-            configuration: configuration.serverConfiguration(metrics: metrics, hub: nil, consoleHandler: nil),
+            configuration: configuration.serverConfiguration(
+                metrics: metrics, hub: console?.hub, consoleHandler: console?.handler),
             handler: handler)
         // The first subscription, awaited below (no check loop).
         let (subscribed, subscribedSignal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -55,7 +59,7 @@ extension RelayServer {
         let leadership = ClusterLeadership(
             context: ClusterLeadership.Context(
                 configuration: configuration, endpoint: redis, environment: environment, clock: clock, log: log,
-                metrics: metrics, post: { transport.post($0) }),
+                metrics: metrics, console: console?.hub, post: { transport.post($0) }),
             nodeID: cluster.nodeID, ttlMilliseconds: cluster.leaseTTLMilliseconds)
         do {
             try await leadership.start()
@@ -77,9 +81,11 @@ extension RelayServer {
             await handler.closePublisher()
             throw error
         }
+        let consoleURL = configuration.console?.url(
+            host: configuration.host, port: transport.port, tls: configuration.tlsCertificatePath != nil)
         let server = RelayServer(
             transport: transport, engine: nil, committer: nil, node: (handler, leadership, subscriber), metrics: metrics,
-            url: configuration.url(port: transport.port), console: nil, consoleURL: nil, log: log)
+            url: configuration.url(port: transport.port), console: console?.hub, consoleURL: consoleURL, log: log)
         log.info(
             "relay listening", ("url", server.url), ("store", configuration.storeDescription), ("node", cluster.nodeID))
         return server

@@ -45,8 +45,9 @@ public actor RelayServer {
             consoleHandler = { request in routes.handle(request) ?? .text("not found\n", status: 404) }
         }
         if let redis = configuration.redis, let cluster = configuration.cluster {
-            guard hub == nil else { throw RelayServerError.consoleInCluster }
-            return try await startNode(configuration, redis: redis, cluster: cluster, environment: environment, clock: clock, log: log)
+            return try await startNode(
+                configuration, redis: redis, cluster: cluster, console: hub.map { ($0, consoleHandler) },
+                environment: environment, clock: clock, log: log)
         }
         let storage = try configuration.openStorage(log: log)
         // Unsent payloads stay in the store when they load on demand: memory is bounded by the

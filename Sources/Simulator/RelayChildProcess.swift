@@ -1,5 +1,6 @@
 import Foundation
 import GitHubAPI
+import RedisClient
 import RelayConsole
 import RelayServer
 import Synchronization
@@ -18,20 +19,22 @@ final class RelayChildProcess: ScenarioRelay {
     let port: Int
 
     /// Starts `executable serve` on `port` (0: any) with `database` (and its console with
-    /// `consoleToken`); returns once it printed its URL.
+    /// `consoleToken`; as a node of a cluster with `node`); returns once it printed its URL.
     static func start(
-        executable: String, port: Int, database: String, consoleToken: String? = nil
+        executable: String, port: Int, database: String, consoleToken: String? = nil, node: ClusterScenarioRelay.Node? = nil
     ) async throws -> RelayChildProcess {
         // Its first line is its URL; later lines are not kept.
         let (lines, output) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(1))
         let console = consoleToken.map { ["--console", "--console-token", $0] } ?? []
+        let cluster =
+            node.map { ["--store", $0.redisURL, "--node-id", $0.id, "--lease-ttl-ms", String($0.leaseTTLMilliseconds)] } ?? []
         let process = try ChildProcess(
             name: "relay", executable: executable,
             arguments: [
                 "serve", "--port", String(port), "--db", database, "--sync", "normal", "--reply-timeout-ms", "1500",
                 "--pairing-code-ttl-s", "1", "--log-level", "error", "--exit-on-stdin-eof",
-            ] + console,
-            logPath: database + ".stderr.log",
+            ] + console + cluster,
+            logPath: database + (node.map { ".\($0.id)" } ?? "") + ".stderr.log",
             onLine: { line in output.yield(line) }, onEnd: { output.finish() })
         // Awaited: the line, or the end of its output (it exited), or one 15 s deadline timer.
         let first = await withTaskGroup(of: String?.self) { group in
@@ -63,15 +66,21 @@ final class RelayChildProcess: ScenarioRelay {
         await process.kill()
     }
 
-    var record: ChildProcessRecord? { process.record }
+    var records: [ChildProcessRecord] { [process.record] }
 }
 
 /// The relay in this process: ``RelayServer`` with the scenarios' short timeouts.
 struct InProcessRelay: ScenarioRelay {
     let server: RelayServer
 
-    static func start(port: Int, database: String, consoleToken: String? = nil) async throws -> InProcessRelay {
+    static func start(
+        port: Int, database: String, consoleToken: String? = nil, node: ClusterScenarioRelay.Node? = nil
+    ) async throws -> InProcessRelay {
         var c = RelayServerConfiguration()
+        if let node {
+            c.redis = try RedisEndpoint(url: node.redisURL)
+            c.cluster = ClusterConfiguration(nodeID: node.id, leaseTTLMilliseconds: node.leaseTTLMilliseconds)
+        }
         c.console = consoleToken.map { ConsoleConfiguration(token: $0) }
         c.port = port
         c.databasePath = database
@@ -83,6 +92,6 @@ struct InProcessRelay: ScenarioRelay {
 
     var url: String { server.url }
     var port: Int { server.port }
-    var record: ChildProcessRecord? { nil }
+    var records: [ChildProcessRecord] { [] }
     func stop() async { await server.shutdown() }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RelayConsole
 
 /// A phone in a scenario: a ``PhoneCompanion`` in this process (``SimulatedPhone``) or
 /// `watchrelay phone --machine` as a child process (``PhoneChildProcess``). The runner drives
@@ -64,11 +65,16 @@ protocol ScenarioWatch: Actor {
     var processes: [ChildProcessRecord] { get }
 }
 
-/// The relay in a scenario: ``RelayServer`` in this process or `watchrelay serve` as a child.
+/// The relay in a scenario: ``RelayServer`` in this process or `watchrelay serve` as a child,
+/// or a cluster of two nodes on one Redis (``ClusterScenarioRelay``).
 protocol ScenarioRelay: Sendable {
-    /// `ws://127.0.0.1:PORT/v1`.
+    /// `ws://127.0.0.1:PORT/v1`: where phones connect.
     var url: String { get }
+    /// Where watches connect: ``url``, or another node of a cluster.
+    var watchURL: String { get }
     var port: Int { get }
+    /// Every port it listens on (a cluster: each node's), kept across restarts.
+    var ports: [Int] { get }
     /// In-process: a clean shutdown. A child: SIGKILL.
     func stop() async
     /// Returns once the relay's counters satisfy `accept` (checked now and after every change)
@@ -76,20 +82,40 @@ protocol ScenarioRelay: Sendable {
     func awaitCounters(
         within seconds: Double, consoleToken: String, _ accept: @escaping @Sendable (RelayCounters) -> Bool
     ) async throws -> (matched: RelayCounters?, last: RelayCounters?)
-    /// The child process, if it is one.
-    var record: ChildProcessRecord? { get }
+    /// The port of the console whose `state` this is (on a cluster, the node it names).
+    func consolePort(of state: ConsoleJSON.State) -> Int
+    /// The child processes, if it runs as such.
+    var records: [ChildProcessRecord] { get }
 }
 
 extension ScenarioRelay {
+    var watchURL: String { url }
+    var ports: [Int] { [port] }
+    func consolePort(of state: ConsoleJSON.State) -> Int { port }
+
+    /// The consoles' `state` events of every port, those of a node that does not lead left
+    /// out (an edge's console shows no devices): what the relay's core holds, as it changes.
+    func consoleStates(token: String) throws -> ConsoleStateStream {
+        try ConsoleStateStream.open(ports: ports, token: token)
+    }
+
     /// Over sockets: from the console's `state` events (the scenario relays run with the console).
     func awaitCounters(
         within seconds: Double, consoleToken: String, _ accept: @escaping @Sendable (RelayCounters) -> Bool
     ) async throws -> (matched: RelayCounters?, last: RelayCounters?) {
-        let stream = try ConsoleStateStream.open(port: port, token: consoleToken)
+        let stream = try consoleStates(token: consoleToken)
         defer { stream.close() }
-        let (found, last) = await stream.states.first(within: seconds) { state in accept(state.counters) ? state.counters : nil }
+        let (found, last) = await stream.states.first(within: seconds) { state in
+            accept(state.counters) ? state.counters : nil
+        }
         return (found, last?.counters)
     }
+}
+
+extension ConsoleJSON.State {
+    /// Whether this console shows the relay's core: a single relay's always, a cluster
+    /// node's while it leads.
+    var isLeading: Bool { node?.leads ?? true }
 }
 
 /// One child process a scenario ran (`simulate --processes`): which actor, its PID, and how it

@@ -13,37 +13,41 @@ extension ScenarioRunner {
     func linkFault(_ s: ScenarioStep) async throws {
         guard let relay else { throw StepFailure(expected: "the relay running", seen: "stopped") }
         if let memoryRelay { return try await memoryLinkFault(s, memoryRelay) }
-        let base = "http://127.0.0.1:\(relay.port)/console/api"
         let kind = s.fault ?? "none"
+        // The console of the node that runs the core (a cluster's leader), which the state names.
+        let (target, port) = try await faultTarget(s, relay: relay)
+        let base = "http://127.0.0.1:\(port)/console/api"
         if kind == "none" {
-            var target = ""
-            if s.actor != nil { target = "?target=" + (try await faultTarget(s, port: relay.port)) }
-            try await consolePost(base + "/faults/clear" + target)
+            try await consolePost(base + "/faults/clear" + (target.map { "?target=" + $0 } ?? ""))
             return
         }
-        var query = "target=\(try await faultTarget(s, port: relay.port))&kind=\(kind)"
+        guard let target else { throw StepFailure(expected: "an actor to set a '\(kind)' fault on", seen: "none") }
+        var query = "target=\(target)&kind=\(kind)"
         if let ms = s.ms { query += "&ms=\(ms)" }
         if let p = s.p { query += "&p=\(p)" }
         if let left = s.left { query += "&left=\(left)" }
         try await consolePost(base + "/faults?" + query)
     }
 
-    /// `device:ID` of the actor (found by its device name), or `pair:ID` with `target: pair`.
-    /// Awaits the console's state listing the device (it publishes at most every 150 ms).
-    private func faultTarget(_ s: ScenarioStep, port: Int) async throws -> String {
-        let name = try actorName(s)
+    /// `device:ID` of the actor (found by its device name), or `pair:ID` with `target: pair`
+    /// (nil for a step with no actor), and the port of the console that showed it. Awaits the
+    /// console's state listing the device (it publishes at most every 150 ms).
+    private func faultTarget(_ s: ScenarioStep, relay: any ScenarioRelay) async throws -> (String?, Int) {
+        let name = s.actor == nil ? nil : try actorName(s)
         let wantsPair = s.target == "pair"
-        let stream = try ConsoleStateStream.open(port: port, token: consoleToken)
+        let stream = try relay.consoleStates(token: consoleToken)
         defer { stream.close() }
-        let (target, last) = await stream.states.first(within: 5) { state -> String? in
+        let (found, last) = await stream.states.first(within: 5) { state -> (String?, Int)? in
+            guard let name else { return (nil, relay.consolePort(of: state)) }
             for pair in state.pairs {
                 if let device = pair.devices.first(where: { $0.name == name }) {
-                    return wantsPair ? "pair:\(pair.id)" : "device:\(device.id)"
+                    return (wantsPair ? "pair:\(pair.id)" : "device:\(device.id)", relay.consolePort(of: state))
                 }
             }
             return nil
         }
-        if let target { return target }
+        if let found { return found }
+        guard let name else { throw StepFailure(expected: "the relay's console", seen: "no state within 5 s") }
         let seen = last.map { "devices " + $0.pairs.flatMap { $0.devices.map(\.name) }.joined(separator: ", ") } ?? "no state"
         throw StepFailure(expected: "a paired device named '\(name)' in the relay's console", seen: seen)
     }

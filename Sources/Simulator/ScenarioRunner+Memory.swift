@@ -81,7 +81,7 @@ struct MemoryScenarioRelay: ScenarioRelay {
 
     var url: String { "memory:" }
     var port: Int { 0 }
-    var record: ChildProcessRecord? { nil }
+    var records: [ChildProcessRecord] { [] }
     func stop() async { await memory.setRunning(false) }
 
     /// Checked now and after every change of the relay's state.

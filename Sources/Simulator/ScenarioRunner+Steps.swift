@@ -82,7 +82,7 @@ extension ScenarioRunner {
         case .watch:
             let w = watches[name] ?? makeWatch(name)
             watches[name] = w
-            try await w.start(relayURL: try relayAddress(), budget: s.budget, foreground: s.foreground)
+            try await w.start(relayURL: try relayAddress(forWatch: true), budget: s.budget, foreground: s.foreground)
         }
     }
 
@@ -110,10 +110,11 @@ extension ScenarioRunner {
         }
     }
 
-    /// The relay's address (known once it started, kept while it is stopped).
-    func relayAddress() throws -> String {
+    /// The relay's address for a phone, or `forWatch` (known once it started, kept while it is
+    /// stopped): on a cluster, phones and watches connect to different nodes.
+    func relayAddress(forWatch: Bool = false) throws -> String {
         guard !relayURL.isEmpty else { throw StepFailure(expected: "the relay started first", seen: "no relay yet") }
-        return relayURL
+        return forWatch ? relayWatchURL : relayURL
     }
 
     func runningGitHubURL() throws -> URL {

@@ -22,13 +22,20 @@ public actor ScenarioRunner {
     public nonisolated let childExecutable: String?
     /// Whether the relay is in memory (no sockets) rather than a ``RelayServer``.
     public nonisolated let isInMemory: Bool
+    /// Whether the relay is two nodes on one redis-server, phones on one and watches on the
+    /// other (``ClusterScenarioRelay``).
+    public nonisolated let isCluster: Bool
     /// Called with each step's result as it finishes (for a live report).
     private let onStep: @Sendable (StepResult) -> Void
 
     var directory = ""
     var relay: (any ScenarioRelay)?
-    var relayPort = 0
+    /// The ports of the run's first relay (each node's, on a cluster), kept across restarts.
+    var relayPorts: [Int] = []
     var relayURL = ""
+    var relayWatchURL = ""
+    /// On a cluster: its store, up for the whole run.
+    var clusterRedis: RedisChildProcess?
     var github: GitHubStubServer?
     var githubPort = 0
     var phones: [String: any ScenarioPhone] = [:]
@@ -46,21 +53,26 @@ public actor ScenarioRunner {
     ///   - childExecutable: a `watchrelay` binary: the relay (`serve`), phones (`phone --machine`)
     ///     and watches (`watch --machine`) then run as child processes, and stopping one is a
     ///     SIGKILL; `nil` runs them in this process.
+    ///   - cluster: run the relay as two nodes on one redis-server (`/usr/bin/redis-server`),
+    ///     phones on one and watches on the other.
     ///   - onStep: called with each step's result as it finishes.
     public init(
-        fixturesDirectory: String, childExecutable: String? = nil,
+        fixturesDirectory: String, childExecutable: String? = nil, cluster: Bool = false,
         onStep: @escaping @Sendable (StepResult) -> Void = { _ in }
     ) {
-        self.init(fixturesDirectory: fixturesDirectory, childExecutable: childExecutable, inMemory: false, onStep: onStep)
+        self.init(
+            fixturesDirectory: fixturesDirectory, childExecutable: childExecutable, inMemory: false, cluster: cluster,
+            onStep: onStep)
     }
 
     private init(
-        fixturesDirectory: String, childExecutable: String?, inMemory: Bool,
+        fixturesDirectory: String, childExecutable: String?, inMemory: Bool, cluster: Bool,
         onStep: @escaping @Sendable (StepResult) -> Void
     ) {
         self.fixturesDirectory = fixturesDirectory
         self.childExecutable = childExecutable
         isInMemory = inMemory
+        isCluster = cluster
         self.onStep = onStep
     }
 
@@ -69,7 +81,7 @@ public actor ScenarioRunner {
     public static func inMemory(
         fixturesDirectory: String, onStep: @escaping @Sendable (StepResult) -> Void = { _ in }
     ) -> ScenarioRunner {
-        ScenarioRunner(fixturesDirectory: fixturesDirectory, childExecutable: nil, inMemory: true, onStep: onStep)
+        ScenarioRunner(fixturesDirectory: fixturesDirectory, childExecutable: nil, inMemory: true, cluster: false, onStep: onStep)
     }
 
     /// Finds `Simulator/fixtures/github` from `start` or one of its parents (a repository checkout).
@@ -120,6 +132,8 @@ public actor ScenarioRunner {
         for w in watches.values { await w.stop() }
         for p in phones.values { await p.stop() }
         await stopRelay()
+        await clusterRedis?.stop()
+        clusterRedis = nil
         await endMemoryRelay()
         await github?.stop()
         var records = relayRecords
@@ -129,7 +143,7 @@ public actor ScenarioRunner {
         watches = [:]
         phones = [:]
         relayRecords = []
-        relayPort = 0
+        relayPorts = []
         githubPort = 0
         try? FileManager.default.removeItem(atPath: directory)
         return records
@@ -166,26 +180,33 @@ public actor ScenarioRunner {
         guard relay == nil else { return }
         let database = directory + "/relay.db"
         let started: any ScenarioRelay
+        let port = relayPorts.first ?? 0
         if isInMemory {
             started = try await startMemoryRelay()
+        } else if isCluster {
+            if clusterRedis == nil { clusterRedis = try await RedisChildProcess.start(directory: directory) }
+            started = try await ClusterScenarioRelay.start(
+                redisURL: clusterRedis!.url, ports: relayPorts, database: database, consoleToken: consoleToken,
+                executable: childExecutable)
         } else if let childExecutable {
             started = try await RelayChildProcess.start(
-                executable: childExecutable, port: relayPort, database: database,
+                executable: childExecutable, port: port, database: database,
                 consoleToken: consoleToken)
         } else {
             started = try await InProcessRelay.start(
-                port: relayPort, database: database, consoleToken: consoleToken)
+                port: port, database: database, consoleToken: consoleToken)
         }
         relay = started
-        relayPort = started.port
+        relayPorts = started.ports
         relayURL = started.url
+        relayWatchURL = started.watchURL
     }
 
     /// In-process: a clean shutdown. A child process: SIGKILL.
     func stopRelay() async {
         guard let relay else { return }
         await relay.stop()
-        if let record = relay.record { relayRecords.append(record) }
+        relayRecords += relay.records
         self.relay = nil
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import Simulator
 import Synchronization
 
@@ -129,21 +130,9 @@ enum BenchChildren {
 
 /// Free ports and TCP probes on 127.0.0.1.
 enum BenchPorts {
-    /// A port the kernel picked as free just now (bind to port 0, read it back, close).
+    /// A port the kernel picked as free just now (``LoopbackPort/free()``).
     static func free() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw BenchError.setup("socket: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var address = loopback(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw BenchError.setup("bind: \(String(cString: strerror(errno)))") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
+        do { return try LoopbackPort.free() } catch { throw BenchError.setup(error.description) }
     }
 
     /// Whether a TCP connect to 127.0.0.1:`port` succeeds (the socket is closed at once).
@@ -151,20 +140,12 @@ enum BenchPorts {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        var address = loopback(port: port)
+        var address = LoopbackPort.loopback(port: port)
         return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
             }
         }
-    }
-
-    private static func loopback(port: Int) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        return address
     }
 }
 

@@ -88,7 +88,13 @@ extension ServiceCore {
     private func openStream(_ stream: HTTPStream, _ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer) -> Int32 {
         let id = ConnectionID.next().rawValue
         user.storeBytes(of: id, as: UInt64.self)
-        lws_http_mark_sse(wsi)
+        if lws_get_network_wsi(wsi) == wsi {
+            // HTTP/1: what lws_http_mark_sse does, without its "not h2 substream" error line.
+            lws_http_headers_detach(wsi)
+            lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
+        } else {
+            lws_http_mark_sse(wsi)
+        }
         httpStreams[id] = OpenHTTPStream(wsi: wsi, stream: stream)
         stream.attach { [inbox] in inbox.post(.httpStreamReady(id)) }
         lws_callback_on_writable(wsi)

@@ -53,6 +53,7 @@ enum ServeCommand {
           --quota-connections-per-address N   open connections from one address (default 1000)
           --console                   serve the browser console and its fault API at /console; prints
                                       `console: http://HOST:PORT/console?token=TOKEN` on standard error
+                                      (on a cluster, every node's; the leading node's shows the devices)
           --console-token TOKEN       the console's token (default: a fresh random one)
           --console-allow-insecure    allow the console on a non-loopback interface without TLS
           --log-level LEVEL           debug, info, warn, error (default info)

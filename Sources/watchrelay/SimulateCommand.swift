@@ -4,7 +4,7 @@ import Simulator
 
 /// `watchrelay simulate FILE…`: runs scenarios (relay, GitHub stub, phones and watches in-process,
 /// with `--processes` the relay, phones and watches as child processes, with `--memory` on the
-/// in-memory relay).
+/// in-memory relay, with `--cluster` on two relay nodes and a redis-server).
 enum SimulateCommand {
     static let help = """
         USAGE: watchrelay simulate [options] FILE...
@@ -29,6 +29,13 @@ enum SimulateCommand {
                                 in this process, take their sessions from it. Link faults
                                 other than unreachable, disconnect and complication-budget
                                 fail their step (they need the relay over sockets)
+          --cluster             the relay is two nodes on one redis-server child (Debian's
+                                /usr/bin/redis-server; docs/REDIS.md): phones connect to node
+                                a, watches to node b, so every frame of a pair crosses nodes;
+                                `stop`/`restart` of the relay stops both nodes (Redis, the
+                                store, stays up). With --processes the nodes are `watchrelay
+                                serve --store redis://…` children (a restart then waits out
+                                the dead leader's 1 s lease)
           --fixtures DIR        GitHub fixture directory (default Simulator/fixtures/github,
                                 found from here or the binary)
           -h, --help            show this help
@@ -37,7 +44,7 @@ enum SimulateCommand {
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
-        var args = try Arguments(argv, booleanFlags: ["help", "json", "processes", "memory"])
+        var args = try Arguments(argv, booleanFlags: ["help", "json", "processes", "memory", "cluster"])
         if args.flag("help") {
             print(help)
             return 0
@@ -45,6 +52,7 @@ enum SimulateCommand {
         let json = args.flag("json")
         let processes = args.flag("processes")
         let memory = args.flag("memory")
+        let cluster = args.flag("cluster")
         let fixtures = try GitHubStubCommand.fixturesDirectory(args.string("fixtures"))
         try args.rejectUnknown()
         let files = args.positionals
@@ -52,9 +60,12 @@ enum SimulateCommand {
         guard !(processes && memory) else {
             throw Arguments.UsageError(description: "--processes and --memory exclude each other")
         }
+        guard !(cluster && memory) else {
+            throw Arguments.UsageError(description: "--cluster and --memory exclude each other")
+        }
 
         // An interrupted run leaves no child behind.
-        let signalSources = processes ? killChildrenOnTermination() : []
+        let signalSources = processes || cluster ? killChildrenOnTermination() : []
         defer { withExtendedLifetime(signalSources) {} }
         let onStep: @Sendable (StepResult) -> Void = { step in
             if !json { CLI.printLine(step.line) }
@@ -62,7 +73,8 @@ enum SimulateCommand {
         let runner =
             memory
             ? ScenarioRunner.inMemory(fixturesDirectory: fixtures, onStep: onStep)
-            : ScenarioRunner(fixturesDirectory: fixtures, childExecutable: processes ? executable() : nil, onStep: onStep)
+            : ScenarioRunner(
+                fixturesDirectory: fixtures, childExecutable: processes ? executable() : nil, cluster: cluster, onStep: onStep)
         var suite = ScenarioSuite()
         await suite.run(
             files: files, runner: runner,

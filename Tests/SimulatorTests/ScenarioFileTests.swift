@@ -21,6 +21,11 @@ enum Repo {
         "link-flap-favorites.json", "link-no-reply-and-drop.json", "link-unreachable-profile.json", "relay-restart.json",
     ]
 
+    /// Scenarios run on a two-node cluster in `swift test` (`make test` runs every scenario on
+    /// one with `simulate --cluster`, in-process and with child processes): the socket ones,
+    /// pairing across nodes, and a watch switched on the other node.
+    static let clusterScenarios: [String] = socketScenarios.sorted() + ["pairing.json", "watch-switch.json"]
+
     /// Scenarios with no fault only the socket relay applies: all but the two link-fault ones.
     static func inMemoryScenarioFiles() -> [String] {
         scenarioFiles().filter { $0 != "link-flap-favorites.json" && $0 != "link-no-reply-and-drop.json" }
@@ -29,7 +34,8 @@ enum Repo {
 
 /// Every scenario in `Simulator/scenarios/` passes in this process: on the in-memory relay
 /// (no sockets) wherever the in-memory relay can stand for the relay, and over a real
-/// ``RelayServer`` on loopback for the ones about the socket relay. ``ProcessModeTests`` runs
+/// ``RelayServer`` on loopback for the ones about the socket relay, and on two relay nodes on
+/// one redis-server with the phone and the watch on different nodes. ``ProcessModeTests`` runs
 /// every one over sockets with child processes.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct ScenarioFileTests {
@@ -44,6 +50,14 @@ struct ScenarioFileTests {
     func scenarioPassesOverSockets(_ file: String) async throws {
         let scenario = try Scenario.load(path: Repo.scenarios + "/" + file)
         let runner = ScenarioRunner(fixturesDirectory: Repo.fixtures)
+        let result = await runner.run(scenario, file: file)
+        #expect(result.passed, "\(result.failureMessage ?? "")\n\(result.steps.map(\.line).joined(separator: "\n"))")
+    }
+
+    @Test(arguments: Repo.clusterScenarios)
+    func scenarioPassesOnACluster(_ file: String) async throws {
+        let scenario = try Scenario.load(path: Repo.scenarios + "/" + file)
+        let runner = ScenarioRunner(fixturesDirectory: Repo.fixtures, cluster: true)
         let result = await runner.run(scenario, file: file)
         #expect(result.passed, "\(result.failureMessage ?? "")\n\(result.steps.map(\.line).joined(separator: "\n"))")
     }

@@ -1,0 +1,39 @@
+#if canImport(Glibc)
+    import Glibc
+
+    /// Ports on 127.0.0.1 for a server a tool starts itself (a `redis-server` child of the
+    /// simulator or the bench), which cannot bind port 0 and report what it got.
+    public enum LoopbackPort {
+        /// Why no port could be had.
+        public struct Failure: Error, CustomStringConvertible, Sendable {
+            public let description: String
+        }
+
+        /// A port the kernel picked as free just now: bound to port 0, read back, closed. Another
+        /// process can take it before the caller's server binds it; callers retry on a bind failure.
+        public static func free() throws(Failure) -> Int {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+            defer { close(fd) }
+            var address = loopback(port: 0)
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            // `address` and `length` are locals; bind(2) and getsockname(2) use them only during the call.
+            let bound = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+                }
+            }
+            guard bound else { throw Failure(description: "bind 127.0.0.1:0: \(String(cString: strerror(errno)))") }
+            return Int(UInt16(bigEndian: address.sin_port))
+        }
+
+        /// `127.0.0.1:port` as a socket address.
+        public static func loopback(port: Int) -> sockaddr_in {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = UInt16(port).bigEndian
+            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+            return address
+        }
+    }
+#endif

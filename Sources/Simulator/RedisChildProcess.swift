@@ -1,0 +1,55 @@
+import Foundation
+import Primitives
+
+/// `redis-server` for `simulate --cluster`: on 127.0.0.1 and a free port, its append-only file
+/// (`appendfsync always`, as docs/REDIS.md asks) in the run's directory. It is the cluster's
+/// store, so it lives for the whole run: a relay `stop`/`restart` stops the nodes, not Redis.
+final class RedisChildProcess: Sendable {
+    private let process: ChildProcess
+    /// The port it listens on.
+    let port: Int
+
+    /// `redis://127.0.0.1:PORT/0`.
+    var url: String { "redis://127.0.0.1:\(port)/0" }
+
+    /// Debian's `redis-server` (package `redis-server`; `make test` installs it).
+    static let binary = "/usr/bin/redis-server"
+
+    /// Starts a server with its data in `directory`; returns once it logged that it accepts
+    /// connections. A port taken between the pick and the bind is tried again with another.
+    static func start(directory: String) async throws -> RedisChildProcess {
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw StepFailure(expected: "\(binary) for a cluster (apt-get install redis-server)", seen: "no such program")
+        }
+        var seen = ""
+        for _ in 0..<5 {
+            let port = try LoopbackPort.free()
+            // Redis logs to standard output; the one line wanted is its readiness.
+            let (lines, output) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(1))
+            let process = try ChildProcess(
+                name: "redis", executable: binary,
+                arguments: [
+                    "--bind", "127.0.0.1", "--port", String(port), "--dir", directory, "--appendonly", "yes",
+                    "--appendfsync", "always", "--save", "", "--appendfilename", "cluster.aof",
+                ],
+                logPath: directory + "/redis.stderr.log",
+                onLine: { line in if line.contains("Ready to accept connections") { output.yield(line) } },
+                onEnd: { output.finish() })
+            let (ready, _) = await lines.first(within: 15) { $0 }
+            if ready != nil { return RedisChildProcess(process: process, port: port) }
+            await process.kill()
+            seen = "\(process.termination ?? "no readiness within 15 s") \(process.stderrTail())"
+        }
+        throw StepFailure(expected: "redis-server to start", seen: seen)
+    }
+
+    private init(process: ChildProcess, port: Int) {
+        self.process = process
+        self.port = port
+    }
+
+    /// SIGKILL (nothing of a finished run is kept), then waits until it is reaped.
+    func stop() async {
+        await process.kill()
+    }
+}
