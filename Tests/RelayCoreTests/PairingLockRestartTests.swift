@@ -88,10 +88,14 @@ import Testing
     @Test func theRelayLockSurvivesARestart() {
         var h = RelayHarness()
         let firstFailure = h.now
-        for n in 0..<500 {
+        for n in 0..<499 {
             let (watch, _) = h.connect(.watch, address: Self.address(n))
             h.join(watch, Self.wrong(n))
         }
+        let (last, _) = h.connect(.watch, address: Self.address(499))
+        let locking = h.join(last, Self.wrong(499))
+        let stored = WrongPairingCode(address: Self.address(499), at: h.now, countsUntil: h.now.adding(milliseconds: 120_000))
+        #expect(locking.actions.first == .persist(.recordWrongPairingCode(stored)), "the 500th's answer waits for its commit")
         let until = firstFailure.adding(milliseconds: 120_000)
         h.advance(ms: 20_000)
         h.restart()
