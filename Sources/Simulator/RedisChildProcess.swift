@@ -4,6 +4,11 @@ import Primitives
 /// `redis-server` for `simulate --cluster`: on 127.0.0.1 and a free port, its append-only file
 /// (`appendfsync always`, as docs/REDIS.md asks) in the run's directory. It is the cluster's
 /// store, so it lives for the whole run: a relay `stop`/`restart` stops the nodes, not Redis.
+///
+/// It ends with this process however this process ends (as the relays do with
+/// `--exit-on-stdin-eof`): Redis has no such option, so a small `sh` starts a watcher that
+/// holds the child's standard input and SIGKILLs the server at its end of file (this process
+/// gone, or ``stop()``), then `exec`s the server, which keeps the child's pid.
 final class RedisChildProcess: Sendable {
     private let process: ChildProcess
     /// The port it listens on.
@@ -27,10 +32,10 @@ final class RedisChildProcess: Sendable {
             // Redis logs to standard output; the one line wanted is its readiness.
             let (lines, output) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(1))
             let process = try ChildProcess(
-                name: "redis", executable: binary,
+                name: "redis", executable: "/bin/sh",
                 arguments: [
-                    "--bind", "127.0.0.1", "--port", String(port), "--dir", directory, "--appendonly", "yes",
-                    "--appendfsync", "always", "--save", "", "--appendfilename", "cluster.aof",
+                    "-c", watchedServer, "redis", "--bind", "127.0.0.1", "--port", String(port), "--dir", directory,
+                    "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--appendfilename", "cluster.aof",
                 ],
                 logPath: directory + "/redis.stderr.log",
                 onLine: { line in if line.contains("Ready to accept connections") { output.yield(line) } },
@@ -43,12 +48,19 @@ final class RedisChildProcess: Sendable {
         throw StepFailure(expected: "redis-server to start", seen: seen)
     }
 
+    /// fd 3 keeps the child's standard input for the watcher (an asynchronous list's own
+    /// standard input is /dev/null); `$$` is the shell's pid, which `exec` hands to the server.
+    private static let watchedServer = """
+        exec 3<&0; { cat <&3 >/dev/null; kill -9 $$; } >/dev/null 2>&1 & exec 3<&- </dev/null; exec \(binary) "$@"
+        """
+
     private init(process: ChildProcess, port: Int) {
         self.process = process
         self.port = port
     }
 
-    /// SIGKILL (nothing of a finished run is kept), then waits until it is reaped.
+    /// SIGKILL (nothing of a finished run is kept), then waits until it is reaped; its
+    /// watcher ends with the standard input this closes.
     func stop() async {
         await process.kill()
     }
