@@ -25,6 +25,8 @@ public final class ConsoleHub: Sendable {
         var lastPushAt = Int64.min / 2
         /// The cluster node this console belongs to (nil on a single relay).
         var node: ConsoleJSON.Node?
+        /// The node took the lead: the next inspection published is its engine's first.
+        var leadsOnNextPublish = false
     }
 
     /// The token and interface rule.
@@ -48,6 +50,10 @@ public final class ConsoleHub: Sendable {
     /// changed) to every open event stream.
     public func publish(_ inspection: RelayInspection, at now: Timestamp, heldFrames: Int) {
         let writes = state.withLock { s in
+            if s.leadsOnNextPublish {
+                s.node?.leads = true
+                s.leadsOnNextPublish = false
+            }
             s.inspection = inspection
             s.inspectedAt = now
             s.heldFrames = heldFrames
@@ -63,15 +69,42 @@ public final class ConsoleHub: Sendable {
         for (stream, bytes) in writes { stream.write(bytes) }
     }
 
-    /// Says which cluster node this console belongs to and whether it leads now, and pushes
-    /// that at once (every `state` event carries it). A node that stops leading also
-    /// publishes an empty inspection, so an edge's console shows no devices.
+    /// Says which cluster node this console belongs to and whether it leads.
+    ///
+    /// Leading shows with the new engine's first ``publish(_:at:heldFrames:)``, never with
+    /// what the hub held before (an empty or an old inspection read as the leader's would
+    /// satisfy a wait for "0 pairs"). Not leading (at start and at a step-down) empties the
+    /// shown state, clears the fault plan (the next leadership starts with none, as a new
+    /// leader elsewhere does) and pushes that at once.
     public func setNode(_ id: String, leads: Bool, at now: Timestamp) {
-        let writes = state.withLock { s in
-            s.node = ConsoleJSON.Node(id: id, leads: leads)
-            return push(&s, at: now)
+        if leads {
+            state.withLock { s in
+                s.node = ConsoleJSON.Node(id: id, leads: false)
+                s.leadsOnNextPublish = true
+            }
+            return
+        }
+        let (writes, cleared) = state.withLock { s in
+            s.node = ConsoleJSON.Node(id: id, leads: false)
+            s.leadsOnNextPublish = false
+            s.inspection = RelayInspection(pairs: [], unpairedConnections: 0)
+            s.inspectedAt = now
+            s.heldFrames = 0
+            if !s.faces.isEmpty {
+                s.faces = [:]
+                s.facesChanged = true
+            }
+            let cleared = s.plan.clear(nil)
+            return (push(&s, at: now), cleared.count)
         }
         for (stream, bytes) in writes { stream.write(bytes) }
+        if cleared > 0 { logLine("faults cleared", [("target", "all"), ("count", String(cleared)), ("why", "no longer leading")]) }
+    }
+
+    /// Whether faults set here can take effect: always on a single relay, on a cluster node
+    /// only while it leads.
+    public var appliesFaults: Bool {
+        state.withLock { $0.node?.leads ?? true }
     }
 
     /// Logs a frame; one from a device also marks it seen.

@@ -49,6 +49,10 @@ public struct ConsoleRoutes: Sendable {
             return .eventStream(stream)
         case ("GET", "/console/api/faults"):
             return json(hub.state.withLock { $0.plan.faults.map(ConsoleJSON.fault) })
+        case ("POST", "/console/api/faults") where !hub.appliesFaults:
+            return json(
+                ConsoleJSON.Message(ok: false, message: "this cluster node does not lead: set faults on the leading node's console"),
+                status: 409)
         case ("POST", "/console/api/faults"):
             do {
                 let fault = try Self.fault(from: query, at: clock())

@@ -71,11 +71,17 @@ enum RedisRelayScripts {
         -- the relay-wide lock bounds it).
         local function pruneWrong(time)
           local wk = pre .. 'pairing:wrong'
+          local kept, dropped = {}, false
           for _, entry in ipairs(redis.call('LRANGE', wk, 0, -1)) do
             local ends = tonumber(string.match(entry, '^(-?%d+):'))
-            if ends and ends <= time then redis.call('LREM', wk, 0, entry) end
+            if ends and ends <= time then dropped = true else table.insert(kept, entry) end
+          end
+          if dropped then
+            redis.call('DEL', wk)
+            for j = 1, #kept, 1000 do redis.call('RPUSH', wk, unpack(kept, j, math.min(j + 999, #kept))) end
           end
         end
+        local wrongAt = nil
         local ops = 0
         while i <= #ARGV do
           local op = arg()
@@ -159,11 +165,13 @@ enum RedisRelayScripts {
           elseif op == 'wrong' then
             local entry, at = arg(), tonumber(arg())
             redis.call('RPUSH', pre .. 'pairing:wrong', entry)
-            pruneWrong(at)
+            if not wrongAt or at > wrongAt then wrongAt = at end
           else
             return redis.error_reply('watchrelay: unknown store operation ' .. tostring(op))
           end
         end
+        -- Once per batch, at its latest wrong code, in one pass: what stopped counting goes.
+        if wrongAt then pruneWrong(wrongAt) end
         redis.call('HSET', pre .. 'applied', ARGV[2], batch)
         return ops
         """#

@@ -140,8 +140,8 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
             self.engine = nil
             lease = nil
             engine.finished()
-            console?.setNode(nodeID, leads: false, at: clock.now())
             engine.consoleStepDown()
+            console?.setNode(nodeID, leads: false, at: clock.now())
         case let request as RelayEngine.StatsRequest where engine == nil:
             request.reply.resume(returning: RelayEngine.Stats(connections: local.count, pairs: 0, queued: 0))
         default:

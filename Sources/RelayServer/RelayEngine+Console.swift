@@ -110,13 +110,11 @@ extension RelayEngine {
         console?.gate.forget(link)
     }
 
-    /// This engine no longer leads its cluster (it will not run again): the console shows no
-    /// devices rather than the last ones it saw, and frames held by faults are dropped (their
-    /// connections are closed with 1001 and resume on the next leader).
+    /// This engine no longer leads its cluster (it will not run again): frames held by faults
+    /// are dropped (their connections are closed with 1001 and resume on the next leader). The
+    /// hub empties what it shows itself (``ConsoleHub/setNode(_:leads:at:)``).
     func consoleStepDown() {
-        guard let hub = console?.hub else { return }
         console?.gate = DeliveryGate()
-        hub.publish(RelayInspection(pairs: [], unpairedConnections: 0), at: clock.now(), heldFrames: 0)
     }
 
     /// At the end of each service-loop turn: the relay's state to the console (coalesced: at

@@ -126,6 +126,11 @@ final class ChildProcess: Sendable {
         closeInput()
     }
 
+    /// Waits up to `grace` for the child to end by itself (after ``closeInput()``, say).
+    func waitForEnd(grace: Duration) async {
+        _ = await process.signal(0, grace: grace)
+    }
+
     /// Closes the child's standard input (a `--machine` child then stops by itself).
     func closeInput() {
         input.withLock { fd in

@@ -42,7 +42,7 @@ final class RedisChildProcess: Sendable {
                 onEnd: { output.finish() })
             let (ready, _) = await lines.first(within: 15) { $0 }
             if ready != nil { return RedisChildProcess(process: process, port: port) }
-            await process.kill()
+            await Self.end(process)
             seen = "\(process.termination ?? "no readiness within 15 s") \(process.stderrTail())"
         }
         throw StepFailure(expected: "redis-server to start", seen: seen)
@@ -50,8 +50,12 @@ final class RedisChildProcess: Sendable {
 
     /// fd 3 keeps the child's standard input for the watcher (an asynchronous list's own
     /// standard input is /dev/null); `$$` is the shell's pid, which `exec` hands to the server.
+    /// The watcher kills it only while it is still the watcher's parent (field 4 of
+    /// /proc/self/stat): once the server is gone the watcher is someone else's child, and the
+    /// pid may be another process's.
     private static let watchedServer = """
-        exec 3<&0; { cat <&3 >/dev/null; kill -9 $$; } >/dev/null 2>&1 & exec 3<&- </dev/null; exec \(binary) "$@"
+        exec 3<&0; { cat <&3 >/dev/null; read -r _ _ _ parent _ </proc/self/stat; [ "$parent" = "$$" ] && kill -9 $$; } \
+        >/dev/null 2>&1 & exec 3<&- </dev/null; exec \(binary) "$@"
         """
 
     private init(process: ChildProcess, port: Int) {
@@ -59,9 +63,16 @@ final class RedisChildProcess: Sendable {
         self.port = port
     }
 
-    /// SIGKILL (nothing of a finished run is kept), then waits until it is reaped; its
-    /// watcher ends with the standard input this closes.
+    /// Ends the server (nothing of a finished run is kept) and waits until it is reaped.
     func stop() async {
+        await Self.end(process)
+    }
+
+    /// Closes the server's standard input, so its watcher SIGKILLs it while the pid is surely
+    /// its own; SIGKILL from here only if it still runs 5 s later.
+    private static func end(_ process: ChildProcess) async {
+        process.closeInput()
+        await process.waitForEnd(grace: .seconds(5))
         await process.kill()
     }
 }

@@ -1,4 +1,4 @@
-import RelayConsole
+@testable import RelayConsole
 import RelayCore
 import RelayProtocol
 import Testing
@@ -42,5 +42,36 @@ import Testing
         hub.noteChange()
         hub.publish(empty, at: at(200), heldFrames: 0)
         #expect(hub.subscriberCount == 0, "a closed stream is forgotten at the next push")
+    }
+
+    func shown(_ hub: ConsoleHub) -> ConsoleJSON.State {
+        hub.state.withLock { ConsoleJSON.state($0) }
+    }
+
+    /// A cluster node's console: leading shows only with the new engine's first inspection
+    /// (never an old or empty one read as the leader's), and stepping down empties what it
+    /// shows, clears its faults and refuses new ones.
+    @Test func aClusterNodeShowsLeadingOnlyWithItsEnginesFirstInspectionAndStepsDownEmpty() throws {
+        let hub = ConsoleHub(configuration: ConsoleConfiguration(token: "t"), seed: 1)
+        #expect(shown(hub).node == nil && hub.appliesFaults, "a single relay: no node, faults apply")
+        hub.setNode("a", leads: false, at: at(1))
+        #expect(shown(hub).node == ConsoleJSON.Node(id: "a", leads: false))
+        #expect(!hub.appliesFaults, "an edge applies no faults")
+
+        hub.setNode("a", leads: true, at: at(2))
+        #expect(shown(hub).node?.leads == false, "not before the engine published")
+        hub.publish(RelayInspection(pairs: [], unpairedConnections: 3), at: at(3), heldFrames: 0)
+        #expect(shown(hub).node == ConsoleJSON.Node(id: "a", leads: true))
+        #expect(shown(hub).unpairedConnections == 3 && hub.appliesFaults)
+        try hub.set(Fault(.unreachable, on: .pair(PairID("p")), at: at(4)))
+
+        let stream = HTTPStream()
+        hub.subscribe(stream, pair: nil)
+        _ = stream.take(upTo: 1 << 20)
+        hub.setNode("a", leads: false, at: at(5))
+        let pushed = String(decoding: stream.take(upTo: 1 << 20).bytes, as: UTF8.self)
+        #expect(pushed.contains(#""leads":false"#), "the step-down is pushed at once")
+        #expect(shown(hub).unpairedConnections == 0 && shown(hub).pairs.isEmpty, "nothing of the old engine shown")
+        #expect(hub.withPlan { $0.faults }.isEmpty, "the next leadership starts with no faults")
     }
 }

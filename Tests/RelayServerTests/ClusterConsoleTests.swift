@@ -54,8 +54,9 @@ struct ClusterConsoleTests {
         let clients = try WebSocketClientContext(configuration: ClientConfiguration(enablesTLS: false))
         #expect(a.consoleURL != nil && b.consoleURL != nil, "every node serves its console")
 
-        // a started first on a free lease: it leads; b is an edge.
-        #expect(try await state(a).node == ConsoleJSON.Node(id: "a", leads: true))
+        // a started first on a free lease: it leads (shown with its engine's first
+        // inspection, within one push interval); b is an edge.
+        _ = try await state(a, "a's console to show it leads") { $0.node == ConsoleJSON.Node(id: "a", leads: true) }
         let edge = try await state(b)
         #expect(edge.node == ConsoleJSON.Node(id: "b", leads: false))
 
@@ -74,6 +75,10 @@ struct ClusterConsoleTests {
         }
         #expect(Set(shown.pairs[0].devices.map(\.name)) == ["Phone on a", "Watch on b"])
         #expect(try await state(b).pairs.isEmpty, "an edge's console shows no devices")
+        let refused = try await PlainHTTP.request(
+            port: b.port, "/console/api/faults?target=pair:\(shown.pairs[0].id)&kind=unreachable", method: "POST",
+            headers: [bearer])
+        #expect(refused.status == 409, "an edge takes no faults: \(refused.body)")
 
         // A fault set on the leader's console reaches the watch on the other node.
         let watchID = try #require(shown.pairs[0].devices.first { $0.role == "watch" }?.id)
