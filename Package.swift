@@ -131,7 +131,7 @@ let package = Package(
         // `phone|watch --machine` children and the simulator's MachineChannel, speak it.
         .target(name: "LineProtocol", dependencies: ["RelayProtocol"], swiftSettings: strict),
         // The benchmark (`watchrelay bench`, a thin entry): load generator, peers, pacing, report.
-        .target(name: "WatchRelayBench", dependencies: ["CLIArguments", "Primitives", "Simulator", "WebSocketTransport"], swiftSettings: strict),
+        .target(name: "WatchRelayBench", dependencies: ["CLIArguments", "Primitives", "RelayCore", "RelayProtocol", "RelayServer", "Simulator", "WebSocketTransport"], swiftSettings: strict),
         .executableTarget(
             name: "watchrelay",
             dependencies: ["RelayServer", "RelayConsole", "RedisClient", "RelayProtocol", "RelayClient", "GitHubAPI", "PhoneApp", "WatchApp", "Simulator", "Primitives", "RelayCore", "SQLite", "TestClock", "CLIArguments", "LineProtocol", "WatchRelayBench"]

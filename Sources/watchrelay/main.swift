@@ -12,6 +12,7 @@ let usage = """
       serve        run the relay (WatchConnectivity stand-in) on libwebsockets
       bench        measure the relay and its peers (BENCHMARKS.md)
       bench-cluster  the cluster's cost: SQLite, Redis, same-node and cross-node pairs (docs/REDIS.md)
+      bench-core   the relay core's step per message, no socket (ns/message)
       phone        the phone companion: GitHub favorites pushed to the watch
       watch        the headless watch: widget timeline, profile repos, delete from the watch
       github-stub  serve the fixture GitHub API (the offline default of `phone`)
@@ -32,6 +33,7 @@ do {
     case "serve": code = try await ServeCommand.run(Array(argv.dropFirst()))
     case "bench": code = try await BenchCommand.run(Array(argv.dropFirst()))
     case "bench-cluster": code = try await BenchClusterCommand.run(Array(argv.dropFirst()))
+    case "bench-core": code = try BenchCoreCommand.run(Array(argv.dropFirst()))
     case "phone": code = try await PhoneCommand.run(Array(argv.dropFirst()))
     case "watch": code = try await WatchCommand.run(Array(argv.dropFirst()))
     case "github-stub": code = try await GitHubStubCommand.run(Array(argv.dropFirst()))

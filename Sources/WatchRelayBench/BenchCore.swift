@@ -1,0 +1,98 @@
+import CLIArguments
+import Foundation
+import RelayCore
+import RelayProtocol
+import RelayServer
+
+/// `watchrelay bench-core`: the relay's step alone, with no socket and no thread. A paired
+/// `RelayState` handles `--messages` phone → watch `message` sends (64 B payloads, each
+/// frame's bytes as a client sent them), and every frame it answers is encoded as the engine
+/// encodes it. Prints the median nanoseconds per message over `--reps` repetitions.
+///
+/// What the socket benchmarks cannot show: a change of a few per cent in the core's cost.
+/// Their run-to-run spread on a shared machine is ±5–20 %; this loop's is about 1 %.
+public enum BenchCoreCommand {
+    static let help = """
+        USAGE: watchrelay bench-core [--messages N] [--reps R] [--payload B]
+
+        The relay core's step per message, in this process: decode the client's `send`
+        frame, handle it (seq, `accepted`, `deliver`), encode both answers. No socket, no
+        thread, no store. Prints ns per message (median, min, max over R repetitions of N
+        messages; defaults 100000 and 7) and the answer bytes per message.
+        """
+
+    public static func run(_ argv: [String]) throws -> Int32 {
+        var args = try Arguments(argv, booleanFlags: ["help"])
+        if args.flag("help") {
+            print(help)
+            return 0
+        }
+        let messages = try args.int("messages", in: 1...10_000_000) ?? 100_000
+        let reps = try args.int("reps", in: 1...100) ?? 7
+        let payloadBytes = try args.int("payload", in: 16...65_536) ?? 64
+        try args.rejectUnknown()
+
+        var state = RelayState(environment: .live)
+        var clock = Timestamp(millisecondsSinceEpoch: 1_796_000_000_000)
+        let (phone, watch) = try pair(&state, &clock)
+        let filler = String(repeating: "x", count: max(0, payloadBytes - 30))
+        var times: [Double] = []
+        var answerBytes = 0
+        var serial = 0
+        for _ in 0..<reps {
+            // The frames as bytes before the clock starts: only the relay's side is timed.
+            let frames = (0..<messages).map { _ in
+                serial += 1
+                return FrameCodec.encode(
+                    ClientFrame.send(
+                        Send(id: "m-\(serial)", mode: .message, payload: Payload(kind: "bench.fill", ["s": .string(filler)]))))
+            }
+            answerBytes = 0
+            let start = ContinuousClock.now
+            for bytes in frames {
+                clock = clock.adding(milliseconds: 0)
+                for action in state.handle(.frame(phone, bytes), now: clock) {
+                    if case .send(_, let frame) = action { answerBytes += FrameCodec.encode(frame).count }
+                }
+            }
+            let elapsed = ContinuousClock.now - start
+            times.append(Double(elapsed.components.attoseconds) / 1e9 + Double(elapsed.components.seconds) * 1e9)
+            // The watch acks nothing for messages; nothing piles up between repetitions.
+            _ = watch
+        }
+        let perMessage = times.map { $0 / Double(messages) }.sorted()
+        print(
+            String(
+                format: "bench-core: %d × %d messages of %d B: %.0f ns per message (median; min %.0f, max %.0f), %d answer bytes per message",
+                reps, messages, payloadBytes, perMessage[perMessage.count / 2], perMessage.first!, perMessage.last!,
+                answerBytes / messages))
+        return 0
+    }
+
+    /// A phone and a watch (foreground) connected and paired; returns their links.
+    private static func pair(_ state: inout RelayState, _ now: inout Timestamp) throws -> (LinkID, LinkID) {
+        let phone = LinkID(1)
+        let watch = LinkID(2)
+        func step(_ event: RelayEvent) -> [RelayAction] {
+            now = now.adding(milliseconds: 1)
+            return state.handle(event, now: now)
+        }
+        _ = step(.opened(phone, address: "127.0.0.1"))
+        _ = step(.frame(phone, FrameCodec.encode(ClientFrame.hello(Hello(id: "h-p", role: .phone, deviceName: "Bench phone")))))
+        var code: String?
+        for case .send(_, .pairCode(let c)) in step(.frame(phone, FrameCodec.encode(ClientFrame.pairBegin(Request(id: "pb"))))) {
+            code = c.code
+        }
+        guard let code else { throw BenchError.setup("bench-core: no pair.code") }
+        _ = step(.opened(watch, address: "127.0.0.1"))
+        _ = step(
+            .frame(
+                watch,
+                FrameCodec.encode(ClientFrame.hello(Hello(id: "h-w", role: .watch, deviceName: "Bench watch", foreground: true)))))
+        let joined = step(.frame(watch, FrameCodec.encode(ClientFrame.pairJoin(PairJoin(id: "pj", code: code)))))
+        guard joined.contains(where: { if case .send(_, .paired) = $0 { true } else { false } }) else {
+            throw BenchError.setup("bench-core: pairing failed: \(joined)")
+        }
+        return (phone, watch)
+    }
+}
