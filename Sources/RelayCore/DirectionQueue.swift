@@ -93,6 +93,12 @@ struct DirectionQueue: Sendable {
 
     /// Whether `id` is a durable send this direction still holds.
     /// (Every held item has a rank, and only held items: O(1).)
+    /// Whether a send with `id` was accepted before (queued, finished, or a recent message):
+    /// a retry, answered `accepted` again and not queued twice.
+    func alreadyAccepted(_ id: String) -> Bool {
+        holds(id) || finishedSet.contains(id) || recentMessages.contains(id)
+    }
+
     func holds(_ id: String) -> Bool {
         ranks[id] != nil
     }

@@ -3,10 +3,29 @@ import RelayProtocol
 extension RelayState {
     /// The paired session on `link`, or `not_paired`.
     func pairedSession(_ link: LinkID, re: String?) throws(ProtocolError) -> (Session, PairID) {
-        guard let s = links[link]?.session, let pairID = s.pairID, pairs[pairID] != nil else {
+        guard let s = links[link]?.session, let pairID = s.pairID, hasPair(pairID) else {
             throw ProtocolError(.notPaired, "this device is not paired", re: re)
         }
         return (s, pairID)
+    }
+
+    /// Whether `pairID` is a pair. Not `pairs[pairID] != nil`: the dictionary's getter copies
+    /// the whole ``PairState`` out (every array and set in it retained, then released).
+    func hasPair(_ pairID: PairID) -> Bool {
+        pairs.keys.contains(pairID)
+    }
+
+    /// `body` on the state of `pairID` where the dictionary stores it; nil (and `body` not
+    /// run) when there is no such pair.
+    ///
+    /// Not `pairs[pairID]?.…`: the optional-valued subscript's modify accessor moves the value
+    /// into a temporary and copies it back, retaining and releasing every array and set of the
+    /// ``PairState`` on each change; `values[index]` lends it in place (`bench-core`, BENCHMARKS.md).
+    /// `body` cannot touch `self` (`pairs` is being modified): callers read what it needs first.
+    @inline(__always)
+    mutating func updatePair<T>(_ pairID: PairID, _ body: (inout PairState) -> T) -> T? {
+        guard let index = pairs.index(forKey: pairID) else { return nil }
+        return body(&pairs.values[index])
     }
 
     // MARK: - send
@@ -19,7 +38,8 @@ extension RelayState {
         }
         try configuration.limits.check(.send(f))
         // A send this device already had accepted (a retry) is not queued or delivered again.
-        if let q = pairs[pairID]?[sender], q.holds(f.id) || q.finishedSet.contains(f.id) || q.recentMessages.contains(f.id) {
+        if updatePair(pairID, { $0[sender].alreadyAccepted(f.id) }) == true {
+            let q = pairs[pairID]![sender]
             var again = Accepted(re: f.id)
             if f.mode == .complication {
                 again.remaining = complicationsLeft(pairID)
@@ -41,23 +61,26 @@ extension RelayState {
         switch f.mode {
         case .context:
             replaceContext(pairID, sender: sender)
-            pairs[pairID]?[sender].enqueue(item, window: window, receiverOnline: online)
+            updatePair(pairID) { $0[sender].enqueue(item, window: window, receiverOnline: online) }
         case .complication:
             let left = complicationsLeft(pairID)
             if left > 0 {
-                pairs[pairID]?[sender].enqueue(item, window: window, receiverOnline: online)
-                pairs[pairID]?.complicationUses.append(now)
+                let now = now
+                updatePair(pairID) {
+                    $0[sender].enqueue(item, window: window, receiverOnline: online)
+                    $0.complicationUses.append(now)
+                }
                 persist(.addComplicationUse(pairID, now))
                 if complicationBudgetLeft[pairID] != nil { complicationBudgetLeft[pairID] = left - 1 }
                 accepted.remaining = left - 1
             } else {
                 item.mode = .userInfo
-                pairs[pairID]?[sender].enqueue(item, window: window, receiverOnline: online)
+                updatePair(pairID) { $0[sender].enqueue(item, window: window, receiverOnline: online) }
                 accepted.remaining = 0
                 accepted.fallback = .userInfo
             }
         default:
-            pairs[pairID]?[sender].enqueue(item, window: window, receiverOnline: online)
+            updatePair(pairID) { $0[sender].enqueue(item, window: window, receiverOnline: online) }
         }
         queuedBytesTotal += item.size
         persist(.insertItem(pairID, direction: sender, item))
@@ -91,7 +114,7 @@ extension RelayState {
             throw ProtocolError(.notReachable, "the \(sender.peer) is not reachable", re: f.id)
         }
         let seq = nextSeq(pairID, sender: sender)
-        pairs[pairID]?[sender].remember(message: f.id)
+        updatePair(pairID) { $0[sender].remember(message: f.id) }
         emit(.accepted(Accepted(re: f.id)), to: link)
         let wantsReply = f.wantsReply == true
         emit(
@@ -113,8 +136,8 @@ extension RelayState {
 
     /// The next seq of `sender`'s direction, reserving a new block in the store when needed.
     mutating func nextSeq(_ pairID: PairID, sender: Role) -> Int64 {
-        guard pairs[pairID] != nil else { return 0 }
-        let (seq, reservation) = pairs[pairID]![sender].advanceSeq(block: configuration.seqReservationBlock)
+        let block = configuration.seqReservationBlock
+        guard let (seq, reservation) = updatePair(pairID, { $0[sender].advanceSeq(block: block) }) else { return 0 }
         record(reservation, pairID, sender)
         return seq
     }
@@ -133,15 +156,16 @@ extension RelayState {
     /// copies none of its arrays; ``putQueue(_:_:_:)`` puts it back. Nothing may read that
     /// queue in between (persisting and emitting may: they do not read queues).
     mutating func takeQueue(_ pairID: PairID, _ sender: Role) -> DirectionQueue? {
-        guard pairs[pairID] != nil else { return nil }
-        var q = DirectionQueue()
-        swap(&q, &pairs[pairID]![sender])
-        return q
+        updatePair(pairID) { pair in
+            var q = DirectionQueue()
+            swap(&q, &pair[sender])
+            return q
+        }
     }
 
     /// Puts back a queue taken with ``takeQueue(_:_:)``.
     mutating func putQueue(_ q: consuming DirectionQueue, _ pairID: PairID, _ sender: Role) {
-        pairs[pairID]?[sender] = q
+        updatePair(pairID) { $0[sender] = q }
     }
 
     /// Sends queued durable items to the receiver of `sender`'s direction, within the window.
@@ -194,12 +218,12 @@ extension RelayState {
     /// Payloads the store read back: into their items, then delivery goes on. With the receiver
     /// gone meanwhile they are dropped (it reads them again when it is back).
     mutating func payloadsLoaded(_ pairID: PairID, sender: Role, _ payloads: [String: Payload]) {
-        guard pairs[pairID] != nil else { return }
+        guard hasPair(pairID) else { return }
         guard connectedLink(of: sender.peer, in: pairID) != nil else {
-            pairs[pairID]?[sender].loadPending = false
+            updatePair(pairID) { $0[sender].loadPending = false }
             return
         }
-        pairs[pairID]?[sender].fill(payloads)
+        updatePair(pairID) { $0[sender].fill(payloads) }
         pump(pairID, sender: sender)
     }
 
@@ -233,7 +257,7 @@ extension RelayState {
                 persist(.appendPendingTransferred(pairID, direction: sender, ids: transferred))
             }
         }
-        pairs[pairID]?[sender] = q
+        putQueue(q, pairID, sender)
         pump(pairID, sender: sender)
     }
 

@@ -32,18 +32,24 @@ extension RelayState {
     ///
     /// Counts what the queue would hold after the send: a context replaces the contexts it
     /// holds (latest wins), so those do not count. Nothing is stored when this throws.
-    func checkQuotas(for item: QueuedItem, _ pairID: PairID, sender: Role, re: String) throws(ProtocolError) {
-        guard let q = pairs[pairID]?[sender] else { return }
-        let replaced = item.mode == .context ? q.replaceableContexts : []
+    ///
+    /// `mutating` only to read the queue in place (``updatePair(_:_:)``); it changes nothing.
+    mutating func checkQuotas(for item: QueuedItem, _ pairID: PairID, sender: Role, re: String) throws(ProtocolError) {
+        let isContext = item.mode == .context
+        guard
+            let (replaced, queuedCount, queuedBytes) = updatePair(pairID, { pair in
+                (isContext ? pair[sender].replaceableContexts : [], pair[sender].queuedCount, pair[sender].queuedBytes)
+            })
+        else { return }
         let freed = replaced.reduce(0) { $0 + $1.size }
-        let items = q.queuedCount - replaced.count + 1
-        let bytes = q.queuedBytes - freed + item.size
+        let items = queuedCount - replaced.count + 1
+        let bytes = queuedBytes - freed + item.size
         let total = queuedBytesTotal - freed + item.size
         let direction = "the \(sender) → \(sender.peer) queue"
         if items > configuration.maxQueuedItemsPerDirection {
             throw ProtocolError(
                 .quotaExceeded,
-                "\(direction) holds \(q.queuedCount) items, its quota of \(configuration.maxQueuedItemsPerDirection);"
+                "\(direction) holds \(queuedCount) items, its quota of \(configuration.maxQueuedItemsPerDirection);"
                     + " retry once the \(sender.peer) has acked some", re: re)
         }
         if bytes > configuration.maxQueuedBytesPerDirection {

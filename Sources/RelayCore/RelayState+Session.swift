@@ -16,7 +16,7 @@ extension RelayState {
         var replacedPresence: Presence?
         if let token = h.token {
             guard let device = tokens[environment.hashToken(token)], let member = devices[device],
-                member.role == h.role, pairs[member.pair] != nil
+                member.role == h.role, hasPair(member.pair)
             else {
                 close(link, after: ProtocolError(.unauthorized, "unknown or revoked token", re: h.id), reason: "unauthorized")
                 return
@@ -60,7 +60,7 @@ extension RelayState {
         }
         // Nothing is in flight on a new connection. Reset before the ack: applying it pumps
         // the backlog, and a reset after that would send the same items a second time.
-        pairs[pairID]?[peerRole].resetInFlight()
+        updatePair(pairID) { $0[peerRole].resetInFlight() }
         if let lastSeq = h.lastSeq, lastSeq > 0, lastSeq <= pair[peerRole].lastSeq {
             applyAck(pairID, sender: peerRole, through: lastSeq)
         }
@@ -77,7 +77,7 @@ extension RelayState {
         var limits = configuration.limits
         limits.windowItems = configuration.inFlightItems
         limits.windowBytes = configuration.inFlightBytes
-        if let pairID, pairs[pairID] != nil {
+        if let pairID, hasPair(pairID) {
             limits.complicationsRemaining = complicationsLeft(pairID)
         }
         return limits
@@ -174,9 +174,12 @@ extension RelayState {
         if let device = l.session?.deviceID, deviceLinks[device] == link {
             deviceLinks[device] = nil
             if let member = devices[device] {
-                pairs[member.pair]?[member.role.peer].resetInFlight()
                 // Its unsent payloads wait in the store until it is back.
-                if configuration.loadsPayloadsOnDemand { pairs[member.pair]?[member.role.peer].evictUnsentPayloads() }
+                let evicts = configuration.loadsPayloadsOnDemand
+                updatePair(member.pair) { pair in
+                    pair[member.role.peer].resetInFlight()
+                    if evicts { pair[member.role.peer].evictUnsentPayloads() }
+                }
             }
             if notify { notifyPeer(of: device, presence: Presence(connected: false, reachable: false)) }
         }
