@@ -52,9 +52,8 @@ final class ClusterLeadership: @unchecked Sendable {
     /// or it knows who does.
     /// - Throws: a ``RedisRelayStorageError`` when Redis cannot be reached, or the state not loaded.
     func start() async throws {
-        let first = LockedResult()
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            first.continuation = continuation
+            let first = FirstRound(continuation)
             let thread = Thread { [self] in run(first) }
             thread.name = "watchrelay-lease"
             thread.start()
@@ -79,7 +78,7 @@ final class ClusterLeadership: @unchecked Sendable {
         await client.close()
     }
 
-    private func run(_ first: LockedResult) {
+    private func run(_ first: FirstRound) {
         var leading: RedisLease?
         var seen: RedisLease??
         var firstRound = true
@@ -216,16 +215,15 @@ final class ClusterLeadership: @unchecked Sendable {
 }
 
 /// The first round's outcome, handed to ``ClusterLeadership/start()`` once.
-private final class LockedResult: @unchecked Sendable {
-    // @unchecked Sendable: `continuation` is set before the thread starts and taken under `lock`.
-    private let lock = NSLock()
-    var continuation: CheckedContinuation<Void, any Error>?
+private typealias FirstRound = LockedState<CheckedContinuation<Void, any Error>?>
 
-    func resume(_ result: Result<Void, any Error>) {
-        lock.lock()
-        let waiting = continuation
-        continuation = nil
-        lock.unlock()
-        waiting?.resume(with: result)
+extension LockedState where Value == CheckedContinuation<Void, any Error>? {
+    /// Resumes the waiting ``ClusterLeadership/start()`` with `result`, the first time only.
+    fileprivate func resume(_ result: Result<Void, any Error>) {
+        withLock { (waiting: inout Value) -> Value in
+            let taken = waiting
+            waiting = nil
+            return taken
+        }?.resume(with: result)
     }
 }
