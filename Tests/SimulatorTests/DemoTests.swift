@@ -15,11 +15,7 @@ struct DemoTests {
         let out = Pipe()
         process.standardOutput = out
         try process.run()
-        // Read on a thread of its own: not on one of the test run's few cooperative threads.
-        let handle = out.fileHandleForReading
-        let text = await withCheckedContinuation { (done: CheckedContinuation<String, Never>) in
-            Thread { done.resume(returning: String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)) }.start()
-        }
+        let text = await readToEnd(out.fileHandleForReading)
         await waitForExit(process)
         #expect(process.terminationStatus == 0, "\(text)")
         let steps = text.components(separatedBy: "── 3. Delete torvalds")

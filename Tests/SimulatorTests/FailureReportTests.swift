@@ -74,12 +74,7 @@ struct FailureReportTests {
         let out = Pipe()
         process.standardOutput = out
         try process.run()
-        // Read on a thread of its own: a blocking read here would hold one of the test run's
-        // few cooperative threads for the whole scenario (seconds, with child processes).
-        let handle = out.fileHandleForReading
-        let text = await withCheckedContinuation { (done: CheckedContinuation<String, Never>) in
-            Thread { done.resume(returning: String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)) }.start()
-        }
+        let text = await readToEnd(out.fileHandleForReading)
         await waitForExit(process)
         #expect(process.terminationStatus == 3)
         #expect(text.contains("FAIL broken-on-purpose"))

@@ -34,6 +34,13 @@ public func waitForExit(_ process: TestProcess) async {
     await process.ended()
 }
 
+/// Reads `handle` (a child's standard output) to its end without blocking the calling thread:
+/// a blocking read would hold one of the test run's few cooperative threads for the child's
+/// whole run (seconds, with child processes of its own).
+public func readToEnd(_ handle: FileHandle) async -> String {
+    await onOwnThread { String(decoding: handle.readDataToEndOfFile(), as: UTF8.self) }
+}
+
 /// Runs the blocking `body` on a new thread; the caller's task waits without holding a thread.
 private func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { (done: CheckedContinuation<T, Never>) in
