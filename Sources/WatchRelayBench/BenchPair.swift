@@ -39,12 +39,30 @@ final class BenchPair: Sendable {
 
     /// Sends one frame from the phone; `sequence` and `stamp` are those written into `frame`.
     func send(_ frame: [UInt8], sequence: Int, stamp: UInt64) {
+        let message = wire(frame, sequence: sequence, stamp: stamp)
+        if message.isBinary { phone.sendBinary(message.bytes) } else { phone.send(message.bytes) }
+    }
+
+    /// Adds one frame from the phone to a ``ClientMessageHandler``'s `outbound` (on the
+    /// service thread of the pair's context), like ``send(_:sequence:stamp:)``.
+    func send(_ frame: [UInt8], sequence: Int, stamp: UInt64, outbound: inout OutboundBatch) {
+        let message = wire(frame, sequence: sequence, stamp: stamp)
+        if message.isBinary {
+            outbound.sendBinary(message.bytes, to: phone.id)
+        } else {
+            outbound.send(message.bytes, to: phone.id)
+        }
+    }
+
+    /// What goes on the phone's connection for `frame`: the frame itself, or an MQTT PUBLISH
+    /// of it (whose sequence and stamp are queued for ``delivery(from:)``).
+    private func wire(_ frame: [UInt8], sequence: Int, stamp: UInt64) -> (bytes: [UInt8], isBinary: Bool) {
         switch dialect {
         case .watchRelay, .pathPairing:
-            phone.send(frame)
+            return (frame, false)
         case .mqtt:
             published.withLock { $0.push(BenchDelivery(sequence: sequence, sentAt: stamp)) }
-            phone.sendBinary(BenchMQTT.publish(topic: topic, payload: frame))
+            return (BenchMQTT.publish(topic: topic, payload: frame), true)
         }
     }
 

@@ -57,51 +57,6 @@ extension BenchRunner {
         max(16, min(256, (4 << 20) / max(1, payloadBytes)))
     }
 
-    /// Keeps `window` messages in flight on `pair`: sends that many, then one more per delivery
-    /// until the tally says stop; then waits for the rest and finishes.
-    ///
-    /// With `ackEvery`, the watch also acks (WatchRelay durable items) every that many deliveries;
-    /// with `latencies`, each delivery's send-to-delivery time (ms) is appended there.
-    static func windowConsumer(
-        _ pair: BenchPair, factory: BenchFrameFactory, window: Int, tally: BenchTally, ackEvery: Int? = nil,
-        latencies: BenchLatencies? = nil
-    ) async {
-        var sent = 0
-        func sendNext() {
-            sent += 1
-            let stamp = BenchClock.stamp()
-            pair.send(factory.make(sequence: sent, at: stamp), sequence: sent, stamp: stamp)
-        }
-        for _ in 0..<window { sendNext() }
-        var received = 0
-        for await event in pair.watch.events {
-            guard let delivery = pair.delivery(from: event) else {
-                if case .closed(let code, let reason) = event, !tally.stopping.load(ordering: .relaxed) {
-                    tally.problem("watch closed: \(code.map(String.init) ?? "-") \(reason)")
-                }
-                continue
-            }
-            received += 1
-            if let latencies {
-                let ms = Double(BenchClock.stamp() &- delivery.sentAt) / 1e6
-                latencies.values.withLock { $0.append(ms) }
-            }
-            if delivery.sequence != received { tally.problem("delivery \(delivery.sequence) arrived as #\(received)") }
-            tally.delivered.add(1, ordering: .relaxed)
-            if let ackEvery, received % ackEvery == 0, case .message(let bytes) = event,
-                let seq = BenchDelivery.relaySeq(bytes)
-            {
-                pair.watch.send(Array(#"{"type":"ack","seq":\#(seq)}"#.utf8))
-            }
-            if !tally.stopping.load(ordering: .relaxed) {
-                sendNext()
-            } else if received >= sent {
-                break
-            }
-        }
-        tally.finished.add(1, ordering: .relaxed)
-    }
-
     /// Durable `userInfo` sends: `accepted`/s with the relay's SQLite in `sync` mode.
     ///
     /// The window counts sends not yet delivered to the watch (not merely not yet accepted), so

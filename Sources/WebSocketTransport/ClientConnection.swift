@@ -44,9 +44,30 @@ public final class ClientConnection: Sendable {
     /// and of every message received (see ``ClientMessageObserver``); events are reported as
     /// before. Does nothing on a connection that has closed.
     public func observe(_ observer: (any ClientMessageObserver)?) async {
+        await attach(.observer(observer))
+    }
+
+    /// Attaches `handler` to this connection (replacing any other), or detaches it with nil,
+    /// and returns once the service thread has done so and called its
+    /// ``ClientMessageHandler/attached(to:outbound:)``.
+    ///
+    /// From then on every complete inbound message is handed to the handler on the service
+    /// thread, and only those it yields (and the final `closed`) reach ``events`` (see
+    /// ``ClientMessageHandler``). Does nothing on a connection that has closed.
+    public func handle(with handler: (any ClientMessageHandler)?) async {
+        await attach(.handler(handler))
+    }
+
+    /// Whether `other` is served by the same client context (the same service thread), so a
+    /// ``ClientMessageHandler`` of one can send on the other.
+    public func sharesContext(with other: ClientConnection) -> Bool {
+        inbox === other.inbox
+    }
+
+    private func attach(_ attachment: ClientAttachment) async {
         await withCheckedContinuation { (applied: CheckedContinuation<Void, Never>) in
-            if !inbox.post(.observe(id, observer, applied)) {
-                applied.resume()  // the context is shut down: nothing left to observe
+            if !inbox.post(.attach(id, attachment, applied)) {
+                applied.resume()  // the context is shut down: nothing left to attach to
             }
         }
     }

@@ -15,8 +15,8 @@ enum Command: Sendable {
     case connect(ConnectRequest)
     /// Abandon a client connection whose `connect` call was cancelled.
     case cancelConnect(ConnectionID)
-    /// Attach (or, with nil, detach) a client connection's observer, then resume the caller.
-    case observe(ConnectionID, (any ClientMessageObserver)?, CheckedContinuation<Void, Never>)
+    /// Attach (or, with nil, detach) a client connection's observer or handler, then resume the caller.
+    case attach(ConnectionID, ClientAttachment, CheckedContinuation<Void, Never>)
     /// Close every connection with 1001, then stop the loop (see ``ServiceCore/beginShutdown()``).
     case shutdown
     /// Hand a value to the server's ``ServerEventHandler`` (see ``WebSocketServer/post(_:)``).

@@ -64,6 +64,9 @@ final class ConnectionState {
     /// Client connections only, and only when asked for (``ClientConnection/observe(_:)``):
     /// told of each message with a timestamp. Nil costs the write and receive paths one check.
     var observer: (any ClientMessageObserver)?
+    /// Client connections only, when attached (``ClientConnection/handle(with:)``): handles
+    /// complete inbound messages on the service thread and may consume them.
+    var handler: (any ClientMessageHandler)?
 
     init(id: ConnectionID, wsi: OpaquePointer, sink: EventSink, maxMessageBytes: Int, maxQueuedBytes: Int) {
         self.id = id

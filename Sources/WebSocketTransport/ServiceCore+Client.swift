@@ -167,3 +167,36 @@ extension ServiceCore {
         return 0
     }
 }
+
+/// Client message handlers and observers (``ClientMessageHandler``, ``ClientMessageObserver``).
+extension ServiceCore {
+    /// The `.attach` command: sets or clears a client connection's observer or handler; a new
+    /// handler's ``ClientMessageHandler/attached(to:outbound:)`` runs now and its frames are queued.
+    func attach(_ attachment: ClientAttachment, to id: ConnectionID) {
+        guard let connection = connections[id] else { return }  // closed already
+        switch attachment {
+        case .observer(let observer):
+            connection.observer = observer
+        case .handler(let handler):
+            connection.handler = handler
+            handler?.attached(to: id, outbound: &clientHandlerOutbound)
+            queueClientHandlerOutbound()
+        }
+    }
+
+    /// Hands a complete inbound message to the connection's handler, then queues what it sent
+    /// (on its connections, requesting WRITEABLE: no inbox, no `lws_cancel_service`).
+    func runHandler(
+        _ handler: any ClientMessageHandler, _ event: ClientEvent, on id: ConnectionID
+    ) -> ClientEventDisposition {
+        let disposition = handler.handle(event, on: id, outbound: &clientHandlerOutbound)
+        queueClientHandlerOutbound()
+        return disposition
+    }
+
+    private func queueClientHandlerOutbound() {
+        guard !clientHandlerOutbound.isEmpty else { return }
+        for command in clientHandlerOutbound.commands { apply(command) }
+        clientHandlerOutbound.removeAll()
+    }
+}

@@ -39,6 +39,8 @@ final class ServiceCore {
     let serverEvents: ServerEventBuffer?
     /// Reused for every drain of the inbox, so draining allocates nothing in the steady state.
     private var commandBuffer: [Command] = []
+    /// What a client connection's ``ClientMessageHandler`` added in its current call; reused.
+    var clientHandlerOutbound = OutboundBatch()
     /// Staging buffer for `lws_write`, which needs `LWS_PRE` writable bytes before the payload.
     /// lws copies whatever the kernel does not take, so one buffer serves every connection.
     private var writeBuffer: UnsafeMutableRawPointer
@@ -99,7 +101,7 @@ final class ServiceCore {
         for command in commands {
             switch command {
             case .connect(let request): request.fail(TransportError.shutDown)
-            case .observe(_, _, let applied): applied.resume()
+            case .attach(_, _, let applied): applied.resume()
             case .send, .close, .cancelConnect, .shutdown, .toHandler, .httpStreamReady: break
             }
         }
@@ -264,6 +266,11 @@ final class ServiceCore {
         if let observer = connection.observer, let event = ClientEvent(outcome) {
             observer.received(event, at: MonotonicClock.nanoseconds())
         }
+        if let handler = connection.handler, let event = ClientEvent(outcome),
+            runHandler(handler, event, on: id) == .consume
+        {
+            return 0
+        }
         switch outcome {
         case .incomplete: break
         case .message(let bytes): connection.sink.message(id, bytes)
@@ -285,8 +292,8 @@ final class ServiceCore {
             case .toHandler(let message): serverEvents?.received(message)
             case .connect(let request): openClientConnection(request)
             case .cancelConnect(let id): cancelConnect(id)
-            case .observe(let id, let observer, let applied):
-                connections[id]?.observer = observer
+            case .attach(let id, let attachment, let applied):
+                attach(attachment, to: id)
                 applied.resume()
             case .shutdown: beginShutdown()
             case .httpStreamReady(let id):
@@ -304,7 +311,7 @@ final class ServiceCore {
             if let connection = connections[id] {
                 requestClose(connection, CloseFrame(code: code, reason: reason))
             }
-        case .connect, .cancelConnect, .observe, .shutdown, .toHandler, .httpStreamReady: break
+        case .connect, .cancelConnect, .attach, .shutdown, .toHandler, .httpStreamReady: break
         }
     }
 

@@ -88,15 +88,6 @@ struct MessageObserverTests {
     }
 }
 
-/// Runs `body` with a plain client context and an echo server's URL, then stops both.
-private func withEcho(_ body: (WebSocketClientContext, String) async throws -> Void) async throws {
-    let echo = try EchoServer()
-    let client = try plainClient()
-    try await body(client, echo.url)
-    try await stop(client)
-    try await stop(echo.server)
-}
-
 /// A new connection to `url`, its event log, and a ``RecordingObserver`` already attached.
 private func observedConnection(
     _ client: WebSocketClientContext, _ url: String, maxMessageBytes: Int = 1 << 20

@@ -119,6 +119,15 @@ func stop(_ client: WebSocketClientContext) async throws {
     try await withTimeout(.seconds(5), "client shutdown") { await client.shutdown() }
 }
 
+/// Runs `body` with a plain client context and an echo server's URL, then stops both.
+func withEcho(_ body: (WebSocketClientContext, String) async throws -> Void) async throws {
+    let echo = try EchoServer()
+    let client = try plainClient()
+    try await body(client, echo.url)
+    try await stop(client)
+    try await stop(echo.server)
+}
+
 /// A server whose event log echoes every text message back to its sender.
 struct EchoServer {
     let server: WebSocketServer
