@@ -200,3 +200,38 @@ extension ServiceCore {
         clientHandlerOutbound.removeAll()
     }
 }
+
+/// The client write path (``ClientFrameBatch``).
+extension ServiceCore {
+    /// Handles one WRITEABLE of a client connection with messages queued: one raw send of the
+    /// whole messages at the head of the queue, or of the first message's next fragment.
+    func writeClientFrames(_ connection: ConnectionState) -> Int32 {
+        let whole = ClientFrameBatch.count(in: connection.outbound)
+        var frames: [UInt8]
+        var fragment = 0
+        if whole > 0 {
+            frames = ClientFrameBatch.frames(of: whole, in: connection.outbound, keys: &maskKeys)
+        } else if let next = ClientFrameBatch.nextFragment(of: connection.outbound, keys: &maskKeys) {
+            (frames, fragment) = next
+        } else {
+            return 0
+        }
+        // Only an observed connection reads the clock, as close to the write as it can.
+        let observer = connection.observer
+        let stamp = observer == nil ? 0 : MonotonicClock.nanoseconds()
+        guard writeRaw(&frames, connection) else { return -1 }
+        if let observer {
+            let firsts = whole > 0 ? connection.outbound.pending.prefix(whole) : connection.outbound.pending.prefix(1)
+            for message in firsts where message.offset == 0 { observer.wrote(message.payload, at: stamp) }
+        }
+        if whole > 0 {
+            connection.outbound.removeWhole(whole)
+        } else {
+            connection.outbound.advanceFirst(by: fragment)
+        }
+        if !connection.outbound.isEmpty || connection.localClose != nil {
+            lws_callback_on_writable(connection.wsi)
+        }
+        return 0
+    }
+}

@@ -41,6 +41,8 @@ final class ServiceCore {
     private var commandBuffer: [Command] = []
     /// What a client connection's ``ClientMessageHandler`` added in its current call; reused.
     var clientHandlerOutbound = OutboundBatch()
+    /// Masking keys of this context's client frames (``ClientFrameBatch``).
+    var maskKeys = MaskKeys()
     /// Staging buffer for `lws_write`, which needs `LWS_PRE` writable bytes before the payload.
     /// lws copies whatever the kernel does not take, so one buffer serves every connection.
     private var writeBuffer: UnsafeMutableRawPointer
@@ -380,6 +382,8 @@ final class ServiceCore {
         if connection.writesUnmaskedFrames {
             let batch = ServerFrameBatch.count(in: connection.outbound)
             if batch > 0 { return writeBatch(of: batch, connection) }
+        } else {
+            return writeClientFrames(connection)
         }
         let remaining = message.payload.count - message.offset
         let count = min(remaining, message.fragmentSize)
@@ -406,6 +410,16 @@ final class ServiceCore {
             lws_callback_on_writable(connection.wsi)
         }
         return 0
+    }
+
+    /// Writes `frames` (whole frames, ready for the wire) as one raw send; lws keeps what the
+    /// kernel does not take and sends it before anything else.
+    func writeRaw(_ frames: inout [UInt8], _ connection: ConnectionState) -> Bool {
+        // lws sends (or keeps) the bytes during the call; the array is borrowed only for it.
+        let written = frames.withUnsafeMutableBufferPointer { bytes in
+            lws_write(connection.wsi, bytes.baseAddress, bytes.count, lws_write_protocol(rawValue: UInt32(LWS_WRITE_HTTP.rawValue)))
+        }
+        return written >= 0
     }
 
     /// Writes the first `n` queued messages as one raw send (``ServerFrameBatch``).
