@@ -234,4 +234,14 @@ extension ServiceCore {
         }
         return 0
     }
+
+    /// Writes `frames` (whole frames, ready for the wire) as one raw send; lws keeps what the
+    /// kernel does not take and sends it before anything else.
+    func writeRaw(_ frames: inout [UInt8], _ connection: ConnectionState) -> Bool {
+        // lws sends (or keeps) the bytes during the call; the array is borrowed only for it.
+        let written = frames.withUnsafeMutableBufferPointer { bytes in
+            lws_write(connection.wsi, bytes.baseAddress, bytes.count, lws_write_protocol(rawValue: UInt32(LWS_WRITE_HTTP.rawValue)))
+        }
+        return written >= 0
+    }
 }
