@@ -11,7 +11,7 @@
  *     WRITEABLE); the sender's rx is paused (lws_rx_flow_control) while its peer's queue
  *     holds more than QUEUE_HIGH bytes, and resumed below QUEUE_LOW.
  *
- * Buffers match the Swift transport: rx_buffer_size 4096, pt_serv_buf_size 32 KiB; a whole
+ * Buffers match the Swift transport: rx_buffer_size 16384, pt_serv_buf_size 32 KiB; a whole
  * message goes to lws_write at once (tx_packet_size 128 KiB, so one send() per message).
  *
  * Event loop: like the Swift transport, lws's libev plugin (package libwebsockets-evlib-ev,
@@ -21,7 +21,7 @@
  *
  * Build: cc -O2 -Wall -o relay relay.c -lwebsockets -lev
  * Run:   relay [--host 127.0.0.1] [--port 0] [--event-loop libev|poll] [--rx-buffer-bytes N]
- *        (N as `watchrelay serve --rx-buffer-bytes`, default 4096; prints
+ *        (N as `watchrelay serve --rx-buffer-bytes`, default 16384; prints
  *        ws://HOST:PORT/ as its first line; SIGINT/SIGTERM stop it)
  */
 #include <libwebsockets.h>
@@ -245,7 +245,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 /* not const: --rx-buffer-bytes sets protocols[0].rx_buffer_size before the context exists */
 static struct lws_protocols protocols[] = {
 	/* protocols[0] also takes upgrades that offer no subprotocol */
-	{ "relay", callback, sizeof(struct conn), 4096, 0, NULL, 128 * 1024 },
+	{ "relay", callback, sizeof(struct conn), 16384, 0, NULL, 128 * 1024 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 

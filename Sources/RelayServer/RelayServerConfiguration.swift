@@ -29,8 +29,8 @@ public struct RelayServerConfiguration: Sendable {
     public var maxFrameBytes = Limits.defaultMaxFrameBytes
     /// Bytes queued to one slow connection before it is closed with 1008. Default 8 MiB.
     public var maxQueuedBytesPerConnection = 8 << 20
-    /// lws's per-connection receive buffer (``ServerConfiguration/receiveBufferBytes``): bytes
-    /// of memory per open connection against system calls per large message. Default 4096.
+    /// lws's per-connection receive buffer and largest read (``ServerConfiguration/receiveBufferBytes``).
+    /// Default 16384.
     public var receiveBufferBytes = ServerConfiguration.defaultReceiveBufferBytes
     /// What ``receiveBufferBytes`` may be.
     public static let receiveBufferRange = ServerConfiguration.receiveBufferRange

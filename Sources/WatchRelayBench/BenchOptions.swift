@@ -89,7 +89,7 @@ struct BenchOptions: Sendable {
           --backlog-items LIST    stored items of the backlog scenario (default 10000,100000,1000000)
           --relay-sync MODE       `watchrelay serve --sync` outside the durable scenario (default full)
           --relay-rx-buffer-bytes N   `--rx-buffer-bytes` of watchrelay serve and the C relay
-                                  (default: theirs, 4096)
+                                  (default: theirs, 16384)
           --relay-cpu N           core of the relay processes (default 0)
           --max-other-cpu PCT     re-measure a point if other processes used more CPU than this
                                   during it, in % of one core (default 30; the machine is shared)

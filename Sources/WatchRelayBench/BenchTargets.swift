@@ -79,7 +79,7 @@ struct BenchRelay: Sendable {
     ///   - database: `watchrelay serve`'s store file instead of a fresh one (a restarted relay).
     ///   - startTimeout: how long the relay may take to print its URL (a large store loads first).
     ///   - rxBufferBytes: `--rx-buffer-bytes` of `watchrelay serve` and of the C relay (nil: their
-    ///     default, 4096); the Python relay and mosquitto have no such setting.
+    ///     default, 16384); the Python relay and mosquitto have no such setting.
     static func start(
         _ target: BenchTarget, paths: BenchPaths, cpu: Int, directory: String, tag: String, sync: String = "full",
         database: String? = nil, startTimeout: Duration = .seconds(15), rxBufferBytes: Int? = nil

@@ -28,12 +28,16 @@ public struct ServerConfiguration: Sendable {
     public var shutdownGracePeriod: Duration
     /// Whether lws checks that text frames are valid UTF-8, closing with 1007 if not (default true).
     public var validatesUTF8: Bool
-    /// lws's receive buffer, in bytes (default 4096, 512...32768): memory against CPU.
+    /// lws's receive buffer, in bytes (default 16384, 512...32768).
     ///
-    /// lws 4.1 allocates this buffer for every connection for as long as it is open, and it is
-    /// also the most lws reads from a socket per `recv()` and hands over per RECEIVE chunk. A
-    /// smaller one saves that many bytes per idle connection; a larger one takes a large message
-    /// in fewer system calls. Measured in BENCHMARKS.md ("The receive buffer").
+    /// lws 4.1 uses this one number three ways: it allocates a buffer of this size for every
+    /// connection while it is open, it reads at most this much per `recv()`, and it hands text
+    /// over in RECEIVE chunks of at most this size. The per-connection buffer only holds control
+    /// frame payloads (data frames are parsed in place in the thread's read buffer), so beyond
+    /// one page it is never touched and costs address space, not memory: from 4 KiB up an idle
+    /// connection's RSS is the same, and a larger buffer takes a large message in fewer system
+    /// calls. Below 4 KiB buffers share pages: less memory per connection, more reads per
+    /// message. Measured in BENCHMARKS.md ("The receive buffer").
     public var receiveBufferBytes: Int
     /// Plain HTTP routes served on the same port, keyed by exact path (e.g. `/healthz`).
     ///
@@ -81,7 +85,7 @@ public struct ServerConfiguration: Sendable {
     }
 
     /// The default of ``receiveBufferBytes``, also the buffer of every client connection.
-    public static let defaultReceiveBufferBytes = 4096
+    public static let defaultReceiveBufferBytes = 16384
     /// The range of ``receiveBufferBytes``: lws reads at most its 32 KiB service buffer at once.
     public static let receiveBufferRange = 512...32768
 

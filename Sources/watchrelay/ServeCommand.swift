@@ -34,9 +34,10 @@ enum ServeCommand {
           --tls-cert PEM --tls-key PEM   serve wss:// and https://
           --max-frame-bytes N         hard cap on one WebSocket message (default 1048576)
           --max-queued-bytes N        bytes queued to one slow client before close 1008 (default 8388608)
-          --rx-buffer-bytes N         lws's receive buffer per connection, 512...32768 (default 4096):
-                                      smaller saves memory per idle connection, larger takes big
-                                      messages in fewer reads (BENCHMARKS.md, "The receive buffer")
+          --rx-buffer-bytes N         lws's receive buffer per connection and largest read,
+                                      512...32768 (default 16384): below 4096 it saves memory per
+                                      idle connection and costs reads per large message
+                                      (BENCHMARKS.md, "The receive buffer")
           --message-bytes N           message/reply payload limit (default 65536)
           --user-info-bytes N         userInfo/complication payload limit (default 65536)
           --context-bytes N           context payload limit (default 262144)
