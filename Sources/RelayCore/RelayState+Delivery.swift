@@ -212,7 +212,7 @@ extension RelayState {
     /// The payload window of a direction, or nil when every payload stays in memory.
     var payloadWindow: PayloadWindow? {
         configuration.loadsPayloadsOnDemand
-            ? PayloadWindow(items: configuration.inFlightItems, bytes: configuration.inFlightBytes) : nil
+            ? PayloadWindow(items: configuration.hotPayloadItems, bytes: configuration.hotPayloadBytes) : nil
     }
 
     /// Payloads the store read back: into their items, then delivery goes on. With the receiver
