@@ -11,7 +11,7 @@
  *     WRITEABLE); the sender's rx is paused (lws_rx_flow_control) while its peer's queue
  *     holds more than QUEUE_HIGH bytes, and resumed below QUEUE_LOW.
  *
- * Buffers match the Swift transport: rx_buffer_size 4096, pt_serv_buf_size 32 KiB; a whole
+ * Buffers match the Swift transport: rx_buffer_size 16384, pt_serv_buf_size 32 KiB; a whole
  * message goes to lws_write at once (tx_packet_size 128 KiB, so one send() per message).
  *
  * Event loop: like the Swift transport, lws's libev plugin (package libwebsockets-evlib-ev,
@@ -20,7 +20,8 @@
  * instead, whose cost grows with the number of connections.
  *
  * Build: cc -O2 -Wall -o relay relay.c -lwebsockets -lev
- * Run:   relay [--host 127.0.0.1] [--port 0] [--event-loop libev|poll]   (prints
+ * Run:   relay [--host 127.0.0.1] [--port 0] [--event-loop libev|poll] [--rx-buffer-bytes N]
+ *        (N as `watchrelay serve --rx-buffer-bytes`, default 16384; prints
  *        ws://HOST:PORT/ as its first line; SIGINT/SIGTERM stop it)
  */
 #include <libwebsockets.h>
@@ -241,9 +242,10 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	}
 }
 
-static const struct lws_protocols protocols[] = {
+/* not const: --rx-buffer-bytes sets protocols[0].rx_buffer_size before the context exists */
+static struct lws_protocols protocols[] = {
 	/* protocols[0] also takes upgrades that offer no subprotocol */
-	{ "relay", callback, sizeof(struct conn), 4096, 0, NULL, 128 * 1024 },
+	{ "relay", callback, sizeof(struct conn), 16384, 0, NULL, 128 * 1024 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
@@ -269,6 +271,15 @@ int main(int argc, char **argv)
 			port = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--event-loop"))
 			use_libev = strcmp(argv[i + 1], "poll") != 0;
+		else if (!strcmp(argv[i], "--rx-buffer-bytes")) {
+			/* as `watchrelay serve --rx-buffer-bytes`: per-connection buffer and read size */
+			int n = atoi(argv[i + 1]);
+			if (n < 512 || n > 32768) {
+				fprintf(stderr, "--rx-buffer-bytes must be 512...32768\n");
+				return 2;
+			}
+			protocols[0].rx_buffer_size = (size_t)n;
+		}
 	}
 	lws_set_log_level(LLL_ERR | LLL_WARN, NULL);
 

@@ -1,7 +1,7 @@
 import RelayProtocol
 
-/// How many unsent payloads a direction keeps in memory when payloads load on demand: one
-/// delivery window (``RelayConfiguration/inFlightItems`` and ``RelayConfiguration/inFlightBytes``).
+/// How many unsent payloads a direction keeps in memory when payloads load on demand
+/// (``RelayConfiguration/hotPayloadItems`` and ``RelayConfiguration/hotPayloadBytes``).
 struct PayloadWindow: Sendable, Equatable {
     var items: Int
     var bytes: Int
@@ -9,6 +9,7 @@ struct PayloadWindow: Sendable, Equatable {
 
 /// Payloads on demand: an unsent item is *hot* (its payload in memory) or *cold* (only the
 /// store has it). Sent, unacked items are always hot; they are at most one delivery window.
+/// "The window" below is the hot budget, ``PayloadWindow``.
 ///
 /// Rules: a new item is hot only while the receiver is connected, nothing unsent is cold, and
 /// it fits the window beside the hot ones; when the receiver leaves, the unsent items go cold.

@@ -41,7 +41,7 @@ struct DirectionQueue: Sendable {
     var ranks: [String: Int64] = [:]
     var nextRank: Int64 = 0
     /// Unsent items whose payload is in memory, and their payload bytes (see
-    /// `DirectionQueue+Payloads`: at most one delivery window when payloads load on demand).
+    /// `DirectionQueue+Payloads`: at most the hot budget when payloads load on demand).
     var hotUnsent = 0
     var hotUnsentBytes = 0
     /// Unsent items whose payload only the store holds.

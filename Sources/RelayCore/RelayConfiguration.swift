@@ -25,6 +25,17 @@ public struct RelayConfiguration: Sendable, Hashable {
     public var inFlightItems: Int
     /// Bytes of durable payloads sent and not yet acked on one connection. Default 1 MiB.
     public var inFlightBytes: Int
+    /// With ``loadsPayloadsOnDemand``: unsent durable items of one direction whose payloads stay
+    /// in memory while the receiver is connected. Default 1,024.
+    ///
+    /// Past this budget (or ``hotPayloadBytes``) new items keep only their metadata and their
+    /// payloads are read back from the store when delivery reaches them. With a budget of one
+    /// delivery window, a sender a few windows ahead of its receiver paid a store read (on the
+    /// committer's thread) for every window it sent (BENCHMARKS.md).
+    public var hotPayloadItems: Int
+    /// With ``loadsPayloadsOnDemand``: payload bytes (§3.6 sizes) of the unsent items of one
+    /// direction kept in memory while the receiver is connected. Default 4 MiB.
+    public var hotPayloadBytes: Int
     /// Quota: durable items held per pair direction (sent and unacked, or not sent yet). Default 10,000.
     public var maxQueuedItemsPerDirection: Int
     /// Quota: payload bytes (§3.6 sizes) of the durable items held per pair direction. Default 64 MiB.
@@ -41,8 +52,8 @@ public struct RelayConfiguration: Sendable, Hashable {
     public var finishedIDsKept: Int
     /// Whether the payloads of queued items stay in the store until they are about to be
     /// delivered. When true, a direction holds in memory the payloads of its sent, unacked items
-    /// and of at most one delivery window (``inFlightItems``, ``inFlightBytes``) of the next
-    /// unsent ones, only while the receiver is connected; the rest it asks the store for with
+    /// and of at most ``hotPayloadItems`` / ``hotPayloadBytes`` of the next unsent ones, only
+    /// while the receiver is connected; the rest it asks the store for with
     /// ``RelayAction/loadPayloads(_:direction:sendIDs:)``. Default false (a relay without a
     /// store, such as the in-memory one, must keep them); `watchrelay serve` sets it.
     public var loadsPayloadsOnDemand: Bool
@@ -51,7 +62,8 @@ public struct RelayConfiguration: Sendable, Hashable {
         limits: Limits = .default, pairingCodeTTLms: Int64 = 120_000, wrongCodesPerLink: Int = 5,
         wrongCodesPerAddress: Int = 20, wrongCodesPerRelay: Int = 500, lockoutMs: Int64 = 60_000, helloTimeoutMs: Int64 = 10_000,
         maxErrorsPerMinute: Int = 100,
-        inFlightItems: Int = 64, inFlightBytes: Int = 1 << 20, maxQueuedItemsPerDirection: Int = 10_000,
+        inFlightItems: Int = 64, inFlightBytes: Int = 1 << 20, hotPayloadItems: Int = 1024, hotPayloadBytes: Int = 4 << 20,
+        maxQueuedItemsPerDirection: Int = 10_000,
         maxQueuedBytesPerDirection: Int = 64 << 20, maxQueuedBytesTotal: Int = 512 << 20, maxConnections: Int = 10_000,
         maxConnectionsPerAddress: Int = 1_000, seqReservationBlock: Int64 = 1024, finishedIDsKept: Int = 1024,
         loadsPayloadsOnDemand: Bool = false
@@ -66,6 +78,8 @@ public struct RelayConfiguration: Sendable, Hashable {
         self.maxErrorsPerMinute = maxErrorsPerMinute
         self.inFlightItems = inFlightItems
         self.inFlightBytes = inFlightBytes
+        self.hotPayloadItems = hotPayloadItems
+        self.hotPayloadBytes = hotPayloadBytes
         self.maxQueuedItemsPerDirection = maxQueuedItemsPerDirection
         self.maxQueuedBytesPerDirection = maxQueuedBytesPerDirection
         self.maxQueuedBytesTotal = maxQueuedBytesTotal

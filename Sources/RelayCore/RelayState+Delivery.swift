@@ -212,7 +212,7 @@ extension RelayState {
     /// The payload window of a direction, or nil when every payload stays in memory.
     var payloadWindow: PayloadWindow? {
         configuration.loadsPayloadsOnDemand
-            ? PayloadWindow(items: configuration.inFlightItems, bytes: configuration.inFlightBytes) : nil
+            ? PayloadWindow(items: configuration.hotPayloadItems, bytes: configuration.hotPayloadBytes) : nil
     }
 
     /// Payloads the store read back: into their items, then delivery goes on. With the receiver
@@ -245,20 +245,24 @@ extension RelayState {
         let ids = done.map(\.sendID)
         queuedBytesTotal -= done.reduce(0) { $0 + $1.size }
         q.remember(finished: ids, keep: configuration.finishedIDsKept)
-        persist(.deleteItems(pairID, direction: sender, sendIDs: ids))
-        persist(.recordFinished(pairID, direction: sender, sendIDs: ids))
         // WC's didFinish userInfoTransfer: for userInfo and complication, not for context.
         let transferred = done.filter { $0.mode != .context }.map(\.sendID)
-        if !transferred.isEmpty {
-            if let senderLink = connectedLink(of: sender, in: pairID) {
-                emit(.transferred(Transferred(ids: transferred)), to: senderLink)
-            } else {
-                q.pendingTransferred += transferred
-                persist(.appendPendingTransferred(pairID, direction: sender, ids: transferred))
-            }
-        }
+        let senderLink = transferred.isEmpty ? nil : connectedLink(of: sender, in: pairID)
+        if !transferred.isEmpty && senderLink == nil { q.pendingTransferred += transferred }
         putQueue(q, pairID, sender)
+        // The window has room again: the next items go out before the ack is recorded, so they
+        // do not wait for its commit (frames after a `.persist` do). They were stored when they
+        // were accepted; if the relay dies before the ack is committed, the receiver's next
+        // `hello` acks the same items again with its `lastSeq` (PROTOCOL.md §5.1), so nothing it
+        // processed comes back. `transferred` stays behind the commit: a response means done.
         pump(pairID, sender: sender)
+        persist(.deleteItems(pairID, direction: sender, sendIDs: ids))
+        persist(.recordFinished(pairID, direction: sender, sendIDs: ids))
+        if let senderLink {
+            emit(.transferred(Transferred(ids: transferred)), to: senderLink)
+        } else if !transferred.isEmpty {
+            persist(.appendPendingTransferred(pairID, direction: sender, ids: transferred))
+        }
     }
 
     // MARK: - cancel and outstanding

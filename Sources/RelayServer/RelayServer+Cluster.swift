@@ -103,7 +103,7 @@ extension RelayServerConfiguration {
             pingAfterSeconds: pingAfterSeconds, hangupAfterSeconds: hangupAfterSeconds,
             // The contract answers invalid UTF-8 with `bad_json` and keeps the connection
             // (our parser validates it), rather than lws's close with 1007.
-            validatesUTF8: false,
+            validatesUTF8: false, receiveBufferBytes: receiveBufferBytes,
             httpRoutes: [
                 "/healthz": { HTTPResponse.text("ok\n") },
                 "/metrics": {

@@ -51,7 +51,7 @@ public actor RelayServer {
         }
         let storage = try configuration.openStorage(log: log)
         // Unsent payloads stay in the store when they load on demand: memory is bounded by the
-        // delivery windows, not by what is queued, from the start.
+        // hot budgets of connected receivers, not by what is queued, from the start.
         let pairs =
             configuration.relay.loadsPayloadsOnDemand
             ? try storage.loadIndex(now: clock.now()) : try storage.loadAll(now: clock.now())

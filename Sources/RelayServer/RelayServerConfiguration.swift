@@ -3,6 +3,7 @@ import RelayCore
 import RelayProtocol
 import RedisClient
 import SQLite
+import WebSocketTransport
 
 /// Everything `watchrelay serve` can be told.
 public struct RelayServerConfiguration: Sendable {
@@ -28,6 +29,11 @@ public struct RelayServerConfiguration: Sendable {
     public var maxFrameBytes = Limits.defaultMaxFrameBytes
     /// Bytes queued to one slow connection before it is closed with 1008. Default 8 MiB.
     public var maxQueuedBytesPerConnection = 8 << 20
+    /// lws's per-connection receive buffer and largest read (``ServerConfiguration/receiveBufferBytes``).
+    /// Default 16384.
+    public var receiveBufferBytes = ServerConfiguration.defaultReceiveBufferBytes
+    /// What ``receiveBufferBytes`` may be.
+    public static let receiveBufferRange = ServerConfiguration.receiveBufferRange
     /// Ping a silent connection after this many seconds; hang up 10 s later. Default 30.
     public var pingAfterSeconds = 30
     public var hangupAfterSeconds = 40

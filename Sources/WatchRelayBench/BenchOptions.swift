@@ -34,6 +34,8 @@ struct BenchOptions: Sendable {
     var queuedMebibytes = [100, 1024]
     /// SQLite synchronous mode of `watchrelay serve` outside the durable scenario.
     var relaySync = "full"
+    /// `--rx-buffer-bytes` of our relay and the C relay (nil: their default).
+    var relayRxBufferBytes: Int?
     var relayCPU = 0
     /// A point during which other processes used more CPU than this (percent of one core) is
     /// measured again, up to ``retries`` times; the least disturbed attempt is kept.
@@ -86,6 +88,8 @@ struct BenchOptions: Sendable {
           --curve-rate N          messages/s of every curve point, in all (default 1000)
           --backlog-items LIST    stored items of the backlog scenario (default 10000,100000,1000000)
           --relay-sync MODE       `watchrelay serve --sync` outside the durable scenario (default full)
+          --relay-rx-buffer-bytes N   `--rx-buffer-bytes` of watchrelay serve and the C relay
+                                  (default: theirs, 16384)
           --relay-cpu N           core of the relay processes (default 0)
           --max-other-cpu PCT     re-measure a point if other processes used more CPU than this
                                   during it, in % of one core (default 30; the machine is shared)
@@ -147,6 +151,7 @@ struct BenchOptions: Sendable {
             relaySync = sync
         }
         relayCPU = try args.int("relay-cpu", in: 0...1023) ?? relayCPU
+        relayRxBufferBytes = try args.int("relay-rx-buffer-bytes", in: 512...32768) ?? relayRxBufferBytes
         if let text = args.string("max-other-cpu") {
             guard let value = Double(text), value >= 0 else {
                 throw Arguments.UsageError(description: "--max-other-cpu must be a percentage, not '\(text)'")

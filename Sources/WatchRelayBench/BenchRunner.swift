@@ -87,7 +87,7 @@ struct BenchRunner: Sendable {
     ) async throws -> T {
         let relay = try await BenchRelay.start(
             target, paths: paths, cpu: options.relayCPU, directory: directory, tag: tag, sync: sync ?? options.relaySync,
-            database: database, startTimeout: startTimeout)
+            database: database, startTimeout: startTimeout, rxBufferBytes: options.relayRxBufferBytes)
         let clients: BenchClients
         do {
             clients = try BenchClients(connections: connections)

@@ -78,10 +78,13 @@ struct BenchRelay: Sendable {
     ///   - tag: distinguishes the files of successive relays in `directory`.
     ///   - database: `watchrelay serve`'s store file instead of a fresh one (a restarted relay).
     ///   - startTimeout: how long the relay may take to print its URL (a large store loads first).
+    ///   - rxBufferBytes: `--rx-buffer-bytes` of `watchrelay serve` and of the C relay (nil: their
+    ///     default, 16384); the Python relay and mosquitto have no such setting.
     static func start(
         _ target: BenchTarget, paths: BenchPaths, cpu: Int, directory: String, tag: String, sync: String = "full",
-        database: String? = nil, startTimeout: Duration = .seconds(15)
+        database: String? = nil, startTimeout: Duration = .seconds(15), rxBufferBytes: Int? = nil
     ) async throws -> BenchRelay {
+        let rxBuffer = rxBufferBytes.map { ["--rx-buffer-bytes", String($0)] } ?? []
         // A serial number keeps every relay's files apart: a database left by an earlier point
         // or run would preload its pairs into the next relay.
         let name = "\(target.rawValue)-\(tag)-\(serial.add(1, ordering: .relaxed).newValue)"
@@ -96,11 +99,11 @@ struct BenchRelay: Sendable {
                     "--quota-connections", "1000000", "--quota-connections-per-address", "1000000",
                     "--quota-direction-items", "100000000", "--quota-direction-bytes", "1099511627776",
                     "--quota-relay-bytes", "1099511627776",
-                ], cpu: cpu, directory: directory)
+                ] + rxBuffer, cpu: cpu, directory: directory)
             return try await started(target, child, timeout: startTimeout)
         case .lwsC:
             let child = try BenchChild(
-                name: name, executable: paths.cRelay, arguments: ["--host", "127.0.0.1", "--port", "0"], cpu: cpu,
+                name: name, executable: paths.cRelay, arguments: ["--host", "127.0.0.1", "--port", "0"] + rxBuffer, cpu: cpu,
                 directory: directory)
             return try await started(target, child)
         case .python:

@@ -16,9 +16,6 @@ struct LWSContextResources {
     /// Name of the local protocol every client connection binds to.
     static let clientProtocolName = "watchrelay-client"
 
-    /// Per-connection rx buffer lws allocates (the largest RECEIVE chunk); small, since there may
-    /// be thousands of connections.
-    static let rxBufferSize = 4096
     /// Per-thread service buffer, the largest single socket read.
     static let serviceBufferSize: UInt32 = 32 << 10
 
@@ -65,8 +62,11 @@ struct LWSContextResources {
         let ping: Int
         let hangup: Int
         var options: UInt64 = 0
+        // The per-connection rx buffer lws allocates, also its largest read and RECEIVE chunk.
+        var receiveBufferBytes = ServerConfiguration.defaultReceiveBufferBytes
         switch role {
         case .server(let configuration, _):
+            receiveBufferBytes = configuration.receiveBufferBytes
             names = [Self.httpProtocolName, configuration.subprotocol]
             webSocketProtocolIndex = 1
             (ping, hangup) = (configuration.pingAfterSeconds, configuration.hangupAfterSeconds)
@@ -109,7 +109,7 @@ struct LWSContextResources {
             // Server: the ConnectionID (ws) or HTTP response ID (http). Unused by clients, which
             // keep the ID in opaque user data, but harmless.
             entry.per_session_data_size = MemoryLayout<UInt64>.size
-            entry.rx_buffer_size = Self.rxBufferSize
+            entry.rx_buffer_size = receiveBufferBytes
             // Without this lws caps each send() at rx_buffer_size and copies the rest of a frame
             // into its own buffer; one default fragment plus frame header fits in one send.
             entry.tx_packet_size = OutboundMessage.defaultFragmentSize + 16

@@ -28,6 +28,17 @@ public struct ServerConfiguration: Sendable {
     public var shutdownGracePeriod: Duration
     /// Whether lws checks that text frames are valid UTF-8, closing with 1007 if not (default true).
     public var validatesUTF8: Bool
+    /// lws's receive buffer, in bytes (default 16384, 512...32768).
+    ///
+    /// lws 4.1 uses this one number three ways: it allocates a buffer of this size for every
+    /// connection while it is open, it reads at most this much per `recv()`, and it hands text
+    /// over in RECEIVE chunks of at most this size. The per-connection buffer only holds control
+    /// frame payloads (data frames are parsed in place in the thread's read buffer), so beyond
+    /// one page it is never touched and costs address space, not memory: from 4 KiB up an idle
+    /// connection's RSS is the same, and a larger buffer takes a large message in fewer system
+    /// calls. Below 4 KiB buffers share pages: less memory per connection, more reads per
+    /// message. Measured in BENCHMARKS.md ("The receive buffer").
+    public var receiveBufferBytes: Int
     /// Plain HTTP routes served on the same port, keyed by exact path (e.g. `/healthz`).
     ///
     /// Any other path answers 404. - Important: handlers run on the lws service thread: they must
@@ -52,6 +63,7 @@ public struct ServerConfiguration: Sendable {
         hangupAfterSeconds: Int = 40,
         shutdownGracePeriod: Duration = .seconds(1),
         validatesUTF8: Bool = true,
+        receiveBufferBytes: Int = ServerConfiguration.defaultReceiveBufferBytes,
         httpRoutes: [String: HTTPRouteHandler] = [:],
         httpHandler: HTTPRequestHandler? = nil
     ) {
@@ -67,9 +79,15 @@ public struct ServerConfiguration: Sendable {
         self.hangupAfterSeconds = hangupAfterSeconds
         self.shutdownGracePeriod = shutdownGracePeriod
         self.validatesUTF8 = validatesUTF8
+        self.receiveBufferBytes = receiveBufferBytes
         self.httpRoutes = httpRoutes
         self.httpHandler = httpHandler
     }
+
+    /// The default of ``receiveBufferBytes``, also the buffer of every client connection.
+    public static let defaultReceiveBufferBytes = 16384
+    /// The range of ``receiveBufferBytes``: lws reads at most its 32 KiB service buffer at once.
+    public static let receiveBufferRange = 512...32768
 
     /// Whether the server speaks TLS (`wss://`, `https://`).
     var usesTLS: Bool { tlsCertificatePath != nil }
@@ -87,6 +105,10 @@ public struct ServerConfiguration: Sendable {
         }
         try Self.validateLimits(maxMessageBytes: maxMessageBytes, maxQueuedBytes: maxQueuedBytesPerConnection)
         try Self.validateKeepalive(ping: pingAfterSeconds, hangup: hangupAfterSeconds)
+        guard Self.receiveBufferRange.contains(receiveBufferBytes) else {
+            throw .invalidConfiguration(
+                "receiveBufferBytes \(receiveBufferBytes) is not \(Self.receiveBufferRange.lowerBound)...\(Self.receiveBufferRange.upperBound)")
+        }
     }
 
     /// Checks the per-connection byte limits shared by server and client connections.

@@ -34,6 +34,10 @@ enum ServeCommand {
           --tls-cert PEM --tls-key PEM   serve wss:// and https://
           --max-frame-bytes N         hard cap on one WebSocket message (default 1048576)
           --max-queued-bytes N        bytes queued to one slow client before close 1008 (default 8388608)
+          --rx-buffer-bytes N         lws's receive buffer per connection and largest read,
+                                      512...32768 (default 16384): below 4096 it saves memory per
+                                      idle connection and costs reads per large message
+                                      (BENCHMARKS.md, "The receive buffer")
           --message-bytes N           message/reply payload limit (default 65536)
           --user-info-bytes N         userInfo/complication payload limit (default 65536)
           --context-bytes N           context payload limit (default 262144)
@@ -110,6 +114,8 @@ enum ServeCommand {
         }
         c.maxFrameBytes = try args.int("max-frame-bytes", in: 1024...(64 << 20)) ?? c.maxFrameBytes
         c.maxQueuedBytesPerConnection = try args.int("max-queued-bytes", in: 65536...(1 << 30)) ?? c.maxQueuedBytesPerConnection
+        c.receiveBufferBytes =
+            try args.int("rx-buffer-bytes", in: RelayServerConfiguration.receiveBufferRange) ?? c.receiveBufferBytes
         var limits = c.relay.limits
         limits.messageBytes = try args.int("message-bytes", in: 1...c.maxFrameBytes) ?? limits.messageBytes
         limits.userInfoBytes = try args.int("user-info-bytes", in: 1...c.maxFrameBytes) ?? limits.userInfoBytes

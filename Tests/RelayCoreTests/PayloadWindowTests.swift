@@ -6,7 +6,9 @@ import Testing
 /// one delivery window of payloads in memory and reads the rest from the store when it gets to
 /// them, in FIFO order, without losing or repeating an item.
 @Suite struct PayloadWindowTests {
-    static let window = RelayConfiguration(inFlightItems: 8, inFlightBytes: 1 << 20)
+    /// A hot budget of one delivery window, so the tests see the reads.
+    static let window = RelayConfiguration(
+        inFlightItems: 8, inFlightBytes: 1 << 20, hotPayloadItems: 8, hotPayloadBytes: 1 << 20)
 
     static func payload(_ n: Int) -> Payload { Payload(kind: "test.item", ["n": .string("\(n)")]) }
 
@@ -137,5 +139,50 @@ import Testing
         #expect(got.map(\.id) == (1...50).map { "u-\($0)" })
         #expect(got.map(\.payload) == (1...50).map(Self.payload))
         #expect(h.state.payloadsInMemory.items <= 16)
+    }
+
+    /// The default hot budget (1,024 items, 4 MiB): a phone several delivery windows ahead of a
+    /// connected watch costs no store read, however the acks come; past the budget, reads again.
+    @Test func aConnectedWatchSeveralWindowsBehindNeedsNoStoreReadWithinTheHotBudget() {
+        var h = RelayHarness(defaultHotBudget: true)
+        let (phone, watch) = h.pairDevices()
+        var seen: [Int64] = []
+        var reads = 0
+        for n in 1...300 {
+            let out = h.send(phone, id: "u-\(n)", mode: .userInfo, Self.payload(n))
+            if Self.loadRequest(out) != nil { reads += 1 }
+            seen += out.seqs(to: watch)
+        }
+        #expect(seen == Array(1...64), "one delivery window went out")
+        #expect(h.state.payloadsInMemory.items == 300, "the rest waits in memory, under the budget")
+        while let last = seen.last, seen.count < 300 {
+            let out = h.ack(watch, last)
+            if Self.loadRequest(out) != nil { reads += 1 }
+            let more = out.seqs(to: watch)
+            if more.isEmpty { break }
+            seen += more
+        }
+        #expect(seen == Array(1...300), "every item once, in order")
+        #expect(reads == 0)
+
+        // All acked; 1,100 more: a window goes out, 1,024 stay hot, the rest wait in the store.
+        #expect(h.ack(watch, 300).seqs(to: watch).isEmpty)
+        for n in 301...1400 { seen += h.send(phone, id: "u-\(n)", mode: .userInfo, Self.payload(n)).seqs(to: watch) }
+        #expect(seen.count == 300 + 64)
+        #expect(h.state.payloadsInMemory.items == 64 + 1024)
+        var more: [Int64] = []
+        var sawRead = false
+        var last = seen.last ?? 0
+        while seen.count < 1400 {
+            let out = h.ack(watch, last)
+            if Self.loadRequest(out) != nil { sawRead = true }
+            more = out.seqs(to: watch)
+            if more.isEmpty { break }
+            seen += more
+            last = more.last ?? last
+        }
+        #expect(seen.count == 1400)
+        #expect(seen == Array(1...1400), "every item once, in order")
+        #expect(sawRead, "past the budget the relay reads from the store again")
     }
 }

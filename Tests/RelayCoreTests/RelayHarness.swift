@@ -28,9 +28,19 @@ struct RelayHarness {
 
     /// A relay with `configuration`; payloads load on demand from ``store`` as in `watchrelay serve`
     /// unless `payloadsOnDemand` is false (so every core test also runs the windowed queue).
-    init(configuration: RelayConfiguration = .init(), codes: [String] = [], payloadsOnDemand: Bool = true) {
+    ///
+    /// The hot budget is cut to one delivery window unless `defaultHotBudget`, so that tests with
+    /// a few dozen items still go through the store reads (with the default 1,024 they rarely would).
+    init(
+        configuration: RelayConfiguration = .init(), codes: [String] = [], payloadsOnDemand: Bool = true,
+        defaultHotBudget: Bool = false
+    ) {
         var configuration = configuration
         configuration.loadsPayloadsOnDemand = payloadsOnDemand
+        if !defaultHotBudget {
+            configuration.hotPayloadItems = min(configuration.hotPayloadItems, configuration.inFlightItems)
+            configuration.hotPayloadBytes = min(configuration.hotPayloadBytes, configuration.inFlightBytes)
+        }
         self.source = TestEnvironment(codes: codes)
         self.configuration = configuration
         self.state = RelayState(configuration: configuration, environment: source.environment)

@@ -63,6 +63,23 @@ import Testing
         #expect(h.ack(w2, 6).seqs(to: w2) == [])
     }
 
+    /// The deliveries an ack makes room for come before the ack's own store writes, so the
+    /// commit gate does not hold them behind that commit; `transferred` to the sender stays after.
+    @Test func theItemsAnAckLetsOutGoBeforeItsStoreWritesAndTransferredAfter() {
+        var h = RelayHarness(configuration: RelayConfiguration(inFlightItems: 2))
+        let (phone, watch) = h.pairDevices()
+        for n in 1...4 { h.send(phone, id: "u-\(n)", mode: .userInfo) }
+        let trace = h.ack(watch, 2).trace
+        let deliver = trace.firstIndex(of: "deliver → \(watch)")
+        let delete = trace.firstIndex(of: "persist deleteItems")
+        let transferred = trace.firstIndex(of: "transferred → \(phone)")
+        #expect(deliver != nil && delete != nil && transferred != nil, "\(trace)")
+        if let deliver, let delete, let transferred {
+            #expect(deliver < delete, "\(trace)")
+            #expect(delete < transferred, "\(trace)")
+        }
+    }
+
     @Test func welcomeAnnouncesTheDeliveryWindowInForce() {
         var h = RelayHarness(configuration: RelayConfiguration(inFlightItems: 3, inFlightBytes: 4096))
         let (phone, out) = h.connect(.phone)

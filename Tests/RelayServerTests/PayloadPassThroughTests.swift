@@ -100,4 +100,22 @@ struct PayloadPassThroughTests {
         await relay.stop()
         await clients.shutdown()
     }
+
+    /// `serve --rx-buffer-bytes`: at the smallest buffer a 60 KiB payload reaches the relay in
+    /// ~120 chunks of 512 bytes, at the largest in two, and the watch gets the same bytes.
+    @Test(arguments: ["512", "32768"])
+    func aLargePayloadPassesWhateverTheReceiveBuffer(_ rxBufferBytes: String) async throws {
+        let dir = TemporaryDirectory()
+        let clients = try WebSocketClientContext(configuration: ClientConfiguration(enablesTLS: false))
+        let relay = try await RelayProcess.start(db: dir.path + "/relay.db", extra: ["--rx-buffer-bytes", rxBufferBytes])
+        defer { relay.terminate() }
+        let (phone, watch, _, _) = try await pairDevices(url: relay.url, clients: clients)
+        let raw = #"{"kind":"large","text":""# + String(repeating: "0123456789abcdef", count: 60 * 64) + #""}"#
+        phone.sendRaw(#"{"type":"send","id":"m-large","mode":"message","payload":"# + raw + "}")
+        guard case .accepted = try await phone.next() else { throw TestFailure("accepted") }
+        let deliver = try await watch.nextBytes()
+        #expect(Self.contains(deliver, Self.spliced(raw)))
+        await relay.stop()
+        await clients.shutdown()
+    }
 }

@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 import WebSocketTransport
 
-/// A relay that keeps one delivery window of payloads in memory and reads the rest from its
+/// A relay that keeps a hot budget of one delivery window of payloads in memory and reads the rest from its
 /// store: more items than the window, queued while the watch is away, survive a restart (which
 /// loads no unsent payload) and arrive complete and in order, read window by window.
 @Suite(.timeLimit(.minutes(3)))
@@ -22,6 +22,7 @@ struct QueuedPayloadRestartTests {
         let configure: (inout RelayServerConfiguration) -> Void = { c in
             c.redis = redis?.endpoint
             c.relay.inFlightItems = Self.window
+            c.relay.hotPayloadItems = Self.window
         }
         let first = try await RelayServer.startForTest(in: dir.path, configure)
         let (phone, watch, _, watchToken) = try await pairDevices(url: first.url, clients: clients)

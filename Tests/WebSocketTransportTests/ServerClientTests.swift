@@ -92,6 +92,29 @@ struct ServerClientTests {
         try await stop(echo.server)
     }
 
+    /// The receive buffer is lws's read size and RECEIVE chunk: at its smallest a 600 KiB message
+    /// comes in ~1,200 chunks, at its largest in ~20, and either way it arrives whole.
+    @Test(arguments: [512, ServerConfiguration.defaultReceiveBufferBytes, 32768])
+    func everyReceiveBufferSizeReassemblesWholeMessages(receiveBufferBytes: Int) async throws {
+        let echo = try EchoServer(ServerConfiguration(receiveBufferBytes: receiveBufferBytes))
+        let client = try plainClient()
+        let connection = try await client.connect(to: echo.url)
+        let log = EventLog(connection.events)
+        let large = (0..<(600 << 10)).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+        let small = (0..<50).map { Array("s\($0)".utf8) }
+        connection.send(large)
+        for message in small { connection.send(message) }
+        connection.sendFragmented(large, fragmentSize: 700)
+        try await log.waitUntil("every echo") { $0.count >= small.count + 2 }
+        let texts = log.events.compactMap(\.text)
+        #expect(texts.count == small.count + 2)
+        #expect(Array(texts.first?.utf8 ?? "".utf8) == large)
+        #expect(Array(texts.last?.utf8 ?? "".utf8) == large)
+        #expect(texts.dropFirst().dropLast().map { Array($0.utf8) } == small)
+        try await stop(client)
+        try await stop(echo.server)
+    }
+
     @Test func hundredConcurrentConnectionsShareOneClientContext() async throws {
         let echo = try EchoServer()
         let client = try plainClient()
@@ -273,6 +296,11 @@ struct ServerClientTests {
         }
         #expect(throws: TransportError.self) {
             _ = try WebSocketServer(configuration: ServerConfiguration(tlsCertificatePath: "/nonexistent"))
+        }
+        for receiveBufferBytes in [0, 511, 32769] {
+            #expect(throws: TransportError.invalidConfiguration("receiveBufferBytes \(receiveBufferBytes) is not 512...32768")) {
+                _ = try WebSocketServer(configuration: ServerConfiguration(receiveBufferBytes: receiveBufferBytes))
+            }
         }
         let client = try plainClient()
         await #expect(throws: TransportError.self) { _ = try await client.connect(to: "http://127.0.0.1/") }

@@ -141,3 +141,16 @@ struct PeerAddressTests {
         #expect(ServiceCore.unmappingIPv4(input) == expected)
     }
 }
+
+/// The receive buffer setting reaches the protocol entry lws allocates per connection from.
+struct ReceiveBufferTests {
+    @Test func theServersWebSocketProtocolTakesTheConfiguredBufferAndClientsTheDefault() {
+        let (_, continuation) = AsyncStream<[ServerEvent]>.makeStream()
+        let server = LWSContextResources(role: .server(ServerConfiguration(receiveBufferBytes: 1024), continuation))
+        #expect(server.protocols[server.webSocketProtocolIndex].rx_buffer_size == 1024)
+        server.deallocate()
+        let client = LWSContextResources(role: .client(ClientConfiguration(enablesTLS: false)))
+        #expect(client.protocols[client.webSocketProtocolIndex].rx_buffer_size == ServerConfiguration.defaultReceiveBufferBytes)
+        client.deallocate()
+    }
+}
