@@ -14,7 +14,7 @@ public struct Limits: JSONRepresentable, Hashable {
     /// Complication transfers left now (only meaningful in `welcome`).
     public var complicationsRemaining: Int
     /// The delivery window, items: durable `deliver`s the relay sends on one connection before
-    /// the receiver acks (PROTOCOL.md §8.7). Default 64.
+    /// the receiver acks (PROTOCOL.md §8.7). Default 256.
     public var windowItems: Int
     /// The delivery window, bytes: no further durable `deliver` goes out while the unacked ones'
     /// payloads (§3.6 sizes) reach this; one item always goes. Default 1 MiB.
@@ -23,7 +23,7 @@ public struct Limits: JSONRepresentable, Hashable {
     public init(
         messageBytes: Int = 65536, userInfoBytes: Int = 65536, contextBytes: Int = 262_144,
         replyTimeoutMs: Int = 10000, complicationsPerDay: Int = 50, complicationsRemaining: Int? = nil,
-        windowItems: Int = 64, windowBytes: Int = 1 << 20
+        windowItems: Int = 256, windowBytes: Int = 1 << 20
     ) {
         self.messageBytes = messageBytes
         self.userInfoBytes = userInfoBytes

@@ -144,7 +144,7 @@ import Testing
     /// The default hot budget (1,024 items, 4 MiB): a phone several delivery windows ahead of a
     /// connected watch costs no store read, however the acks come; past the budget, reads again.
     @Test func aConnectedWatchSeveralWindowsBehindNeedsNoStoreReadWithinTheHotBudget() {
-        var h = RelayHarness(defaultHotBudget: true)
+        var h = RelayHarness(configuration: RelayConfiguration(inFlightItems: 64), defaultHotBudget: true)
         let (phone, watch) = h.pairDevices()
         var seen: [Int64] = []
         var reads = 0

@@ -50,7 +50,7 @@ import Testing
         for id in ids { h.send(watch, id: id, mode: .userInfo) }
         let (p2, first) = h.reconnect(.phone)
         var delivered = first.delivers(to: p2)
-        #expect(delivered.count == 64, "the in-flight window")
+        #expect(delivered.count == RelayConfiguration().inFlightItems, "the in-flight window")
         var seen = delivered.map(\.id)
         while let last = delivered.last {
             delivered = h.ack(p2, last.seq).delivers(to: p2)

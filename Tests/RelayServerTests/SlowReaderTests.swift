@@ -26,7 +26,7 @@ struct SlowReaderTests {
         try slow.sendText(FrameCodec.encode(.hello(hello)))
         guard let first = try await slow.readFrame(), case .welcome(let welcome) = try FrameCodec.decodeRelayFrame(first.payload)
         else { throw TestFailure("the slow watch got no welcome") }
-        #expect(welcome.limits.windowItems == 64 && welcome.limits.windowBytes == 1 << 20, "the window is announced")
+        #expect(welcome.limits.windowItems == 256 && welcome.limits.windowBytes == 1 << 20, "the window is announced")
 
         // 12 MB of messages at once: far more than the 256 KiB cap plus what loopback's socket
         // buffers can hold (a few MB each way once autotuned: 2.4 MB once all fit, on a loaded
