@@ -13,6 +13,9 @@ extension RelayServer {
         configuration.databasePath = directory + "/relay.db"
         configuration.synchronous = .normal
         configuration.relay.helloTimeoutMs = Int64(10_000 * timeoutScale)
+        // A phone that fetches a long paged list from GitHub can take longer than 10 s to reply
+        // under ThreadSanitizer; tests of the reply timeout set their own.
+        configuration.relay.limits.replyTimeoutMs = Int(10_000 * timeoutScale)
         configure(&configuration)
         return try await RelayServer.start(configuration, log: .silent)
     }
