@@ -4,13 +4,13 @@
 /// WRITEABLE callbacks and N `send()` calls. At 64-byte messages that was over half the relay's
 /// CPU, in the kernel (perf, 2026-12-01). A server's frames are unmasked (RFC 6455 §5.1), so the
 /// transport can write the frame headers itself: the messages at the head of the queue that fit
-/// one send are framed here, back to back, and handed to lws as raw bytes (`LWS_WRITE_RAW`,
+/// one send are framed here, back to back, and handed to lws as raw bytes (`LWS_WRITE_HTTP`,
 /// which on a WebSocket connection goes straight to `lws_issue_raw`: lws keeps an unsent tail
 /// and sends it before anything else, its own pings included, so frames never interleave).
 ///
 /// Only whole single-frame messages are batched, and only when at least two are queued: a
 /// message that needs continuation frames, or a message alone, goes through lws's own framing
-/// as before. Client connections never batch: their frames must be masked.
+/// as before. Client connections batch their own masked frames (``ClientFrameBatch``).
 enum ServerFrameBatch {
     /// Largest batch, headers included: one send of at most lws's `tx_packet_size`, so lws never
     /// splits it or copies a remainder (a full socket still can, which lws handles).

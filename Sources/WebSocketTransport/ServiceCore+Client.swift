@@ -236,7 +236,8 @@ extension ServiceCore {
     }
 
     /// Writes `frames` (whole frames, ready for the wire) as one raw send; lws keeps what the
-    /// kernel does not take and sends it before anything else.
+    /// kernel does not take and sends it before anything else. Both batched write paths end
+    /// here: the client's masked frames and a server's ``ServerFrameBatch``.
     func writeRaw(_ frames: inout [UInt8], _ connection: ConnectionState) -> Bool {
         // lws sends (or keeps) the bytes during the call; the array is borrowed only for it.
         let written = frames.withUnsafeMutableBufferPointer { bytes in

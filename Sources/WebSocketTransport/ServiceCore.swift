@@ -265,13 +265,9 @@ final class ServiceCore {
         let outcome = connection.reassembler.consume(
             chunk, frameIsBinary: lws_frame_is_binary(wsi) != 0, isFinal: lws_is_final_fragment(wsi) != 0,
             remainingInFrame: Int(lws_remaining_packet_payload(wsi)))
-        if let observer = connection.observer, let event = ClientEvent(outcome) {
-            observer.received(event, at: MonotonicClock.nanoseconds())
-        }
-        if let handler = connection.handler, let event = ClientEvent(outcome),
-            runHandler(handler, event, on: id) == .consume
-        {
-            return 0
+        if connection.observer != nil || connection.handler != nil, let event = ClientEvent(outcome) {
+            connection.observer?.received(event, at: MonotonicClock.nanoseconds())
+            if let handler = connection.handler, runHandler(handler, event, on: id) == .consume { return 0 }
         }
         switch outcome {
         case .incomplete: break
@@ -415,11 +411,7 @@ final class ServiceCore {
     /// Writes the first `n` queued messages as one raw send (``ServerFrameBatch``).
     private func writeBatch(of n: Int, _ connection: ConnectionState) -> Int32 {
         var frames = ServerFrameBatch.frames(of: n, in: connection.outbound)
-        // lws sends (or keeps) the bytes during the call; the array is borrowed only for it.
-        let written = frames.withUnsafeMutableBufferPointer { bytes in
-            lws_write(connection.wsi, bytes.baseAddress, bytes.count, lws_write_protocol(rawValue: UInt32(LWS_WRITE_HTTP.rawValue)))
-        }
-        if written < 0 { return -1 }
+        guard writeRaw(&frames, connection) else { return -1 }
         connection.outbound.removeWhole(n)
         if !connection.outbound.isEmpty || connection.localClose != nil {
             lws_callback_on_writable(connection.wsi)
