@@ -37,6 +37,7 @@ enum ServiceLoop {
 
     /// The body of the service thread.
     private static func run(role: Role, inbox: CommandInbox, startup: StartupSignal) {
+        ReceiveBufferArena.install()
         var resources = LWSContextResources(role: role)
         let core = ServiceCore(role: role, inbox: inbox, resources: resources)
         // Retain the core once for lws (the context's user pointer). It is released in
