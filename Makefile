@@ -114,5 +114,6 @@ bench: deps
 	@mkdir -p Benchmarks/baseline/build
 	@cc -O2 -Wall -o Benchmarks/baseline/build/relay Benchmarks/baseline/relay.c $$(pkg-config --cflags --libs libwebsockets) -lev
 	@set -o pipefail; $(SWIFT) build -c release --product watchrelay 2>&1 | tail -1
+	@set -o pipefail; $(SWIFT) build -c release --product watchrelay-relay 2>&1 | tail -1
 	@$$($(SWIFT) build -c release --show-bin-path)/watchrelay bench --runs $(RUNS) --output Benchmarks/results/latest.json
 	@$$($(SWIFT) build -c release --show-bin-path)/watchrelay bench-widget --samples 200

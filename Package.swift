@@ -40,6 +40,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .watchOS(.v11)],
     products: [
         .executable(name: "watchrelay", targets: ["watchrelay"]),
+        .executable(name: "watchrelay-relay", targets: ["watchrelay-relay"]),
         .library(name: "RelayProtocol", targets: ["RelayProtocol"]),
         .library(name: "RelayCore", targets: ["RelayCore"]),
     ] + watchConnectivityProducts,
@@ -132,9 +133,28 @@ let package = Package(
         .target(name: "LineProtocol", dependencies: ["RelayProtocol"], swiftSettings: strict),
         // The benchmark (`watchrelay bench`, a thin entry): load generator, peers, pacing, report.
         .target(name: "WatchRelayBench", dependencies: ["CLIArguments", "Primitives", "RelayCore", "RelayProtocol", "RelayServer", "Simulator", "WebSocketTransport"], swiftSettings: strict),
+        // `watchrelay serve` and the CLI pieces every subcommand shares (logging, signals, stdout).
+        .target(
+            name: "RelayCommand", dependencies: ["CLIArguments", "Primitives", "RelayConsole", "RelayCore", "RelayProtocol", "RedisClient", "RelayServer", "SQLite"],
+            swiftSettings: strict),
+        // The relay alone (`watchrelay serve` without the phone, watch, GitHub and bench code):
+        // what a deployment or CI runs. A release build links the Swift runtime and Foundation
+        // statically, so the process maps only the code it uses (BENCHMARKS.md, "Memory").
+        .executableTarget(
+            name: "watchrelay-relay", dependencies: ["RelayCommand"],
+            swiftSettings: strict,
+            linkerSettings: [
+                .unsafeFlags(["-static-stdlib", "-Xclang-linker", "-no-pie"], .when(configuration: .release)),
+                // What Foundation's static archives need: the modules here are compiled against the
+                // dynamic Foundation, whose objects do not name these for the linker.
+                .linkedLibrary("CoreFoundation", .when(configuration: .release)),
+                .linkedLibrary("_FoundationCollections", .when(configuration: .release)),
+                .linkedLibrary("_FoundationCShims", .when(configuration: .release)),
+                .linkedLibrary("_FoundationICU", .when(configuration: .release)),
+            ]),
         .executableTarget(
             name: "watchrelay",
-            dependencies: ["RelayServer", "RelayConsole", "RedisClient", "RelayProtocol", "RelayClient", "GitHubAPI", "PhoneApp", "WatchApp", "Simulator", "Primitives", "RelayCore", "SQLite", "TestClock", "CLIArguments", "LineProtocol", "WatchRelayBench"]
+            dependencies: ["RelayCommand", "RelayServer", "RelayConsole", "RelayProtocol", "RelayClient", "GitHubAPI", "PhoneApp", "WatchApp", "Simulator", "Primitives", "SQLite", "TestClock", "CLIArguments", "LineProtocol", "WatchRelayBench"]
                 + watchConnectivityCLI,
             swiftSettings: strict),
 

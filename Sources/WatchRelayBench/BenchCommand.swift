@@ -44,7 +44,7 @@ public enum BenchCommand {
         }
         let report = BenchReport(
             startedAt: startedAt, durationSeconds: BenchRunner.seconds(ContinuousClock.now - began), machine: machine,
-            options: options, allRuns: allRuns, loadAtRunStarts: loads)
+            options: options, relayExecutable: paths.watchrelay, allRuns: allRuns, loadAtRunStarts: loads)
         print(report.text())
         do {
             try report.write(to: options.output)

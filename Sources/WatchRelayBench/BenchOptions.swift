@@ -49,10 +49,10 @@ struct BenchOptions: Sendable {
     static let help = """
         USAGE: watchrelay bench [options]
 
-        Measures the relay (`watchrelay serve`) and its peers with one load generator: each relay
-        runs as a child process pinned to --relay-cpu with taskset; this process (the generator,
-        on the lws client) re-executes itself pinned to --generator-cpu. Every point gets a fresh
-        relay. Progress goes to standard error; the table of results (medians over --runs) to
+        Measures the relay (`watchrelay-relay`, the same as `watchrelay serve`) and its peers with one
+        load generator: each relay runs as a child process pinned to --relay-cpu with taskset; this
+        process (the generator, on the lws client) re-executes itself pinned to --generator-cpu.
+        Every point gets a fresh relay. Progress goes to standard error; the table of results (medians over --runs) to
         standard output; JSON with every run to --output. See BENCHMARKS.md.
 
         SCENARIOS (--scenarios, comma-separated; default all but curve and backlog):
@@ -98,8 +98,9 @@ struct BenchOptions: Sendable {
           --output PATH           JSON results (default Benchmarks/results/latest.json)
           --latency-trace DIR     write each latency and many-pairs point's per-message stamps
                                   (posted, written, received; ns) to a .tsv file in DIR
-          --watchrelay PATH       the `watchrelay serve` to measure (default this executable; another
-                                  build's, to compare before and after a change)
+          --watchrelay PATH       the relay to measure, run as `PATH serve …` (default watchrelay-relay
+                                  beside this executable, else this one; another build's, to compare
+                                  before and after a change)
           --c-relay PATH          the C relay (default Benchmarks/baseline/build/relay)
           --python-relay PATH     the Python relay (default Benchmarks/python/relay.py)
           --mosquitto PATH        mosquitto (default /usr/sbin/mosquitto)

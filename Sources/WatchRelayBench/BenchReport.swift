@@ -30,6 +30,9 @@ struct BenchReport: Codable, Sendable {
     var runs: Int
     var relayCPU: Int
     var generatorCPU: Int
+    /// The file name of the executable measured as the `watchrelay` relay (`watchrelay-relay`
+    /// or `watchrelay`); optional so that reports written before it still decode.
+    var relayExecutable: String?
     var medians: [BenchResult]
     var ratios: [Ratio]
     var goals: [Goal]
@@ -38,7 +41,7 @@ struct BenchReport: Codable, Sendable {
 
     /// Builds the report: medians per row across runs, then ratios and goals from the medians.
     init(
-        startedAt: String, durationSeconds: Double, machine: BenchMachine, options: BenchOptions,
+        startedAt: String, durationSeconds: Double, machine: BenchMachine, options: BenchOptions, relayExecutable: String,
         allRuns: [[BenchResult]], loadAtRunStarts: [[Double]]
     ) {
         self.loadAtRunStarts = loadAtRunStarts
@@ -49,6 +52,7 @@ struct BenchReport: Codable, Sendable {
         runs = allRuns.count
         relayCPU = options.relayCPU
         generatorCPU = options.generatorCPU
+        self.relayExecutable = URL(fileURLWithPath: relayExecutable).lastPathComponent
         self.allRuns = allRuns
         var order: [String] = []
         var byID: [String: [BenchResult]] = [:]
@@ -140,7 +144,7 @@ struct BenchReport: Codable, Sendable {
         let loadAfter = loadAverageAfter.map { Self.number($0, 2) }.joined(separator: " ")
         lines.append("WatchRelay benchmarks — \(startedAt), \(runs) run(s), medians, \(Self.number(durationSeconds, 0)) s")
         lines.append(
-            "\(machine.cpuModel), \(machine.cores) cores, Linux \(machine.kernel); relay on CPU \(relayCPU), "
+            "\(machine.cpuModel), \(machine.cores) cores, Linux \(machine.kernel); relay (\(relayExecutable ?? "watchrelay") serve) on CPU \(relayCPU), "
                 + "generator on CPU \(generatorCPU); load average \(load) at start, \(loadAfter) at end; 1-minute load at "
                 + "each run's start: " + loadAtRunStarts.map { Self.number($0.first ?? 0, 2) }.joined(separator: ", "))
         lines.append("Figures are medians over the runs; notes are from the first run that succeeded.")

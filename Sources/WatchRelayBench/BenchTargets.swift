@@ -27,7 +27,9 @@ enum BenchTarget: String, CaseIterable, Codable, Sendable {
 
 /// Where the relays' programs are (defaults relative to the repository root).
 struct BenchPaths: Sendable {
-    /// The `watchrelay` executable (default: this one).
+    /// The relay measured as `watchrelay`: an executable that takes `serve` and its options.
+    /// Default: `watchrelay-relay` beside this executable (the relay alone, as deployed), else
+    /// this executable.
     var watchrelay: String
     var cRelay = "Benchmarks/baseline/build/relay"
     var pythonRelay = "Benchmarks/python/relay.py"
@@ -36,8 +38,9 @@ struct BenchPaths: Sendable {
     var mosquittoTemplate = "Benchmarks/mosquitto/mosquitto.conf.in"
 
     init() {
-        watchrelay = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            ?? CommandLine.arguments[0]
+        let this = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let relay = URL(fileURLWithPath: this).deletingLastPathComponent().appendingPathComponent("watchrelay-relay").path
+        watchrelay = FileManager.default.isExecutableFile(atPath: relay) ? relay : this
     }
 
     /// Why `target` cannot run here, or nil if its files exist.

@@ -1,5 +1,6 @@
 import Foundation
 import PhoneApp
+import RelayCommand
 import RelayServer
 import WatchApp
 

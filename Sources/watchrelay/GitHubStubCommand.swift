@@ -1,6 +1,7 @@
 import CLIArguments
 import Foundation
 import GitHubAPI
+import RelayCommand
 import RelayServer
 
 /// `watchrelay github-stub`: serve the fixture GitHub API until SIGINT or SIGTERM.

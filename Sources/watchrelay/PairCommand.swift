@@ -1,6 +1,7 @@
 #if os(Linux)
 import CLIArguments
 import Foundation
+import RelayCommand
 import WatchConnectivity
 
 /// `watchrelay pair`: pairs a phone's and a watch's state directories for WatchConnectivity apps.

@@ -3,6 +3,7 @@ import Foundation
 import GitHubAPI
 import LineProtocol
 import PhoneApp
+import RelayCommand
 import RelayServer
 
 /// `watchrelay phone`: the phone companion (interactive), or one edit of a companion's state.

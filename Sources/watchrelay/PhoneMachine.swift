@@ -1,6 +1,7 @@
 import Foundation
 import LineProtocol
 import PhoneApp
+import RelayCommand
 import RelayProtocol
 
 /// `watchrelay phone --machine`: the console's commands answered as JSON lines, and the

@@ -1,5 +1,6 @@
 import CLIArguments
 import Foundation
+import RelayCommand
 import Simulator
 
 /// `watchrelay simulate FILE…`: runs scenarios (relay, GitHub stub, phones and watches in-process,

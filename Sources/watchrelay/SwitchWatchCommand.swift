@@ -1,6 +1,7 @@
 #if os(Linux)
 import CLIArguments
 import Foundation
+import RelayCommand
 import WatchConnectivity
 
 /// `watchrelay switch-watch`: chooses a phone's active watch, as the user does in the Watch app.

@@ -2,6 +2,7 @@ import CLIArguments
 import Foundation
 import LineProtocol
 import Primitives
+import RelayCommand
 import RelayProtocol
 import RelayServer
 import TestClock

@@ -1,6 +1,7 @@
 import Foundation
 import LineProtocol
 import RelayClient
+import RelayCommand
 import RelayProtocol
 import Simulator
 import TestClock

@@ -2,6 +2,7 @@ import CLIArguments
 import Foundation
 import GitHubAPI
 import PhoneApp
+import RelayCommand
 import RelayProtocol
 import RelayServer
 import SQLite

@@ -1,8 +1,9 @@
 import CLIArguments
 import Foundation
+import RelayCommand
 import WatchRelayBench
 
-/// `watchrelay`: the one executable (serve; more subcommands land with their issues).
+/// `watchrelay`: every subcommand in one executable (`watchrelay-relay` is the relay alone).
 let usage = """
     USAGE: watchrelay <subcommand> [options]
 
@@ -25,8 +26,8 @@ let usage = """
     """
 
 let argv = Array(CommandLine.arguments.dropFirst())
-let code: Int32
-do {
+await CLI.exit(program: "watchrelay") {
+    let code: Int32
     switch argv.first {
     case "bench-widget": code = try await WidgetBench.run(Array(argv.dropFirst()))
     case "demo": code = try await DemoCommand.run(Array(argv.dropFirst()))
@@ -48,11 +49,5 @@ do {
         FileHandle.standardError.write(Data("watchrelay: unknown subcommand '\(argv[0])'\n\n\(usage)\n".utf8))
         code = 2
     }
-} catch let error as Arguments.UsageError {
-    FileHandle.standardError.write(Data("watchrelay: \(error)\n".utf8))
-    code = 2
-} catch {
-    FileHandle.standardError.write(Data("watchrelay: \(error)\n".utf8))
-    code = 1
+    return code
 }
-exit(code)

@@ -13,13 +13,18 @@ final class RelayProcess: @unchecked Sendable {
 
     /// Starts a relay on port 0 with `db`; returns once it printed its URL. With `debugLog`, its
     /// debug log (every connection's open and close, with the close code) goes to that file.
-    static func start(db: String, extra: [String] = [], debugLog: String? = nil) async throws -> RelayProcess {
+    /// `binary` is the executable, and `leading` what comes before the options (`watchrelay`
+    /// needs `serve`; `watchrelay-relay` takes it or not).
+    static func start(
+        db: String, extra: [String] = [], debugLog: String? = nil, binary: String = watchrelayBinary,
+        leading: [String] = ["serve"]
+    ) async throws -> RelayProcess {
         let p = TestProcess()
-        p.executableURL = URL(fileURLWithPath: watchrelayBinary)
+        p.executableURL = URL(fileURLWithPath: binary)
         // --exit-on-stdin-eof: the relay ends with this test process, even if a test is abandoned
         // (time limit) or the run is killed; `stdin`'s write end stays open as long as we live.
-        p.arguments = [
-            "serve", "--port", "0", "--db", db, "--log-level", debugLog == nil ? "error" : "debug", "--exit-on-stdin-eof",
+        p.arguments = leading + [
+            "--port", "0", "--db", db, "--log-level", debugLog == nil ? "error" : "debug", "--exit-on-stdin-eof",
         ] + extra
         let out = Pipe()
         let stdin = Pipe()

@@ -7,8 +7,9 @@ import RedisClient
 import RelayServer
 
 /// `watchrelay serve`: run the relay until SIGINT or SIGTERM.
-enum ServeCommand {
-    static let help = """
+public enum ServeCommand {
+    /// The `--help` text.
+    public static let help = """
         USAGE: watchrelay serve [options]
 
         Runs the relay (WatchConnectivity stand-in) on libwebsockets. Prints the URL it listens
@@ -64,7 +65,8 @@ enum ServeCommand {
           -h, --help                  show this help
         """
 
-    static func run(_ argv: [String]) async throws -> Int32 {
+    /// Runs the relay with `argv` (the options after `serve`) until SIGINT or SIGTERM; the exit code.
+    public static func run(_ argv: [String]) async throws -> Int32 {
         var args = try Arguments(argv, booleanFlags: ["help", "exit-on-stdin-eof", "console", "console-allow-insecure", "single-node"])
         if args.flag("help") {
             print(help)

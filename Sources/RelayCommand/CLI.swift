@@ -6,10 +6,10 @@ import RelayServer
 import SQLite
 import Synchronization
 
-/// Shared pieces of the subcommands.
-enum CLI {
+/// Shared pieces of the subcommands (of `watchrelay` and `watchrelay-relay`).
+public enum CLI {
     /// `--log-level` into a logfmt logger on standard error.
-    static func logger(_ args: inout Arguments, component: String) throws -> Logger {
+    public static func logger(_ args: inout Arguments, component: String) throws -> Logger {
         let name = args.string("log-level") ?? "info"
         guard let level = Logger.Level(name: name) else {
             throw Arguments.UsageError(description: "--log-level must be debug, info, warn or error, not '\(name)'")
@@ -18,7 +18,7 @@ enum CLI {
     }
 
     /// Returns after SIGINT or SIGTERM (their default actions are disabled for the process).
-    static func waitForTerminationSignal() async {
+    public static func waitForTerminationSignal() async {
         let (signals, continuation) = AsyncStream.makeStream(of: Int32.self)
         var sources: [any DispatchSourceSignal] = []
         for sig in [SIGINT, SIGTERM] {
@@ -34,7 +34,7 @@ enum CLI {
 
     /// Standard input as lines. A blocking `readLine` loop on its own thread: nothing waits for
     /// the thread (it ends at end of input, or with the process), only for the lines it yields.
-    static func standardInputLines() -> AsyncStream<String> {
+    public static func standardInputLines() -> AsyncStream<String> {
         let (lines, continuation) = AsyncStream.makeStream(of: String.self)
         let thread = Thread {
             while let line = readLine() { continuation.yield(line) }
@@ -44,9 +44,25 @@ enum CLI {
         return lines
     }
 
+    /// Runs a command's `body` and exits the process with its code: a usage error exits 2, any
+    /// other error 1, each written to standard error after `program: `.
+    public static func exit(program: String, running body: () async throws -> Int32) async -> Never {
+        let code: Int32
+        do {
+            code = try await body()
+        } catch let error as Arguments.UsageError {
+            FileHandle.standardError.write(Data("\(program): \(error)\n".utf8))
+            code = 2
+        } catch {
+            FileHandle.standardError.write(Data("\(program): \(error)\n".utf8))
+            code = 1
+        }
+        Foundation.exit(code)
+    }
+
     /// Writes a line to standard output at once (unbuffered, for scripts reading it). Lines
     /// from different tasks never interleave: a pipe write over `PIPE_BUF` bytes is not atomic.
-    static func printLine(_ line: String) {
+    public static func printLine(_ line: String) {
         let data = Data((line + "\n").utf8)
         outputLock.withLock { _ in FileHandle.standardOutput.write(data) }
     }
@@ -55,6 +71,6 @@ enum CLI {
 }
 
 /// `full`, `normal` or `off`.
-func SQLiteSynchronousName(_ name: String) -> SQLiteDatabase.Synchronous? {
+public func SQLiteSynchronousName(_ name: String) -> SQLiteDatabase.Synchronous? {
     SQLiteDatabase.Synchronous.allCases.first { $0.rawValue.lowercased() == name.lowercased() }
 }

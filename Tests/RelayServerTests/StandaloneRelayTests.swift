@@ -1,0 +1,76 @@
+import Foundation
+import RelayProtocol
+import TestSupport
+import Testing
+import WebSocketTransport
+
+/// `watchrelay-relay`, the relay alone: the same relay and options as `watchrelay serve`, in its
+/// own executable (built beside `watchrelay`).
+@Suite struct StandaloneRelayTests {
+    static var binary: String {
+        URL(fileURLWithPath: watchrelayBinary).deletingLastPathComponent().appendingPathComponent("watchrelay-relay").path
+    }
+
+    /// Runs the binary to its end with `arguments`: exit status, standard output, standard error.
+    static func run(_ arguments: [String]) async throws -> (status: Int32, out: String, err: String) {
+        let p = TestProcess()
+        p.executableURL = URL(fileURLWithPath: binary)
+        p.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        // Its output is a screenful at most: far below a pipe's buffer, so one read after the
+        // other cannot stall the child.
+        let (o, e) = try await withTimeout(30, "watchrelay-relay \(arguments)") {
+            (await readToEnd(out.fileHandleForReading), await readToEnd(err.fileHandleForReading))
+        }
+        await p.ended()
+        return (p.terminationStatus, o, e)
+    }
+
+    @Test func helpNamesTheBinaryAndEveryServeOption() async throws {
+        let result = try await Self.run(["--help"])
+        #expect(result.status == 0)
+        #expect(result.out.contains("USAGE: watchrelay-relay [serve] [options]"))
+        #expect(result.out.contains("--rx-buffer-bytes"))
+        #expect(result.out.contains("--store redis://"))
+    }
+
+    @Test func aBadOptionIsAUsageErrorWithExit2() async throws {
+        let result = try await Self.run(["serve", "--no-such-option", "1"])
+        #expect(result.status == 2)
+        #expect(result.err.contains("watchrelay-relay:"))
+        #expect(result.err.contains("no-such-option"))
+    }
+
+    /// With or without the `serve` word, it is the relay: it pairs, stores a userInfo durably,
+    /// and after `kill -9` a restarted relay delivers it.
+    @Test(arguments: [[], ["serve"]])
+    func itRelaysAndKeepsWhatItAcceptedAcrossKill9(leading: [String]) async throws {
+        let dir = TemporaryDirectory()
+        let db = dir.path + "/relay.db"
+        let clients = try WebSocketClientContext(configuration: ClientConfiguration(enablesTLS: false))
+        var relay = try await RelayProcess.start(db: db, binary: Self.binary, leading: leading)
+        defer { relay.terminate() }
+        let (phone, watch, _, watchToken) = try await pairDevices(url: relay.url, clients: clients)
+        watch.connection.close()
+        _ = try await watch.closed()
+        _ = try await phone.next()  // peer gone
+        phone.sendRaw(#"{"type":"send","id":"u-1","mode":"userInfo","payload":{"kind":"note","n":1}}"#)
+        let answer = try await phone.next()
+        guard case .accepted = answer else { throw TestFailure("expected accepted, got \(answer)") }
+        await relay.kill9()
+        relay = try await RelayProcess.start(db: db, binary: Self.binary, leading: leading)
+        let watch2 = try await TestDevice.connect(relay.url, clients: clients, role: .watch, name: "W")
+        _ = try await watch2.hello(token: watchToken)
+        guard case .deliver(let item) = try FrameCodec.decodeRelayFrame(try await watch2.nextBytes()) else {
+            throw TestFailure("expected the stored userInfo")
+        }
+        #expect(item.id == "u-1")
+        await relay.stop()
+        await clients.shutdown()
+    }
+}
