@@ -9,10 +9,11 @@ import TestSupport
 final class RawWebSocket {
     typealias Failure = TCPClientSocket.Failure
 
-    /// One frame as read: opcode and (unmasked) payload.
+    /// One frame as read: opcode and (unmasked) payload, and whether FIN was set.
     struct Frame {
         var opcode: UInt8
         var payload: [UInt8]
+        var isFinal = true
     }
 
     private let socket: TCPClientSocket
@@ -148,7 +149,7 @@ final class RawWebSocket {
             header = 10
         }
         guard buffer.count >= header + length else { return nil }
-        let frame = Frame(opcode: opcode, payload: Array(buffer[header..<(header + length)]))
+        let frame = Frame(opcode: opcode, payload: Array(buffer[header..<(header + length)]), isFinal: buffer[0] & 0x80 != 0)
         buffer.removeFirst(header + length)
         return frame
     }

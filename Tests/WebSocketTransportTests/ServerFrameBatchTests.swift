@@ -29,12 +29,13 @@ import Testing
         #expect(ServerFrameBatch.count(in: Self.queue([])) == 0)
         #expect(ServerFrameBatch.count(in: Self.queue([10])) == 0)
         #expect(ServerFrameBatch.count(in: Self.queue([10, 20, 30])) == 3)
-        // 64 KiB in all, headers included: the third message would not fit.
+        // One fragment in all, headers included: the third message would not fit.
         let max = ServerFrameBatch.maxBytes
-        // Frames of 102 + (4 + x) + 12 bytes.
-        #expect(ServerFrameBatch.count(in: Self.queue([100, max - 118, 10])) == 3)
-        #expect(ServerFrameBatch.count(in: Self.queue([100, max - 117, 10])) == 2)
-        #expect(ServerFrameBatch.count(in: Self.queue([100, max - 105, 10])) == 0)
+        // Frames of 102 + (10 + x) + 12 bytes: x is past 64 KiB, so its header is 10 bytes.
+        #expect(ServerFrameBatch.headerSize(length: max - 124) == 10)
+        #expect(ServerFrameBatch.count(in: Self.queue([100, max - 124, 10])) == 3)
+        #expect(ServerFrameBatch.count(in: Self.queue([100, max - 123, 10])) == 2)
+        #expect(ServerFrameBatch.count(in: Self.queue([100, max - 111, 10])) == 0)
         // A message longer than its fragment size is framed by lws, so it ends a batch.
         var q = Self.queue([10, 10])
         q.append(OutboundMessage(payload: [UInt8](repeating: 1, count: 50), kind: .text, fragmentSize: 20))
