@@ -7,9 +7,10 @@
 /// `sentAt` < `seq` < `type` < `wantsReply`, and `fallback` < `re` < `remaining` < `type`.
 extension FrameCodec {
     /// A `deliver` frame, or (without `type`) the object a `welcome.context` or the store holds.
-    static func encodeDeliver(_ d: Deliver, withType: Bool = true) -> [UInt8] {
+    static func encodeDeliver(_ d: Deliver, withType: Bool = true, headroom: Int = 0) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(d.payload.encoded.count + 48 + d.id.utf8.count + 96)
+        out.reserveCapacity(headroom + d.payload.encoded.count + 48 + d.id.utf8.count + 96)
+        out.append(contentsOf: repeatElement(0, count: headroom))
         out.append(contentsOf: #"{"from":"#.utf8)
         JSONWriter.writeString(d.from.rawValue, into: &out)
         out.append(contentsOf: #","id":"#.utf8)
@@ -32,9 +33,10 @@ extension FrameCodec {
     }
 
     /// A relay `reply`: `payload` < `re` < `type`.
-    static func encodeReply(_ r: RelayReply) -> [UInt8] {
+    static func encodeReply(_ r: RelayReply, headroom: Int = 0) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(r.payload.encoded.count + 40 + r.re.utf8.count)
+        out.reserveCapacity(headroom + r.payload.encoded.count + 40 + r.re.utf8.count)
+        out.append(contentsOf: repeatElement(0, count: headroom))
         out.append(contentsOf: #"{"payload":"#.utf8)
         out.append(contentsOf: r.payload.encoded)
         out.append(contentsOf: #","re":"#.utf8)
@@ -45,13 +47,14 @@ extension FrameCodec {
 
     /// A `welcome` with its context spliced in: `context` sorts before every other member, so
     /// it goes first, followed by the generic encoding of the rest.
-    static func encodeWelcome(_ w: Welcome) -> [UInt8] {
-        guard let context = w.context else { return encodeGeneric(.welcome(w)) }
+    static func encodeWelcome(_ w: Welcome, headroom: Int = 0) -> [UInt8] {
+        guard let context = w.context else { return encodeGeneric(.welcome(w), headroom: headroom) }
         var rest = w
         rest.context = nil
         let tail = encodeGeneric(.welcome(rest))
         var out: [UInt8] = []
-        out.reserveCapacity(tail.count + context.payload.encoded.count + 160)
+        out.reserveCapacity(headroom + tail.count + context.payload.encoded.count + 160)
+        out.append(contentsOf: repeatElement(0, count: headroom))
         out.append(contentsOf: #"{"context":"#.utf8)
         out.append(contentsOf: encodeDeliver(context, withType: false))
         out.append(UInt8(ascii: ","))
@@ -59,9 +62,10 @@ extension FrameCodec {
         return out
     }
 
-    static func encodeAccepted(_ a: Accepted) -> [UInt8] {
+    static func encodeAccepted(_ a: Accepted, headroom: Int = 0) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(64 + a.re.utf8.count)
+        out.reserveCapacity(headroom + 64 + a.re.utf8.count)
+        out.append(contentsOf: repeatElement(0, count: headroom))
         out.append(UInt8(ascii: "{"))
         if let fallback = a.fallback {
             out.append(contentsOf: #""fallback":"#.utf8)

@@ -76,18 +76,27 @@ public enum FrameCodec {
     /// spliced from its bytes (for a payload made here, the same bytes as the generic path, which
     /// the codec tests check for every vector; for one decoded from a client, the sender's bytes).
     public static func encode(_ frame: RelayFrame) -> [UInt8] {
+        encode(frame, headroom: 0)
+    }
+
+    /// ``encode(_:)-(RelayFrame)`` after `headroom` zero bytes: room for a transport to write
+    /// its frame header in front of the JSON without copying it (the relay's server does).
+    public static func encode(_ frame: RelayFrame, headroom: Int) -> [UInt8] {
         switch frame {
-        case .deliver(let d): return encodeDeliver(d)
-        case .accepted(let a): return encodeAccepted(a)
-        case .reply(let r): return encodeReply(r)
-        case .welcome(let w): return encodeWelcome(w)
-        default: return encode(type: frame.type, body: frame.body)
+        case .deliver(let d): return encodeDeliver(d, headroom: headroom)
+        case .accepted(let a): return encodeAccepted(a, headroom: headroom)
+        case .reply(let r): return encodeReply(r, headroom: headroom)
+        case .welcome(let w): return encodeWelcome(w, headroom: headroom)
+        default: return encodeGeneric(frame, headroom: headroom)
         }
     }
 
-    /// The generic encoding (the frame's JSON value, keys sorted by the writer).
-    static func encodeGeneric(_ frame: RelayFrame) -> [UInt8] {
-        encode(type: frame.type, body: frame.body)
+    /// The generic encoding (the frame's JSON value, keys sorted by the writer), after
+    /// `headroom` zero bytes.
+    static func encodeGeneric(_ frame: RelayFrame, headroom: Int = 0) -> [UInt8] {
+        let json = encode(type: frame.type, body: frame.body)
+        guard headroom > 0 else { return json }
+        return [UInt8](repeating: 0, count: headroom) + json
     }
 
     private static func encode(type: FrameType, body: JSONValue) -> [UInt8] {

@@ -214,7 +214,9 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
         switch action {
         case .send(let link, let frame):
             if console == nil {
-                outbound.send(FrameCodec.encode(frame), to: ConnectionID(rawValue: link.rawValue))
+                // With room for the transport's frame header in front: a deliver is not copied again.
+                let headroom = OutboundBatch.frameHeadroom
+                outbound.send(FrameCodec.encode(frame, headroom: headroom), headroom: headroom, to: ConnectionID(rawValue: link.rawValue))
             } else {
                 consoleSend(FrameCodec.encode(frame), frame, to: link, &outbound)
             }

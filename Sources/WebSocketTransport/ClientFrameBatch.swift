@@ -42,7 +42,7 @@ enum ClientFrameBatch {
         out.reserveCapacity(queue.pending.prefix(n).reduce(0) { $0 + frameSize(length: $1.payload.count) })
         for message in queue.pending.prefix(n) {
             appendFrame(
-                message.payload[...], opcode: message.kind, isFirst: true, isFinal: true, key: keys.next(), into: &out)
+                message.payload, opcode: message.kind, isFirst: true, isFinal: true, key: keys.next(), into: &out)
         }
         return out
     }
@@ -54,7 +54,7 @@ enum ClientFrameBatch {
         let count = min(remaining, message.fragmentSize)
         var out: [UInt8] = []
         out.reserveCapacity(frameSize(length: count))
-        let slice = message.payload[message.offset..<message.offset + count]
+        let slice = message.payload.dropFirst(message.offset).prefix(count)
         appendFrame(
             slice, opcode: message.kind, isFirst: message.offset == 0, isFinal: count == remaining, key: keys.next(),
             into: &out)
@@ -67,9 +67,7 @@ enum ClientFrameBatch {
         into out: inout [UInt8]
     ) {
         let start = out.count
-        ServerFrameBatch.appendHeader(kind: kind, length: payload.count, into: &out)
-        if !isFirst { out[start] &= 0xF0 }  // opcode 0: continuation
-        if !isFinal { out[start] &= 0x7F }  // FIN clear
+        ServerFrameBatch.appendHeader(kind: kind, length: payload.count, isFirst: isFirst, isFinal: isFinal, into: &out)
         out[start + 1] |= 0x80  // MASK
         // The key goes on the wire in memory order; the same four bytes, loaded, mask the payload.
         withUnsafeBytes(of: key) { out.append(contentsOf: $0) }

@@ -17,7 +17,7 @@ extension OutboundBatch {
         for command in commands {
             switch command {
             case .send(let id, let message) where message.kind == .text && isElsewhere(id):
-                taken.append(.text(id, message.payload))
+                taken.append(.text(id, message.payloadArray))
             case .close(let id, let code, let reason) where isElsewhere(id):
                 taken.append(.close(id, code: code, reason: reason))
             default:

@@ -24,17 +24,62 @@ struct OutboundMessage: Sendable {
     /// turns and two sends per message.
     static let defaultFragmentSize = 68 << 10
 
-    let payload: [UInt8]
+    /// `headroom` spare bytes, then the message: the transport may write a frame header into
+    /// the spare bytes, or over bytes of this message already written, but never over the rest.
+    private(set) var storage: [UInt8]
+    /// Spare bytes at the front of ``storage`` (0, or at least ``frameHeadroom``).
+    let headroom: Int
     let kind: Kind
     /// Largest frame for this message (at least 1).
     let fragmentSize: Int
     /// Bytes already written.
     var offset = 0
 
+    /// The bytes the transport needs in front of a message to frame it in place: the longest
+    /// unmasked frame header (RFC 6455 §5.2: 2, 4 or 10 bytes).
+    static let frameHeadroom = 10
+
     init(payload: [UInt8], kind: Kind, fragmentSize: Int = OutboundMessage.defaultFragmentSize) {
-        self.payload = payload
+        self.init(storage: payload, headroom: 0, kind: kind, fragmentSize: fragmentSize)
+    }
+
+    /// A message whose first `headroom` bytes of `storage` are spare (see ``storage``).
+    init(storage: [UInt8], headroom: Int, kind: Kind, fragmentSize: Int = OutboundMessage.defaultFragmentSize) {
+        precondition(headroom >= 0 && headroom <= storage.count, "headroom past the message")
+        self.storage = storage
+        self.headroom = headroom
         self.kind = kind
         self.fragmentSize = max(1, fragmentSize)
+    }
+
+    /// The message itself (indices are ``storage``'s: the first is ``headroom``).
+    var payload: ArraySlice<UInt8> { storage[headroom...] }
+
+    /// The message as an array of its own (no copy when there is no headroom).
+    var payloadArray: [UInt8] { headroom == 0 ? storage : Array(payload) }
+
+    /// Whether the transport can frame the rest of this message in place (``storage``).
+    var framesInPlace: Bool { headroom >= Self.frameHeadroom }
+
+    /// Writes the header of this message's next frame into ``storage`` just before the frame's
+    /// bytes (the headroom, or the tail of the frame written before) and runs `body` on the
+    /// frame, header included, and the number of message bytes in it.
+    ///
+    /// The storage is written in place: no copy as long as nothing else holds it (the batch
+    /// that carried it is gone by the time a WRITEABLE comes), otherwise copied first, as any
+    /// array write. Needs ``framesInPlace``.
+    mutating func withNextFrameInPlace<R>(_ body: (UnsafeRawBufferPointer, _ count: Int) -> R) -> R {
+        precondition(framesInPlace, "no room to frame this message in place")
+        let remaining = storage.count - headroom - offset
+        let count = min(remaining, fragmentSize)
+        let start = headroom + offset
+        let headerSize = ServerFrameBatch.headerSize(length: count)
+        let (kind, isFirst) = (self.kind, offset == 0)
+        return storage.withUnsafeMutableBytes { bytes in
+            let frame = bytes.baseAddress! + (start - headerSize)
+            _ = ServerFrameBatch.storeHeader(kind: kind, length: count, isFirst: isFirst, isFinal: count == remaining, at: frame)
+            return body(UnsafeRawBufferPointer(start: frame, count: headerSize + count), count)
+        }
     }
 
     /// Stands in for a written message so its payload is released at once.
@@ -81,6 +126,15 @@ struct OutboundQueue {
             items.removeFirst(head)
             head = 0
         }
+    }
+
+    /// Whether the first message can be framed in place (``OutboundMessage/framesInPlace``).
+    var firstFramesInPlace: Bool { !isEmpty && items[head].framesInPlace }
+
+    /// ``OutboundMessage/withNextFrameInPlace(_:)`` on the first message, in the queue's storage.
+    mutating func withFirstFrameInPlace<R>(_ body: (UnsafeRawBufferPointer, _ count: Int) -> R) -> R {
+        precondition(!isEmpty, "withFirstFrameInPlace on an empty outbound queue")
+        return items[head].withNextFrameInPlace(body)
     }
 
     /// Records that the first `n` messages were written whole (a ``ServerFrameBatch``).

@@ -16,10 +16,11 @@ enum ServerFrameBatch {
     /// splits it or copies a remainder (a full socket still can, which lws handles).
     static let maxBytes = OutboundMessage.defaultFragmentSize
 
-    /// The header of an unmasked frame with FIN set.
-    static func header(kind: OutboundMessage.Kind, length: Int) -> [UInt8] {
+    /// The header of an unmasked frame: FIN set unless `isFinal` is false, the message's opcode
+    /// on its first frame and 0 (continuation) on the others.
+    static func header(kind: OutboundMessage.Kind, length: Int, isFirst: Bool = true, isFinal: Bool = true) -> [UInt8] {
         var out: [UInt8] = []
-        appendHeader(kind: kind, length: length, into: &out)
+        appendHeader(kind: kind, length: length, isFirst: isFirst, isFinal: isFinal, into: &out)
         return out
     }
 
@@ -28,19 +29,35 @@ enum ServerFrameBatch {
         length < 126 ? 2 : length <= 0xFFFF ? 4 : 10
     }
 
-    static func appendHeader(kind: OutboundMessage.Kind, length: Int, into out: inout [UInt8]) {
-        let opcode: UInt8 = kind == .text ? 0x1 : 0x2
-        out.append(0x80 | opcode)
-        if length < 126 {
-            out.append(UInt8(length))
-        } else if length <= 0xFFFF {
-            out.append(126)
-            out.append(UInt8(length >> 8))
-            out.append(UInt8(length & 0xFF))
-        } else {
-            out.append(127)
-            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: length >> shift)) }
+    /// Appends an unmasked frame header (see ``header(kind:length:isFirst:isFinal:)``).
+    static func appendHeader(
+        kind: OutboundMessage.Kind, length: Int, isFirst: Bool = true, isFinal: Bool = true, into out: inout [UInt8]
+    ) {
+        withUnsafeTemporaryAllocation(byteCount: 10, alignment: 1) { scratch in
+            let n = storeHeader(kind: kind, length: length, isFirst: isFirst, isFinal: isFinal, at: scratch.baseAddress!)
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[..<n]))
         }
+    }
+
+    /// Writes an unmasked frame header at `target` (room for ``headerSize(length:)`` bytes) and
+    /// returns its size.
+    static func storeHeader(
+        kind: OutboundMessage.Kind, length: Int, isFirst: Bool, isFinal: Bool, at target: UnsafeMutableRawPointer
+    ) -> Int {
+        let opcode: UInt8 = !isFirst ? 0x0 : kind == .text ? 0x1 : 0x2
+        target.storeBytes(of: (isFinal ? 0x80 : 0) | opcode, as: UInt8.self)
+        if length < 126 {
+            target.storeBytes(of: UInt8(length), toByteOffset: 1, as: UInt8.self)
+            return 2
+        }
+        if length <= 0xFFFF {
+            target.storeBytes(of: 126, toByteOffset: 1, as: UInt8.self)
+            target.storeBytes(of: UInt16(length).bigEndian, toByteOffset: 2, as: UInt16.self)
+            return 4
+        }
+        target.storeBytes(of: 127, toByteOffset: 1, as: UInt8.self)
+        target.storeBytes(of: UInt64(length).bigEndian, toByteOffset: 2, as: UInt64.self)
+        return 10
     }
 
     /// How many messages from the head of `queue` go in one batch (0: write the first one alone).

@@ -222,7 +222,7 @@ extension ServiceCore {
         guard writeRaw(&frames, connection) else { return -1 }
         if let observer {
             let firsts = whole > 0 ? connection.outbound.pending.prefix(whole) : connection.outbound.pending.prefix(1)
-            for message in firsts where message.offset == 0 { observer.wrote(message.payload, at: stamp) }
+            for message in firsts where message.offset == 0 { observer.wrote(message.payloadArray, at: stamp) }
         }
         if whole > 0 {
             connection.outbound.removeWhole(whole)

@@ -362,10 +362,10 @@ final class ServiceCore {
 
     // MARK: - Outbound
 
-    /// Handles one WRITEABLE: exactly one `lws_write` (a frame of the first queued message), or
-    /// the pending close, or nothing if the callback was spurious.
+    /// Handles one WRITEABLE: exactly one `lws_write` (a frame of the first queued message, or a
+    /// batch of whole ones), or the pending close, or nothing if the callback was spurious.
     private func writeNext(_ connection: ConnectionState) -> Int32 {
-        guard let message = connection.outbound.first else {
+        guard !connection.outbound.isEmpty else {
             guard let close = connection.localClose else { return 0 }  // spurious WRITEABLE
             var reason = CloseFrame.sendable(reason: close.reason)
             let status = lws_close_status(rawValue: UInt32(CloseFrame.sendable(code: close.code ?? 1000)))
@@ -378,9 +378,12 @@ final class ServiceCore {
         if connection.writesUnmaskedFrames {
             let batch = ServerFrameBatch.count(in: connection.outbound)
             if batch > 0 { return writeBatch(of: batch, connection) }
+            // No copy of the message may be held here: its storage is written in place.
+            if connection.outbound.firstFramesInPlace { return writeInPlace(connection) }
         } else {
             return writeClientFrames(connection)
         }
+        guard let message = connection.outbound.first else { return 0 }
         let remaining = message.payload.count - message.offset
         let count = min(remaining, message.fragmentSize)
         ensureWriteCapacity(count)
@@ -400,7 +403,31 @@ final class ServiceCore {
             connection.wsi, payloadStart.assumingMemoryBound(to: UInt8.self), count,
             lws_write_protocol(rawValue: UInt32(bitPattern: flags)))
         if written < 0 { return -1 }
-        observer?.wrote(message.payload, at: stamp)
+        observer?.wrote(message.payloadArray, at: stamp)
+        connection.outbound.advanceFirst(by: count)
+        if !connection.outbound.isEmpty || connection.localClose != nil {
+            lws_callback_on_writable(connection.wsi)
+        }
+        return 0
+    }
+
+    /// Writes the next frame of the first queued message where it lies: its header goes into
+    /// the bytes just before it (the message's headroom, or the tail of the frame written before,
+    /// which lws has sent or copied by then) and the two go out as one raw send. A large
+    /// `deliver` is not copied into the staging buffer on its way out.
+    private func writeInPlace(_ connection: ConnectionState) -> Int32 {
+        let observer = connection.outbound.first.flatMap { $0.offset == 0 ? connection.observer : nil }
+        let observed = observer == nil ? nil : connection.outbound.first?.payloadArray
+        let stamp = observer == nil ? 0 : MonotonicClock.nanoseconds()
+        // The queue's own bytes, borrowed for the call; lws sends them or keeps a copy before it returns.
+        let (written, count) = connection.outbound.withFirstFrameInPlace { frame, count in
+            let written = lws_write(
+                connection.wsi, UnsafeMutablePointer(mutating: frame.baseAddress!.assumingMemoryBound(to: UInt8.self)),
+                frame.count, lws_write_protocol(rawValue: UInt32(LWS_WRITE_HTTP.rawValue)))
+            return (written, count)
+        }
+        if written < 0 { return -1 }
+        if let observer, let observed { observer.wrote(observed, at: stamp) }
         connection.outbound.advanceFirst(by: count)
         if !connection.outbound.isEmpty || connection.localClose != nil {
             lws_callback_on_writable(connection.wsi)

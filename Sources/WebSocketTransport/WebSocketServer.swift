@@ -131,6 +131,16 @@ public struct OutboundBatch: Sendable {
         commands.append(.send(connection, OutboundMessage(payload: text, kind: .text)))
     }
 
+    /// The spare bytes ``send(_:headroom:to:)`` wants in front of a message.
+    public static let frameHeadroom = OutboundMessage.frameHeadroom
+
+    /// Adds a text message for `connection` whose first `headroom` bytes of `storage` are spare
+    /// (``frameHeadroom`` of them, or 0): the transport writes the frame header there and the
+    /// message goes out without being copied.
+    public mutating func send(_ storage: [UInt8], headroom: Int, to connection: ConnectionID) {
+        commands.append(.send(connection, OutboundMessage(storage: storage, headroom: headroom, kind: .text)))
+    }
+
     /// Adds a close of `connection`, after what was added for it before.
     public mutating func close(_ connection: ConnectionID, code: UInt16 = 1000, reason: String = "") {
         commands.append(.close(connection, code: code, reason: reason))

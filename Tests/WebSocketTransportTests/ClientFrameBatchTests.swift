@@ -56,7 +56,7 @@ import Testing
         #expect(ClientFrameBatch.count(in: queue) == 1)
         let bytes = ClientFrameBatch.frames(of: 1, in: queue, keys: &keys)
         #expect(bytes.count == ClientFrameBatch.frameSize(length: size))
-        #expect(try Self.decode(bytes) == [Frame(fin: true, opcode: 1, payload: queue.first!.payload)])
+        #expect(try Self.decode(bytes) == [Frame(fin: true, opcode: 1, payload: queue.first!.payloadArray)])
     }
 
     @Test func severalMessagesGoInOneSendUpToOneFragment() throws {
@@ -66,7 +66,7 @@ import Testing
         var keys = MaskKeys()
         #expect(ClientFrameBatch.count(in: queue) == 4)
         let frames = try Self.decode(ClientFrameBatch.frames(of: 4, in: queue, keys: &keys))
-        #expect(frames.map(\.payload) == queue.pending.map(\.payload))
+        #expect(frames.map(\.payload) == queue.pending.map(\.payloadArray))
         #expect(frames.map(\.opcode) == [1, 1, 1, 2])
 
         let max = ClientFrameBatch.maxBytes
@@ -83,7 +83,7 @@ import Testing
         var queue = OutboundQueue()
         queue.append(Self.message(1000, 3, kind: .binary, fragmentSize: 300))
         queue.append(Self.message(2, 4))
-        let payload = queue.first!.payload
+        let payload = queue.first!.payloadArray
         var keys = MaskKeys()
         #expect(ClientFrameBatch.count(in: queue) == 0)
         var frames: [Frame] = []

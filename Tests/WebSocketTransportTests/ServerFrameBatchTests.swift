@@ -66,9 +66,53 @@ import Testing
         #expect(q.queuedBytes == 0)
     }
 
+    /// A message with headroom (``OutboundBatch/send(_:headroom:to:)``): the spare bytes are
+    /// never part of it, batched or framed in place.
+    @Test func theHeadroomIsNeverPartOfTheMessage() {
+        let headroom = OutboundBatch.frameHeadroom
+        let spare = [UInt8](repeating: 0xEE, count: headroom)
+        let message = OutboundMessage(storage: spare + [1, 2, 3], headroom: headroom, kind: .text)
+        #expect(Array(message.payload) == [1, 2, 3])
+        #expect(message.payloadArray == [1, 2, 3])
+        #expect(message.framesInPlace)
+        #expect(!OutboundMessage(payload: [1, 2, 3], kind: .text).framesInPlace)
+        var q = OutboundQueue()
+        q.append(message)
+        q.append(OutboundMessage(payload: [4], kind: .text))
+        q.append(message)
+        #expect(q.queuedBytes == 7)
+        #expect(ServerFrameBatch.frames(of: 3, in: q) == [0x81, 3, 1, 2, 3, 0x81, 1, 4, 0x81, 3, 1, 2, 3])
+    }
+
+    @Test func storedHeadersMatchAppendedOnesForEveryLengthForm() {
+        for length in [0, 1, 125, 126, 0xFFFF, 0x10000, 1 << 40] {
+            for (isFirst, isFinal) in [(true, true), (true, false), (false, false), (false, true)] {
+                var appended: [UInt8] = []
+                ServerFrameBatch.appendHeader(kind: .binary, length: length, isFirst: isFirst, isFinal: isFinal, into: &appended)
+                var stored = [UInt8](repeating: 0xAA, count: 12)
+                let n = stored.withUnsafeMutableBytes {
+                    ServerFrameBatch.storeHeader(kind: .binary, length: length, isFirst: isFirst, isFinal: isFinal, at: $0.baseAddress!)
+                }
+                #expect(n == ServerFrameBatch.headerSize(length: length))
+                #expect(Array(stored.prefix(n)) == appended)
+                #expect(stored[n...].allSatisfy { $0 == 0xAA })
+                #expect(appended[0] == (isFinal ? 0x80 : 0) | (isFirst ? 0x2 : 0x0))
+            }
+        }
+    }
+
+    /// Which messages of the burst are sent with headroom, so framed in place.
+    enum Headroom: String, CaseIterable, CustomTestStringConvertible {
+        case none, all, mixed
+        var testDescription: String { rawValue }
+        func applies(to index: Int) -> Bool { self == .all || (self == .mixed && index % 3 != 0) }
+    }
+
     /// Over lws: one burst queued in one hand-off, so WRITEABLE finds many messages at once:
-    /// empty, 125/126-byte boundaries, 64 KiB whole, a 200 KiB one in continuation frames.
-    @Test func aBurstOfMixedSizesReachesTheClientWholeAndInOrder() async throws {
+    /// empty, 125/126-byte boundaries, 64 KiB whole, a 200 KiB one in continuation frames; with
+    /// no headroom (staged and framed by lws, or batched), all framed in place, or a mix.
+    @Test(arguments: Headroom.allCases)
+    func aBurstOfMixedSizesReachesTheClientWholeAndInOrder(headroom: Headroom) async throws {
         // 15 rounds of ~355 KiB: under the default 8 MiB outbound cap.
         let server = try WebSocketServer(configuration: ServerConfiguration())
         let opened = EventLog(server.events)
@@ -84,7 +128,14 @@ import Testing
         let messages = sizes.enumerated().map { index, size in
             Array("\(index):".utf8) + [UInt8](repeating: UInt8(ascii: "a") + UInt8(index % 26), count: size)
         }
-        for message in messages { batch.send(message, to: id) }
+        for (index, message) in messages.enumerated() {
+            if headroom.applies(to: index) {
+                let room = OutboundBatch.frameHeadroom
+                batch.send([UInt8](repeating: 0, count: room) + message, headroom: room, to: id)
+            } else {
+                batch.send(message, to: id)
+            }
+        }
         server.send(batch)
         try await log.waitUntil("\(messages.count) messages", timeout: .seconds(60)) { $0.count >= messages.count }
         let received = log.events.compactMap { event -> [UInt8]? in

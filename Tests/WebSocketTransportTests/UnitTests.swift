@@ -90,7 +90,7 @@ struct OutboundQueueTests {
         #expect(queue.first?.offset == 2)
         #expect(queue.queuedBytes == 4)
         queue.advanceFirst(by: 1)
-        #expect(queue.first?.payload == [4])
+        #expect(queue.first?.payloadArray == [4])
         #expect(queue.queuedBytes == 1)
         queue.advanceFirst(by: 1)
         #expect(queue.isEmpty)
@@ -101,12 +101,12 @@ struct OutboundQueueTests {
         var queue = OutboundQueue()
         for index in 0..<5000 { queue.append(OutboundMessage(payload: [UInt8(index % 256)], kind: .text)) }
         for index in 0..<4000 {
-            #expect(queue.first?.payload == [UInt8(index % 256)])
+            #expect(queue.first?.payloadArray == [UInt8(index % 256)])
             queue.advanceFirst(by: 1)
         }
         #expect(queue.count == 1000)
         #expect(queue.queuedBytes == 1000)
-        #expect(queue.first?.payload == [UInt8(4000 % 256)])
+        #expect(queue.first?.payloadArray == [UInt8(4000 % 256)])
     }
 }
 
