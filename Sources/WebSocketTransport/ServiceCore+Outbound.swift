@@ -1,0 +1,105 @@
+import CWebSockets
+
+/// Writing a connection's queued messages, one WRITEABLE at a time: a batch of whole messages
+/// (``ServerFrameBatch``, ``ClientFrameBatch``), a frame written in place, or a frame lws frames
+/// from the staging buffer.
+extension ServiceCore {
+    /// Handles one WRITEABLE: exactly one `lws_write` (a frame of the first queued message, or a
+    /// batch of whole ones), or the pending close, or nothing if the callback was spurious.
+    func writeNext(_ connection: ConnectionState) -> Int32 {
+        guard !connection.outbound.isEmpty else {
+            guard let close = connection.localClose else { return 0 }  // spurious WRITEABLE
+            var reason = CloseFrame.sendable(reason: close.reason)
+            let status = lws_close_status(rawValue: UInt32(CloseFrame.sendable(code: close.code ?? 1000)))
+            // lws copies the reason into the close frame it sends after we return -1.
+            reason.withUnsafeMutableBufferPointer { bytes in
+                lws_close_reason(connection.wsi, status, bytes.baseAddress, bytes.count)
+            }
+            return -1
+        }
+        if connection.writesUnmaskedFrames {
+            let batch = ServerFrameBatch.count(in: connection.outbound)
+            if batch > 0 { return writeBatch(of: batch, connection) }
+            // No copy of the message may be held here: its storage is written in place.
+            if connection.outbound.firstFramesInPlace { return writeInPlace(connection) }
+        } else {
+            return writeClientFrames(connection)
+        }
+        guard let message = connection.outbound.first else { return 0 }
+        let remaining = message.payload.count - message.offset
+        let count = min(remaining, message.fragmentSize)
+        ensureWriteCapacity(count)
+        let payloadStart = writeBuffer + relay_lws_pre
+        // writeBuffer is ours (allocated in init, freed in deinit); the payload array is borrowed
+        // only for the copy.
+        message.payload.withUnsafeBytes { bytes in
+            if count > 0 {
+                payloadStart.copyMemory(from: bytes.baseAddress! + message.offset, byteCount: count)
+            }
+        }
+        let flags = lws_write_ws_flags(message.kind.lwsFlag, message.offset == 0 ? 1 : 0, count == remaining ? 1 : 0)
+        // Only an observed connection reads the clock, as close to the write as it can.
+        let observer = message.offset == 0 ? connection.observer : nil
+        let stamp = observer == nil ? 0 : MonotonicClock.nanoseconds()
+        let written = lws_write(
+            connection.wsi, payloadStart.assumingMemoryBound(to: UInt8.self), count,
+            lws_write_protocol(rawValue: UInt32(bitPattern: flags)))
+        if written < 0 { return -1 }
+        observer?.wrote(message.payloadArray, at: stamp)
+        connection.outbound.advanceFirst(by: count)
+        if !connection.outbound.isEmpty || connection.localClose != nil {
+            lws_callback_on_writable(connection.wsi)
+        }
+        return 0
+    }
+
+    /// Writes the next frame of the first queued message where it lies: its header goes into
+    /// the bytes just before it (the message's headroom, or the tail of the frame written before,
+    /// which lws has sent or copied by then) and the two go out as one raw send. A large
+    /// `deliver` is not copied into the staging buffer on its way out.
+    private func writeInPlace(_ connection: ConnectionState) -> Int32 {
+        let observer = connection.outbound.first.flatMap { $0.offset == 0 ? connection.observer : nil }
+        let observed = observer == nil ? nil : connection.outbound.first?.payloadArray
+        let stamp = observer == nil ? 0 : MonotonicClock.nanoseconds()
+        // The queue's own bytes, borrowed for the call; lws sends them or keeps a copy before it returns.
+        let (written, count) = connection.outbound.withFirstFrameInPlace { frame, count in
+            let written = lws_write(
+                connection.wsi, UnsafeMutablePointer(mutating: frame.baseAddress!.assumingMemoryBound(to: UInt8.self)),
+                frame.count, lws_write_protocol(rawValue: UInt32(LWS_WRITE_HTTP.rawValue)))
+            return (written, count)
+        }
+        if written < 0 { return -1 }
+        if let observer, let observed { observer.wrote(observed, at: stamp) }
+        connection.outbound.advanceFirst(by: count)
+        if !connection.outbound.isEmpty || connection.localClose != nil {
+            lws_callback_on_writable(connection.wsi)
+        }
+        return 0
+    }
+
+    /// Writes the first `n` queued messages as one raw send (``ServerFrameBatch``).
+    private func writeBatch(of n: Int, _ connection: ConnectionState) -> Int32 {
+        var frames = ServerFrameBatch.frames(of: n, in: connection.outbound)
+        guard writeRaw(&frames, connection) else { return -1 }
+        connection.outbound.removeWhole(n)
+        if !connection.outbound.isEmpty || connection.localClose != nil {
+            lws_callback_on_writable(connection.wsi)
+        }
+        return 0
+    }
+
+    /// Grows the staging buffer when a message uses a larger fragment size than the default.
+    func ensureWriteCapacity(_ payloadBytes: Int) {
+        let needed = relay_lws_pre + payloadBytes
+        guard needed > writeBufferCapacity else { return }
+        writeBuffer.deallocate()
+        writeBufferCapacity = max(needed, writeBufferCapacity * 2)
+        writeBuffer = .allocate(byteCount: writeBufferCapacity, alignment: 16)
+    }
+
+    /// The staging buffer's payload area (after `LWS_PRE`), at least `payloadBytes` long.
+    func stagingBuffer(for payloadBytes: Int) -> UnsafeMutableRawPointer {
+        ensureWriteCapacity(payloadBytes)
+        return writeBuffer + relay_lws_pre
+    }
+}
