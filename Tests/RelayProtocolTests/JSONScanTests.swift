@@ -84,6 +84,32 @@ import Testing
         }
     }
 
+    @Test func theVectorTestFindsEverySpecialByteAtEveryLane() {
+        let special: (UInt8) -> Bool = { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 >= 0x80 }
+        for filler: UInt8 in [0x20, 0x41, 0x7F, 0x5B, 0x21, 0x23] {
+            for lane in 0..<16 {
+                for byte in 0...255 {
+                    var bytes = SIMD16<UInt8>(repeating: filler)
+                    bytes[lane] = UInt8(byte)
+                    let found = JSONParser.specialBytes(bytes)
+                    #expect((found[0] | found[1] != 0) == special(UInt8(byte)), "byte \(byte) in lane \(lane)")
+                }
+            }
+        }
+    }
+
+    /// Strings long enough for several 32-byte steps, a special byte anywhere in them.
+    @Test func stringsOfManyBlocksWithASpecialByteAnywhereAgree() {
+        for special: [UInt8] in [[0x22], [0x5C, 0x74], [0x1F], [0x7F], [0xC3, 0xA9], [0xFF], [0xE2, 0x82]] {
+            for offset in stride(from: 0, through: 200, by: 7) {
+                var body = [UInt8](repeating: 0x7A, count: 230)
+                body.insert(contentsOf: special, at: offset)
+                let bytes = Array(#"{"kind":"k","s":""#.utf8) + body + Array(#""}"#.utf8)
+                #expect(Self.scan(bytes) == Self.reference(bytes), "\(special) at \(offset)")
+            }
+        }
+    }
+
     @Test func longStringsWithASpecialByteAtAnyOffsetAgree() {
         let specials: [[UInt8]] = [[0x22], [0x5C, 0x6E], [0x5C, 0x75, 0x30, 0x30, 0x31, 0x66], [0x09], [0xC3, 0xA9],
             [0xE2, 0x82, 0xAC], [0xF0, 0x9F, 0x98, 0x80], [0xC3], [0xED, 0xA0, 0x80]]

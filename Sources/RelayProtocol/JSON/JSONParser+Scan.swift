@@ -188,18 +188,41 @@ extension JSONParser {
         }
     }
 
-    /// How many bytes from `pos` on, in whole words of eight, are plain string bytes (ASCII, not
-    /// a control character, `"` or `\`): they count one byte each in the canonical encoding.
+    /// How many bytes from `pos` on, in whole blocks of 32 and then words of eight, are plain
+    /// string bytes (ASCII, not a control character, `"` or `\`): they count one byte each in the
+    /// canonical encoding.
+    ///
+    /// 32 bytes a step as two 16-byte vectors: on a 64 KiB string this is 2.5 µs, against 7.6 µs
+    /// eight bytes a step (`-O`, x86-64), and the scan was 7–8 % of the relay's time per 64 KiB
+    /// message (perf, 2026-12-02); relay CPU per 64 KiB message 114.4 → 105.8 µs.
     private func plainRun() -> Int {
         guard let base = buf.baseAddress else { return 0 }
         let raw = UnsafeRawPointer(base)
         var i = pos
+        while i + 32 <= buf.count {
+            let special =
+                Self.specialBytes(raw.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self))
+                | Self.specialBytes(raw.loadUnaligned(fromByteOffset: i + 16, as: SIMD16<UInt8>.self))
+            if special[0] | special[1] != 0 { break }
+            i += 32
+        }
         while i + 8 <= buf.count {
             let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
             if Self.hasSpecialByte(word) { break }
             i += 8
         }
         return i - pos
+    }
+
+    /// Nonzero lanes where a byte of `bytes` is ≥ 0x80 or < 0x20 (as a signed byte, both are
+    /// below 0x20), `"` (0x22) or `\` (0x5C); zero if there is none.
+    @inline(__always)
+    static func specialBytes(_ bytes: SIMD16<UInt8>) -> SIMD2<UInt64> {
+        let signed = unsafeBitCast(bytes, to: SIMD16<Int8>.self)
+        // The constants' types are spelled out: written `SIMD16(repeating:)`, the release build
+        // compared lane by lane (a loop of 16 per comparison, 12× slower than eight bytes a step).
+        let mask = (signed .< SIMD16<Int8>(repeating: 0x20)) .| (bytes .== SIMD16<UInt8>(repeating: 0x22)) .| (bytes .== SIMD16<UInt8>(repeating: 0x5C))
+        return unsafeBitCast(mask, to: SIMD2<UInt64>.self)
     }
 
     /// Whether any byte of `word` is ≥ 0x80, < 0x20, `"` (0x22) or `\` (0x5C). Exact for "any"
