@@ -6,11 +6,18 @@
 /// Key order is UTF-8 order, as ``JSONWriter`` sorts: `from` < `id` < `mode` < `payload` <
 /// `sentAt` < `seq` < `type` < `wantsReply`, and `fallback` < `re` < `remaining` < `type`.
 extension FrameCodec {
+    /// An empty frame buffer: `headroom` zero bytes (see ``encode(_:headroom:)``), with room for
+    /// `capacity` more, so the frame is written with one allocation.
+    private static func output(headroom: Int, capacity: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(headroom + capacity)
+        out.append(contentsOf: repeatElement(0, count: headroom))
+        return out
+    }
+
     /// A `deliver` frame, or (without `type`) the object a `welcome.context` or the store holds.
     static func encodeDeliver(_ d: Deliver, withType: Bool = true, headroom: Int = 0) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(headroom + d.payload.encoded.count + 48 + d.id.utf8.count + 96)
-        out.append(contentsOf: repeatElement(0, count: headroom))
+        var out = output(headroom: headroom, capacity: d.payload.encoded.count + 48 + d.id.utf8.count + 96)
         out.append(contentsOf: #"{"from":"#.utf8)
         JSONWriter.writeString(d.from.rawValue, into: &out)
         out.append(contentsOf: #","id":"#.utf8)
@@ -34,9 +41,7 @@ extension FrameCodec {
 
     /// A relay `reply`: `payload` < `re` < `type`.
     static func encodeReply(_ r: RelayReply, headroom: Int = 0) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(headroom + r.payload.encoded.count + 40 + r.re.utf8.count)
-        out.append(contentsOf: repeatElement(0, count: headroom))
+        var out = output(headroom: headroom, capacity: r.payload.encoded.count + 40 + r.re.utf8.count)
         out.append(contentsOf: #"{"payload":"#.utf8)
         out.append(contentsOf: r.payload.encoded)
         out.append(contentsOf: #","re":"#.utf8)
@@ -52,9 +57,7 @@ extension FrameCodec {
         var rest = w
         rest.context = nil
         let tail = encodeGeneric(.welcome(rest))
-        var out: [UInt8] = []
-        out.reserveCapacity(headroom + tail.count + context.payload.encoded.count + 160)
-        out.append(contentsOf: repeatElement(0, count: headroom))
+        var out = output(headroom: headroom, capacity: tail.count + context.payload.encoded.count + 160)
         out.append(contentsOf: #"{"context":"#.utf8)
         out.append(contentsOf: encodeDeliver(context, withType: false))
         out.append(UInt8(ascii: ","))
@@ -63,9 +66,7 @@ extension FrameCodec {
     }
 
     static func encodeAccepted(_ a: Accepted, headroom: Int = 0) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(headroom + 64 + a.re.utf8.count)
-        out.append(contentsOf: repeatElement(0, count: headroom))
+        var out = output(headroom: headroom, capacity: 64 + a.re.utf8.count)
         out.append(UInt8(ascii: "{"))
         if let fallback = a.fallback {
             out.append(contentsOf: #""fallback":"#.utf8)

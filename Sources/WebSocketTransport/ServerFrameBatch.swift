@@ -16,11 +16,10 @@ enum ServerFrameBatch {
     /// splits it or copies a remainder (a full socket still can, which lws handles).
     static let maxBytes = OutboundMessage.defaultFragmentSize
 
-    /// The header of an unmasked frame: FIN set unless `isFinal` is false, the message's opcode
-    /// on its first frame and 0 (continuation) on the others.
-    static func header(kind: OutboundMessage.Kind, length: Int, isFirst: Bool = true, isFinal: Bool = true) -> [UInt8] {
+    /// The header of an unmasked frame with FIN set.
+    static func header(kind: OutboundMessage.Kind, length: Int) -> [UInt8] {
         var out: [UInt8] = []
-        appendHeader(kind: kind, length: length, isFirst: isFirst, isFinal: isFinal, into: &out)
+        appendHeader(kind: kind, length: length, into: &out)
         return out
     }
 
@@ -29,7 +28,8 @@ enum ServerFrameBatch {
         length < 126 ? 2 : length <= 0xFFFF ? 4 : 10
     }
 
-    /// Appends an unmasked frame header (see ``header(kind:length:isFirst:isFinal:)``).
+    /// Appends an unmasked frame header: FIN set unless `isFinal` is false, the message's opcode
+    /// on its first frame and 0 (continuation) on the others.
     static func appendHeader(
         kind: OutboundMessage.Kind, length: Int, isFirst: Bool = true, isFinal: Bool = true, into out: inout [UInt8]
     ) {

@@ -229,9 +229,7 @@ extension ServiceCore {
         } else {
             connection.outbound.advanceFirst(by: fragment)
         }
-        if !connection.outbound.isEmpty || connection.localClose != nil {
-            lws_callback_on_writable(connection.wsi)
-        }
+        requestWritableIfPending(connection)
         return 0
     }
 

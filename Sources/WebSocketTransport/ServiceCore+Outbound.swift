@@ -47,9 +47,7 @@ extension ServiceCore {
         if written < 0 { return -1 }
         observer?.wrote(message.payloadArray, at: stamp)
         connection.outbound.advanceFirst(by: count)
-        if !connection.outbound.isEmpty || connection.localClose != nil {
-            lws_callback_on_writable(connection.wsi)
-        }
+        requestWritableIfPending(connection)
         return 0
     }
 
@@ -71,9 +69,7 @@ extension ServiceCore {
         if written < 0 { return -1 }
         if let observer, let observed { observer.wrote(observed, at: stamp) }
         connection.outbound.advanceFirst(by: count)
-        if !connection.outbound.isEmpty || connection.localClose != nil {
-            lws_callback_on_writable(connection.wsi)
-        }
+        requestWritableIfPending(connection)
         return 0
     }
 
@@ -82,10 +78,15 @@ extension ServiceCore {
         var frames = ServerFrameBatch.frames(of: n, in: connection.outbound)
         guard writeRaw(&frames, connection) else { return -1 }
         connection.outbound.removeWhole(n)
+        requestWritableIfPending(connection)
+        return 0
+    }
+
+    /// After a write: asks for the next WRITEABLE while messages or a close are still queued.
+    func requestWritableIfPending(_ connection: ConnectionState) {
         if !connection.outbound.isEmpty || connection.localClose != nil {
             lws_callback_on_writable(connection.wsi)
         }
-        return 0
     }
 
     /// Grows the staging buffer when a message uses a larger fragment size than the default.

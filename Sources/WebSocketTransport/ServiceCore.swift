@@ -43,9 +43,9 @@ final class ServiceCore {
     var clientHandlerOutbound = OutboundBatch()
     /// Masking keys of this context's client frames (``ClientFrameBatch``).
     var maskKeys = MaskKeys()
-    /// Staging buffer for `lws_write`, which needs `LWS_PRE` writable bytes before the payload.
-    /// lws copies whatever the kernel does not take, so one buffer serves every connection.
-    /// The staging buffer (`LWS_PRE` + a fragment) lws frames a message from (ServiceCore+Outbound.swift).
+    /// Staging buffer for `lws_write`, which needs `LWS_PRE` writable bytes before the payload
+    /// (`LWS_PRE` + a fragment; see ServiceCore+Outbound.swift). lws copies whatever the kernel
+    /// does not take, so one buffer serves every connection.
     var writeBuffer: UnsafeMutableRawPointer
     var writeBufferCapacity: Int
     private let serviceThread = pthread_self()
