@@ -159,7 +159,9 @@ struct ConsoleTests {
         let relay = try await startRelay()
         let (phone, watch, _, _) = try await pairDevices(relay)
         let pair = try await consolePair(relay)
-        try await post(relay, "/console/api/faults?target=device:\(try deviceID(pair, "watch"))&kind=slow-writes&ms=50")
+        // 500 ms apart, not 50: each delivery follows its item's commit, and under ThreadSanitizer
+        // on a loaded machine the three once reached the gate so far apart that only one was held.
+        try await post(relay, "/console/api/faults?target=device:\(try deviceID(pair, "watch"))&kind=slow-writes&ms=500")
         for n in 1...3 { phone.send(userInfo("s\(n)", n)) }
         for n in 1...3 {
             guard case .deliver(let d) = try await watch.next() else { throw TestFailure("deliver") }
