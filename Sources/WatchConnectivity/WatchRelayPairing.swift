@@ -26,6 +26,8 @@ public enum WatchRelayPairing {
     ///     ``PhoneWatches/defaultID`` pairs the phone's top-level state, as with one watch. The
     ///     phone's state for another id is `phoneState/watches/<id>`, so pairing it leaves the
     ///     phone's other watches paired.
+    ///   - requestTimeoutSeconds: how long each step waits for the relay; by default the
+    ///     sessions' own default (10 s, or `WATCHRELAY_REQUEST_TIMEOUT_S`).
     ///   - makeActive: make this watch the phone's active one. A phone with no paired watch yet
     ///     makes its first one active anyway.
     /// - Throws: the relay session's error (the relay is unreachable, the code was refused),
@@ -33,7 +35,8 @@ public enum WatchRelayPairing {
     ///   directory can't be created.
     public static func pair(
         relayURL: String, phoneState: String, watchState: String, phoneName: String = "iPhone",
-        watchName: String = "Apple Watch", requestTimeoutSeconds: Double = 10, watchID: String? = nil,
+        watchName: String = "Apple Watch",
+        requestTimeoutSeconds: Double = RelaySessionConfiguration.requestTimeout(), watchID: String? = nil,
         makeActive: Bool = false
     ) async throws -> Result {
         let watches = PhoneWatches(root: phoneState)
