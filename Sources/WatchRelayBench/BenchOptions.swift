@@ -57,7 +57,7 @@ struct BenchOptions: Sendable {
 
         SCENARIOS (--scenarios, comma-separated; default all but curve and backlog):
           throughput   1 pair, phone → watch `message`, window of outstanding messages,
-                       payloads 64 B, 1 KiB, 16 KiB, 65536 B (the limit): messages/s, CPU-s/1k
+                       payloads 64 B, 1 KiB, 16 KiB, 65536 B (the limit; --sizes): messages/s, CPU-s/1k
           latency      1 pair at fixed rates (--latency-rates): p50/p99 send → deliver, timed
                        on the lws client's service thread (phone frame written → watch
                        frame complete); sends paced from a thread of their own
@@ -78,6 +78,7 @@ struct BenchOptions: Sendable {
           --seconds S             measured seconds per throughput/durable point (default 2)
           --warmup S              warm-up before each measurement (default 0.5)
           --latency-seconds S     measured seconds per latency point (default 3)
+          --sizes LIST            payload bytes of the throughput points (default 64,1024,16384,65536)
           --latency-rates LIST    messages/s of the latency points (default 1000,10000)
           --latency-bytes N       payload of latency and many-pairs messages (default 256)
           --pairs N               pairs of the many-pairs scenario (default 1000)
@@ -132,6 +133,11 @@ struct BenchOptions: Sendable {
             latencyRates = try Self.list(list, "latency-rates") { Int($0).flatMap { (1...1_000_000).contains($0) ? $0 : nil } }
         }
         latencyBytes = try args.int("latency-bytes", in: BenchFrameFactory.minimumPayloadBytes...65536) ?? latencyBytes
+        if let list = args.string("sizes") {
+            throughputSizes = try Self.list(list, "sizes") {
+                Int($0).flatMap { (BenchFrameFactory.minimumPayloadBytes...65536).contains($0) ? $0 : nil }
+            }
+        }
         if let list = args.string("queued-mib") {
             queuedMebibytes = try Self.list(list, "queued-mib") { Int($0).flatMap { (1...16384).contains($0) ? $0 : nil } }
         }

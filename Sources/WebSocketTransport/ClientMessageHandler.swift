@@ -5,8 +5,8 @@
 /// sibling for a client that must *answer* at wire speed (a load generator): instead of the
 /// message crossing to a Swift task through the `AsyncStream` and the answer crossing back
 /// through the context's inbox and `lws_cancel_service`, the handler decides on the service
-/// thread, and the frames and closes it adds to `outbound` are queued on their connections (and
-/// `lws_callback_on_writable` requested) before the callback returns. Frames may go to any
+/// thread, and the frames and closes it adds to `outbound` are queued on their connections before
+/// the callback returns (and written at the end of the loop's turn). Frames may go to any
 /// connection of the same context (check with ``ClientConnection/sharesContext(with:)``); one
 /// addressed to a connection of another context, or to one that is closing or closed, is dropped.
 ///

@@ -33,6 +33,10 @@ enum Command: Sendable {
 /// `LWS_CALLBACK_EVENT_WAIT_CANCELLED`. The service thread is woken only when the list goes from
 /// empty to non-empty, because one pending wake-up already guarantees a drain.
 final class CommandInbox: Sendable {
+    /// The context's write counts, published by the service thread once per turn in which it
+    /// wrote (``ServiceCore/publishWriteCounts()``) and read from any thread.
+    let writeCounts = LockedState(WriteCounts())
+
     /// Where the context is in its life; commands are accepted while `starting` or `running`.
     private enum Phase {
         case starting, running, closed, stopped

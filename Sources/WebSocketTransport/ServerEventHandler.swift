@@ -3,8 +3,9 @@
 /// Instead of ``WebSocketServer/eventBatches`` (a stream consumed on the cooperative pool), a
 /// server created with a handler calls it synchronously: a complete inbound message is handed
 /// over in the RECEIVE callback that completed it, and the frames and closes the handler adds to
-/// `outbound` are queued on their connections before that callback returns (written on
-/// WRITEABLE). No task, actor hop or inbox is involved for the handler's own frames.
+/// `outbound` are queued on their connections before that callback returns and written at the
+/// end of the loop's turn (``WriteCounts``). No task, actor hop or inbox is involved for the
+/// handler's own frames.
 ///
 /// Every method runs on the service thread, one call at a time, so the handler needs no locks
 /// for state only these methods touch. Calls must be fast and must not block: every connection

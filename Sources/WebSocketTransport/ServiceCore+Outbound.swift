@@ -1,11 +1,12 @@
 import CWebSockets
 
-/// Writing a connection's queued messages, one WRITEABLE at a time: a batch of whole messages
-/// (``ServerFrameBatch``, ``ClientFrameBatch``), a frame written in place, or a frame lws frames
-/// from the staging buffer.
+/// Writing a connection's queued messages, one write at a time (at the end of the turn that
+/// queued them, then one per WRITEABLE): a batch of whole messages (``ServerFrameBatch``,
+/// ``ClientFrameBatch``), a frame written in place, or a frame lws frames from the staging buffer.
 extension ServiceCore {
-    /// Handles one WRITEABLE: exactly one `lws_write` (a frame of the first queued message, or a
-    /// batch of whole ones), or the pending close, or nothing if the callback was spurious.
+    /// Handles one WRITEABLE (or a connection's end-of-turn write): exactly one `lws_write` (a
+    /// frame of the first queued message, or a batch of whole ones), or the pending close, or
+    /// nothing if the callback was spurious.
     func writeNext(_ connection: ConnectionState) -> Int32 {
         guard !connection.outbound.isEmpty else {
             guard let close = connection.localClose else { return 0 }  // spurious WRITEABLE
@@ -80,6 +81,41 @@ extension ServiceCore {
         connection.outbound.removeWhole(n)
         requestWritableIfPending(connection)
         return 0
+    }
+
+    /// Writes, once each, the connections whose queue became non-empty during this turn.
+    ///
+    /// Runs on the service thread between turns of the loop, outside any callback. Waiting for
+    /// WRITEABLE instead would cost each such connection a POLLOUT on and off (two
+    /// `epoll_ctl`) and one more wake-up, per turn: the relay's every `accepted` and `deliver`.
+    /// lws 4.1 allows a write outside WRITEABLE (its back-to-back check is compiled out, and a
+    /// raw write it cannot finish is kept in its own buffer and sent before anything else), so
+    /// the only connections left to WRITEABLE are those where lws still holds part of an
+    /// earlier write, or whose peer began the close handshake (lws answers that itself, and no
+    /// data may follow). What one write leaves queued asks for WRITEABLE as before.
+    func writeAtEndOfTurn() {
+        guard !writeSoon.isEmpty else { return }
+        for id in writeSoon {
+            guard let connection = connections[id], !connection.outbound.isEmpty else { continue }
+            if connection.peerClose != nil || lws_partial_buffered(connection.wsi) != 0 {
+                lws_callback_on_writable(connection.wsi)
+            } else {
+                unpublishedWrites.endOfTurn += 1
+                guard writeNext(connection) < 0 else { continue }
+                // Outside a callback nobody takes the -1: have lws close the connection on its
+                // next turn (CLOSED follows, as when WRITEABLE returns -1).
+                lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+            }
+        }
+        writeSoon.removeAll(keepingCapacity: writeSoon.capacity <= 4096)
+    }
+
+    /// Adds this turn's writes to the counts other threads read (one lock, only after writes).
+    func publishWriteCounts() {
+        guard !unpublishedWrites.isZero else { return }
+        let counts = unpublishedWrites
+        inbox.writeCounts.withLock { $0 += counts }
+        unpublishedWrites = WriteCounts()
     }
 
     /// After a write: asks for the next WRITEABLE while messages or a close are still queued.

@@ -49,6 +49,11 @@ final class ServiceCore {
     var writeBuffer: UnsafeMutableRawPointer
     var writeBufferCapacity: Int
     private let serviceThread = pthread_self()
+    /// Connections whose queue became non-empty during the current turn, written at its end
+    /// (``writeAtEndOfTurn()``) instead of after a WRITEABLE round; reused.
+    var writeSoon: [ConnectionID] = []
+    /// Writes made since the last ``publishWriteCounts()``.
+    var unpublishedWrites = WriteCounts()
     /// When the handler's timer is due, while armed.
     private var handlerTimerDue: ContinuousClock.Instant?
 
@@ -94,6 +99,8 @@ final class ServiceCore {
                     cancelHandlerTimer()
                 }
             }
+            writeAtEndOfTurn()
+            publishWriteCounts()
             if status < 0 { break }
             if let deadline = shutdownDeadline, ContinuousClock.now >= deadline { break }
         }
@@ -171,6 +178,7 @@ final class ServiceCore {
             return receive(wsi, user, data, length)
         case LWS_CALLBACK_SERVER_WRITEABLE, LWS_CALLBACK_CLIENT_WRITEABLE:
             guard let id = connectionID(wsi, user), let connection = connections[id] else { return 0 }
+            if !connection.outbound.isEmpty { unpublishedWrites.afterWriteable += 1 }
             return writeNext(connection)
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
             // `data` is lws's buffer, valid only now: CloseFrame copies the code and reason out.
@@ -322,8 +330,9 @@ final class ServiceCore {
         }
         let wasIdle = connection.outbound.isEmpty
         connection.outbound.append(message)
-        // A non-empty queue already has a WRITEABLE requested (see writeNext).
-        if wasIdle { lws_callback_on_writable(connection.wsi) }
+        // A non-empty queue is either due for the end of this turn or has a WRITEABLE requested
+        // (see writeAtEndOfTurn and writeNext).
+        if wasIdle { writeSoon.append(id) }
     }
 
     /// Schedules a close frame after the queued messages; a second request is ignored.

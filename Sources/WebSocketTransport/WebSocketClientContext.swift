@@ -42,6 +42,9 @@ public final class WebSocketClientContext: Sendable {
         inbox.requestShutdown()
     }
 
+    /// How this context's writes were made so far (at the end of a turn or on WRITEABLE).
+    public var writeCounts: WriteCounts { inbox.writeCounts.withLock { $0 } }
+
     /// Opens a WebSocket connection and returns once the handshake completed.
     ///
     /// - Parameters:

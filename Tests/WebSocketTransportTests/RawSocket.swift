@@ -31,6 +31,16 @@ final class RawSocket {
         return String(decoding: received, as: UTF8.self)
     }
 
+    /// Reads until `count` bytes came, the peer closes, or `timeoutMilliseconds` of silence.
+    func readBytes(_ count: Int, timeoutMilliseconds: Int32 = 5000) async -> [UInt8] {
+        var received: [UInt8] = []
+        while received.count < count {
+            guard let chunk = await socket.receive(maxBytes: 64 << 10, timeoutMilliseconds: timeoutMilliseconds) else { break }
+            received += chunk
+        }
+        return received
+    }
+
     /// Sends a WebSocket upgrade request and returns the response head.
     func upgrade(port: Int, path: String = "/v1", subprotocol: String? = "watchrelay.v1") async throws -> String {
         var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\n"

@@ -71,4 +71,50 @@ struct ServerEventHandlerTests {
         // After shutdown nothing more reaches the handler.
         #expect(!server.post("late"))
     }
+
+    /// What a turn queues is written at its end, with no POLLOUT round trip: an echo answered at
+    /// wire speed never waits for WRITEABLE, on the server or on the client.
+    @Test func answersGoOutAtTheEndOfTheirTurnWithoutWaitingForWriteable() async throws {
+        let server = try WebSocketServer(configuration: ServerConfiguration(), handler: Echo())
+        let client = try plainClient()
+        let connection = try await client.connect(to: "ws://127.0.0.1:\(server.port)/v1")
+        let log = EventLog(connection.events)
+        for n in 1...200 { connection.send(Array("m\(n)".utf8)) }
+        try await log.waitUntil("200 echoes") { $0.count >= 200 }
+        #expect(log.events.compactMap(\.text) == (1...200).map { "M\($0)" })
+        // The counts are published right after the turn's writes, which the client may see first.
+        let deadline = ContinuousClock.now + .seconds(5) * timeoutScale
+        while server.writeCounts.endOfTurn == 0 || client.writeCounts.endOfTurn == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let (served, sent) = (server.writeCounts, client.writeCounts)
+        #expect(served.endOfTurn >= 1 && served.afterWriteable == 0, "server: \(served)")
+        #expect(sent.endOfTurn >= 1 && sent.afterWriteable == 0, "client: \(sent)")
+        try await stop(client)
+        try await stop(server)
+    }
+
+    /// A peer that stops reading fills the socket: lws keeps what the kernel refused, the rest
+    /// waits for WRITEABLE, and the peer gets every frame, whole and in order, once it reads.
+    @Test func aPeerThatStopsReadingGetsTheRestOnWriteableWholeAndInOrder() async throws {
+        let server = try WebSocketServer(
+            configuration: ServerConfiguration(maxQueuedBytesPerConnection: 32 << 20), handler: Echo())
+        let socket = try RawSocket(port: server.port, receiveBuffer: 4096)
+        #expect(try await socket.upgrade(port: server.port).hasPrefix("HTTP/1.1 101"))
+        // 128 messages of 64 KiB, each of one letter: 8 MiB, twice what Linux lets a socket's
+        // send buffer grow to (tcp_wmem), so the socket fills before the peer reads.
+        let letters = (0..<128).map { UInt8(ascii: "A") + UInt8($0 % 26) }
+        for letter in letters { #expect(server.post(String(repeating: String(UnicodeScalar(letter)), count: 64 << 10))) }
+        try await Task.sleep(for: .milliseconds(200))
+        let frameBytes = 10 + (64 << 10)  // 0x81, 127, an 8-byte length, the payload
+        let bytes = await socket.readBytes(letters.count * frameBytes, timeoutMilliseconds: Int32(5000 * timeoutScale))
+        #expect(bytes.count == letters.count * frameBytes)
+        for (n, letter) in letters.enumerated() where (n + 1) * frameBytes <= bytes.count {
+            let frame = bytes[(n * frameBytes)..<((n + 1) * frameBytes)]
+            #expect(Array(frame.prefix(10)) == [0x81, 127, 0, 0, 0, 0, 0, 1, 0, 0], "frame \(n)'s header")
+            #expect(frame.dropFirst(10).allSatisfy { $0 == letter }, "frame \(n) is all \(letter)")
+        }
+        #expect(server.writeCounts.afterWriteable > 0, "the full socket moved writes to WRITEABLE")
+        try await stop(server)
+    }
 }
