@@ -109,7 +109,8 @@ final class TestDevice: Sendable {
     @discardableResult
     func hello(token: String? = nil, lastSeq: Int64? = nil, foreground: Bool? = nil) async throws -> Welcome {
         send(.hello(Hello(id: "hello-\(role)", role: role, deviceName: name, token: token, foreground: foreground, lastSeq: lastSeq)))
-        guard case .welcome(let w) = try await next() else { throw TestFailure("expected welcome") }
+        let frame = try await next()
+        guard case .welcome(let w) = frame else { throw TestFailure("expected welcome, got \(frame)") }
         return w
     }
 

@@ -88,8 +88,17 @@ public final class RedisServerProcess: @unchecked Sendable {
         let deadline = ContinuousClock.now + .seconds(20 * timeoutScale)
         var ready = false
         while !ready, p.isRunning, ContinuousClock.now < deadline {
-            // LOADING while it replays the append-only file; ready once PING answers PONG.
+            // LOADING while it replays the append-only file; ready once PING answers PONG, from
+            // this server: a parallel test's redis-server may hold the port this one could not
+            // bind, and answer until this one exits; its `dir` is another test's directory.
             if case .success(.status("PONG")) = await client.execute([RedisCommand("PING")])[0] {
+                guard case .success(let reply) = await client.execute([RedisCommand("CONFIG", "GET", "dir")])[0],
+                    reply.elements?.last?.text.map({ URL(fileURLWithPath: $0).resolvingSymlinksInPath().path })
+                        == URL(fileURLWithPath: directory.path).resolvingSymlinksInPath().path
+                else {
+                    await client.close()
+                    throw TestFailure("port \(port) is another redis-server's")
+                }
                 ready = true
             } else {
                 try? await Task.sleep(for: .milliseconds(20))
