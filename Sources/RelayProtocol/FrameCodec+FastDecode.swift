@@ -44,7 +44,7 @@ extension FrameCodec {
         guard let id, let mode, let payloadRange, case .string(let kind) = payload.kind,
             (1...128).contains(kind.unicodeScalars.count)
         else { return nil }
-        let raw = Payload(raw: Array(bytes[payloadRange]), scan: payload)
+        let raw = Payload(raw: bytes[payloadRange], scan: payload)
         return Send(id: id, mode: mode, payload: raw, wantsReply: wantsReply)
     }
 

@@ -17,7 +17,7 @@ extension FrameCodec {
 
     /// A `deliver` frame, or (without `type`) the object a `welcome.context` or the store holds.
     static func encodeDeliver(_ d: Deliver, withType: Bool = true, headroom: Int = 0) -> [UInt8] {
-        var out = output(headroom: headroom, capacity: d.payload.encoded.count + 48 + d.id.utf8.count + 96)
+        var out = output(headroom: headroom, capacity: d.payload.bytes.count + 48 + d.id.utf8.count + 96)
         out.append(contentsOf: #"{"from":"#.utf8)
         JSONWriter.writeString(d.from.rawValue, into: &out)
         out.append(contentsOf: #","id":"#.utf8)
@@ -25,7 +25,7 @@ extension FrameCodec {
         out.append(contentsOf: #","mode":"#.utf8)
         JSONWriter.writeString(d.mode.rawValue, into: &out)
         out.append(contentsOf: #","payload":"#.utf8)
-        out.append(contentsOf: d.payload.encoded)
+        out.append(contentsOf: d.payload.bytes)
         out.append(contentsOf: #","sentAt":""#.utf8)  // ISO-8601 needs no escapes
         d.sentAt.writeISO8601(into: &out)
         out.append(UInt8(ascii: "\""))
@@ -41,9 +41,9 @@ extension FrameCodec {
 
     /// A relay `reply`: `payload` < `re` < `type`.
     static func encodeReply(_ r: RelayReply, headroom: Int = 0) -> [UInt8] {
-        var out = output(headroom: headroom, capacity: r.payload.encoded.count + 40 + r.re.utf8.count)
+        var out = output(headroom: headroom, capacity: r.payload.bytes.count + 40 + r.re.utf8.count)
         out.append(contentsOf: #"{"payload":"#.utf8)
-        out.append(contentsOf: r.payload.encoded)
+        out.append(contentsOf: r.payload.bytes)
         out.append(contentsOf: #","re":"#.utf8)
         JSONWriter.writeString(r.re, into: &out)
         out.append(contentsOf: #","type":"reply"}"#.utf8)
@@ -57,7 +57,7 @@ extension FrameCodec {
         var rest = w
         rest.context = nil
         let tail = encodeGeneric(.welcome(rest))
-        var out = output(headroom: headroom, capacity: tail.count + context.payload.encoded.count + 160)
+        var out = output(headroom: headroom, capacity: tail.count + context.payload.bytes.count + 160)
         out.append(contentsOf: #"{"context":"#.utf8)
         out.append(contentsOf: encodeDeliver(context, withType: false))
         out.append(UInt8(ascii: ","))

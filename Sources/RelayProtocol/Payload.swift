@@ -21,8 +21,8 @@ public struct Payload: JSONRepresentable, Hashable {
         }
         set {
             decoded = newValue
-            encoded = JSONWriter.encode(.object(newValue))
-            encodedSize = encoded.count
+            bytes = JSONWriter.encode(.object(newValue))[...]
+            encodedSize = bytes.count
             kind = newValue["kind"]?.stringValue
         }
     }
@@ -32,7 +32,12 @@ public struct Payload: JSONRepresentable, Hashable {
 
     /// The payload's UTF-8 JSON as it goes on the wire: the sender's bytes when decoded (see
     /// ``init(bytes:)``), otherwise the compact, key-sorted JSON of ``members``.
-    public private(set) var encoded: [UInt8]
+    public var encoded: [UInt8] { Array(bytes) }
+
+    /// The same bytes without a copy. A payload decoded from a client's frame is a slice of that
+    /// frame's bytes (it shares their storage: the relay copies a payload once, into the frames
+    /// it splices it into).
+    public private(set) var bytes: ArraySlice<UInt8>
 
     /// Size in bytes of the canonical compact encoding (§3.6): what the per-mode limits count,
     /// whatever the spelling of ``encoded``.
@@ -44,24 +49,24 @@ public struct Payload: JSONRepresentable, Hashable {
     /// Wraps an object's members as they are.
     public init(members: [String: JSONValue]) {
         self.decoded = members
-        self.encoded = JSONWriter.encode(.object(members))
-        self.encodedSize = encoded.count
+        self.bytes = JSONWriter.encode(.object(members))[...]
+        self.encodedSize = bytes.count
         self.kind = members["kind"]?.stringValue
     }
 
     /// Members decoded from `raw`, which the caller has parsed as exactly this object.
     init(members: [String: JSONValue], raw: [UInt8]) {
         self.decoded = members
-        self.encoded = raw
+        self.bytes = raw[...]
         self.encodedSize = JSONWriter.encodedSize(.object(members))
         self.kind = members["kind"]?.stringValue
     }
 
     /// `raw`, which the caller has scanned as one strict JSON object (``JSONObjectScan``), kept
-    /// as bytes only.
-    init(raw: [UInt8], scan: JSONObjectScan) {
+    /// as bytes only (a slice keeps sharing its array's storage).
+    init(raw: ArraySlice<UInt8>, scan: JSONObjectScan) {
         self.decoded = nil
-        self.encoded = raw
+        self.bytes = raw
         self.encodedSize = scan.canonicalSize
         if case .string(let k) = scan.kind { self.kind = k } else { self.kind = nil }
     }
@@ -71,15 +76,15 @@ public struct Payload: JSONRepresentable, Hashable {
     /// dictionary was most of the relay's memory).
     public init(onlyKind kind: String) {
         self.decoded = nil
-        self.encoded = JSONWriter.encode(.object(["kind": .string(kind)]))
-        self.encodedSize = encoded.count
+        self.bytes = JSONWriter.encode(.object(["kind": .string(kind)]))[...]
+        self.encodedSize = bytes.count
         self.kind = kind
     }
 
     /// Checks `bytes` as one strict JSON object and keeps them as they are (the store's reload).
     public init(bytes: [UInt8]) throws(ProtocolError) {
         if let scan = bytes.withUnsafeBufferPointer({ JSONParser.scanObject($0) }) {
-            self.init(raw: bytes, scan: scan)
+            self.init(raw: bytes[...], scan: scan)
             return
         }
         // Not a valid object: the parser names what is wrong.
@@ -101,7 +106,7 @@ public struct Payload: JSONRepresentable, Hashable {
     func keepingRaw(_ raw: ArraySlice<UInt8>?) -> Payload {
         guard let raw else { return self }
         var p = self
-        p.encoded = Array(raw)
+        p.bytes = raw
         return p
     }
 
@@ -118,7 +123,7 @@ public struct Payload: JSONRepresentable, Hashable {
     }
 
     public static func == (a: Payload, b: Payload) -> Bool {
-        a.encoded == b.encoded || a.members == b.members
+        a.bytes.elementsEqual(b.bytes) || a.members == b.members
     }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(members) }

@@ -30,7 +30,7 @@ extension SQLiteRelayStorage {
                 SQL.insertItem,
                 [
                     .text(pair.rawValue), .text(direction.rawValue), .text(item.sendID), .text(item.mode.rawValue),
-                    .text(String(decoding: item.payload.encoded, as: UTF8.self)),
+                    .text(String(decoding: item.payload.bytes, as: UTF8.self)),
                     .integer(item.acceptedAt.millisecondsSinceEpoch), item.seq.map { .integer($0) } ?? .null,
                 ])
 
