@@ -23,7 +23,14 @@ struct DirectionQueue: Sendable {
     var seqReserved: Int64 = 0
     /// The first seq of the block reserved ahead while its commit may still be pending.
     var aheadFrom: Int64?
-    var lastSentContext: Deliver?
+    /// The last context sent in this direction (for `welcome.context`).
+    var lastSentContext: Deliver? {
+        get { lastSentContextBox?.deliver }
+        set { lastSentContextBox = newValue.map(SentContext.init) }
+    }
+    /// Held by reference: a `Deliver` is 129 bytes, and every pair holds two of these queues in
+    /// the relay's pair table, whether it ever sent a context or not.
+    private var lastSentContextBox: SentContext?
     var pendingTransferred: [String] = []
     /// Finished (acked or cancelled) durable send ids, most recent last.
     var finished = FIFOArray<String>()
@@ -278,4 +285,10 @@ enum SeqReservation: Equatable {
     case ahead(Int64)
     /// The seq is the first of the block reserved ahead: it waits for that commit.
     case awaitAhead
+}
+
+/// A sent context, immutable and shared (``DirectionQueue/lastSentContext``'s storage).
+final class SentContext: Sendable {
+    let deliver: Deliver
+    init(_ deliver: Deliver) { self.deliver = deliver }
 }

@@ -62,21 +62,41 @@ struct FIFOArray<Element>: RandomAccessCollection {
 extension FIFOArray: Sendable where Element: Sendable {}
 
 /// The last `capacity` ids seen, with O(1) membership (message ids, for `cancel` and retries).
+///
+/// Most pairs send a few messages now and then: up to ``linearLimit`` ids are found by scanning
+/// them, and the set that makes membership O(1) exists only past that (it is most of this
+/// type's memory: about 300 bytes for ten ids, per direction of every pair).
 struct RecentIDs: Sendable {
     private var order: FIFOArray<String> = FIFOArray()
-    private var members: Set<String> = []
+    private var members: Set<String>?
     let capacity: Int
+    /// How many ids are scanned before a set is built for them.
+    static let linearLimit = 32
 
     init(capacity: Int) {
         self.capacity = capacity
     }
 
-    func contains(_ id: String) -> Bool { members.contains(id) }
+    func contains(_ id: String) -> Bool {
+        if let members { return members.contains(id) }
+        return order.contains(id)
+    }
 
     /// Records `id` (a repeat is not recorded twice), forgetting the oldest past the capacity.
     mutating func insert(_ id: String) {
-        guard members.insert(id).inserted else { return }
+        if members != nil {
+            guard members!.insert(id).inserted else { return }
+        } else {
+            guard !order.contains(id) else { return }
+            if order.count >= Self.linearLimit {
+                members = Set(order)
+                members!.insert(id)
+            }
+        }
         order.append(id)
-        while order.count > capacity { members.remove(order.removeFirst()) }
+        while order.count > capacity {
+            let oldest = order.removeFirst()
+            members?.remove(oldest)
+        }
     }
 }

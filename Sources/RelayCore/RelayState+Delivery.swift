@@ -9,23 +9,18 @@ extension RelayState {
         return (s, pairID)
     }
 
-    /// Whether `pairID` is a pair. Not `pairs[pairID] != nil`: the dictionary's getter copies
-    /// the whole ``PairState`` out (every array and set in it retained, then released).
+    /// Whether `pairID` is a pair. Not `pairs[pairID] != nil`: the getter copies the whole
+    /// ``PairState`` out (every array and set in it retained, then released).
     func hasPair(_ pairID: PairID) -> Bool {
-        pairs.keys.contains(pairID)
+        pairs.contains(pairID)
     }
 
-    /// `body` on the state of `pairID` where the dictionary stores it; nil (and `body` not
-    /// run) when there is no such pair.
-    ///
-    /// Not `pairs[pairID]?.…`: the optional-valued subscript's modify accessor moves the value
-    /// into a temporary and copies it back, retaining and releasing every array and set of the
-    /// ``PairState`` on each change; `values[index]` lends it in place (`bench-core`, BENCHMARKS.md).
-    /// `body` cannot touch `self` (`pairs` is being modified): callers read what it needs first.
+    /// `body` on the state of `pairID` where the table stores it; nil (and `body` not run) when
+    /// there is no such pair. `body` cannot touch `self` (`pairs` is being modified): callers
+    /// read what it needs first.
     @inline(__always)
     mutating func updatePair<T>(_ pairID: PairID, _ body: (inout PairState) -> T) -> T? {
-        guard let index = pairs.index(forKey: pairID) else { return nil }
-        return body(&pairs.values[index])
+        pairs.update(pairID, body)
     }
 
     // MARK: - send

@@ -65,8 +65,8 @@ public struct RelayState: Sendable {
 
     public let configuration: RelayConfiguration
     let environment: RelayEnvironment
-    var links: [LinkID: Link] = [:]
-    var pairs: [PairID: PairState] = [:]
+    var links: DenseTable<LinkID, Link> = [:]
+    var pairs: DenseTable<PairID, PairState> = [:]
     /// Token hash → device.
     var tokens: [String: DeviceID] = [:]
     /// Device → (pair, role).

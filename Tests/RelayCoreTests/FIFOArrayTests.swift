@@ -44,4 +44,23 @@ import Testing
         #expect(!recent.contains("b"))
         #expect(recent.contains("e"))
     }
+
+    /// Past ``RecentIDs/linearLimit`` ids a set answers instead of a scan: the same answers,
+    /// whether the capacity is below, at or above that limit.
+    @Test(arguments: [5, RecentIDs.linearLimit, RecentIDs.linearLimit + 1, 256])
+    func recentIDsAnswerTheSameScannedOrHashed(capacity: Int) {
+        var recent = RecentIDs(capacity: capacity)
+        var window: [String] = []
+        for n in 0..<600 {
+            let id = "m-\(n % 400)"  // from n = 400 on, every id is a repeat of one seen long ago
+            recent.insert(id)
+            if !window.contains(id) {
+                window.append(id)
+                if window.count > capacity { window.removeFirst() }
+            }
+            for probe in [id, "m-\((n + 1) % 400)", "m-\(n / 2)", "never"] {
+                #expect(recent.contains(probe) == window.contains(probe), "capacity \(capacity), after \(n): \(probe)")
+            }
+        }
+    }
 }
