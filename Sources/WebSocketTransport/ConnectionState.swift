@@ -63,10 +63,31 @@ final class ConnectionState {
     var closeReported = false
     /// Client connections only, and only when asked for (``ClientConnection/observe(_:)``):
     /// told of each message with a timestamp. Nil costs the write and receive paths one check.
-    var observer: (any ClientMessageObserver)?
+    var observer: (any ClientMessageObserver)? {
+        get { attachments?.observer }
+        set { attaching { $0.observer = newValue } }
+    }
     /// Client connections only, when attached (``ClientConnection/handle(with:)``): handles
     /// complete inbound messages on the service thread and may consume them.
-    var handler: (any ClientMessageHandler)?
+    var handler: (any ClientMessageHandler)? {
+        get { attachments?.handler }
+        set { attaching { $0.handler = newValue } }
+    }
+    /// The observer and the handler, behind one reference: every server connection would
+    /// otherwise carry their 56 bytes, unused (a quarter of this object).
+    private var attachments: Attachments?
+
+    private final class Attachments {
+        var observer: (any ClientMessageObserver)?
+        var handler: (any ClientMessageHandler)?
+    }
+
+    /// Changes the attachments, and drops them once neither is set.
+    private func attaching(_ change: (Attachments) -> Void) {
+        let box = attachments ?? Attachments()
+        change(box)
+        attachments = box.observer == nil && box.handler == nil ? nil : box
+    }
 
     init(id: ConnectionID, wsi: OpaquePointer, sink: EventSink, maxMessageBytes: Int, maxQueuedBytes: Int) {
         self.id = id

@@ -120,7 +120,9 @@ struct OutboundQueue {
         items[head] = .written
         head += 1
         if head == items.count {
-            items.removeAll(keepingCapacity: items.count <= 1024)
+            // A queue that held a few messages gives its storage back (most connections send
+            // now and then); a busy one keeps it for the next burst.
+            items.removeAll(keepingCapacity: items.count > 8 && items.count <= 1024)
             head = 0
         } else if head >= 1024 && head * 2 >= items.count {
             items.removeFirst(head)
