@@ -10,9 +10,10 @@ extension RelayState {
                 reason: "unsupported protocol")
             return
         }
+        // Named in the welcome only: not kept (a string on the heap for every connection).
+        let sessionID = environment.identifier("s")
         var session = Session(
-            role: h.role, deviceName: h.deviceName, sessionID: environment.identifier("s"),
-            foreground: h.role == .watch ? (h.foreground ?? true) : true)
+            role: h.role, deviceName: h.deviceName, foreground: h.role == .watch ? (h.foreground ?? true) : true)
         var replacedPresence: Presence?
         if let token = h.token {
             guard let device = tokens[environment.hashToken(token)], let member = devices[device],
@@ -37,7 +38,7 @@ extension RelayState {
             emit(
                 .welcome(
                     Welcome(
-                        re: h.id, session: session.sessionID, role: h.role, paired: false,
+                        re: h.id, session: sessionID, role: h.role, paired: false,
                         limits: limitsAnnounced(for: nil))), to: link)
             return
         }
@@ -47,7 +48,7 @@ extension RelayState {
         emit(
             .welcome(
                 Welcome(
-                    re: h.id, session: session.sessionID, role: h.role, paired: true, pairID: pairID.rawValue,
+                    re: h.id, session: sessionID, role: h.role, paired: true, pairID: pairID.rawValue,
                     peer: PeerInfo(name: peerDevice.name, connected: peerState.connected, reachable: peerState.reachable),
                     limits: limitsAnnounced(for: pairID), context: pair[peerRole].lastSentContext)), to: link)
 

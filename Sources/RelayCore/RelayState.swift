@@ -20,7 +20,6 @@ public struct RelayState: Sendable {
     struct Session: Sendable {
         var role: Role
         var deviceName: String
-        var sessionID: String
         /// Set once the device belongs to a pair.
         var pairID: PairID?
         var deviceID: DeviceID?
