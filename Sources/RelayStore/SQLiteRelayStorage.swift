@@ -57,7 +57,7 @@ public final class SQLiteRelayStorage: RelayStorage, @unchecked Sendable {
                 current = wanted
             }
             try database.transaction(.immediate) {
-                for mutation in mutations {
+                for mutation in StoreMutation.coalesced(mutations) {
                     try apply(mutation)
                 }
             }
