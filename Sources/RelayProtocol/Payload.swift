@@ -12,12 +12,12 @@ public struct Payload: JSONRepresentable, Hashable {
     ///
     /// A payload the relay decoded from a client's frame or read from its store holds only its
     /// bytes (the relay never reads the members: see ``JSONObjectScan``); for it, reading this
-    /// parses ``encoded``, which was validated as one strict JSON object when it came in.
+    /// parses ``bytes``, which were validated as one strict JSON object when they came in.
     public var members: [String: JSONValue] {
         get {
             if let decoded { return decoded }
-            // Unreachable fallback: `encoded` passed the strict scan, so it parses as an object.
-            return (try? JSONParser.parse(encoded))?.objectValue ?? [:]
+            // Unreachable fallback: `bytes` passed the strict scan, so they parse as an object.
+            return (try? JSONParser.parse(bytes))?.objectValue ?? [:]
         }
         set {
             decoded = newValue

@@ -16,8 +16,9 @@ public enum TokenHasher {
                 relay_sha256(utf8.baseAddress, utf8.count, out.baseAddress)
             }
         }
-        // EVP_Digest with SHA-256 fails only if libcrypto cannot allocate a context: not
-        // something a caller can handle, and a hash that silently differs would lock devices out.
+        // SHA256_Init/Update/Final on a context on the stack do not fail for valid arguments; if
+        // they ever did, no caller could handle it, and a hash that silently differs would lock
+        // devices out.
         precondition(ok == 1, "libcrypto SHA-256 failed")
         return hex(digest)
     }

@@ -253,7 +253,7 @@ final class SessionOutbox: @unchecked Sendable {
     }
 
     private static func text(_ payload: Payload) -> String {
-        String(decoding: payload.encoded, as: UTF8.self)
+        String(decoding: payload.bytes, as: UTF8.self)
     }
 
     private static func payload(_ text: String) -> Payload? {

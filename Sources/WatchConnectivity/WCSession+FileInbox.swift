@@ -33,7 +33,7 @@ extension WCSession {
             try data.write(to: partial.appendingPathComponent("\(index)"), options: .atomic)
             if let metadata = m["metadata"] {
                 let payload = Payload(kind: PropertyListPayload.Channel.userInfo.rawValue, ["dict": metadata])
-                try Data(payload.encoded).write(to: partial.appendingPathComponent("metadata"), options: .atomic)
+                try Data(payload.bytes).write(to: partial.appendingPathComponent("metadata"), options: .atomic)
             }
         } catch {
             // The chunk is not stored: it stays unacknowledged and comes again after a reconnect.

@@ -1,7 +1,7 @@
 /// A client connection's outbound frames, masked by the transport and written as one raw send.
 ///
 /// lws 4.1 masks a client's payload one byte at a time, reloading its mask state for every byte,
-/// and frames each `lws_write` itself, one send per WRITEABLE. With the load generator's window
+/// and frames each `lws_write` itself, one send per write. With the load generator's window
 /// kept full on the service thread (``ClientMessageHandler``), that masking loop was a quarter of
 /// the generator's CPU at 64 KiB messages (perf, 2026-12-01). So a client's data frames are
 /// built here, as ``ServerFrameBatch`` builds a server's, with the mask applied eight bytes at
@@ -9,7 +9,8 @@
 /// `lws_issue_raw` before lws's own framing and masking; lws keeps an unsent tail and sends it
 /// before anything else, its pings and close frame included, so frames never interleave).
 ///
-/// Per WRITEABLE: the whole single-frame messages at the head of the queue that fit one send,
+/// Per write (at the end of a turn, or on WRITEABLE): the whole single-frame messages at the head
+/// of the queue that fit one send,
 /// or else the next fragment of the first message (a message longer than its fragment size
 /// still goes out as continuation frames). Masking keys come from ``MaskKeys``.
 enum ClientFrameBatch {

@@ -71,6 +71,12 @@ struct MessageReassembler {
         if isDiscarding { return .tooLarge(size: size) }
         var message: [UInt8] = []
         swap(&message, &buffer)
+        // A message of several frames grew its buffer by doubling. What the relay keeps of a
+        // message (a payload is a slice of it) holds the whole buffer, so one with much room to
+        // spare is copied to its size: at most once, and only for messages sent in fragments.
+        if message.capacity > message.count + message.count / 4 + 4096 {
+            message = message.withUnsafeBufferPointer { Array($0) }
+        }
         return .message(message)
     }
 }

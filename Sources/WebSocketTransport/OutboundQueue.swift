@@ -66,7 +66,7 @@ struct OutboundMessage: Sendable {
     /// frame, header included, and the number of message bytes in it.
     ///
     /// The storage is written in place: no copy as long as nothing else holds it (the batch
-    /// that carried it is gone by the time a WRITEABLE comes), otherwise copied first, as any
+    /// that carried it is gone by the time the message is written), otherwise copied first, as any
     /// array write. Needs ``framesInPlace``.
     mutating func withNextFrameInPlace<R>(_ body: (UnsafeRawBufferPointer, _ count: Int) -> R) -> R {
         precondition(framesInPlace, "no room to frame this message in place")
@@ -86,7 +86,8 @@ struct OutboundMessage: Sendable {
     static let written = OutboundMessage(payload: [], kind: .text)
 }
 
-/// The per-connection FIFO of messages waiting for WRITEABLE, with a running byte count.
+/// The per-connection FIFO of messages waiting to be written (at the end of the turn that queued
+/// them, or on WRITEABLE), with a running byte count.
 ///
 /// A head index instead of `removeFirst()` keeps popping O(1); the array is compacted when
 /// the consumed prefix dominates.

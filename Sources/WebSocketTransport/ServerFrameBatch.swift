@@ -1,7 +1,7 @@
 /// Several whole outbound messages of a server connection written as one `send()`.
 ///
 /// lws frames each `lws_write` itself and sends it at once, so N queued messages cost N
-/// WRITEABLE callbacks and N `send()` calls. At 64-byte messages that was over half the relay's
+/// writes and N `send()` calls. At 64-byte messages that was over half the relay's
 /// CPU, in the kernel (perf, 2026-12-01). A server's frames are unmasked (RFC 6455 §5.1), so the
 /// transport can write the frame headers itself: the messages at the head of the queue that fit
 /// one send are framed here, back to back, and handed to lws as raw bytes (`LWS_WRITE_HTTP`,

@@ -185,7 +185,7 @@ extension ServiceCore {
     }
 
     /// Hands a complete inbound message to the connection's handler, then queues what it sent
-    /// (on its connections, requesting WRITEABLE: no inbox, no `lws_cancel_service`).
+    /// on its connections, written at the end of the turn (no inbox, no `lws_cancel_service`).
     func runHandler(
         _ handler: any ClientMessageHandler, _ event: ClientEvent, on id: ConnectionID
     ) -> ClientEventDisposition {
@@ -203,8 +203,9 @@ extension ServiceCore {
 
 /// The client write path (``ClientFrameBatch``).
 extension ServiceCore {
-    /// Handles one WRITEABLE of a client connection with messages queued: one raw send of the
-    /// whole messages at the head of the queue, or of the first message's next fragment.
+    /// One write of a client connection with messages queued (at the end of a turn, or on
+    /// WRITEABLE): one raw send of the whole messages at the head of the queue, or of the first
+    /// message's next fragment.
     func writeClientFrames(_ connection: ConnectionState) -> Int32 {
         let whole = ClientFrameBatch.count(in: connection.outbound)
         var frames: [UInt8]

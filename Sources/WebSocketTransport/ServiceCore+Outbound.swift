@@ -4,6 +4,60 @@ import CWebSockets
 /// queued them, then one per WRITEABLE): a batch of whole messages (``ServerFrameBatch``,
 /// ``ClientFrameBatch``), a frame written in place, or a frame lws frames from the staging buffer.
 extension ServiceCore {
+    // MARK: - Queueing
+
+    /// Queues `message` on connection `id` (dropped if it is gone or closing), or closes a
+    /// connection whose queue would pass its cap.
+    func enqueue(_ message: OutboundMessage, on id: ConnectionID) {
+        guard let connection = connections[id], connection.localClose == nil else { return }
+        guard connection.outbound.queuedBytes + message.payload.count <= connection.maxQueuedBytes else {
+            closeForOverflow(connection)
+            return
+        }
+        let wasIdle = connection.outbound.isEmpty
+        connection.outbound.append(message)
+        // A non-empty queue is either due for the end of this turn or has a WRITEABLE requested
+        // (see writeAtEndOfTurn and writeNext).
+        if wasIdle { writeSoon.append(id) }
+    }
+
+    /// Schedules a close frame after the queued messages; a second request is ignored.
+    func requestClose(_ connection: ConnectionState, _ frame: CloseFrame, flushSeconds: Int32 = closeFlushSeconds) {
+        guard connection.localClose == nil else { return }
+        connection.localClose = frame
+        if connection.outbound.isEmpty { lws_callback_on_writable(connection.wsi) }
+        // Backstop: a peer that stops reading never lets the queue drain; lws closes the
+        // connection (LWS_CALLBACK_CLOSED follows) if it is still open after this.
+        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, flushSeconds)
+    }
+
+    /// How long a closing connection may take to flush its queue before it is dropped.
+    static let closeFlushSeconds: Int32 = 5
+    /// How long a slow consumer may take to read what the kernel and lws already hold (at most
+    /// one fragment in lws, the socket buffers in the kernel) and then the close frame.
+    static let slowConsumerFlushSeconds: Int32 = 30
+
+    /// The outbound cap was exceeded: drop the backlog and close with 1008 (PROTOCOL.md §2.2).
+    ///
+    /// The close frame goes out on the next WRITEABLE, which lws gives once the peer has read
+    /// the part of a frame lws still holds (a control frame may follow a fragment, RFC 6455
+    /// §5.4). A slow reader therefore gets the 1008 frame after the bytes already in flight,
+    /// instead of a bare TCP close (which its WebSocket library reports as 1006); only a peer
+    /// that reads nothing for ``slowConsumerFlushSeconds`` is dropped without one. Memory stays
+    /// bounded meanwhile: the backlog is gone, and lws holds at most one fragment.
+    ///
+    /// The owner learns at once (`closed` with 1008 and the reason): nothing it sends reaches
+    /// the connection any more, so it should not wait for the flush to treat it as gone.
+    func closeForOverflow(_ connection: ConnectionState) {
+        connection.outbound.removeAll()
+        let frame = CloseFrame(code: 1008, reason: WebSocketServer.slowConsumerReason)
+        requestClose(connection, frame, flushSeconds: Self.slowConsumerFlushSeconds)
+        connection.closeReported = true
+        connection.sink.closed(connection.id, code: frame.code, reason: frame.reason)
+    }
+
+    // MARK: - Writing
+
     /// Handles one WRITEABLE (or a connection's end-of-turn write): exactly one `lws_write` (a
     /// frame of the first queued message, or a batch of whole ones), or the pending close, or
     /// nothing if the callback was spurious.
@@ -103,8 +157,10 @@ extension ServiceCore {
                 unpublishedWrites.endOfTurn += 1
                 guard writeNext(connection) < 0 else { continue }
                 // Outside a callback nobody takes the -1: have lws close the connection on its
-                // next turn (CLOSED follows, as when WRITEABLE returns -1).
+                // next turn (CLOSED follows, as when WRITEABLE returns -1). lws 4.1's libev glue
+                // arms a timer added between turns only at the next activity: wake the loop.
                 lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+                if resources.eventLoop != nil, let context { lws_cancel_service(context) }
             }
         }
         writeSoon.removeAll(keepingCapacity: writeSoon.capacity <= 4096)
@@ -138,5 +194,34 @@ extension ServiceCore {
     func stagingBuffer(for payloadBytes: Int) -> UnsafeMutableRawPointer {
         ensureWriteCapacity(payloadBytes)
         return writeBuffer + relay_lws_pre
+    }
+}
+
+/// How a context's WebSocket writes were made, counted since it started.
+///
+/// A connection whose queue fills during a turn of the service loop is written at the end of
+/// that turn (``endOfTurn``), with no POLLOUT round trip. What that one write leaves queued, and
+/// anything queued while lws still holds the unsent part of an earlier write, goes out on a
+/// later WRITEABLE callback (``afterWriteable``); lws sends its own held bytes on POLLOUT without
+/// a callback, and those are not counted. A relay answering at wire speed writes almost
+/// everything at the end of turns; a peer that reads slowly moves writes to WRITEABLE.
+public struct WriteCounts: Sendable, Hashable {
+    /// `lws_write` calls made at the end of a turn, outside any callback.
+    public var endOfTurn = 0
+    /// `lws_write` calls made in a WRITEABLE callback.
+    public var afterWriteable = 0
+
+    /// Counts as given (zero by default).
+    public init(endOfTurn: Int = 0, afterWriteable: Int = 0) {
+        self.endOfTurn = endOfTurn
+        self.afterWriteable = afterWriteable
+    }
+
+    /// Nothing counted.
+    var isZero: Bool { endOfTurn == 0 && afterWriteable == 0 }
+
+    static func += (a: inout WriteCounts, b: WriteCounts) {
+        a.endOfTurn += b.endOfTurn
+        a.afterWriteable += b.afterWriteable
     }
 }

@@ -322,54 +322,6 @@ final class ServiceCore {
         }
     }
 
-    private func enqueue(_ message: OutboundMessage, on id: ConnectionID) {
-        guard let connection = connections[id], connection.localClose == nil else { return }
-        guard connection.outbound.queuedBytes + message.payload.count <= connection.maxQueuedBytes else {
-            closeForOverflow(connection)
-            return
-        }
-        let wasIdle = connection.outbound.isEmpty
-        connection.outbound.append(message)
-        // A non-empty queue is either due for the end of this turn or has a WRITEABLE requested
-        // (see writeAtEndOfTurn and writeNext).
-        if wasIdle { writeSoon.append(id) }
-    }
-
-    /// Schedules a close frame after the queued messages; a second request is ignored.
-    func requestClose(_ connection: ConnectionState, _ frame: CloseFrame, flushSeconds: Int32 = closeFlushSeconds) {
-        guard connection.localClose == nil else { return }
-        connection.localClose = frame
-        if connection.outbound.isEmpty { lws_callback_on_writable(connection.wsi) }
-        // Backstop: a peer that stops reading never lets the queue drain; lws closes the
-        // connection (LWS_CALLBACK_CLOSED follows) if it is still open after this.
-        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, flushSeconds)
-    }
-
-    /// How long a closing connection may take to flush its queue before it is dropped.
-    static let closeFlushSeconds: Int32 = 5
-    /// How long a slow consumer may take to read what the kernel and lws already hold (at most
-    /// one fragment in lws, the socket buffers in the kernel) and then the close frame.
-    static let slowConsumerFlushSeconds: Int32 = 30
-
-    /// The outbound cap was exceeded: drop the backlog and close with 1008 (PROTOCOL.md §2.2).
-    ///
-    /// The close frame goes out on the next WRITEABLE, which lws gives once the peer has read
-    /// the part of a frame lws still holds (a control frame may follow a fragment, RFC 6455
-    /// §5.4). A slow reader therefore gets the 1008 frame after the bytes already in flight,
-    /// instead of a bare TCP close (which its WebSocket library reports as 1006); only a peer
-    /// that reads nothing for ``slowConsumerFlushSeconds`` is dropped without one. Memory stays
-    /// bounded meanwhile: the backlog is gone, and lws holds at most one fragment.
-    ///
-    /// The owner learns at once (`closed` with 1008 and the reason): nothing it sends reaches
-    /// the connection any more, so it should not wait for the flush to treat it as gone.
-    private func closeForOverflow(_ connection: ConnectionState) {
-        connection.outbound.removeAll()
-        let frame = CloseFrame(code: 1008, reason: WebSocketServer.slowConsumerReason)
-        requestClose(connection, frame, flushSeconds: Self.slowConsumerFlushSeconds)
-        connection.closeReported = true
-        connection.sink.closed(connection.id, code: frame.code, reason: frame.reason)
-    }
-
     // MARK: - Close and shutdown
 
     /// Reports the end of a connection (or of a pending client connect); idempotent.

@@ -94,8 +94,9 @@ struct ServerEventHandlerTests {
         try await stop(server)
     }
 
-    /// A peer that stops reading fills the socket: lws keeps what the kernel refused, the rest
-    /// waits for WRITEABLE, and the peer gets every frame, whole and in order, once it reads.
+    /// A backlog to a peer that stops reading: the end of the turn writes one frame (64 KiB
+    /// frames do not batch), the rest waits for WRITEABLE while the socket fills and lws keeps
+    /// what the kernel refused, and the peer gets every frame, whole and in order, once it reads.
     @Test func aPeerThatStopsReadingGetsTheRestOnWriteableWholeAndInOrder() async throws {
         let server = try WebSocketServer(
             configuration: ServerConfiguration(maxQueuedBytesPerConnection: 32 << 20), handler: Echo())
@@ -114,7 +115,7 @@ struct ServerEventHandlerTests {
             #expect(Array(frame.prefix(10)) == [0x81, 127, 0, 0, 0, 0, 0, 1, 0, 0], "frame \(n)'s header")
             #expect(frame.dropFirst(10).allSatisfy { $0 == letter }, "frame \(n) is all \(letter)")
         }
-        #expect(server.writeCounts.afterWriteable > 0, "the full socket moved writes to WRITEABLE")
+        #expect(server.writeCounts.afterWriteable > 0, "what the end-of-turn write left went out on WRITEABLE")
         try await stop(server)
     }
 }

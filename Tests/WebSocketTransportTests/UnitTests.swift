@@ -34,6 +34,22 @@ struct MessageReassemblerTests {
         #expect(feed(&reassembler, [1, 2, 3, 4], final: true) == .message([1, 2, 3, 4]))
     }
 
+    /// A message sent as many frames grows its buffer by doubling; what comes out is no larger
+    /// than it needs to be (a payload sliced from it keeps the whole buffer alive).
+    @Test func aFragmentedMessageComesOutWithoutTheSpareRoomItGrewInto() {
+        var reassembler = MessageReassembler(maxMessageBytes: 1 << 20)
+        let fragment = [UInt8](repeating: 7, count: 17_000)
+        for _ in 0..<4 {
+            #expect(feed(&reassembler, fragment, final: false) == .incomplete)
+        }
+        guard case .message(let message) = feed(&reassembler, fragment, final: true) else {
+            Issue.record("no message")
+            return
+        }
+        #expect(message.count == 5 * fragment.count && message.allSatisfy { $0 == 7 })
+        #expect(message.capacity <= message.count + message.count / 4 + 4096, "capacity \(message.capacity)")
+    }
+
     @Test func binaryMessagesAreReportedWithoutBytes() {
         var reassembler = MessageReassembler(maxMessageBytes: 4)
         #expect(feed(&reassembler, [1], binary: true, final: true) == .binary)
