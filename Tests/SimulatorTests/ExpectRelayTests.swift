@@ -27,8 +27,10 @@ struct ExpectRelayTests {
         let result = await runner.run(Self.scenario("expect-relay"))
         let failed = try #require(result.failedStep, "\(result.steps.map(\.line).joined(separator: "\n"))")
         #expect(failed.index == 9, "the step after the watch left passed: \(result.failureMessage ?? "")")
-        #expect(
-            result.failureMessage?.contains("expected pairs 2; seen pairs 1, queued 0, connections 1") == true,
-            "\(result.failureMessage ?? "")")
+        // What it saw: the pair and the phone's connection. The queued count is left out: a
+        // snapshot the phone pushes just then waits for the stopped watch (seen on a slow run).
+        let message = result.failureMessage ?? ""
+        #expect(message.contains("expected pairs 2; seen pairs 1, queued "), "\(message)")
+        #expect(message.hasSuffix(", connections 1") || message.contains(", connections 1;"), "\(message)")
     }
 }

@@ -98,8 +98,12 @@ struct ServerEventHandlerTests {
     /// frames do not batch), the rest waits for WRITEABLE while the socket fills and lws keeps
     /// what the kernel refused, and the peer gets every frame, whole and in order, once it reads.
     @Test func aPeerThatStopsReadingGetsTheRestOnWriteableWholeAndInOrder() async throws {
+        // The raw socket answers no ping: lws's hang-up must not end the connection while a slow
+        // (ThreadSanitizer) run is still posting or reading.
         let server = try WebSocketServer(
-            configuration: ServerConfiguration(maxQueuedBytesPerConnection: 32 << 20), handler: Echo())
+            configuration: ServerConfiguration(
+                maxQueuedBytesPerConnection: 32 << 20, pingAfterSeconds: 3_000, hangupAfterSeconds: 3_600),
+            handler: Echo())
         let socket = try RawSocket(port: server.port, receiveBuffer: 4096)
         #expect(try await socket.upgrade(port: server.port).hasPrefix("HTTP/1.1 101"))
         // 128 messages of 64 KiB, each of one letter: 8 MiB, twice what Linux lets a socket's
