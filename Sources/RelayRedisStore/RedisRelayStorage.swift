@@ -63,7 +63,9 @@ public final class RedisRelayStorage: RelayStorage, @unchecked Sendable {
         arguments.append(Array(String(number).utf8))
         arguments.append(Array(String(RedisRelayScripts.finishedLimit).utf8))
         arguments.append(Array((fencingEpoch.map(String.init) ?? "").utf8))
-        for mutation in mutations {
+        // The batch is retried as sent (`unconfirmed` compares the mutations as given); what goes
+        // to the script is the same batch with each item's seq folded into its insert.
+        for mutation in StoreMutation.coalesced(mutations) {
             RedisMutationEncoder.append(mutation, to: &arguments)
         }
         let reply = client.executeBlocking([RedisCommand(arguments: arguments)])[0]
