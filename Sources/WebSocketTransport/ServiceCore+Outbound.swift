@@ -148,22 +148,29 @@ extension ServiceCore {
     /// earlier write, or whose peer began the close handshake (lws answers that itself, and no
     /// data may follow). What one write leaves queued asks for WRITEABLE as before.
     func writeAtEndOfTurn() {
-        guard !writeSoon.isEmpty else { return }
-        for id in writeSoon {
-            guard let connection = connections[id], !connection.outbound.isEmpty else { continue }
-            if connection.peerClose != nil || lws_partial_buffered(connection.wsi) != 0 {
-                lws_callback_on_writable(connection.wsi)
-            } else {
-                unpublishedWrites.endOfTurn += 1
-                guard writeNext(connection) < 0 else { continue }
-                // Outside a callback nobody takes the -1: have lws close the connection on its
-                // next turn (CLOSED follows, as when WRITEABLE returns -1). lws 4.1's libev glue
-                // arms a timer added between turns only at the next activity: wake the loop.
-                lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
-                if resources.eventLoop != nil, let context { lws_cancel_service(context) }
+        // A connection queued while this runs (nothing does today) is written in the next round,
+        // not left waiting for a wake-up: the due list is swapped out before each round.
+        while !writeSoon.isEmpty {
+            swap(&writeSoon, &writeDue)
+            for id in writeDue {
+                guard let connection = connections[id], !connection.outbound.isEmpty else { continue }
+                if connection.peerClose != nil {
+                    lws_callback_on_writable(connection.wsi)
+                } else if lws_partial_buffered(connection.wsi) != 0 {
+                    unpublishedWrites.heldBack += 1
+                    lws_callback_on_writable(connection.wsi)
+                } else {
+                    unpublishedWrites.endOfTurn += 1
+                    guard writeNext(connection) < 0 else { continue }
+                    // Outside a callback nobody takes the -1: have lws close the connection on its
+                    // next turn (CLOSED follows, as when WRITEABLE returns -1). lws 4.1's libev
+                    // glue arms a timer added between turns only at the next activity: wake it.
+                    lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+                    if resources.eventLoop != nil, let context { lws_cancel_service(context) }
+                }
             }
+            writeDue.removeAll(keepingCapacity: writeDue.capacity <= 4096)
         }
-        writeSoon.removeAll(keepingCapacity: writeSoon.capacity <= 4096)
     }
 
     /// Adds this turn's writes to the counts other threads read (one lock, only after writes).
@@ -210,18 +217,23 @@ public struct WriteCounts: Sendable, Hashable {
     public var endOfTurn = 0
     /// `lws_write` calls made in a WRITEABLE callback.
     public var afterWriteable = 0
+    /// Connections whose end-of-turn write waited for WRITEABLE because lws still held part of
+    /// an earlier write (the peer's socket was full).
+    public var heldBack = 0
 
     /// Counts as given (zero by default).
-    public init(endOfTurn: Int = 0, afterWriteable: Int = 0) {
+    public init(endOfTurn: Int = 0, afterWriteable: Int = 0, heldBack: Int = 0) {
         self.endOfTurn = endOfTurn
         self.afterWriteable = afterWriteable
+        self.heldBack = heldBack
     }
 
     /// Nothing counted.
-    var isZero: Bool { endOfTurn == 0 && afterWriteable == 0 }
+    var isZero: Bool { endOfTurn == 0 && afterWriteable == 0 && heldBack == 0 }
 
     static func += (a: inout WriteCounts, b: WriteCounts) {
         a.endOfTurn += b.endOfTurn
         a.afterWriteable += b.afterWriteable
+        a.heldBack += b.heldBack
     }
 }

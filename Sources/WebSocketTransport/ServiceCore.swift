@@ -52,6 +52,8 @@ final class ServiceCore {
     /// Connections whose queue became non-empty during the current turn, written at its end
     /// (``writeAtEndOfTurn()``) instead of after a WRITEABLE round; reused.
     var writeSoon: [ConnectionID] = []
+    /// The round of ``writeSoon`` being written (swapped with it: neither allocates per turn).
+    var writeDue: [ConnectionID] = []
     /// Writes made since the last ``publishWriteCounts()``.
     var unpublishedWrites = WriteCounts()
     /// When the handler's timer is due, while armed.

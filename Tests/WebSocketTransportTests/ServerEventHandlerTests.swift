@@ -94,32 +94,70 @@ struct ServerEventHandlerTests {
         try await stop(server)
     }
 
+    /// Messages that come one by one to a peer that stops reading: each goes out at the end of
+    /// its turn until the socket is full and lws keeps the part the kernel refused; the next one
+    /// waits for WRITEABLE behind it instead of being written around it (``WriteCounts/heldBack``),
+    /// and the peer gets every message, whole and in order, once it reads.
+    @Test func aMessageBehindAPartOnlyLwsHoldsWaitsForWriteableAndKeepsItsPlace() async throws {
+        let (server, socket) = try await serverAndSilentPeer()
+        // 16 KiB messages, each posted once the one before was written or held back (so every
+        // one comes in a turn of its own, to an empty queue), until lws held one back: the socket
+        // fills after a few MiB (Linux lets a send buffer grow to 4 MiB); at most 32 MiB.
+        let size = 16 << 10
+        var sent = 0
+        let deadline = ContinuousClock.now + .seconds(60) * timeoutScale
+        func handled() -> Int { server.writeCounts.endOfTurn + server.writeCounts.heldBack }
+        while server.writeCounts.heldBack == 0, sent < 2_048, ContinuousClock.now < deadline {
+            let letter = Character(UnicodeScalar(UInt8(ascii: "a") + UInt8(sent % 26)))
+            let before = handled()
+            #expect(server.post(String(repeating: letter, count: size)))
+            sent += 1
+            while handled() == before, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        #expect(server.writeCounts.heldBack > 0, "no end-of-turn write found lws holding part of one after \(sent) messages")
+        let letters = (0..<sent).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+        await expectFrames(from: socket, header: [0x81, 126, 0x40, 0x00], size: size, letters: letters)
+        try await stop(server)
+    }
+
     /// A backlog to a peer that stops reading: the end of the turn writes one frame (64 KiB
     /// frames do not batch), the rest waits for WRITEABLE while the socket fills and lws keeps
     /// what the kernel refused, and the peer gets every frame, whole and in order, once it reads.
     @Test func aPeerThatStopsReadingGetsTheRestOnWriteableWholeAndInOrder() async throws {
-        // The raw socket answers no ping: lws's hang-up must not end the connection while a slow
-        // (ThreadSanitizer) run is still posting or reading.
+        let (server, socket) = try await serverAndSilentPeer()
+        // 128 messages of 64 KiB, each of one letter: 8 MiB, twice what Linux lets a socket's
+        // send buffer grow to (tcp_wmem), so the socket fills before the peer reads.
+        let letters = (0..<128).map { UInt8(ascii: "A") + UInt8($0 % 26) }
+        for letter in letters { #expect(server.post(String(repeating: String(UnicodeScalar(letter)), count: 64 << 10))) }
+        try await Task.sleep(for: .milliseconds(200))
+        await expectFrames(from: socket, header: [0x81, 127, 0, 0, 0, 0, 0, 1, 0, 0], size: 64 << 10, letters: letters)
+        #expect(server.writeCounts.afterWriteable > 0, "what the end-of-turn write left went out on WRITEABLE")
+        try await stop(server)
+    }
+
+    /// A server that answers through ``Echo``, with room for a large backlog and lws's hang-up
+    /// off (the raw socket answers no ping, and a slow ThreadSanitizer run must not lose the
+    /// connection while it posts or reads), and a peer that reads nothing until told to, with a
+    /// 4 KiB receive buffer.
+    private func serverAndSilentPeer() async throws -> (WebSocketServer, RawSocket) {
         let server = try WebSocketServer(
             configuration: ServerConfiguration(
                 maxQueuedBytesPerConnection: 32 << 20, pingAfterSeconds: 3_000, hangupAfterSeconds: 3_600),
             handler: Echo())
         let socket = try RawSocket(port: server.port, receiveBuffer: 4096)
         #expect(try await socket.upgrade(port: server.port).hasPrefix("HTTP/1.1 101"))
-        // 128 messages of 64 KiB, each of one letter: 8 MiB, twice what Linux lets a socket's
-        // send buffer grow to (tcp_wmem), so the socket fills before the peer reads.
-        let letters = (0..<128).map { UInt8(ascii: "A") + UInt8($0 % 26) }
-        for letter in letters { #expect(server.post(String(repeating: String(UnicodeScalar(letter)), count: 64 << 10))) }
-        try await Task.sleep(for: .milliseconds(200))
-        let frameBytes = 10 + (64 << 10)  // 0x81, 127, an 8-byte length, the payload
+        return (server, socket)
+    }
+
+    /// Reads one text frame of `size` bytes per letter and checks each: `header`, then its letter only.
+    private func expectFrames(from socket: RawSocket, header: [UInt8], size: Int, letters: [UInt8]) async {
+        let frameBytes = header.count + size
         let bytes = await socket.readBytes(letters.count * frameBytes, timeoutMilliseconds: Int32(5000 * timeoutScale))
         #expect(bytes.count == letters.count * frameBytes)
         for (n, letter) in letters.enumerated() where (n + 1) * frameBytes <= bytes.count {
             let frame = bytes[(n * frameBytes)..<((n + 1) * frameBytes)]
-            #expect(Array(frame.prefix(10)) == [0x81, 127, 0, 0, 0, 0, 0, 1, 0, 0], "frame \(n)'s header")
-            #expect(frame.dropFirst(10).allSatisfy { $0 == letter }, "frame \(n) is all \(letter)")
+            #expect(Array(frame.prefix(header.count)) == header, "frame \(n)'s header")
+            #expect(frame.dropFirst(header.count).allSatisfy { $0 == letter }, "frame \(n) is all \(letter)")
         }
-        #expect(server.writeCounts.afterWriteable > 0, "what the end-of-turn write left went out on WRITEABLE")
-        try await stop(server)
     }
 }
