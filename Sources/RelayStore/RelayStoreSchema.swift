@@ -14,8 +14,9 @@ import SQLite
 ///   to a sender that is away, in order; appended one ack at a time, deleted when delivered.
 ///   Version 1 kept them as a JSON array in `directions`, rewritten on every ack: with 100k
 ///   items draining to a watch while the phone was away that made the drain quadratic.
-/// - `finished(id, pair_id, direction, send_id)`: recent finished send ids, at most
-///   ``finishedLimit`` per direction.
+/// - `finished(id, pair_id, direction, send_id)`: recent finished send ids: the newest
+///   ``finishedLimit`` per direction are kept; a running store lets a direction hold up to
+///   ``finishedPruneEvery`` more before it deletes the oldest, and loading trims every direction.
 /// - `complication_uses(id, pair_id, used_at)`: the rolling 24 h complication budget.
 /// - `wrong_pairing_codes(id, address, at, address_locked_until, counts_until)` (version 3):
 ///   wrong pairing codes that still count toward an address or relay-wide lock (§6.3), in the
@@ -27,6 +28,11 @@ import SQLite
 enum RelayStoreSchema {
     /// Finished send ids kept per direction (the most recent ones).
     static let finishedLimit = 1024
+    /// Finished ids a direction may hold beyond ``finishedLimit`` before the store deletes its
+    /// oldest. Finding where a direction's newest ``finishedLimit`` begin walks that many index
+    /// entries, so pruning on every ack (16 items in the benchmark) cost as much as the inserts;
+    /// once per this many rows it is a few entries per row.
+    static let finishedPruneEvery = 256
     /// How long a complication use counts against the budget: 24 hours, in milliseconds.
     static let complicationWindowMilliseconds: Int64 = 24 * 60 * 60 * 1000
 
@@ -132,6 +138,10 @@ enum RelayStoreSchema {
         """
     static let setItemSeq = "UPDATE items SET seq = ?4 WHERE pair_id = ?1 AND direction = ?2 AND send_id = ?3"
     static let deleteItem = "DELETE FROM items WHERE pair_id = ?1 AND direction = ?2 AND send_id = ?3"
+    /// ``deleteItem`` for the send ids of the JSON array ?3 (see ``SQLiteRelayStorage/idArray(_:)``).
+    static let deleteItemsOfArray = """
+        DELETE FROM items WHERE pair_id = ?1 AND direction = ?2 AND send_id IN (SELECT value FROM json_each(?3))
+        """
     static let setLastSentContext = """
         INSERT INTO directions(pair_id, direction, last_sent_context) SELECT id, ?2, ?3 FROM pairs WHERE id = ?1
         ON CONFLICT(pair_id, direction) DO UPDATE SET last_sent_context = excluded.last_sent_context
@@ -143,6 +153,11 @@ enum RelayStoreSchema {
     static let appendPendingTransferred = """
         INSERT INTO pending_transferred(pair_id, direction, send_id) SELECT id, ?2, ?3 FROM pairs WHERE id = ?1
         """
+    /// ``appendPendingTransferred`` for the ids of the JSON array ?3, in its order.
+    static let appendPendingTransferredOfArray = """
+        INSERT INTO pending_transferred(pair_id, direction, send_id)
+        SELECT p.id, ?2, j.value FROM pairs AS p, json_each(?3) AS j WHERE p.id = ?1 ORDER BY j.key
+        """
     static let clearPendingTransferred = "DELETE FROM pending_transferred WHERE pair_id = ?1 AND direction = ?2"
     static let insertComplicationUse = """
         INSERT INTO complication_uses(pair_id, used_at) SELECT id, ?2 FROM pairs WHERE id = ?1
@@ -151,9 +166,18 @@ enum RelayStoreSchema {
     static let insertFinished = """
         INSERT INTO finished(pair_id, direction, send_id) SELECT id, ?2, ?3 FROM pairs WHERE id = ?1
         """
+    /// ``insertFinished`` for the send ids of the JSON array ?3, in its order.
+    static let insertFinishedOfArray = """
+        INSERT INTO finished(pair_id, direction, send_id)
+        SELECT p.id, ?2, j.value FROM pairs AS p, json_each(?3) AS j WHERE p.id = ?1 ORDER BY j.key
+        """
     static let pruneFinished = """
         DELETE FROM finished WHERE pair_id = ?1 AND direction = ?2 AND id <= (
             SELECT id FROM finished WHERE pair_id = ?1 AND direction = ?2 ORDER BY id DESC LIMIT 1 OFFSET ?3)
+        """
+    /// The directions holding more than ?1 finished ids (at load, to prune them).
+    static let selectOverfullFinished = """
+        SELECT pair_id, direction FROM finished GROUP BY pair_id, direction HAVING count(*) > ?1
         """
 
     static let insertWrongPairingCode = """

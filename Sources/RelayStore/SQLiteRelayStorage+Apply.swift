@@ -24,13 +24,14 @@ extension SQLiteRelayStorage {
         case .deletePair(let pair):
             // Devices, items, directions, finished ids and complication uses go by cascade.
             try database.execute(SQL.deletePair, [.text(pair.rawValue)])
+            for role in Role.all { unprunedFinished[FinishedDirection(pair: pair, direction: role)] = nil }
 
         case .insertItem(let pair, let direction, let item):
             try database.execute(
                 SQL.insertItem,
                 [
                     .text(pair.rawValue), .text(direction.rawValue), .text(item.sendID), .text(item.mode.rawValue),
-                    .text(String(decoding: item.payload.bytes, as: UTF8.self)),
+                    .utf8(item.payload.bytes),
                     .integer(item.acceptedAt.millisecondsSinceEpoch), item.seq.map { .integer($0) } ?? .null,
                 ])
 
@@ -39,8 +40,11 @@ extension SQLiteRelayStorage {
                 SQL.setItemSeq, [.text(pair.rawValue), .text(direction.rawValue), .text(sendID), .integer(seq)])
 
         case .deleteItems(let pair, let direction, let sendIDs):
-            for sendID in sendIDs {
-                try database.execute(SQL.deleteItem, [.text(pair.rawValue), .text(direction.rawValue), .text(sendID)])
+            let key: [SQLiteValue] = [.text(pair.rawValue), .text(direction.rawValue)]
+            if let array = Self.idArray(sendIDs) {
+                try database.execute(SQL.deleteItemsOfArray, key + [array])
+            } else {
+                for sendID in sendIDs { try database.execute(SQL.deleteItem, key + [.text(sendID)]) }
             }
 
         case .setLastSentContext(let pair, let direction, let deliver):
@@ -48,7 +52,7 @@ extension SQLiteRelayStorage {
                 SQL.setLastSentContext,
                 [
                     .text(pair.rawValue), .text(direction.rawValue),
-                    .text(String(decoding: deliver.storedBytes, as: UTF8.self)),
+                    .utf8(deliver.storedBytes[...]),
                 ])
 
         case .setSeqReserved(let pair, let direction, let reserved):
@@ -65,17 +69,29 @@ extension SQLiteRelayStorage {
 
         case .appendPendingTransferred(let pair, let direction, let ids):
             let key: [SQLiteValue] = [.text(pair.rawValue), .text(direction.rawValue)]
-            for id in ids { try database.execute(SQL.appendPendingTransferred, key + [.text(id)]) }
+            if let array = Self.idArray(ids) {
+                try database.execute(SQL.appendPendingTransferredOfArray, key + [array])
+            } else {
+                for id in ids { try database.execute(SQL.appendPendingTransferred, key + [.text(id)]) }
+            }
 
         case .clearPendingTransferred(let pair, let direction):
             try database.execute(SQL.clearPendingTransferred, [.text(pair.rawValue), .text(direction.rawValue)])
 
         case .recordFinished(let pair, let direction, let sendIDs):
             let key: [SQLiteValue] = [.text(pair.rawValue), .text(direction.rawValue)]
-            for sendID in sendIDs {
-                try database.execute(SQL.insertFinished, key + [.text(sendID)])
+            if let array = Self.idArray(sendIDs) {
+                try database.execute(SQL.insertFinishedOfArray, key + [array])
+            } else {
+                for sendID in sendIDs { try database.execute(SQL.insertFinished, key + [.text(sendID)]) }
             }
-            try database.execute(SQL.pruneFinished, key + [.integer(Int64(SQL.finishedLimit))])
+            let finished = FinishedDirection(pair: pair, direction: direction)
+            let unpruned = unprunedFinished[finished, default: 0] + sendIDs.count
+            unprunedFinished[finished] = unpruned
+            if unpruned >= SQL.finishedPruneEvery {
+                try database.execute(SQL.pruneFinished, key + [.integer(Int64(SQL.finishedLimit))])
+                prunedFinished.append((finished, unpruned))
+            }
 
         case .recordWrongPairingCode(let wrong):
             let at = wrong.at.millisecondsSinceEpoch
@@ -88,5 +104,32 @@ extension SQLiteRelayStorage {
             // Bounded while the relay runs: only the codes that still count stay.
             try database.execute(SQL.pruneWrongPairingCodes, [.integer(at)])
         }
+    }
+
+    /// Deletes the finished ids beyond the newest ``RelayStoreSchema/finishedLimit`` of every
+    /// direction (inside the caller's transaction): what the running store left for later.
+    func pruneOverfullFinished() throws {
+        typealias SQL = RelayStoreSchema
+        let limit = SQLiteValue.integer(Int64(SQL.finishedLimit))
+        let overfull = try database.query(SQL.selectOverfullFinished, [limit]) { [$0.text(0), $0.text(1)] }
+        for key in overfull {
+            try database.execute(SQL.pruneFinished, key.map { .text($0) } + [limit])
+        }
+    }
+
+    /// `ids` as one JSON array, for the statements that take a list through `json_each`: one
+    /// statement for an ack of 16 where there were 16 (each with its bind, step and reset).
+    /// `nil` where a statement per id is used: for one id, and for an id with a NUL character,
+    /// which `json_each` would cut short.
+    static func idArray(_ ids: [String]) -> SQLiteValue? {
+        guard ids.count > 1, !ids.contains(where: { $0.utf8.contains(0) }) else { return nil }
+        var array: [UInt8] = [UInt8(ascii: "[")]
+        array.reserveCapacity(ids.count * 40)
+        for id in ids {
+            if array.count > 1 { array.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(id, into: &array)
+        }
+        array.append(UInt8(ascii: "]"))
+        return .utf8(array[...])
     }
 }

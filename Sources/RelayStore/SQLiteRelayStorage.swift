@@ -21,6 +21,19 @@ public final class SQLiteRelayStorage: RelayStorage, @unchecked Sendable {
     private var current: SQLiteDatabase.Synchronous
     /// Serialises every call (NSLock, which ThreadSanitizer sees, unlike Synchronization.Mutex).
     private let lock = NSLock()
+    /// Finished ids inserted per direction since its last prune (used with ``lock`` held). It may
+    /// count rows a rolled-back batch did not keep, which only brings a prune forward; a prune's
+    /// reset waits for its batch's commit (``prunedFinished``).
+    var unprunedFinished: [FinishedDirection: Int] = [:]
+    /// The directions pruned by the batch being applied, with their count at the prune, which
+    /// comes off once the batch commits (rows inserted after the prune still count).
+    var prunedFinished: [(direction: FinishedDirection, count: Int)] = []
+
+    /// A direction of a pair, the key of the finished-id bookkeeping.
+    struct FinishedDirection: Hashable {
+        var pair: PairID
+        var direction: Role
+    }
 
     /// Opens the store at `path` (or `:memory:`), creating the file and bringing its schema up to date.
     ///
@@ -56,17 +69,23 @@ public final class SQLiteRelayStorage: RelayStorage, @unchecked Sendable {
                 try database.execute("PRAGMA synchronous=\(wanted.rawValue)")
                 current = wanted
             }
+            prunedFinished.removeAll(keepingCapacity: true)
             try database.transaction(.immediate) {
                 for mutation in StoreMutation.coalesced(mutations) {
                     try apply(mutation)
                 }
+            }
+            for pruned in prunedFinished {
+                let left = unprunedFinished[pruned.direction, default: 0] - pruned.count
+                unprunedFinished[pruned.direction] = left > 0 ? left : nil
             }
         }
     }
 
     /// Everything stored, as the core needs it at start, after pruning expired bookkeeping.
     ///
-    /// Complication uses at or before `now − 24 h` are deleted first. Pairs come in creation
+    /// Complication uses at or before `now − 24 h` are deleted first, and finished ids beyond the
+    /// newest 1024 of each direction (a running store prunes them in steps). Pairs come in creation
     /// order; each snapshot has an entry for both directions (empty where nothing is stored);
     /// items are in acceptance order and finished ids most recent last (at most 1024).
     /// - Throws: ``DatabaseFileError``: ``DatabaseFileError/Problem/damaged`` if a stored row
@@ -82,6 +101,7 @@ public final class SQLiteRelayStorage: RelayStorage, @unchecked Sendable {
                 // One transaction: the prune and the reads see a single state of the file.
                 try database.transaction(.immediate) {
                     try database.execute(RelayStoreSchema.pruneComplicationUses, [.integer(cutoff)])
+                    try pruneOverfullFinished()
                     return try readSnapshots(unsentPayloads: unsentPayloads)
                 }
             }

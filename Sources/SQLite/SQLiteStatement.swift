@@ -10,6 +10,9 @@ public enum SQLiteValue: Sendable, Hashable {
     case real(Double)
     /// UTF-8 text.
     case text(String)
+    /// UTF-8 text given as its bytes, bound as TEXT as they are (no `String` in between, no
+    /// validation): for bytes already checked as UTF-8, such as a payload the relay decoded.
+    case utf8(ArraySlice<UInt8>)
     /// Raw bytes.
     case blob([UInt8])
 }
@@ -95,6 +98,16 @@ public final class SQLiteStatement {
                     return sqlite3_bind_text(handle, index, "", 0, relay_sqlite_transient())
                 }
                 return sqlite3_bind_text(handle, index, base, Int32(utf8.count), relay_sqlite_transient())
+            }
+        case .utf8(let bytes):
+            // As for `.text`: the bytes live for the closure, SQLITE_TRANSIENT copies them.
+            code = bytes.withUnsafeBufferPointer { utf8 in
+                guard let base = utf8.baseAddress, utf8.count > 0 else {
+                    return sqlite3_bind_text(handle, index, "", 0, relay_sqlite_transient())
+                }
+                return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
+                    sqlite3_bind_text(handle, index, $0, Int32(utf8.count), relay_sqlite_transient())
+                }
             }
         case .blob(let bytes):
             // Owned by the Swift array for the closure's duration; SQLITE_TRANSIENT copies it.

@@ -114,6 +114,28 @@ struct RelayStoreTests {
         #expect(loaded.directions[.phone]?.seqReserved == 20)
     }
 
+    @Test func idListsKeepEveryCharacterAndTheirOrder() async throws {
+        // Lists of ids are bound as one JSON array (json_each); ids JSON must escape, non-ASCII
+        // ids, duplicates, and an id with a NUL (which takes the statement-per-id path) all come back.
+        let p = PairID("p1")
+        let odd = ["quote\"d", "back\\slash", "tab\tnew\nline", "é😀", "\u{2028}", "[\"x\"]", "a,b", "ctl\u{1}"]
+        let withNUL = ["nul\u{0}id", "plain"]
+        let store = try RelayStore(path: path)
+        try await store.commit(
+            [.insertPair(Fixture.pair("p1"))] + (odd + withNUL + ["keep"]).map { .insertItem(p, direction: .phone, Fixture.item($0)) })
+        try await store.commit([
+            .deleteItems(p, direction: .phone, sendIDs: odd), .deleteItems(p, direction: .phone, sendIDs: withNUL),
+            .recordFinished(p, direction: .phone, sendIDs: odd + ["dup", "dup"]),
+            .recordFinished(p, direction: .phone, sendIDs: withNUL),
+            .appendPendingTransferred(p, direction: .phone, ids: odd), .appendPendingTransferred(p, direction: .phone, ids: withNUL),
+        ])
+
+        let loaded = try snapshot("p1", in: await reload(path))
+        #expect(sendIDs(loaded, .phone) == ["keep"])
+        #expect(loaded.directions[.phone]?.finishedIDs == odd + ["dup", "dup"] + withNUL)
+        #expect(loaded.directions[.phone]?.pendingTransferred == odd + withNUL)
+    }
+
     // MARK: - Order and pruning
 
     @Test func itemsKeepAcceptanceOrderAcrossDeletesAndBatches() async throws {
@@ -157,6 +179,36 @@ struct RelayStoreTests {
         #expect(loaded.directions[.phone]?.finishedIDs == ["only"])
         let stored = try await store.scalar("SELECT count(*) FROM finished")
         #expect(stored == 1025)
+    }
+
+    @Test func aRunningStorePrunesFinishedIDsInStepsAndALoadTrimsTheRest() async throws {
+        let p = PairID("p1")
+        let store = try RelayStore(path: path)
+        let limit = RelayStoreSchema.finishedLimit, step = RelayStoreSchema.finishedPruneEvery
+        try await store.commit([.insertPair(Fixture.pair("p1"))])
+        let ids = (0..<(limit + step)).map { "f\($0)" }
+        // In acks of 16 (as the benchmark's watch sends them), up to one short of a step past the limit.
+        var next = 0
+        while next < limit + step - 1 {
+            let end = min(next + 16, limit + step - 1)
+            try await store.commit([.recordFinished(p, direction: .watch, sendIDs: Array(ids[next..<end]))])
+            next = end
+        }
+        #expect(try await store.scalar("SELECT count(*) FROM finished") == Int64(limit + step - 1))
+        // The other direction counts on its own.
+        try await store.commit([.recordFinished(p, direction: .phone, sendIDs: ["only"])])
+        // The step's last id prunes the direction back to the limit.
+        try await store.commit([.recordFinished(p, direction: .watch, sendIDs: [ids.last!])])
+        #expect(try await store.scalar("SELECT count(*) FROM finished") == Int64(limit + 1))
+        #expect(try snapshot("p1", in: await reload(path)).directions[.watch]?.finishedIDs == Array(ids.suffix(limit)))
+
+        // Left over the limit by a running store, then trimmed by the next load, in the file too.
+        try await store.commit([.recordFinished(p, direction: .watch, sendIDs: ["g0", "g1", "g2"])])
+        #expect(try await store.scalar("SELECT count(*) FROM finished") == Int64(limit + 4))
+        let loaded = try snapshot("p1", in: await reload(path))
+        #expect(loaded.directions[.watch]?.finishedIDs == Array((ids + ["g0", "g1", "g2"]).suffix(limit)))
+        #expect(loaded.directions[.phone]?.finishedIDs == ["only"])
+        #expect(try await store.scalar("SELECT count(*) FROM finished") == Int64(limit + 1))
     }
 
     @Test func complicationUsesOlderThan24HoursArePruned() async throws {
@@ -210,12 +262,15 @@ struct RelayStoreTests {
             .setLastSentContext(gone, direction: .phone, Fixture.deliver("c", seq: 1, from: .phone)),
             .setSeqReserved(gone, direction: .phone, 3), .addComplicationUse(gone, Fixture.now),
             .appendPendingTransferred(gone, direction: .phone, ids: ["x"]),
-            .recordFinished(gone, direction: .phone, sendIDs: ["y"]), .deletePair(gone),
+            .recordFinished(gone, direction: .phone, sendIDs: ["y"]),
+            // Lists go through json_each in one statement each; still nothing for a missing pair.
+            .appendPendingTransferred(gone, direction: .phone, ids: ["x1", "x2"]),
+            .recordFinished(gone, direction: .phone, sendIDs: ["y1", "y2"]), .deletePair(gone),
             .insertPair(Fixture.pair("p2")),
         ])
 
         #expect(try await reload(path).map(\.record.id) == [PairID("p2")])
-        for table in ["items", "directions", "finished", "complication_uses"] {
+        for table in ["items", "directions", "finished", "complication_uses", "pending_transferred"] {
             #expect(try await store.scalar("SELECT count(*) FROM \(table)") == 0, "table \(table)")
         }
     }
