@@ -70,4 +70,27 @@ import Testing
                 .insertItem(pair, direction: .phone, item("a", seq: 7)),
             ])
     }
+
+    /// The insert is looked for a short way back: the seq of the step that accepted the item is
+    /// always within reach; one further back stays an update (the same outcome, more work).
+    @Test func aSeqIsMergedOnlyWithinReachOfItsInsert() {
+        let filler = (0..<(StoreMutation.coalescingReach - 1)).map {
+            StoreMutation.setSeqReserved(pair, direction: .watch, Int64($0))
+        }
+        let near: [StoreMutation] =
+            [.insertItem(pair, direction: .phone, item("a"))] + filler + [.setItemSeq(pair, direction: .phone, sendID: "a", seq: 1)]
+        #expect(StoreMutation.coalesced(near) == [.insertItem(pair, direction: .phone, item("a", seq: 1))] + filler)
+        let far: [StoreMutation] =
+            [.insertItem(pair, direction: .phone, item("a")), .setSeqReserved(pair, direction: .phone, 9)] + filler
+            + [.setItemSeq(pair, direction: .phone, sendID: "a", seq: 1)]
+        #expect(StoreMutation.coalesced(far) == far)
+    }
+
+    @Test func aBatchWithoutSeqsComesBackAsItIs() {
+        let batch: [StoreMutation] = [
+            .insertItem(pair, direction: .phone, item("a")), .deleteItems(pair, direction: .phone, sendIDs: ["a"]),
+            .recordFinished(pair, direction: .phone, sendIDs: ["a"]),
+        ]
+        #expect(StoreMutation.coalesced(batch) == batch)
+    }
 }
