@@ -80,13 +80,20 @@ extension SQLiteRelayStorage {
 
         case .recordFinished(let pair, let direction, let sendIDs):
             let key: [SQLiteValue] = [.text(pair.rawValue), .text(direction.rawValue)]
+            var inserted = 0
             if let array = Self.idArray(sendIDs) {
                 try database.execute(SQL.insertFinishedOfArray, key + [array])
+                inserted = database.changes
             } else {
-                for sendID in sendIDs { try database.execute(SQL.insertFinished, key + [.text(sendID)]) }
+                for sendID in sendIDs {
+                    try database.execute(SQL.insertFinished, key + [.text(sendID)])
+                    inserted += database.changes
+                }
             }
+            // Rows of a pair that is gone are not inserted, and leave no count behind.
+            guard inserted > 0 else { break }
             let finished = FinishedDirection(pair: pair, direction: direction)
-            let unpruned = unprunedFinished[finished, default: 0] + sendIDs.count
+            let unpruned = unprunedFinished[finished, default: 0] + inserted
             unprunedFinished[finished] = unpruned
             if unpruned >= SQL.finishedPruneEvery {
                 try database.execute(SQL.pruneFinished, key + [.integer(Int64(SQL.finishedLimit))])

@@ -211,6 +211,20 @@ struct RelayStoreTests {
         #expect(try await store.scalar("SELECT count(*) FROM finished") == Int64(limit + 1))
     }
 
+    @Test func finishedIDsCountTowardAPruneOnlyWhereTheyWereStored() throws {
+        let storage = try SQLiteRelayStorage(path: path)
+        let (p, gone) = (PairID("p1"), PairID("gone"))
+        try storage.apply(
+            [
+                .insertPair(Fixture.pair("p1")), .recordFinished(p, direction: .watch, sendIDs: ["a", "b"]),
+                .recordFinished(gone, direction: .watch, sendIDs: ["c", "d"]),
+                .recordFinished(gone, direction: .phone, sendIDs: ["e"]),
+            ], urgent: true)
+        #expect(storage.unprunedFinished == [.init(pair: p, direction: .watch): 2])
+        try storage.apply([.deletePair(p)], urgent: true)
+        #expect(storage.unprunedFinished.isEmpty)
+    }
+
     @Test func complicationUsesOlderThan24HoursArePruned() async throws {
         let p = PairID("p1")
         let times: [Int64] = [-25, -24, -23, -1].map { $0 * Fixture.hour }
