@@ -119,7 +119,8 @@ enum RelayStoreSchema {
     //
     // Writes that add rows for a pair select the pair's id from `pairs`, so a mutation for a
     // pair that is gone (the core may race a deletePair) inserts nothing instead of failing
-    // the whole batch on the foreign key. Updates and deletes of a missing pair match nothing.
+    // the whole batch on the foreign key (`insertItem` fails its key, and the store ignores
+    // that). Updates and deletes of a missing pair match nothing.
 
     static let upsertPair = """
         INSERT INTO pairs(id, created_at) VALUES (?1, ?2)
@@ -132,9 +133,11 @@ enum RelayStoreSchema {
             name = excluded.name, token_hash = excluded.token_hash
         """
     static let deletePair = "DELETE FROM pairs WHERE id = ?1"
+    /// Not through `pairs` like the other inserts (the one statement run for every item): the
+    /// foreign key looks the pair up anyway, and the store drops an item whose pair is gone when
+    /// the key fails (``SQLiteRelayStorage/apply(_:)``).
     static let insertItem = """
-        INSERT INTO items(pair_id, direction, send_id, mode, payload, accepted_at, seq)
-        SELECT id, ?2, ?3, ?4, ?5, ?6, ?7 FROM pairs WHERE id = ?1
+        INSERT INTO items(pair_id, direction, send_id, mode, payload, accepted_at, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
         """
     static let setItemSeq = "UPDATE items SET seq = ?4 WHERE pair_id = ?1 AND direction = ?2 AND send_id = ?3"
     static let deleteItem = "DELETE FROM items WHERE pair_id = ?1 AND direction = ?2 AND send_id = ?3"

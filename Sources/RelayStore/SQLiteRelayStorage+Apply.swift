@@ -27,13 +27,17 @@ extension SQLiteRelayStorage {
             for role in Role.all { unprunedFinished[FinishedDirection(pair: pair, direction: role)] = nil }
 
         case .insertItem(let pair, let direction, let item):
-            try database.execute(
-                SQL.insertItem,
-                [
-                    .text(pair.rawValue), .text(direction.rawValue), .text(item.sendID), .text(item.mode.rawValue),
-                    .utf8(item.payload.bytes),
-                    .integer(item.acceptedAt.millisecondsSinceEpoch), item.seq.map { .integer($0) } ?? .null,
-                ])
+            // A pair that is gone fails the foreign key (enforced: `SQLiteDatabase` turns keys
+            // on): the statement is undone and the item dropped, as for the other inserts.
+            do {
+                try database.execute(
+                    SQL.insertItem,
+                    [
+                        .text(pair.rawValue), .text(direction.rawValue), .text(item.sendID), .text(item.mode.rawValue),
+                        .utf8(item.payload.bytes), .integer(item.acceptedAt.millisecondsSinceEpoch),
+                        item.seq.map { .integer($0) } ?? .null,
+                    ])
+            } catch where error.isForeignKeyViolation {}
 
         case .setItemSeq(let pair, let direction, let sendID, let seq):
             try database.execute(

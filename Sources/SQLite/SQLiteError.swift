@@ -23,6 +23,13 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The primary result code (the low byte of ``code``), e.g. `SQLITE_CONSTRAINT` for any constraint failure.
     public var primaryCode: Int32 { code & 0xFF }
 
+    /// Whether a statement failed on a foreign key (a row whose parent row is missing); the
+    /// statement's changes were undone and a transaction around it goes on.
+    public var isForeignKeyViolation: Bool {
+        // SQLITE_CONSTRAINT_FOREIGNKEY, a macro Swift does not import.
+        code == SQLITE_CONSTRAINT | (3 << 8)
+    }
+
     /// The code, the operation and SQLite's message on one line, for logs.
     public var description: String { "SQLite error \(code) during \(operation): \(message)" }
 }
