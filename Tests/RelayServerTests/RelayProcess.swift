@@ -23,9 +23,13 @@ final class RelayProcess: @unchecked Sendable {
         p.executableURL = URL(fileURLWithPath: binary)
         // --exit-on-stdin-eof: the relay ends with this test process, even if a test is abandoned
         // (time limit) or the run is killed; `stdin`'s write end stays open as long as we live.
+        // A test's first frames can come later than the relay's 10 s `hello` deadline when the
+        // whole suite runs on two cores (a CI run saw `hello_required` for a hello sent on time by
+        // the test's clock, with unit suites taking 33 s to get a thread); tests of the deadline set their own.
+        let hello = extra.contains("--hello-timeout-s") ? [] : ["--hello-timeout-s", String(Int(60 * timeoutScale))]
         p.arguments = leading + [
             "--port", "0", "--db", db, "--log-level", debugLog == nil ? "error" : "debug", "--exit-on-stdin-eof",
-        ] + extra
+        ] + hello + extra
         let out = Pipe()
         let stdin = Pipe()
         p.standardOutput = out
