@@ -44,12 +44,7 @@ extension SQLiteRelayStorage {
                 SQL.setItemSeq, [.text(pair.rawValue), .text(direction.rawValue), .text(sendID), .integer(seq)])
 
         case .deleteItems(let pair, let direction, let sendIDs):
-            let key: [SQLiteValue] = [.text(pair.rawValue), .text(direction.rawValue)]
-            if let array = Self.idArray(sendIDs) {
-                try database.execute(SQL.deleteItemsOfArray, key + [array])
-            } else {
-                for sendID in sendIDs { try database.execute(SQL.deleteItem, key + [.text(sendID)]) }
-            }
+            try execute(SQL.deleteItem, orForAll: SQL.deleteItemsOfArray, key(pair, direction), ids: sendIDs)
 
         case .setLastSentContext(let pair, let direction, let deliver):
             try database.execute(
@@ -72,35 +67,22 @@ extension SQLiteRelayStorage {
                 [.text(pair.rawValue), .integer(usedAt - SQL.complicationWindowMilliseconds)])
 
         case .appendPendingTransferred(let pair, let direction, let ids):
-            let key: [SQLiteValue] = [.text(pair.rawValue), .text(direction.rawValue)]
-            if let array = Self.idArray(ids) {
-                try database.execute(SQL.appendPendingTransferredOfArray, key + [array])
-            } else {
-                for id in ids { try database.execute(SQL.appendPendingTransferred, key + [.text(id)]) }
-            }
+            try execute(
+                SQL.appendPendingTransferred, orForAll: SQL.appendPendingTransferredOfArray, key(pair, direction), ids: ids)
 
         case .clearPendingTransferred(let pair, let direction):
             try database.execute(SQL.clearPendingTransferred, [.text(pair.rawValue), .text(direction.rawValue)])
 
         case .recordFinished(let pair, let direction, let sendIDs):
-            let key: [SQLiteValue] = [.text(pair.rawValue), .text(direction.rawValue)]
-            var inserted = 0
-            if let array = Self.idArray(sendIDs) {
-                try database.execute(SQL.insertFinishedOfArray, key + [array])
-                inserted = database.changes
-            } else {
-                for sendID in sendIDs {
-                    try database.execute(SQL.insertFinished, key + [.text(sendID)])
-                    inserted += database.changes
-                }
-            }
+            let bindings = key(pair, direction)
+            let inserted = try execute(SQL.insertFinished, orForAll: SQL.insertFinishedOfArray, bindings, ids: sendIDs)
             // Rows of a pair that is gone are not inserted, and leave no count behind.
             guard inserted > 0 else { break }
             let finished = FinishedDirection(pair: pair, direction: direction)
             let unpruned = unprunedFinished[finished, default: 0] + inserted
             unprunedFinished[finished] = unpruned
             if unpruned >= SQL.finishedPruneEvery {
-                try database.execute(SQL.pruneFinished, key + [.integer(Int64(SQL.finishedLimit))])
+                try database.execute(SQL.pruneFinished, bindings + [.integer(Int64(SQL.finishedLimit))])
                 prunedFinished.append((finished, unpruned))
             }
 
@@ -122,10 +104,35 @@ extension SQLiteRelayStorage {
     func pruneOverfullFinished() throws {
         typealias SQL = RelayStoreSchema
         let limit = SQLiteValue.integer(Int64(SQL.finishedLimit))
-        let overfull = try database.query(SQL.selectOverfullFinished, [limit]) { [$0.text(0), $0.text(1)] }
-        for key in overfull {
-            try database.execute(SQL.pruneFinished, key.map { .text($0) } + [limit])
+        let overfull = try database.query(SQL.selectOverfullFinished, [limit]) { row -> [SQLiteValue] in
+            [.text(row.text(0)), .text(row.text(1))]
         }
+        for key in overfull {
+            try database.execute(SQL.pruneFinished, key + [limit])
+        }
+    }
+
+    /// The bindings ?1 and ?2 of the per-direction statements.
+    private func key(_ pair: PairID, _ direction: Role) -> [SQLiteValue] {
+        [.text(pair.rawValue), .text(direction.rawValue)]
+    }
+
+    /// Runs `perID` (bound `key` + one id) for each of `ids`, or `forAll` once (bound `key` + all
+    /// of them as ``idArray(_:)``) where it can; the number of rows changed.
+    @discardableResult
+    private func execute(_ perID: String, orForAll forAll: String, _ key: [SQLiteValue], ids: [String])
+        throws(SQLiteError) -> Int
+    {
+        if let array = Self.idArray(ids) {
+            try database.execute(forAll, key + [array])
+            return database.changes
+        }
+        var changed = 0
+        for id in ids {
+            try database.execute(perID, key + [.text(id)])
+            changed += database.changes
+        }
+        return changed
     }
 
     /// `ids` as one JSON array, for the statements that take a list through `json_each`: one

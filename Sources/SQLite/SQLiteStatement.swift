@@ -90,25 +90,9 @@ public final class SQLiteStatement {
         case .real(let v):
             code = sqlite3_bind_double(handle, index, v)
         case .text(var s):
-            // The UTF-8 bytes are owned by the Swift string and valid only inside the closure;
-            // SQLITE_TRANSIENT makes SQLite copy them before bind returns. An empty string has
-            // no base address, and binding a null pointer would bind NULL, hence the literal.
-            code = s.withUTF8 { utf8 in
-                guard let base = utf8.baseAddress else {
-                    return sqlite3_bind_text(handle, index, "", 0, relay_sqlite_transient())
-                }
-                return sqlite3_bind_text(handle, index, base, Int32(utf8.count), relay_sqlite_transient())
-            }
+            code = s.withUTF8 { bindText($0, at: index) }
         case .utf8(let bytes):
-            // As for `.text`: the bytes live for the closure, SQLITE_TRANSIENT copies them.
-            code = bytes.withUnsafeBufferPointer { utf8 in
-                guard let base = utf8.baseAddress, utf8.count > 0 else {
-                    return sqlite3_bind_text(handle, index, "", 0, relay_sqlite_transient())
-                }
-                return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
-                    sqlite3_bind_text(handle, index, $0, Int32(utf8.count), relay_sqlite_transient())
-                }
-            }
+            code = bytes.withUnsafeBufferPointer { bindText($0, at: index) }
         case .blob(let bytes):
             // Owned by the Swift array for the closure's duration; SQLITE_TRANSIENT copies it.
             code = bytes.withUnsafeBytes { raw in
@@ -117,6 +101,18 @@ public final class SQLiteStatement {
             }
         }
         try check(code, operation: "bind #\(index): \(sql)", connection: connection)
+    }
+
+    /// Binds UTF-8 bytes as TEXT. They are valid only for the caller's closure; SQLITE_TRANSIENT
+    /// makes SQLite copy them before this returns. Empty text has no base address, and binding a
+    /// null pointer would bind NULL, hence the literal.
+    private func bindText(_ utf8: UnsafeBufferPointer<UInt8>, at index: Int32) -> Int32 {
+        guard let base = utf8.baseAddress, utf8.count > 0 else {
+            return sqlite3_bind_text(handle, index, "", 0, relay_sqlite_transient())
+        }
+        return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
+            sqlite3_bind_text(handle, index, $0, Int32(utf8.count), relay_sqlite_transient())
+        }
     }
 
     /// Advances to the next row; `true` if there is one, `false` when the statement is done.
