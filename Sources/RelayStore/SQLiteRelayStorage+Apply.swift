@@ -22,11 +22,21 @@ extension SQLiteRelayStorage {
             }
 
         case .deletePair(let pair):
-            // Devices, items, directions, finished ids and complication uses go by cascade.
+            // Devices, items, directions, finished ids and complication uses go by cascade; the
+            // items' seqs are not a foreign key's, and go first.
+            try database.execute(SQL.deletePairItemSeqs, [.text(pair.rawValue)])
             try database.execute(SQL.deletePair, [.text(pair.rawValue)])
-            for role in Role.all { unprunedFinished[FinishedDirection(pair: pair, direction: role)] = nil }
+            for role in Role.all {
+                let key = DirectionKey(pair: pair, direction: role)
+                unprunedFinished[key] = nil
+                itemRows?[key] = nil
+            }
 
         case .insertItem(let pair, let direction, let item):
+            let key = DirectionKey(pair: pair, direction: direction)
+            // The core never queues a send id twice in a direction; if it did, the newer item
+            // replaces the older one (a row the map could not find would stay for good).
+            if let older = itemRows?[key]?.removeValue(forKey: item.sendID) { try deleteItemRows([older]) }
             // A pair that is gone fails the foreign key (enforced: `SQLiteDatabase` turns keys
             // on): the statement is undone and the item dropped, as for the other inserts.
             do {
@@ -37,14 +47,21 @@ extension SQLiteRelayStorage {
                         .utf8(item.payload.bytes), .integer(item.acceptedAt.millisecondsSinceEpoch),
                         item.seq.map { .integer($0) } ?? .null,
                     ])
+                itemRows?[key, default: [:]][item.sendID] = database.lastInsertRowID
             } catch where error.isForeignKeyViolation {}
 
         case .setItemSeq(let pair, let direction, let sendID, let seq):
-            try database.execute(
-                SQL.setItemSeq, [.text(pair.rawValue), .text(direction.rawValue), .text(sendID), .integer(seq)])
+            guard let row = itemRows?[DirectionKey(pair: pair, direction: direction)]?[sendID] else { break }
+            try database.execute(SQL.setItemSeq, [.integer(row), .integer(seq)])
 
         case .deleteItems(let pair, let direction, let sendIDs):
-            try execute(SQL.deleteItem, orForAll: SQL.deleteItemsOfArray, key(pair, direction), ids: sendIDs)
+            let key = DirectionKey(pair: pair, direction: direction)
+            var rows: [Int64] = []
+            rows.reserveCapacity(sendIDs.count)
+            for sendID in sendIDs {
+                if let row = itemRows?[key]?.removeValue(forKey: sendID) { rows.append(row) }
+            }
+            try deleteItemRows(rows)
 
         case .setLastSentContext(let pair, let direction, let deliver):
             try database.execute(
@@ -78,7 +95,7 @@ extension SQLiteRelayStorage {
             let inserted = try execute(SQL.insertFinished, orForAll: SQL.insertFinishedOfArray, bindings, ids: sendIDs)
             // Rows of a pair that is gone are not inserted, and leave no count behind.
             guard inserted > 0 else { break }
-            let finished = FinishedDirection(pair: pair, direction: direction)
+            let finished = DirectionKey(pair: pair, direction: direction)
             let unpruned = unprunedFinished[finished, default: 0] + inserted
             unprunedFinished[finished] = unpruned
             if unpruned >= SQL.finishedPruneEvery {
@@ -110,6 +127,27 @@ extension SQLiteRelayStorage {
         for key in overfull {
             try database.execute(SQL.pruneFinished, key + [limit])
         }
+    }
+
+    /// Deletes the items with row ids `rows` and their seqs: a statement each for one item, one
+    /// over a JSON array of them for more.
+    private func deleteItemRows(_ rows: [Int64]) throws(SQLiteError) {
+        typealias SQL = RelayStoreSchema
+        guard rows.count > 1 else {
+            guard let row = rows.first else { return }
+            try database.execute(SQL.deleteItem, [.integer(row)])
+            try database.execute(SQL.deleteItemSeq, [.integer(row)])
+            return
+        }
+        var array: [UInt8] = [UInt8(ascii: "[")]
+        array.reserveCapacity(rows.count * 8)
+        for row in rows {
+            if array.count > 1 { array.append(UInt8(ascii: ",")) }
+            array.append(contentsOf: String(row).utf8)
+        }
+        array.append(UInt8(ascii: "]"))
+        try database.execute(SQL.deleteItemsOfArray, [.utf8(array[...])])
+        try database.execute(SQL.deleteItemSeqsOfArray, [.utf8(array[...])])
     }
 
     /// The bindings ?1 and ?2 of the per-direction statements.

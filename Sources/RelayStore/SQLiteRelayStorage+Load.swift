@@ -5,7 +5,8 @@ import SQLite
 extension SQLiteRelayStorage {
     /// Reads every table and assembles one snapshot per pair (inside the caller's transaction);
     /// without `unsentPayloads`, items not sent yet come without their payloads (each is parsed
-    /// for its size, row by row, and dropped: memory does not grow with the queue).
+    /// for its size, row by row, and dropped: memory does not grow with the queue). Replaces
+    /// ``SQLiteRelayStorage/itemRows`` with the row ids it read.
     func readSnapshots(unsentPayloads: Bool = true) throws -> [PairSnapshot] {
         typealias SQL = RelayStoreSchema
         let pairs = try database.query(SQL.selectPairs) { row in
@@ -46,11 +47,18 @@ extension SQLiteRelayStorage {
             let item = QueuedItem(
                 sendID: row.sendID, mode: DeliveryMode(rawValue: row.mode), payload: payload,
                 acceptedAt: row.acceptedAt, seq: row.seq)
-            return (row.pairID, direction, unsentPayloads || item.seq != nil ? item : item.withoutPayload())
+            return (row.pairID, direction, unsentPayloads || item.seq != nil ? item : item.withoutPayload(), row.id)
         }
-        for (pairID, direction, item) in items where builders[pairID] != nil {
+        // Each direction's map sized once (growing one to a million ids left the smaller tables
+        // it outgrew to the allocator); it shares each send id's storage with the core's item.
+        var counts: [DirectionKey: Int] = [:]
+        for (pairID, direction, _, _) in items { counts[DirectionKey(pair: pairID, direction: direction), default: 0] += 1 }
+        var rows = counts.mapValues { [String: Int64](minimumCapacity: $0) }
+        for (pairID, direction, item, id) in items {
+            rows[DirectionKey(pair: pairID, direction: direction)]?[item.sendID] = id
             builders[pairID]?.directions[direction]?.items.append(item)
         }
+        itemRows = rows
 
         for row in try database.query(SQL.selectFinished, [], { ($0.text(0), $0.text(1), $0.text(2)) }) {
             let direction = try knownRole(row.1, table: "finished")
@@ -67,12 +75,27 @@ extension SQLiteRelayStorage {
         }
     }
 
-    /// The payloads of `sendIDs` in `direction` of `pair`, as stored (inside the caller's lock).
+    /// Every stored item's row id by direction and send id (inside the caller's transaction),
+    /// for ``SQLiteRelayStorage/itemRows``.
+    func readItemRows() throws -> [DirectionKey: [String: Int64]] {
+        var rows: [DirectionKey: [String: Int64]] = [:]
+        let read = try database.query(RelayStoreSchema.selectItemRows, []) { ($0.text(0), $0.text(1), $0.text(2), $0.int64(3)) }
+        for (pair, direction, sendID, id) in read {
+            let key = DirectionKey(pair: PairID(pair), direction: try knownRole(direction, table: "items"))
+            rows[key, default: [:]][sendID] = id
+        }
+        return rows
+    }
+
+    /// The payloads of `sendIDs` in `direction` of `pair`, as stored (inside the caller's lock,
+    /// with ``SQLiteRelayStorage/itemRows`` read).
     func readPayloads(_ pair: PairID, direction: Role, sendIDs: [String]) throws -> [String: Payload] {
         var payloads: [String: Payload] = [:]
+        let rows = itemRows?[DirectionKey(pair: pair, direction: direction)] ?? [:]
         for sendID in sendIDs {
-            let bindings: [SQLiteValue] = [.text(pair.rawValue), .text(direction.rawValue), .text(sendID)]
-            guard let bytes = try database.query(RelayStoreSchema.selectPayload, bindings, { $0.bytes(0) }).first else {
+            guard let row = rows[sendID],
+                let bytes = try database.query(RelayStoreSchema.selectPayload, [.integer(row)], { $0.bytes(0) }).first
+            else {
                 continue
             }
             payloads[sendID] = try decode(table: "items") { () throws -> Payload in try Payload(bytes: bytes) }
@@ -140,14 +163,15 @@ private struct DirectionRow {
     }
 }
 
-/// An `items` row, the payload still encoded.
+/// An `items` row (its seq from `item_seqs` where it has one there), the payload still encoded.
 private struct ItemRow {
     var pairID: PairID, direction: String, sendID: String, mode: String, payload: [UInt8]
-    var acceptedAt: Timestamp, seq: Int64?
+    var acceptedAt: Timestamp, seq: Int64?, id: Int64
     init(_ row: SQLiteRow) {
         (pairID, direction, sendID, mode) = (PairID(row.text(0)), row.text(1), row.text(2), row.text(3))
         payload = row.bytes(4)
         acceptedAt = Timestamp(millisecondsSinceEpoch: row.int64(5))
         seq = row.optionalInt64(6)
+        id = row.int64(7)
     }
 }

@@ -10,6 +10,10 @@ import SQLite
 /// thread only. A lock keeps calls from different threads one at a time (uncontended in the
 /// relay: one committer). ``RelayStore`` is the same store behind an actor, for async callers.
 ///
+/// It keeps the row id of every stored item in memory (``itemRows``, about 80 bytes per
+/// item): an item's seq and its deletion go to its row directly, with no index on send ids to
+/// keep up (see ``RelayStoreSchema``).
+///
 /// Mutations for a pair that is no longer stored (the core may race a `deletePair`) are
 /// ignored: they change nothing and do not fail the batch. Inserting a pair that is already
 /// stored replaces its creation time and devices and keeps its queues and bookkeeping.
@@ -24,13 +28,18 @@ public final class SQLiteRelayStorage: RelayStorage, @unchecked Sendable {
     /// Finished ids inserted per direction since its last prune (used with ``lock`` held). It may
     /// count rows a rolled-back batch did not keep, which only brings a prune forward; a prune's
     /// reset waits for its batch's commit (``prunedFinished``).
-    var unprunedFinished: [FinishedDirection: Int] = [:]
+    var unprunedFinished: [DirectionKey: Int] = [:]
     /// The directions pruned by the batch being applied, with their count at the prune, which
     /// comes off once the batch commits (rows inserted after the prune still count).
-    var prunedFinished: [(direction: FinishedDirection, count: Int)] = []
+    var prunedFinished: [(direction: DirectionKey, count: Int)] = []
+    /// The row id of every stored item, by direction and send id (used with ``lock`` held): how
+    /// an item's seq and its deletion find its row without an index on send ids (see
+    /// ``RelayStoreSchema``). Filled by a load; nil until then and after a batch failed (its
+    /// changes to the map are not undone): the next batch reads it from the file first.
+    var itemRows: [DirectionKey: [String: Int64]]?
 
-    /// A direction of a pair, the key of the finished-id bookkeeping.
-    struct FinishedDirection: Hashable {
+    /// A direction of a pair, the key of the per-direction bookkeeping.
+    struct DirectionKey: Hashable {
         var pair: PairID
         var direction: Role
     }
@@ -70,10 +79,17 @@ public final class SQLiteRelayStorage: RelayStorage, @unchecked Sendable {
                 current = wanted
             }
             prunedFinished.removeAll(keepingCapacity: true)
-            try database.transaction(.immediate) {
-                for mutation in StoreMutation.coalesced(mutations) {
-                    try apply(mutation)
+            do {
+                try database.transaction(.immediate) {
+                    if itemRows == nil { itemRows = try readItemRows() }
+                    for mutation in StoreMutation.coalesced(mutations) {
+                        try apply(mutation)
+                    }
                 }
+            } catch {
+                // Rolled back: the row ids this batch added or removed are read again next time.
+                itemRows = nil
+                throw error
             }
             for pruned in prunedFinished {
                 let left = unprunedFinished[pruned.direction, default: 0] - pruned.count
@@ -147,7 +163,10 @@ public final class SQLiteRelayStorage: RelayStorage, @unchecked Sendable {
     {
         do {
             return try locked {
-                try database.transaction(.deferred) { try readPayloads(pair, direction: direction, sendIDs: sendIDs) }
+                try database.transaction(.deferred) {
+                    if itemRows == nil { itemRows = try readItemRows() }
+                    return try readPayloads(pair, direction: direction, sendIDs: sendIDs)
+                }
             }
         } catch {
             throw DatabaseFileError(path: database.path, error: error, option: Self.fileOption)

@@ -43,7 +43,7 @@ struct RelayStoreSchemaTests {
         ])
         // Turn the file back into what version 1 wrote.
         let old = try SQLiteDatabase(path: path)
-        try old.execute(script: """
+        try old.execute(script: Self.backToVersion3 + """
             DROP TABLE wrong_pairing_codes;
             DROP TABLE pending_transferred;
             ALTER TABLE directions ADD COLUMN pending_transferred TEXT NOT NULL DEFAULT '[]';
@@ -68,10 +68,10 @@ struct RelayStoreSchemaTests {
             .appendPendingTransferred(p, direction: .watch, ids: ["t"]),
         ])
         let old = try SQLiteDatabase(path: path)
-        try old.execute(script: "DROP TABLE wrong_pairing_codes;")
+        try old.execute(script: Self.backToVersion3 + "DROP TABLE wrong_pairing_codes;")
         try old.setUserVersion(2)
         let store = try RelayStore(path: path)
-        #expect(try await store.scalar("PRAGMA user_version") == 3)
+        #expect(try await store.scalar("PRAGMA user_version") == Int64(RelayStore.schemaVersion))
         let loaded = try await store.load(now: Fixture.now)
         #expect(loaded.first?.directions[.phone]?.items.map(\.sendID) == ["a"])
         #expect(loaded.first?.directions[.watch]?.pendingTransferred == ["t"])
@@ -79,6 +79,43 @@ struct RelayStoreSchemaTests {
         let wrong = Fixture.wrongPairingCodes().counting
         try await store.commit(wrong.map { .recordWrongPairingCode($0) })
         #expect(try await RelayStore(path: path).loadWrongPairingCodes(now: Fixture.now) == wrong)
+    }
+
+    /// What version 4 changed, undone (with the seqs in `item_seqs` moved back into their items).
+    static let backToVersion3 = """
+        UPDATE items SET seq = (SELECT seq FROM item_seqs WHERE item_seqs.id = items.id)
+            WHERE id IN (SELECT id FROM item_seqs);
+        DROP TABLE item_seqs;
+        DROP INDEX items_by_pair;
+        CREATE INDEX items_by_send_id ON items(pair_id, direction, send_id);
+
+        """
+
+    /// Version 4 keeps the seqs of items sent later in rows of their own and indexes items by
+    /// pair only; a version 3 file keeps its items, with their seqs, in order, and the store
+    /// finds them to set a seq and delete them.
+    @Test func aVersion3FileKeepsItsItemsAndTheirSeqs() async throws {
+        let path = directory.path("relay.sqlite")
+        let p = PairID("p1")
+        try await RelayStore(path: path).commit([
+            .insertPair(Fixture.pair("p1")), .insertItem(p, direction: .phone, Fixture.item("a", seq: 1)),
+            .insertItem(p, direction: .phone, Fixture.item("b")), .insertItem(p, direction: .phone, Fixture.item("c")),
+            .setItemSeq(p, direction: .phone, sendID: "b", seq: 2),
+        ])
+        let old = try SQLiteDatabase(path: path)
+        try old.execute(script: Self.backToVersion3)
+        try old.setUserVersion(3)
+        #expect(try old.query("SELECT seq FROM items ORDER BY id") { $0.optionalInt64(0) } == [1, 2, nil])
+
+        let store = try RelayStore(path: path)
+        #expect(try await store.scalar("PRAGMA user_version") == Int64(RelayStore.schemaVersion))
+        let indexes = "SELECT group_concat(name) FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'items'"
+        #expect(try await store.scalar("SELECT (\(indexes)) = 'items_by_pair'") == 1)
+        try await store.commit([
+            .setItemSeq(p, direction: .phone, sendID: "c", seq: 3), .deleteItems(p, direction: .phone, sendIDs: ["a"]),
+        ])
+        let loaded = try await RelayStore(path: path).load(now: Fixture.now)
+        #expect(loaded.first?.directions[.phone]?.items == [Fixture.item("b", seq: 2), Fixture.item("c", seq: 3)])
     }
 
     @Test func databaseFromANewerProgramIsRefused() throws {

@@ -254,6 +254,11 @@ struct RelayStoreTests {
             .appendPendingTransferred(p, direction: .watch, ids: ["t"]),
             .recordFinished(p, direction: .phone, sendIDs: ["f"]),
         ])
+        try await store.commit([
+            .insertItem(p, direction: .watch, Fixture.item("sent-later")),
+            .setItemSeq(p, direction: .watch, sendID: "sent-later", seq: 4),
+            .setItemSeq(PairID("p2"), direction: .phone, sendID: "kept", seq: 2),
+        ])
         try await store.commit([.deletePair(p)])
 
         let loaded = try await reload(path)
@@ -262,7 +267,76 @@ struct RelayStoreTests {
             let rows = try await store.scalar("SELECT count(*) FROM \(table) WHERE pair_id = 'p1'")
             #expect(rows == 0, "table \(table)")
         }
+        #expect(try await store.scalar("SELECT count(*) FROM item_seqs") == 1, "only p2's item keeps its seq row")
+        #expect(loaded.first?.directions[.phone]?.items == [Fixture.item("kept", seq: 2)])
         #expect(try await store.stats() == (pairs: 1, queuedItems: 1))
+    }
+
+    /// An item sent after the commit that stored it gets its seq as a row of its own; deleting
+    /// the item deletes that row, one at a time or many at once.
+    @Test func seqsOfItemsSentLaterLoadBackAndGoWithTheirItems() async throws {
+        let p = PairID("p1")
+        let store = try RelayStore(path: path)
+        try await store.commit(
+            [.insertPair(Fixture.pair("p1"))] + ["a", "b", "c", "d"].map { .insertItem(p, direction: .phone, Fixture.item($0)) }
+                + [.insertItem(p, direction: .watch, Fixture.item("a"))])
+        try await store.commit(
+            ["a", "b", "c", "d"].enumerated().map { .setItemSeq(p, direction: .phone, sendID: $1, seq: Int64($0 + 1)) })
+        #expect(try await store.scalar("SELECT count(*) FROM item_seqs") == 4)
+        #expect(try await store.scalar("SELECT count(*) FROM items WHERE seq IS NOT NULL") == 0, "item rows are not rewritten")
+
+        try await store.commit([
+            .deleteItems(p, direction: .phone, sendIDs: ["a"]), .deleteItems(p, direction: .phone, sendIDs: ["b", "c"]),
+        ])
+        #expect(try await store.scalar("SELECT count(*) FROM item_seqs") == 1)
+        let loaded = try snapshot("p1", in: await reload(path))
+        #expect(loaded.directions[.phone]?.items == [Fixture.item("d", seq: 4)])
+        #expect(loaded.directions[.watch]?.items == [Fixture.item("a")], "the other direction's item of the same id stays")
+    }
+
+    /// The store finds rows through the row ids it keeps: after a load, before any load, and
+    /// after a batch that failed (whose inserts and deletes were rolled back).
+    @Test func rowIDsAreReadAgainAfterAFailedBatch() async throws {
+        let p = PairID("p1")
+        try await RelayStore(path: path).commit([
+            .insertPair(Fixture.pair("p1")), .insertItem(p, direction: .phone, Fixture.item("stored")),
+        ])
+        // A new store that never loaded finds the item stored by another.
+        let store = try RelayStore(path: path)
+        var broken = Fixture.pair("p2")
+        broken.watch.role = .phone
+        await #expect(throws: SQLiteError.self) {
+            try await store.commit([
+                .deleteItems(p, direction: .phone, sendIDs: ["stored"]), .insertItem(p, direction: .phone, Fixture.item("lost")),
+                .insertPair(broken),
+            ])
+        }
+        try await store.commit([
+            .setItemSeq(p, direction: .phone, sendID: "stored", seq: 9),
+            .setItemSeq(p, direction: .phone, sendID: "lost", seq: 10),
+        ])
+        #expect(try snapshot("p1", in: await reload(path)).directions[.phone]?.items == [Fixture.item("stored", seq: 9)])
+        try await store.commit([.deleteItems(p, direction: .phone, sendIDs: ["stored"])])
+        #expect(try await store.stats().queuedItems == 0)
+        #expect(try await store.scalar("SELECT count(*) FROM item_seqs") == 0)
+    }
+
+    /// The core never queues a send id twice in a direction; a store given one replaces the
+    /// older item, so no row is left that a deletion could not find.
+    @Test func anItemInsertedAgainReplacesTheOlderOne() async throws {
+        let p = PairID("p1")
+        let store = try RelayStore(path: path)
+        try await store.commit([
+            .insertPair(Fixture.pair("p1")), .insertItem(p, direction: .phone, Fixture.item("x")),
+            .setItemSeq(p, direction: .phone, sendID: "x", seq: 1), .insertItem(p, direction: .phone, Fixture.item("y")),
+        ])
+        try await store.commit([.insertItem(p, direction: .phone, Fixture.item("x", mode: .context))])
+        #expect(try snapshot("p1", in: await reload(path)).directions[.phone]?.items == [
+            Fixture.item("y"), Fixture.item("x", mode: .context),
+        ])
+        try await store.commit([.deleteItems(p, direction: .phone, sendIDs: ["x", "y"])])
+        #expect(try await store.stats().queuedItems == 0)
+        #expect(try await store.scalar("SELECT count(*) FROM item_seqs") == 0)
     }
 
     @Test func mutationsForAMissingPairAreIgnored() async throws {
@@ -284,7 +358,7 @@ struct RelayStoreTests {
         ])
 
         #expect(try await reload(path).map(\.record.id) == [PairID("p2")])
-        for table in ["items", "directions", "finished", "complication_uses", "pending_transferred"] {
+        for table in ["items", "item_seqs", "directions", "finished", "complication_uses", "pending_transferred"] {
             #expect(try await store.scalar("SELECT count(*) FROM \(table)") == 0, "table \(table)")
         }
     }
