@@ -8,15 +8,17 @@ import SQLite
 /// - `items(id, pair_id, direction, send_id, mode, payload, accepted_at, seq)`: queued items;
 ///   the INTEGER PRIMARY KEY `id` is the acceptance order (SQLite never gives a new row a
 ///   rowid below an existing one's when there is no AUTOINCREMENT and ids are not supplied).
-///   `seq` is the seq an item was stored with (one delivered in the step that accepted it).
+///   `seq` is the seq an item was stored with (one delivered in the step that accepted it); in a
+///   file from version 3 also a seq set when the item was sent later.
 ///   Version 4 indexes items by `pair_id` only (for the cascade when a pair goes): the store
 ///   finds an item's row by its `id`, which it keeps in memory per send id
-///   (``SQLiteRelayStorage``), not through an index on `(pair_id, direction, send_id)`, whose
-///   upkeep was a third of what an item cost the store.
+///   (``SQLiteRelayStorage``), not through an index on `(pair_id, direction, send_id)` kept up
+///   for every item (a backlog drains with about a fifth less CPU per item: BENCHMARKS.md).
 /// - `item_seqs(id, seq)` (version 4): the seq of an item sent after the commit that stored
-///   it, by the item's `id`. A narrow row appended instead of rewriting the item's row (and
-///   its payload's page) once more; deleted with the item. Not a foreign key: the store deletes
-///   them itself, which costs less than a cascade.
+///   it, by the item's `id`; it wins over `items.seq`. A narrow row appended instead of
+///   rewriting the item's row (and its payload's page) once more. Not a foreign key (a cascade
+///   cost more): every deletion of items deletes their rows here too, and a load deletes any
+///   left behind, since SQLite may give a later item the same `id`.
 /// - `directions(pair_id, direction, last_sent_context, seq_reserved)`: per-direction
 ///   bookkeeping, one row created on first use.
 /// - `pending_transferred(id, pair_id, direction, send_id)` (version 2): `transferred` ids owed
@@ -60,6 +62,7 @@ enum RelayStoreSchema {
         ) STRICT;
         DROP INDEX items_by_send_id;
         CREATE INDEX items_by_pair ON items(pair_id);
+        DELETE FROM items WHERE id NOT IN (SELECT max(id) FROM items GROUP BY pair_id, direction, send_id);
         """
 
     private static let version3 = """
@@ -168,6 +171,8 @@ enum RelayStoreSchema {
     /// ``deleteItem`` for the row ids of the JSON array ?1.
     static let deleteItemsOfArray = "DELETE FROM items WHERE id IN (SELECT value FROM json_each(?1))"
     static let deleteItemSeqsOfArray = "DELETE FROM item_seqs WHERE id IN (SELECT value FROM json_each(?1))"
+    /// At load: seqs whose item is gone (none should be; see `item_seqs` above).
+    static let pruneOrphanItemSeqs = "DELETE FROM item_seqs WHERE id NOT IN (SELECT id FROM items)"
     /// Before a pair is deleted (its items go by cascade, through `items_by_pair`).
     static let deletePairItemSeqs = "DELETE FROM item_seqs WHERE id IN (SELECT id FROM items WHERE pair_id = ?1)"
     static let setLastSentContext = """

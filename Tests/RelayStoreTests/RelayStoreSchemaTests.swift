@@ -106,6 +106,14 @@ struct RelayStoreSchemaTests {
         try old.execute(script: Self.backToVersion3)
         try old.setUserVersion(3)
         #expect(try old.query("SELECT seq FROM items ORDER BY id") { $0.optionalInt64(0) } == [1, 2, nil])
+        // A send id stored twice in a direction (the core never does): the newer row stays.
+        try old.execute(script: """
+            INSERT INTO items(pair_id, direction, send_id, mode, payload, accepted_at)
+                SELECT pair_id, direction, send_id, mode, '{"older":true}', accepted_at FROM items WHERE send_id = 'c';
+            UPDATE items SET payload = (SELECT payload FROM items WHERE send_id = 'c' ORDER BY id LIMIT 1)
+                WHERE id = (SELECT max(id) FROM items);
+            UPDATE items SET payload = '{"older":true}' WHERE id = (SELECT min(id) FROM items WHERE send_id = 'c');
+            """)
 
         let store = try RelayStore(path: path)
         #expect(try await store.scalar("PRAGMA user_version") == Int64(RelayStore.schemaVersion))
@@ -116,6 +124,7 @@ struct RelayStoreSchemaTests {
         ])
         let loaded = try await RelayStore(path: path).load(now: Fixture.now)
         #expect(loaded.first?.directions[.phone]?.items == [Fixture.item("b", seq: 2), Fixture.item("c", seq: 3)])
+        #expect(try await store.scalar("SELECT count(*) FROM items WHERE payload LIKE '%older%'") == 0)
     }
 
     @Test func databaseFromANewerProgramIsRefused() throws {

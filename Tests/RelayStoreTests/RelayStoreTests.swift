@@ -321,6 +321,44 @@ struct RelayStoreTests {
         #expect(try await store.scalar("SELECT count(*) FROM item_seqs") == 0)
     }
 
+    /// A direction's map of row ids is rebuilt smaller once mostly drained and dropped once
+    /// empty (a dictionary keeps its capacity); the items left are still found.
+    @Test func aDrainedDirectionGivesBackItsRowIDs() throws {
+        let p = PairID("p1")
+        let storage = try SQLiteRelayStorage(path: path)
+        let ids = (0..<6000).map { "u-\($0)" }
+        try storage.apply(
+            [.insertPair(Fixture.pair("p1"))] + ids.map { .insertItem(p, direction: .phone, Fixture.item($0)) }, urgent: false)
+        let key = SQLiteRelayStorage.DirectionKey(pair: p, direction: .phone)
+        let full = try #require(storage.itemRows?[key]?.capacity)
+        try storage.apply([.deleteItems(p, direction: .phone, sendIDs: Array(ids.prefix(5900)))], urgent: false)
+        let drained = try #require(storage.itemRows?[key])
+        #expect(drained.count == 100)
+        #expect(drained.capacity < full / 8)
+
+        try storage.apply([.setItemSeq(p, direction: .phone, sendID: "u-5999", seq: 1)], urgent: false)
+        try storage.apply([.deleteItems(p, direction: .phone, sendIDs: Array(ids.dropFirst(5900).dropLast()))], urgent: true)
+        #expect(try storage.loadAll(now: Fixture.now).first?.directions[.phone]?.items == [Fixture.item("u-5999", seq: 1)])
+        try storage.apply([.deleteItems(p, direction: .phone, sendIDs: ["u-5999"])], urgent: true)
+        #expect(storage.itemRows?[key] == nil)
+        #expect(try storage.stats().queuedItems == 0)
+        #expect(try storage.scalar("SELECT count(*) FROM item_seqs") == 0)
+    }
+
+    /// `item_seqs` is not a foreign key: a seq row whose item is gone (none should be) is deleted
+    /// at load, so a later item given the same row id does not inherit it.
+    @Test func aLoadDeletesSeqsWhoseItemIsGone() async throws {
+        let p = PairID("p1")
+        try await RelayStore(path: path).commit([
+            .insertPair(Fixture.pair("p1")), .insertItem(p, direction: .phone, Fixture.item("a")),
+        ])
+        try await RelayStore(path: path).commit([.setItemSeq(p, direction: .phone, sendID: "a", seq: 3)])
+        try SQLiteDatabase(path: path).execute("INSERT INTO item_seqs(id, seq) VALUES (12345, 9)")
+        let store = try RelayStore(path: path)
+        #expect(try snapshot("p1", in: await store.load(now: Fixture.now)).directions[.phone]?.items == [Fixture.item("a", seq: 3)])
+        #expect(try await store.scalar("SELECT count(*) FROM item_seqs") == 1)
+    }
+
     /// The core never queues a send id twice in a direction; a store given one replaces the
     /// older item, so no row is left that a deletion could not find.
     @Test func anItemInsertedAgainReplacesTheOlderOne() async throws {
