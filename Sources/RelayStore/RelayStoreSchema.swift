@@ -166,9 +166,7 @@ enum RelayStoreSchema {
     static let setItemSeq = """
         INSERT INTO item_seqs(id, seq) VALUES (?1, ?2) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq
         """
-    static let deleteItem = "DELETE FROM items WHERE id = ?1"
-    static let deleteItemSeq = "DELETE FROM item_seqs WHERE id = ?1"
-    /// ``deleteItem`` for the row ids of the JSON array ?1.
+    /// The items, and their seqs, with the row ids of the JSON array ?1.
     static let deleteItemsOfArray = "DELETE FROM items WHERE id IN (SELECT value FROM json_each(?1))"
     static let deleteItemSeqsOfArray = "DELETE FROM item_seqs WHERE id IN (SELECT value FROM json_each(?1))"
     /// At load: seqs whose item is gone (none should be; see `item_seqs` above).

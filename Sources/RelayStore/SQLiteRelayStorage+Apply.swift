@@ -146,25 +146,14 @@ extension SQLiteRelayStorage {
         itemRows?[key] = smaller
     }
 
-    /// Deletes the items with row ids `rows` and their seqs: a statement each for one item, one
-    /// over a JSON array of them for more.
+    /// Deletes the items with row ids `rows` and their seqs, one statement each over a JSON
+    /// array of the ids (integers: nothing for `json_each` to cut short).
     private func deleteItemRows(_ rows: [Int64]) throws(SQLiteError) {
         typealias SQL = RelayStoreSchema
-        guard rows.count > 1 else {
-            guard let row = rows.first else { return }
-            try database.execute(SQL.deleteItem, [.integer(row)])
-            try database.execute(SQL.deleteItemSeq, [.integer(row)])
-            return
-        }
-        var array: [UInt8] = [UInt8(ascii: "[")]
-        array.reserveCapacity(rows.count * 8)
-        for row in rows {
-            if array.count > 1 { array.append(UInt8(ascii: ",")) }
-            array.append(contentsOf: String(row).utf8)
-        }
-        array.append(UInt8(ascii: "]"))
-        try database.execute(SQL.deleteItemsOfArray, [.utf8(array[...])])
-        try database.execute(SQL.deleteItemSeqsOfArray, [.utf8(array[...])])
+        guard !rows.isEmpty else { return }
+        let array = Self.jsonArray(rows) { row, into in into.append(contentsOf: String(row).utf8) }
+        try database.execute(SQL.deleteItemsOfArray, [array])
+        try database.execute(SQL.deleteItemSeqsOfArray, [array])
     }
 
     /// The bindings ?1 and ?2 of the per-direction statements.
@@ -196,11 +185,16 @@ extension SQLiteRelayStorage {
     /// which `json_each` would cut short.
     static func idArray(_ ids: [String]) -> SQLiteValue? {
         guard ids.count > 1, !ids.contains(where: { $0.utf8.contains(0) }) else { return nil }
+        return jsonArray(ids) { id, into in JSONWriter.writeString(id, into: &into) }
+    }
+
+    /// `elements` as one JSON array, each written by `write`, bound as UTF-8 text.
+    private static func jsonArray<T>(_ elements: [T], _ write: (T, inout [UInt8]) -> Void) -> SQLiteValue {
         var array: [UInt8] = [UInt8(ascii: "[")]
-        array.reserveCapacity(ids.count * 40)
-        for id in ids {
+        array.reserveCapacity(elements.count * 24)
+        for element in elements {
             if array.count > 1 { array.append(UInt8(ascii: ",")) }
-            JSONWriter.writeString(id, into: &array)
+            write(element, &array)
         }
         array.append(UInt8(ascii: "]"))
         return .utf8(array[...])

@@ -49,16 +49,11 @@ extension SQLiteRelayStorage {
                 acceptedAt: row.acceptedAt, seq: row.seq)
             return (row.pairID, direction, unsentPayloads || item.seq != nil ? item : item.withoutPayload(), row.id)
         }
-        // Each direction's map sized once (growing one to a million ids left the smaller tables
-        // it outgrew to the allocator); it shares each send id's storage with the core's item.
-        var counts: [DirectionKey: Int] = [:]
-        for (pairID, direction, _, _) in items { counts[DirectionKey(pair: pairID, direction: direction), default: 0] += 1 }
-        var rows = counts.mapValues { [String: Int64](minimumCapacity: $0) }
-        for (pairID, direction, item, id) in items {
-            rows[DirectionKey(pair: pairID, direction: direction)]?[item.sendID] = id
+        for (pairID, direction, item, _) in items {
             builders[pairID]?.directions[direction]?.items.append(item)
         }
-        itemRows = rows
+        // The map shares each send id's storage with the core's item (read lazily: no copy of the list).
+        itemRows = Self.itemRowMap(items.lazy.map { (DirectionKey(pair: $0.0, direction: $0.1), $0.2.sendID, $0.3) })
 
         for row in try database.query(SQL.selectFinished, [], { ($0.text(0), $0.text(1), $0.text(2)) }) {
             let direction = try knownRole(row.1, table: "finished")
@@ -78,13 +73,20 @@ extension SQLiteRelayStorage {
     /// Every stored item's row id by direction and send id (inside the caller's transaction),
     /// for ``SQLiteRelayStorage/itemRows``.
     func readItemRows() throws -> [DirectionKey: [String: Int64]] {
-        var rows: [DirectionKey: [String: Int64]] = [:]
-        let read = try database.query(RelayStoreSchema.selectItemRows, []) { ($0.text(0), $0.text(1), $0.text(2), $0.int64(3)) }
-        for (pair, direction, sendID, id) in read {
-            let key = DirectionKey(pair: PairID(pair), direction: try knownRole(direction, table: "items"))
-            rows[key, default: [:]][sendID] = id
+        let read = try database.query(RelayStoreSchema.selectItemRows, []) { row in
+            (DirectionKey(pair: PairID(row.text(0)), direction: try knownRole(row.text(1), table: "items")), row.text(2), row.int64(3))
         }
-        return rows
+        return Self.itemRowMap(read)
+    }
+
+    /// Row ids by direction and send id, each direction's map sized once (growing one to a
+    /// million ids left the smaller tables it outgrew to the allocator).
+    private static func itemRowMap(_ rows: some Collection<(DirectionKey, String, Int64)>) -> [DirectionKey: [String: Int64]] {
+        var counts: [DirectionKey: Int] = [:]
+        for (key, _, _) in rows { counts[key, default: 0] += 1 }
+        var map = counts.mapValues { [String: Int64](minimumCapacity: $0) }
+        for (key, sendID, id) in rows { map[key]?[sendID] = id }
+        return map
     }
 
     /// The payloads of `sendIDs` in `direction` of `pair`, as stored (inside the caller's lock,
