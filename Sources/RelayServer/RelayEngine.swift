@@ -148,11 +148,17 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
     }
 
     func timerFired(outbound: inout OutboundBatch) {
-        if let deadline = core.nextDeadline, deadline <= clock.now() {
+        if let deadline = readCore({ $0.nextDeadline }), deadline <= clock.now() {
             run(.tick, &outbound)
             if console != nil { console?.changed = true }
         }
     }
+
+    /// Without a console, everything ``endOfTurn(outbound:)`` does follows from the handler's
+    /// calls (the gate's batch and reads, metrics, the core's next deadline) or is due at a time
+    /// its timer covers (the gauges). A console's faults and plan change from its HTTP API
+    /// between calls, so a console keeps every turn.
+    var wantsQuietTurns: Bool { console != nil }
 
     func endOfTurn(outbound: inout OutboundBatch) -> Duration? {
         // First, so what the console's faults make the core do is in this turn's batch.
@@ -173,12 +179,20 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
         var delay = gaugesDue - now
         // With a console: its next push, flap or held frame (none while nothing is pending).
         if let consoleWait { delay = min(delay, consoleWait) }
-        if let deadline = core.nextDeadline {
+        if let deadline = readCore({ $0.nextDeadline }) {
             // +1: the clock counts whole milliseconds; a timer due before the deadline is a wasted turn.
             let ms = deadline.millisecondsSinceEpoch - clock.now().millisecondsSinceEpoch + 1
             delay = min(delay, .milliseconds(max(0, ms)))
         }
         return delay
+    }
+
+    /// Reads from the core in place. Reading a property of `core` directly makes the compiler
+    /// copy the whole `RelayState` first (a retain and release of each of its references),
+    /// since a class's stored property might change during the call; under an inout access it
+    /// cannot.
+    private func readCore<T>(_ property: (inout RelayState) -> T) -> T {
+        property(&core)
     }
 
     func finished() {

@@ -27,6 +27,17 @@ public protocol ServerEventHandler: AnyObject, Sendable {
     ///   The transport arms an lws timer (`lws_sul`) for it, replacing the previous one.
     func endOfTurn(outbound: inout OutboundBatch) -> Duration?
 
+    /// Whether ``endOfTurn(outbound:)`` also runs after a quiet turn: one in which the handler
+    /// got no call (no event, posted value or timer), such as a turn where lws read only part of
+    /// a message or wrote. True by default. A handler returns false when its end-of-turn work
+    /// follows only from those calls and its timer covers the rest; a large message then costs
+    /// one end of turn instead of one per read.
+    var wantsQuietTurns: Bool { get }
+
     /// The context is destroyed: no call follows. Runs on the service thread, last.
     func finished()
+}
+
+extension ServerEventHandler {
+    public var wantsQuietTurns: Bool { true }
 }

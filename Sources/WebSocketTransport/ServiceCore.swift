@@ -13,6 +13,9 @@ import CWebSockets
 /// `ServiceCore+HTTP.swift` and `ServiceCore+Client.swift`.
 final class ServiceCore {
     let role: ServiceLoop.Role
+    /// `role.isClient`, kept apart: switching over `role` copies it (every reference in its
+    /// configuration retained and released), which ``connectionID(_:_:)`` did on every callback.
+    let isClient: Bool
     let inbox: CommandInbox
     let resources: LWSContextResources
     /// The context, set right after `lws_create_context` returned and cleared after destroy.
@@ -61,6 +64,7 @@ final class ServiceCore {
 
     init(role: ServiceLoop.Role, inbox: CommandInbox, resources: LWSContextResources) {
         self.role = role
+        isClient = role.isClient
         self.inbox = inbox
         self.resources = resources
         if case .server(let configuration, let continuation) = role {
@@ -94,7 +98,8 @@ final class ServiceCore {
                 status = lws_service(context, 0)
             }
             serverEvents?.flush()
-            if let events = serverEvents, events.handler != nil {
+            // A quiet turn leaves the handler's timer as its last end of turn armed it.
+            if let events = serverEvents, events.endsThisTurn {
                 if let delay = events.endOfTurn() {
                     armHandlerTimer(delay)
                 } else if handlerTimerDue != nil {
@@ -196,7 +201,7 @@ final class ServiceCore {
             // The last callback of every wsi. lws skips CLOSED / CLIENT_CONNECTION_ERROR on some
             // paths (a client that times out waiting for the 101 only gets the h1 role's
             // CLOSED_CLIENT_HTTP), so whatever is still registered for this wsi ends here.
-            if role.isClient || LWSContextResources.isBoundToWebSocketProtocol(wsi) {
+            if isClient || LWSContextResources.isBoundToWebSocketProtocol(wsi) {
                 connectionClosed(wsi, user)
             } else if !httpStreams.isEmpty {
                 // An open stream whose CLOSED_HTTP did not come: its wsi must not outlive this.
@@ -230,13 +235,12 @@ final class ServiceCore {
     /// opaque user data on a client (set at connect time, so even a connection error finds it).
     func connectionID(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> ConnectionID? {
         let raw: UInt64
-        switch role {
-        case .server:
+        if isClient {
+            raw = UInt64(UInt(bitPattern: lws_get_opaque_user_data(wsi)))
+        } else {
             // lws owns and zero-fills the per-session data; it holds a UInt64 written at ESTABLISHED.
             guard let user else { return nil }
             raw = user.load(as: UInt64.self)
-        case .client:
-            raw = UInt64(UInt(bitPattern: lws_get_opaque_user_data(wsi)))
         }
         return raw == 0 ? nil : ConnectionID(rawValue: raw)
     }

@@ -120,6 +120,9 @@ final class ServerEventBuffer {
     var apply: ((Command) -> Void)?
     /// What the handler produced in the current call; reused.
     private var outbound = OutboundBatch()
+    /// Whether the handler got a call since the last ``endOfTurn()`` (see
+    /// ``ServerEventHandler/wantsQuietTurns``).
+    private var calledThisTurn = false
 
     init(_ continuation: AsyncStream<[ServerEvent]>.Continuation, handler: (any ServerEventHandler)?) {
         self.continuation = continuation
@@ -131,25 +134,36 @@ final class ServerEventBuffer {
             pending.append(event)
             return
         }
+        calledThisTurn = true
         handler.handle(event, outbound: &outbound)
         deliver()
     }
 
     /// A value posted to the handler (``WebSocketServer/post(_:)``).
     func received(_ message: any Sendable) {
+        calledThisTurn = true
         handler?.received(message, outbound: &outbound)
         deliver()
     }
 
     /// The handler's timer is due.
     func timerFired() {
+        calledThisTurn = true
         handler?.timerFired(outbound: &outbound)
         deliver()
+    }
+
+    /// Whether the handler's ``endOfTurn()`` runs after this turn: after every turn the handler
+    /// got a call in, and after quiet ones too unless it declines them.
+    var endsThisTurn: Bool {
+        guard let handler else { return false }
+        return calledThisTurn || handler.wantsQuietTurns
     }
 
     /// End of a service-loop turn; returns the handler's next timer delay.
     func endOfTurn() -> Duration? {
         guard let handler else { return nil }
+        calledThisTurn = false
         let delay = handler.endOfTurn(outbound: &outbound)
         deliver()
         return delay

@@ -72,6 +72,85 @@ struct ServerEventHandlerTests {
         #expect(!server.post("late"))
     }
 
+    /// Records, in order, every call it gets ("call") and every end of turn ("end"); asks for
+    /// one timer 20 ms after the first message and answers it with "tick".
+    final class TurnRecorder: ServerEventHandler, @unchecked Sendable {
+        let wantsQuietTurns: Bool
+        let log = LockedState<[String]>([])
+        // Service thread only.
+        private var timerWanted: Duration?
+        private var timerAsked = false
+        private var connection: ConnectionID?
+
+        init(wantsQuietTurns: Bool) { self.wantsQuietTurns = wantsQuietTurns }
+
+        func handle(_ event: ServerEvent, outbound: inout OutboundBatch) {
+            log.withLock { $0.append("call") }
+            switch event {
+            case .opened(let id, _): connection = id
+            case .message(let id, let bytes):
+                if !timerAsked { (timerAsked, timerWanted) = (true, .milliseconds(20)) }
+                outbound.send(Array("got \(bytes.count)".utf8), to: id)
+            default: break
+            }
+        }
+
+        func received(_ message: any Sendable, outbound: inout OutboundBatch) {
+            log.withLock { $0.append("call") }
+        }
+
+        func timerFired(outbound: inout OutboundBatch) {
+            log.withLock { $0.append("call") }
+            timerWanted = nil
+            if let connection { outbound.send(Array("tick".utf8), to: connection) }
+        }
+
+        func endOfTurn(outbound: inout OutboundBatch) -> Duration? {
+            log.withLock { $0.append("end") }
+            return timerWanted
+        }
+
+        func finished() {}
+
+        /// Ends of turn with no call since the previous end (or since the start).
+        var quietEnds: Int {
+            var quiet = 0
+            var called = false
+            for entry in log.withLock({ $0 }) {
+                if entry == "call" {
+                    called = true
+                } else {
+                    if !called { quiet += 1 }
+                    called = false
+                }
+            }
+            return quiet
+        }
+    }
+
+    /// A handler that declines quiet turns gets ``ServerEventHandler/endOfTurn(outbound:)`` only
+    /// after turns it got a call in, though messages of 256 KiB take many reads (turns) each;
+    /// its timer still fires with no traffic. The default handler is called after quiet turns too.
+    @Test(arguments: [false, true])
+    func quietTurnsEndOnlyForAHandlerThatWantsThem(wantsQuietTurns: Bool) async throws {
+        let handler = TurnRecorder(wantsQuietTurns: wantsQuietTurns)
+        let server = try WebSocketServer(configuration: ServerConfiguration(maxMessageBytes: 1 << 20), handler: handler)
+        let client = try plainClient()
+        let connection = try await client.connect(to: "ws://127.0.0.1:\(server.port)/v1")
+        let log = EventLog(connection.events)
+        for _ in 1...8 { connection.send(Array(repeating: UInt8(ascii: "x"), count: 256 << 10)) }
+        try await log.waitUntil("8 answers and the tick") { events in
+            events.filter { $0.text == "got \(256 << 10)" }.count == 8 && events.contains { $0.text == "tick" }
+        }
+        try await stop(client)
+        try await stop(server)
+        if wantsQuietTurns {
+            #expect(handler.quietEnds > 0, "8 messages of 256 KiB in 16 KiB reads, and no turn without a call?")
+        } else {
+            #expect(handler.quietEnds == 0)
+        }
+    }
+
     /// What a turn queues is written at its end, with no POLLOUT round trip: an echo answered at
     /// wire speed never waits for WRITEABLE, on the server or on the client.
     @Test func answersGoOutAtTheEndOfTheirTurnWithoutWaitingForWriteable() async throws {
