@@ -317,6 +317,8 @@ extension RelayState {
     }
 
     mutating func expireReplies() {
+        // Runs before every event: nothing to build while no request is due.
+        guard !replies.isEmpty, replies.values.contains(where: { $0.deadline <= now }) else { return }
         // In the order the requests were sent, not the dictionary's.
         let due = replies.filter { $0.value.deadline <= now }.sorted { ($0.value.deadline, $0.key.sendID) < ($1.value.deadline, $1.key.sendID) }
         for (key, pending) in due {

@@ -45,7 +45,8 @@ extension RelayState {
         let items = queuedCount - replaced.count + 1
         let bytes = queuedBytes - freed + item.size
         let total = queuedBytesTotal - freed + item.size
-        let direction = "the \(sender) → \(sender.peer) queue"
+        // Only an error names it: built on every send, it was ~1 % of a durable send's time.
+        var direction: String { "the \(sender) → \(sender.peer) queue" }
         if items > configuration.maxQueuedItemsPerDirection {
             throw ProtocolError(
                 .quotaExceeded,
