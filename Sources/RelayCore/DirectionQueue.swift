@@ -269,6 +269,12 @@ struct PairState: Sendable {
         }
     }
 
+    /// Whether `sender` already had `id` accepted (``DirectionQueue/alreadyAccepted(_:)``), read
+    /// from the queue where it lies: through the subscript, the optimizer copied the queue out.
+    func alreadyAccepted(_ id: String, from sender: Role) -> Bool {
+        sender == .phone ? toWatch.alreadyAccepted(id) : toPhone.alreadyAccepted(id)
+    }
+
     /// Complication transfers used within 24 h of `now`.
     mutating func complicationsUsed(at now: Timestamp) -> Int {
         let dayAgo = now.adding(milliseconds: -86_400_000)

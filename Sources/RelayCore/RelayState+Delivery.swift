@@ -33,7 +33,7 @@ extension RelayState {
         }
         try configuration.limits.check(.send(f))
         // A send this device already had accepted (a retry) is not queued or delivered again.
-        if updatePair(pairID, { $0[sender].alreadyAccepted(f.id) }) == true {
+        if updatePair(pairID, { $0.alreadyAccepted(f.id, from: sender) }) == true {
             let q = pairs[pairID]![sender]
             var again = Accepted(re: f.id)
             if f.mode == .complication {
@@ -105,7 +105,7 @@ extension RelayState {
     }
 
     private mutating func sendMessage(_ f: Send, from link: LinkID, sender: Role, pairID: PairID) throws(ProtocolError) {
-        guard let receiver = connectedLink(of: sender.peer, in: pairID), presence(ofLink: receiver).reachable else {
+        guard let receiver = reachableLink(of: sender.peer, in: pairID) else {
             throw ProtocolError(.notReachable, "the \(sender.peer) is not reachable", re: f.id)
         }
         let seq = nextSeq(pairID, sender: sender)
@@ -122,6 +122,18 @@ extension RelayState {
             replies[ReplyKey(pair: pairID, requesterRole: sender, sendID: f.id)] = PendingReply(
                 requester: link, replier: receiver, deadline: deadline)
         }
+    }
+
+    /// The connection of `role`'s device in `pair` when it is connected and reachable: what
+    /// ``connectedLink(of:in:)`` and then ``presence(ofLink:)`` say, with each table read once
+    /// (they looked the device's link up twice and copied its `Link` out twice). Mutating only
+    /// to read the pair's record where it lies (a `DenseTable` read copies the value out).
+    mutating func reachableLink(of role: Role, in pair: PairID) -> LinkID? {
+        guard let device = updatePair(pair, { $0.record.device(role).id }), let link = deviceLinks[device],
+            let l = links[link], l.phase == .ready, let s = l.session
+        else { return nil }
+        let reachable = (s.role == .phone || s.foreground) && (forcedUnreachable.isEmpty || !forcedUnreachable.contains(device))
+        return reachable ? link : nil
     }
 
     func presence(ofLink link: LinkID) -> Presence {

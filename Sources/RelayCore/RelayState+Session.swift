@@ -96,7 +96,8 @@ extension RelayState {
         guard let link = deviceLinks[device], let l = links[link], l.phase == .ready, let s = l.session else {
             return Presence(connected: false, reachable: false)
         }
-        let reachable = (s.role == .phone || s.foreground) && !forcedUnreachable.contains(device)
+        // (An empty set is not asked: `contains` hashes the id first, even then.)
+        let reachable = (s.role == .phone || s.foreground) && (forcedUnreachable.isEmpty || !forcedUnreachable.contains(device))
         return Presence(connected: true, reachable: reachable)
     }
 

@@ -42,7 +42,7 @@ extension FrameCodec {
             }
         }
         guard let id, let mode, let payloadRange, case .string(let kind) = payload.kind,
-            (1...128).contains(kind.unicodeScalars.count)
+            hasCodePoints(kind, atMost: 128)
         else { return nil }
         let raw = Payload(raw: bytes[payloadRange], scan: payload)
         return Send(id: id, mode: mode, payload: raw, wantsReply: wantsReply)
@@ -65,6 +65,14 @@ extension FrameCodec {
 
     /// A frame id: 1–64 code points (as ``ObjectReader/id()`` checks).
     private static func isID(_ s: String) -> Bool {
-        (1...64).contains(s.unicodeScalars.count)
+        hasCodePoints(s, atMost: 64)
+    }
+
+    /// Whether `s` has 1 to `max` code points. A code point is 1–4 UTF-8 bytes, so the byte
+    /// count (O(1) for a native string) decides without counting unless it is over `max`.
+    static func hasCodePoints(_ s: String, atMost max: Int) -> Bool {
+        let bytes = s.utf8.count
+        if bytes <= max { return bytes >= 1 }
+        return s.unicodeScalars.count <= max
     }
 }

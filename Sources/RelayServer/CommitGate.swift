@@ -92,6 +92,21 @@ struct CommitGate {
         }
     }
 
+    /// Whether ``admit(_:into:)`` would pass `actions` to `ready` as they are and change nothing:
+    /// frames and closes only, with no connection waiting and no batch failing. The engine then
+    /// performs them in place (a message's step: the copies into `ready` and out were ~3 % of
+    /// the relay per 64 B message).
+    func passesThrough(_ actions: [RelayAction]) -> Bool {
+        guard failing == nil, lastTicket.isEmpty else { return false }
+        for i in actions.indices {
+            switch actions[i] {
+            case .send, .close: continue
+            case .persist, .persistAhead, .awaitAhead, .loadPayloads: return false
+            }
+        }
+        return true
+    }
+
     /// The next batch for the committer: nil while one is with it, or if nothing is open.
     mutating func takeBatch() -> Batch? {
         guard inFlight == nil, !openBatch.isEmpty else { return nil }

@@ -214,6 +214,10 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
 
     /// Performs the core's actions in order, frames behind the commits they depend on.
     func execute(_ actions: [RelayAction], _ outbound: inout OutboundBatch) {
+        if ready.isEmpty, gate.passesThrough(actions) {
+            for action in actions { perform(action, &outbound) }
+            return
+        }
         gate.admit(actions, into: &ready)
         performReady(&outbound)
     }
@@ -234,7 +238,7 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
             } else {
                 consoleSend(FrameCodec.encode(frame), frame, to: link, &outbound)
             }
-            pendingMetrics.sent[frame.type, default: 0] += 1
+            pendingMetrics.countSent(frame)
             switch frame {
             case .error(let e):
                 pendingMetrics.errors[e.code, default: 0] += 1

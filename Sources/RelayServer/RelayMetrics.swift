@@ -133,14 +133,36 @@ public final class RelayMetrics: Sendable {
 /// Counter updates of one engine step (frames sent, errors, first-delivery latencies), handed
 /// to ``RelayMetrics/record(_:)`` at once instead of one lock per frame.
 struct MetricsBatch {
-    var sent: [FrameType: Int] = [:]
+    /// `deliver` and `accepted`, every transfer's, counted apart: no hash of a type's name per message.
+    private var delivers = 0
+    private var accepted = 0
+    private var otherSent: [FrameType: Int] = [:]
     var errors: [ErrorCode: Int] = [:]
     var latencies: [(DeliveryMode, Double)] = []
 
-    var isEmpty: Bool { sent.isEmpty && errors.isEmpty && latencies.isEmpty }
+    var isEmpty: Bool { delivers == 0 && accepted == 0 && otherSent.isEmpty && errors.isEmpty && latencies.isEmpty }
+
+    /// Counts a frame sent.
+    mutating func countSent(_ frame: RelayFrame) {
+        switch frame {
+        case .deliver: delivers += 1
+        case .accepted: accepted += 1
+        default: otherSent[frame.type, default: 0] += 1
+        }
+    }
+
+    /// Frames sent, by type.
+    var sent: [FrameType: Int] {
+        var all = otherSent
+        if delivers > 0 { all[.deliver] = delivers }
+        if accepted > 0 { all[.accepted] = accepted }
+        return all
+    }
 
     mutating func removeAll() {
-        sent.removeAll(keepingCapacity: true)
+        delivers = 0
+        accepted = 0
+        otherSent.removeAll(keepingCapacity: true)
         errors.removeAll(keepingCapacity: true)
         latencies.removeAll(keepingCapacity: true)
     }

@@ -36,16 +36,21 @@ public enum BenchCoreCommand {
         var clock = Timestamp(millisecondsSinceEpoch: 1_796_000_000_000)
         let phone = try pair(&state, &clock)
         let filler = String(repeating: "x", count: max(0, payloadBytes - 30))
+        let expected = FrameCodec.encode(
+            ClientFrame.send(Send(id: "m-0", mode: .message, payload: Payload(kind: "bench.fill", ["s": .string(filler)]))))
+        guard sendFrame(id: "m-0", filler: filler) == expected else {
+            throw BenchError.setup("bench-core: its send frame is not the codec's encoding")
+        }
         var times: [Double] = []
         var answerBytes = 0
         var serial = 0
         for _ in 0..<reps {
-            // The frames as bytes before the clock starts: only the relay's side is timed.
+            // The frames as bytes before the clock starts: only the relay's side is timed. They
+            // are the codec's encoding of the `send` (the test checks it), written directly so
+            // a profile of this command shows the relay's step, not the setup.
             let frames = (0..<messages).map { _ in
                 serial += 1
-                return FrameCodec.encode(
-                    ClientFrame.send(
-                        Send(id: "m-\(serial)", mode: .message, payload: Payload(kind: "bench.fill", ["s": .string(filler)]))))
+                return sendFrame(id: "m-\(serial)", filler: filler)
             }
             answerBytes = 0
             let start = ContinuousClock.now
@@ -66,6 +71,12 @@ public enum BenchCoreCommand {
                 reps, messages, payloadBytes, perMessage[perMessage.count / 2], perMessage[0], perMessage[perMessage.count - 1],
                 answerBytes / messages))
         return 0
+    }
+
+    /// The bytes of a phone's `send` of a `message` whose payload is `{"kind":"bench.fill","s":filler}`:
+    /// what ``FrameCodec/encode(_:)-(ClientFrame)`` writes for it (keys sorted, compact).
+    static func sendFrame(id: String, filler: String) -> [UInt8] {
+        Array(#"{"id":"\#(id)","mode":"message","payload":{"kind":"bench.fill","s":"\#(filler)"},"type":"send"}"#.utf8)
     }
 
     /// A phone and a watch (foreground) connected and paired; returns the phone's link.

@@ -28,6 +28,45 @@ import Testing
         #expect(h.outstanding(watch) == [])
     }
 
+    /// A receiver forced unreachable (the console's fault) is not reachable for a message while
+    /// it stays connected, and is again once the fault is lifted; a background watch is not.
+    @Test func aMessageNeedsTheReceiverConnectedForegroundAndNotForcedUnreachable() throws {
+        var h = RelayHarness()
+        let (phone, watch) = h.pairDevices()
+        let pair = try #require(h.state.inspect(now: h.now).pairs.first)
+        _ = h.state.setForcedUnreachable(pair.phone.id, true, now: h.now)
+        var out = h.send(watch, id: "w-020", mode: .message, Self.request)
+        #expect(out.effects == [.send(watch, errorFrame(.notReachable, re: "w-020"))])
+        _ = h.state.setForcedUnreachable(pair.phone.id, false, now: h.now)
+        out = h.send(watch, id: "w-021", mode: .message, Self.request)
+        #expect(out.delivers(to: phone).map(\.id) == ["w-021"])
+        // The other way: the watch in the background is connected but not reachable.
+        h.send(watch, .state(StateChange(foreground: false)))
+        out = h.send(phone, id: "p-020", mode: .message, Self.request)
+        #expect(out.effects == [.send(phone, errorFrame(.notReachable, re: "p-020"))])
+        h.send(watch, .state(StateChange(foreground: true)))
+        out = h.send(phone, id: "p-021", mode: .message, Self.request)
+        #expect(out.delivers(to: watch).map(\.id) == ["p-021"])
+    }
+
+    /// `send` and `ack` are counted apart from the other types (no hash of the type's name per
+    /// message); the metrics see one table of every type decoded, as before.
+    @Test func framesReceivedCountsEveryTypeDecoded() {
+        var h = RelayHarness()
+        let (phone, watch) = h.pairDevices()
+        let before = h.state.framesReceived
+        #expect(before[.send] == nil && before[.ack] == nil)
+        #expect(before[.hello] == 2 && before[.pairBegin] == 1 && before[.pairJoin] == 1)
+        h.send(watch, id: "w-010", mode: .message, Self.request)
+        h.send(watch, id: "w-011", mode: .message, Self.request)
+        h.send(phone, id: "p-001", mode: .userInfo, Payload(kind: "test.item"))
+        h.ack(watch, 1)
+        h.send(watch, .state(StateChange(foreground: true)))
+        let after = h.state.framesReceived
+        #expect(after[.send] == 3 && after[.ack] == 1 && after[.state] == 1)
+        #expect(after[.hello] == 2 && after.count == 6, "\(after)")
+    }
+
     @Test func aReplyIsForwardedToTheSenderAsReAndPayload() {
         var h = RelayHarness()
         let (phone, watch) = h.pairDevices()

@@ -40,6 +40,9 @@ import Testing
         #"{"a":[1,]}"#, #"{"a":[,1]}"#, #"{"a":,}"#, #"{"a" 1}"#, #"{"a":1,}"#, #"{,}"#, #"{"a":1}x"#,
         #"{"a":true,"b":false,"c":null}"#, #"{"a":tru}"#, #"{"a":nul}"#, #"[1]"#, #""s""#, #"1"#, "",
         "{\"a\":\"\t\"}", "{\"a\":1}\n", "\u{FEFF}{}",
+        // Keys and `kind` with and without escapes (an unescaped one is measured by its raw length).
+        #"{"kind":"a\nb"}"#, #"{"kind":"\u00e9"}"#, #"{"kind":"é😀"}"#, #"{"kind":"\/"}"#, #"{"kind":"\u0001"}"#,
+        #"{"\"":1}"#, #"{"\\":1,"\/":2}"#, #"{"é😀":1}"#, #"{"k\u0000":1}"#, #"{"kind":""}"#, #"{"":1}"#,
     ]
 
     @Test func edgeCasesAgreeWithTheParserAndTheWriter() {
@@ -188,6 +191,32 @@ import Testing
             #expect(fast.payload.kind == general.payload.kind, "\(vector.name)")
             #expect(fast.payload.encoded == general.payload.encoded, "\(vector.name)")
             #expect(fast.payload == general.payload, "\(vector.name)")
+        }
+    }
+
+    /// The fast path counts an id's or a kind's code points only when its UTF-8 is longer than
+    /// the limit: at and around the limits, with 1- to 4-byte code points, it decides as the
+    /// general decoder does (same frame, or the same error).
+    @Test func idsAndKindsAtTheirLimitsDecodeAsInTheGeneralDecoder() throws {
+        for scalar in ["a", "é", "€", "😀"] {
+            for count in [0, 1, 16, 63, 64, 65, 127, 128, 129] {
+                let text = String(repeating: scalar, count: count)
+                #expect(FrameCodec.hasCodePoints(text, atMost: 64) == (1...64).contains(count))
+                #expect(FrameCodec.hasCodePoints(text, atMost: 128) == (1...128).contains(count))
+                for frame in [
+                    #"{"id":"\#(text)","mode":"message","payload":{"kind":"k"},"type":"send"}"#,
+                    #"{"id":"m1","mode":"message","payload":{"kind":"\#(text)"},"type":"send"}"#,
+                ] {
+                    let bytes = Array(frame.utf8)
+                    let fast = Result { () throws(ProtocolError) in try FrameCodec.decodeClientFrame(bytes) }
+                    let general = Result { () throws(ProtocolError) in try FrameCodec.decodeClientGeneric(bytes) }
+                    switch (fast, general) {
+                    case (.success(let a), .success(let b)): #expect(a == b, "\(frame)")
+                    case (.failure(let a), .failure(let b)): #expect(a.code == b.code && a.field == b.field, "\(frame)")
+                    default: Issue.record("the paths disagree on \(frame): \(fast) vs \(general)")
+                    }
+                }
+            }
         }
     }
 

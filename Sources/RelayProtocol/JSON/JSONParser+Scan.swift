@@ -44,7 +44,9 @@ extension JSONParser {
         // Duplicate keys are refused. A few keys are compared in a list; past that a set keeps
         // a hostile payload (thousands of keys in 64 KiB) from costing quadratic time on the
         // lws thread.
-        var keys: [String] = []
+        // The list lies inline (no allocation per object scanned): 16 keys, then the set.
+        var keys = InlineArray<16, String>(repeating: "")
+        var keyCount = 0
         var keySet: Set<String>?
         skipWhitespace()
         if pos < buf.count, buf[pos] == UInt8(ascii: "}") {
@@ -54,25 +56,33 @@ extension JSONParser {
         while true {
             skipWhitespace()
             guard pos < buf.count, buf[pos] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+            let keyStart = pos
             let key = try parseString()
-            if keySet == nil, keys.count == Self.listedKeys { keySet = Set(keys) }
+            let rawKeyBytes = pos - keyStart
+            if keySet == nil, keyCount == keys.count {
+                var set = Set<String>(minimumCapacity: keys.count * 2)
+                for i in keys.indices { set.insert(keys[i]) }
+                keySet = set
+            }
             if keySet != nil {
                 guard keySet!.insert(key).inserted else { throw fail("duplicate key '\(key)'") }
             } else {
-                if keys.contains(key) { throw fail("duplicate key '\(key)'") }
-                keys.append(key)
+                for i in 0..<keyCount where keys[i] == key { throw fail("duplicate key '\(key)'") }
+                keys[keyCount] = key
+                keyCount += 1
             }
-            if keys.count > 1 || keySet != nil { size += 1 }
-            size += JSONWriter.encodedSize(.string(key)) + 1
+            if keyCount > 1 || keySet != nil { size += 1 }
+            size += Self.canonicalSize(of: key, rawBytes: rawKeyBytes) + 1
             skipWhitespace()
             guard pos < buf.count, buf[pos] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             pos += 1
             skipWhitespace()
             if key == "kind" {
                 if pos < buf.count, buf[pos] == UInt8(ascii: "\"") {
+                    let valueStart = pos
                     let value = try parseString()
                     kind = .string(value)
-                    size += JSONWriter.encodedSize(.string(value))
+                    size += Self.canonicalSize(of: value, rawBytes: pos - valueStart)
                 } else {
                     kind = .other
                     size += try scanValue(depth: depth)
@@ -93,8 +103,16 @@ extension JSONParser {
         }
     }
 
-    /// Keys of one object compared in a plain list before a set takes over.
-    static let listedKeys = 16
+    /// The canonical size of a string just parsed from `rawBytes` bytes of JSON, quotes included.
+    /// Unescaped (the raw text is its UTF-8 and two quotes: any escape is longer than what it
+    /// stands for), it contains nothing ``JSONWriter`` escapes (no `"`, `\` or control byte can
+    /// stand unescaped in a JSON string), so it is written back as it came; only a string that
+    /// had escapes is measured.
+    @inline(__always)
+    static func canonicalSize(of parsed: String, rawBytes: Int) -> Int {
+        rawBytes == parsed.utf8.count + 2 ? rawBytes : JSONWriter.encodedSize(.string(parsed))
+    }
+
 
     /// The canonical size of the value at the current position (``parseValue(depth:)``'s rules).
     private mutating func scanValue(depth: Int) throws(Failure) -> Int {
