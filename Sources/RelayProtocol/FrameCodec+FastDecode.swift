@@ -1,70 +1,23 @@
-/// The fast path of ``FrameCodec`` for the frames of every transfer (`send`, `ack`): the
-/// top-level object is read into a short list (no dictionary, no ``ObjectReader``) and the
-/// frame built directly when everything is as the protocol wants it.
+/// The fast path of ``FrameCodec`` for the frames of every transfer (`send`, `ack`): one pass over
+/// the frame's bytes that knows their fields. Keys and the `type` and `mode` values are matched
+/// as bytes (no string is made for them), the payload is only scanned (``JSONObjectScan``: its
+/// size and `kind`), and no member list or ``JSONValue`` is built.
 ///
-/// Anything unusual — another type, a missing, extra, `null` or mistyped field, a length out
-/// of range — returns `nil`, and the general decoder runs and names the error. So both paths
-/// accept the same frames and produce equal values (the codec tests check every vector).
+/// Anything unusual — another type, a missing, extra, repeated, `null` or mistyped field, a key
+/// or a `type`/`mode` written with escapes, a length out of range — returns `nil`, and the
+/// general decoder runs and names the error (or decodes what is valid but unusual). So both
+/// paths accept the same frames and produce equal values (the codec tests check every vector,
+/// and ids and kinds at their limits).
 extension FrameCodec {
     static func fastDecodeClient(_ bytes: [UInt8]) -> ClientFrame? {
-        guard let (members, scanned) = JSONParser.topLevelMembers(bytes, scanning: "payload"),
-            case .string(let type)? = value("type", in: members)
-        else { return nil }
-        switch type {
-        case "send": return scanned.flatMap { fastSend(members, $0, bytes) }.map(ClientFrame.send)
-        case "ack": return fastAck(members).map(ClientFrame.ack)
-        default: return nil
+        bytes.withUnsafeBufferPointer { buf in
+            var parser = JSONParser(buf: buf, maxDepth: JSONParser.defaultMaxDepth)
+            return parser.transferFrame(bytes)
         }
-    }
-
-    private static func value(_ key: String, in members: [JSONParser.TopLevelMember]) -> JSONValue? {
-        for member in members where member.key == key { return member.value }
-        return nil
-    }
-
-    /// The payload keeps its bytes from `bytes`, as the sender wrote them; it was only scanned
-    /// (`payload`: its size and `kind`), never built into values.
-    private static func fastSend(
-        _ members: [JSONParser.TopLevelMember], _ payload: JSONObjectScan, _ bytes: [UInt8]
-    ) -> Send? {
-        var id: String?
-        var mode: DeliveryMode?
-        var payloadRange: Range<Int>?
-        var wantsReply: Bool?
-        for (key, value, range) in members {
-            switch (key, value) {
-            case ("type", _): continue
-            case ("id", .string(let s)) where isID(s): id = s
-            case ("mode", .string(let s)): mode = DeliveryMode.all.first { $0.rawValue == s }
-            case ("payload", .null): payloadRange = range  // the scanned object
-            case ("wantsReply", .bool(let b)): wantsReply = b
-            default: return nil
-            }
-        }
-        guard let id, let mode, let payloadRange, case .string(let kind) = payload.kind,
-            hasCodePoints(kind, atMost: 128)
-        else { return nil }
-        let raw = Payload(raw: bytes[payloadRange], scan: payload)
-        return Send(id: id, mode: mode, payload: raw, wantsReply: wantsReply)
-    }
-
-    private static func fastAck(_ members: [JSONParser.TopLevelMember]) -> Ack? {
-        var id: String?
-        var seq: Int64?
-        for (key, value, _) in members {
-            switch (key, value) {
-            case ("type", _): continue
-            case ("id", .string(let s)) where isID(s): id = s
-            case ("seq", .int(let n)) where n >= 1: seq = n
-            default: return nil
-            }
-        }
-        guard let seq else { return nil }
-        return Ack(id: id, seq: seq)
     }
 
     /// A frame id: 1–64 code points (as ``ObjectReader/id()`` checks).
-    private static func isID(_ s: String) -> Bool {
+    static func isID(_ s: String) -> Bool {
         hasCodePoints(s, atMost: 64)
     }
 
@@ -74,5 +27,115 @@ extension FrameCodec {
         let bytes = s.utf8.count
         if bytes <= max { return bytes >= 1 }
         return s.unicodeScalars.count <= max
+    }
+}
+
+extension JSONParser {
+    /// The members a `send` or an `ack` may have, each a bit of a set (a repeat is refused).
+    private enum TransferField: UInt8 {
+        case type = 1, id = 2, mode = 4, payload = 8, wantsReply = 16, seq = 32
+
+        init?(_ key: Slice<UnsafeBufferPointer<UInt8>>) {
+            switch key.count {
+            case 2 where key.elementsEqual("id".utf8): self = .id
+            case 3 where key.elementsEqual("seq".utf8): self = .seq
+            case 4 where key.elementsEqual("type".utf8): self = .type
+            case 4 where key.elementsEqual("mode".utf8): self = .mode
+            case 7 where key.elementsEqual("payload".utf8): self = .payload
+            case 10 where key.elementsEqual("wantsReply".utf8): self = .wantsReply
+            default: return nil
+            }
+        }
+    }
+
+    /// The `send` or `ack` that fills the buffer (`bytes`, the same bytes, for the payload's
+    /// slice); nil for anything else or anything unusual (see ``FrameCodec/fastDecodeClient(_:)``).
+    mutating func transferFrame(_ bytes: [UInt8]) -> ClientFrame? {
+        skipWhitespace()
+        guard pos < buf.count, buf[pos] == UInt8(ascii: "{") else { return nil }
+        pos += 1
+        var seen: UInt8 = 0
+        var isSend: Bool?
+        var id: String?
+        var mode: DeliveryMode?
+        var payload: (range: Range<Int>, scan: JSONObjectScan)?
+        var wantsReply: Bool?
+        var seq: Int64?
+        while true {
+            skipWhitespace()
+            guard pos < buf.count, buf[pos] == UInt8(ascii: "\""), let key = plainString(),
+                let field = TransferField(buf[key]), seen & field.rawValue == 0
+            else { return nil }
+            seen |= field.rawValue
+            skipWhitespace()
+            guard pos < buf.count, buf[pos] == UInt8(ascii: ":") else { return nil }
+            pos += 1
+            skipWhitespace()
+            guard pos < buf.count else { return nil }
+            switch field {
+            case .type:
+                guard buf[pos] == UInt8(ascii: "\""), let value = plainString() else { return nil }
+                if buf[value].elementsEqual("send".utf8) {
+                    isSend = true
+                } else if buf[value].elementsEqual("ack".utf8) {
+                    isSend = false
+                } else {
+                    return nil
+                }
+            case .id:
+                guard buf[pos] == UInt8(ascii: "\""), let value = try? parseString(), FrameCodec.isID(value) else { return nil }
+                id = value
+            case .mode:
+                guard buf[pos] == UInt8(ascii: "\""), let value = plainString() else { return nil }
+                let text = buf[value]
+                guard let known = DeliveryMode.all.first(where: { text.elementsEqual($0.rawValue.utf8) }) else { return nil }
+                mode = known
+            case .payload:
+                guard buf[pos] == UInt8(ascii: "{") else { return nil }
+                let start = pos
+                var kind = JSONObjectScan.Kind.missing
+                guard let size = try? scanObject(depth: 2, kind: &kind) else { return nil }
+                payload = (start..<pos, JSONObjectScan(canonicalSize: size, kind: kind))
+            case .wantsReply:
+                guard case .bool(let value)? = try? parseValue(depth: 1) else { return nil }
+                wantsReply = value
+            case .seq:
+                guard case .int(let value)? = try? parseValue(depth: 1), value >= 1 else { return nil }
+                seq = value
+            }
+            guard let last = afterMember() else { return nil }
+            if last { break }
+        }
+        skipWhitespace()
+        guard pos == buf.count else { return nil }
+        switch isSend {
+        case true?:
+            guard let id, let mode, let payload, seq == nil, case .string(let kind) = payload.scan.kind,
+                FrameCodec.hasCodePoints(kind, atMost: 128)
+            else { return nil }
+            return .send(Send(id: id, mode: mode, payload: Payload(raw: bytes[payload.range], scan: payload.scan), wantsReply: wantsReply))
+        case false?:
+            guard let seq, mode == nil, payload == nil, wantsReply == nil else { return nil }
+            return .ack(Ack(id: id, seq: seq))
+        case nil:
+            return nil
+        }
+    }
+
+    /// The bytes of the string at `pos` (its opening quote) when it is printable ASCII with no
+    /// escape, moving past its closing quote; nil otherwise (the caller gives up).
+    private mutating func plainString() -> Range<Int>? {
+        pos += 1
+        let start = pos
+        while pos < buf.count {
+            let b = buf[pos]
+            if b == UInt8(ascii: "\"") {
+                pos += 1
+                return start..<(pos - 1)
+            }
+            if b < 0x20 || b >= 0x80 || b == UInt8(ascii: "\\") { return nil }
+            pos += 1
+        }
+        return nil
     }
 }

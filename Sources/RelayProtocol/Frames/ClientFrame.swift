@@ -86,7 +86,9 @@ public enum ClientFrame: Sendable, Hashable {
 
 /// A frame the relay sends to a device.
 public enum RelayFrame: Sendable, Hashable {
-    case welcome(Welcome)
+    /// Boxed: a `Welcome` (297 bytes inline) made every frame, and every action carrying one, that
+    /// large; each copy of a `deliver` moved 298 bytes. A welcome is one per connection.
+    indirect case welcome(Welcome)
     case pairCode(PairCode)
     case paired(Paired)
     case unpaired(Unpaired)

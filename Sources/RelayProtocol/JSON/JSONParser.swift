@@ -27,28 +27,19 @@ public struct JSONParser {
         }
     }
 
-    /// The members of a top-level object, in order, for the codec's fast path: `nil` for
-    /// anything else or anything wrong (not an object, a duplicate key, trailing bytes, …), in
-    /// which case the caller takes the general path, which names the error.
+    /// The members of a top-level object, in order (``rawMember(_:in:)``): `nil` for anything
+    /// else or anything wrong (not an object, a duplicate key, more than 16 members, trailing
+    /// bytes, …).
     ///
     /// Each member carries the byte range of its value in `bytes`, so a payload can keep the
     /// sender's bytes exactly as they came.
     static func topLevelMembers(_ bytes: some RandomAccessCollection<UInt8>) -> [TopLevelMember]? {
-        topLevelMembers(bytes, scanning: nil)?.members
-    }
-
-    /// ``topLevelMembers(_:)``, except that an object value of the member named `scanKey` is
-    /// only scanned (``JSONObjectScan``), not built: its member carries `.null` as its value
-    /// and the scan comes back beside the members.
-    static func topLevelMembers(
-        _ bytes: some RandomAccessCollection<UInt8>, scanning scanKey: String?
-    ) -> (members: [TopLevelMember], scanned: JSONObjectScan?)? {
         bytes.withContiguousStorageIfAvailable { buf in
             var p = JSONParser(buf: buf, maxDepth: defaultMaxDepth)
-            return try? p.parseTopLevelMembers(scanning: scanKey)
+            return try? p.parseTopLevelMembers()
         } ?? Array(bytes).withUnsafeBufferPointer { buf in
             var p = JSONParser(buf: buf, maxDepth: defaultMaxDepth)
-            return try? p.parseTopLevelMembers(scanning: scanKey)
+            return try? p.parseTopLevelMembers()
         }
     }
 
@@ -66,14 +57,11 @@ public struct JSONParser {
         return path.count == 1 ? raw : rawMember(Array(path.dropFirst()), in: raw)
     }
 
-    private mutating func parseTopLevelMembers(
-        scanning scanKey: String?
-    ) throws(Failure) -> (members: [TopLevelMember], scanned: JSONObjectScan?)? {
+    private mutating func parseTopLevelMembers() throws(Failure) -> [TopLevelMember]? {
         skipWhitespace()
         guard pos < buf.count, buf[pos] == UInt8(ascii: "{") else { return nil }
         pos += 1
         var members: [TopLevelMember] = []
-        var scanned: JSONObjectScan?
         members.reserveCapacity(8)
         skipWhitespace()
         if pos < buf.count, buf[pos] == UInt8(ascii: "}") {
@@ -92,29 +80,26 @@ public struct JSONParser {
                 pos += 1
                 skipWhitespace()
                 let start = pos
-                if key == scanKey, pos < buf.count, buf[pos] == UInt8(ascii: "{") {
-                    var kind = JSONObjectScan.Kind.missing
-                    let size = try scanObject(depth: 2, kind: &kind)
-                    scanned = JSONObjectScan(canonicalSize: size, kind: kind)
-                    members.append((key, .null, start..<pos))
-                } else {
-                    let value = try parseValue(depth: 1)
-                    members.append((key, value, start..<pos))
-                }
-                skipWhitespace()
-                guard pos < buf.count else { return nil }
-                if buf[pos] == UInt8(ascii: ",") {
-                    pos += 1
-                } else if buf[pos] == UInt8(ascii: "}") {
-                    pos += 1
-                    break
-                } else {
-                    return nil
-                }
+                let value = try parseValue(depth: 1)
+                members.append((key, value, start..<pos))
+                guard let last = afterMember() else { return nil }
+                if last { break }
             }
         }
         skipWhitespace()
-        return pos == buf.count ? (members, scanned) : nil
+        return pos == buf.count ? members : nil
+    }
+
+    /// Past what follows an object's member: `false` after a `,` (another member comes), `true`
+    /// after the closing `}`, nil for anything else.
+    mutating func afterMember() -> Bool? {
+        skipWhitespace()
+        guard pos < buf.count else { return nil }
+        switch buf[pos] {
+        case UInt8(ascii: ","): pos += 1; return false
+        case UInt8(ascii: "}"): pos += 1; return true
+        default: return nil
+        }
     }
 
     let buf: UnsafeBufferPointer<UInt8>
