@@ -43,6 +43,8 @@ let package = Package(
         .executable(name: "watchrelay-relay", targets: ["watchrelay-relay"]),
         .library(name: "RelayProtocol", targets: ["RelayProtocol"]),
         .library(name: "RelayCore", targets: ["RelayCore"]),
+        // For the fuzzer (Fuzz/), which decodes the app's payloads too.
+        .library(name: "GitExplorerPayloads", targets: ["GitExplorerPayloads"]),
     ] + watchConnectivityProducts,
     targets: [
         // C libraries from Debian, through system-library targets.

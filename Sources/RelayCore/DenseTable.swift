@@ -53,6 +53,19 @@ struct DenseTable<Key: Hashable, Value> {
         return body(&slots[position]!)
     }
 
+    /// Where the value of `key` lies, for ``update(at:_:)``: valid until an entry is added or
+    /// removed. (One hash of the key for several accesses: a pair's id is a string.)
+    func position(of key: Key) -> Int? {
+        positions[key]
+    }
+
+    /// `body` on the value at `position` (from ``position(of:)``, with no entry added or
+    /// removed since), where it lies.
+    @inline(__always)
+    mutating func update<T>(at position: Int, _ body: (inout Value) -> T) -> T {
+        body(&slots[position]!)
+    }
+
     /// Every value, in the table's order.
     var values: some Sequence<Value> {
         slots.lazy.compactMap { $0 }

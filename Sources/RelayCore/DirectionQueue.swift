@@ -103,7 +103,9 @@ struct DirectionQueue: Sendable {
     /// Whether a send with `id` was accepted before (queued, finished, or a recent message):
     /// a retry, answered `accepted` again and not queued twice.
     func alreadyAccepted(_ id: String) -> Bool {
-        holds(id) || finishedSet.contains(id) || recentMessages.contains(id)
+        // An empty table is not asked: a lookup hashes the id first, even then (a message's
+        // check, with nothing durable held, was three hashes of its id).
+        (!ranks.isEmpty && holds(id)) || (!finishedSet.isEmpty && finishedSet.contains(id)) || recentMessages.contains(id)
     }
 
     func holds(_ id: String) -> Bool {

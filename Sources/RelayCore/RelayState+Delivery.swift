@@ -3,10 +3,17 @@ import RelayProtocol
 extension RelayState {
     /// The paired session on `link`, or `not_paired`.
     func pairedSession(_ link: LinkID, re: String?) throws(ProtocolError) -> (Session, PairID) {
-        guard let s = links[link]?.session, let pairID = s.pairID, hasPair(pairID) else {
+        let (session, pairID, _) = try pairedSessionAt(link, re: re)
+        return (session, pairID)
+    }
+
+    /// ``pairedSession(_:re:)`` and where the pair lies in `pairs` (``DenseTable/position(of:)``:
+    /// valid while no pair is added or removed, as in the handling of a `send`).
+    func pairedSessionAt(_ link: LinkID, re: String?) throws(ProtocolError) -> (Session, PairID, position: Int) {
+        guard let s = links[link]?.session, let pairID = s.pairID, let position = pairs.position(of: pairID) else {
             throw ProtocolError(.notPaired, "this device is not paired", re: re)
         }
-        return (s, pairID)
+        return (s, pairID, position)
     }
 
     /// Whether `pairID` is a pair. Not `pairs[pairID] != nil`: the getter copies the whole
@@ -26,14 +33,14 @@ extension RelayState {
     // MARK: - send
 
     mutating func send(_ f: Send, on link: LinkID) throws(ProtocolError) {
-        let (session, pairID) = try pairedSession(link, re: f.id)
+        let (session, pairID, position) = try pairedSessionAt(link, re: f.id)
         let sender = session.role
         if f.mode == .complication, sender != .phone {
             throw ProtocolError(.notSupported, "complication transfers go from the phone to the watch only", re: f.id)
         }
-        try configuration.limits.check(.send(f))
+        try configuration.limits.check(f)
         // A send this device already had accepted (a retry) is not queued or delivered again.
-        if updatePair(pairID, { $0.alreadyAccepted(f.id, from: sender) }) == true {
+        if pairs.update(at: position, { $0.alreadyAccepted(f.id, from: sender) }) {
             let q = pairs[pairID]![sender]
             var again = Accepted(re: f.id)
             if f.mode == .complication {
@@ -46,7 +53,7 @@ extension RelayState {
             return
         }
         if f.mode == .message {
-            return try sendMessage(f, from: link, sender: sender, pairID: pairID)
+            return try sendMessage(f, from: link, sender: sender, pairID: pairID, at: position)
         }
         var item = QueuedItem(sendID: f.id, mode: f.mode, payload: f.payload, acceptedAt: now)
         try checkQuotas(for: item, pairID, sender: sender, re: f.id)
@@ -104,12 +111,16 @@ extension RelayState {
         persist(.recordFinished(pairID, direction: sender, sendIDs: replaced))
     }
 
-    private mutating func sendMessage(_ f: Send, from link: LinkID, sender: Role, pairID: PairID) throws(ProtocolError) {
-        guard let receiver = reachableLink(of: sender.peer, in: pairID) else {
+    /// A `message` from `link` (`position`: where its pair lies in `pairs`; a message adds and
+    /// removes no pair).
+    private mutating func sendMessage(
+        _ f: Send, from link: LinkID, sender: Role, pairID: PairID, at position: Int
+    ) throws(ProtocolError) {
+        guard let receiver = reachableLink(of: sender.peer, inPairAt: position) else {
             throw ProtocolError(.notReachable, "the \(sender.peer) is not reachable", re: f.id)
         }
-        let seq = nextSeq(pairID, sender: sender)
-        updatePair(pairID) { $0[sender].remember(message: f.id) }
+        let seq = nextSeq(pairID, at: position, sender: sender)
+        pairs.update(at: position) { $0[sender].remember(message: f.id) }
         emit(.accepted(Accepted(re: f.id)), to: link)
         let wantsReply = f.wantsReply == true
         emit(
@@ -124,12 +135,14 @@ extension RelayState {
         }
     }
 
-    /// The connection of `role`'s device in `pair` when it is connected and reachable: what
-    /// ``connectedLink(of:in:)`` and then ``presence(ofLink:)`` say, with each table read once
-    /// (they looked the device's link up twice and copied its `Link` out twice). Mutating only
-    /// to read the pair's record where it lies (a `DenseTable` read copies the value out).
-    mutating func reachableLink(of role: Role, in pair: PairID) -> LinkID? {
-        guard let device = updatePair(pair, { $0.record.device(role).id }), let link = deviceLinks[device],
+    /// The connection of `role`'s device in the pair at `position` in `pairs` when it is
+    /// connected and reachable: what ``connectedLink(of:in:)`` and then ``presence(ofLink:)``
+    /// say, with each table read once (they looked the device's link up twice and copied its
+    /// `Link` out twice). Mutating only to read the pair's record where it lies (a `DenseTable`
+    /// read copies the value out).
+    mutating func reachableLink(of role: Role, inPairAt position: Int) -> LinkID? {
+        let device = pairs.update(at: position) { $0.record.device(role).id }
+        guard let link = deviceLinks[device],
             let l = links[link], l.phase == .ready, let s = l.session
         else { return nil }
         let reachable = (s.role == .phone || s.foreground) && (forcedUnreachable.isEmpty || !forcedUnreachable.contains(device))
@@ -143,8 +156,14 @@ extension RelayState {
 
     /// The next seq of `sender`'s direction, reserving a new block in the store when needed.
     mutating func nextSeq(_ pairID: PairID, sender: Role) -> Int64 {
+        guard let position = pairs.position(of: pairID) else { return 0 }
+        return nextSeq(pairID, at: position, sender: sender)
+    }
+
+    /// ``nextSeq(_:sender:)`` of the pair at `position` in `pairs`.
+    mutating func nextSeq(_ pairID: PairID, at position: Int, sender: Role) -> Int64 {
         let block = configuration.seqReservationBlock
-        guard let (seq, reservation) = updatePair(pairID, { $0[sender].advanceSeq(block: block) }) else { return 0 }
+        let (seq, reservation) = pairs.update(at: position) { $0[sender].advanceSeq(block: block) }
         record(reservation, pairID, sender)
         return seq
     }

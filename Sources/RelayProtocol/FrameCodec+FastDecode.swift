@@ -123,8 +123,9 @@ extension JSONParser {
     }
 
     /// The bytes of the string at `pos` (its opening quote) when it is printable ASCII with no
-    /// escape, moving past its closing quote; nil otherwise (the caller gives up).
-    private mutating func plainString() -> Range<Int>? {
+    /// escape, moving past its closing quote; nil otherwise (with `pos` anywhere in the string:
+    /// the caller gives up or goes back).
+    mutating func plainString() -> Range<Int>? {
         pos += 1
         let start = pos
         while pos < buf.count {

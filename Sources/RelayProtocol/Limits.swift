@@ -53,13 +53,19 @@ public struct Limits: JSONRepresentable, Hashable {
     /// Fails with `payload_too_large` if the frame's payload is over its mode's limit.
     /// Frames without a payload pass.
     public func check(_ frame: ClientFrame) throws(ProtocolError) {
-        let (payload, limit, id): (Payload, Int, String)
         switch frame {
-        case .send(let s): (payload, limit, id) = (s.payload, payloadLimit(for: s.mode), s.id)
-        case .reply(let r): (payload, limit, id) = (r.payload, messageBytes, r.id)
+        case .send(let s): try check(s)
+        case .reply(let r): try check(size: r.payload.encodedSize, limit: messageBytes, id: r.id)
         default: return
         }
-        let size = payload.encodedSize
+    }
+
+    /// ``check(_:)-(ClientFrame)`` of a `send` (the relay's path: no frame made around it).
+    public func check(_ send: Send) throws(ProtocolError) {
+        try check(size: send.payload.encodedSize, limit: payloadLimit(for: send.mode), id: send.id)
+    }
+
+    private func check(size: Int, limit: Int, id: String) throws(ProtocolError) {
         if size > limit {
             throw ProtocolError(
                 .payloadTooLarge, field: "payload", "payload is \(size) bytes; the limit is \(limit)", re: id)

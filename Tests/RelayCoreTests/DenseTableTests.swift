@@ -21,7 +21,14 @@ import Testing
                 table[key]?.append(step)
                 reference[key]?.append(step)
             case 2:
-                _ = table.update(key) { $0.append(-step) }
+                if step % 2 == 0 {
+                    _ = table.update(key) { $0.append(-step) }
+                } else if let position = table.position(of: key) {
+                    // Found once, changed twice where it lies (no entry added or removed between).
+                    table.update(at: position) { $0.append(-step) }
+                    _ = table.update(at: position) { $0.removeLast() }
+                    table.update(at: position) { $0.append(-step) }
+                }
                 reference[key]?.append(-step)
             default:
                 table[key] = nil

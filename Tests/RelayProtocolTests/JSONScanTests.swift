@@ -43,6 +43,10 @@ import Testing
         // Keys and `kind` with and without escapes (an unescaped one is measured by its raw length).
         #"{"kind":"a\nb"}"#, #"{"kind":"\u00e9"}"#, #"{"kind":"é😀"}"#, #"{"kind":"\/"}"#, #"{"kind":"\u0001"}"#,
         #"{"\"":1}"#, #"{"\\":1,"\/":2}"#, #"{"é😀":1}"#, #"{"k\u0000":1}"#, #"{"kind":""}"#, #"{"":1}"#,
+        // Plain keys are compared as bytes until a key of another kind moves them into a set.
+        #"{"a":1,"é":2,"a":3}"#, #"{"a":1,"\u0061":2}"#, #"{"\u0061":1,"a":2}"#, #"{"kind":1,"k\u0069nd":"x"}"#,
+        #"{"k\u0069nd":"x","b":1}"#, #"{"a":1,"\u00e9":2,"é":3}"#, #"{"e\u0301":1,"é":2}"#, #"{"a\u007f":1,"a":2}"#,
+        #"{"a":1,"ab":2,"b":3,"ba":4}"#, #"{"":1,"":2}"#, "{\"a\u{7F}\":1,\"a\u{7F}\":2}",
     ]
 
     @Test func edgeCasesAgreeWithTheParserAndTheWriter() {

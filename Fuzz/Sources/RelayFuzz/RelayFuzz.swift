@@ -1,3 +1,4 @@
+import GitExplorerPayloads
 import RelayCore
 @_spi(Testing) import RelayProtocol
 import Synchronization

@@ -41,13 +41,15 @@ extension JSONParser {
         if depth > maxDepth { throw fail("nesting deeper than \(maxDepth)") }
         pos += 1
         var size = 2
-        // Duplicate keys are refused. A few keys are compared in a list; past that a set keeps
-        // a hostile payload (thousands of keys in 64 KiB) from costing quadratic time on the
-        // lws thread.
-        // The list lies inline (no allocation per object scanned): 16 keys, then the set.
-        var keys = InlineArray<16, String>(repeating: "")
-        var keyCount = 0
+        // Duplicate keys are refused. Up to 16 keys of printable ASCII without escapes (every
+        // payload key in practice) are kept as their byte ranges and compared as bytes (for
+        // ASCII, equal bytes is equal strings): no string is made and nothing is allocated. A
+        // key of any other kind, or a 17th, moves them all into a set, which keeps a hostile
+        // payload (thousands of keys in 64 KiB) from costing quadratic time on the lws thread.
+        var plainKeys = InlineArray<16, Range<Int>>(repeating: 0..<0)
+        var plainKeyCount = 0
         var keySet: Set<String>?
+        var members = 0
         skipWhitespace()
         if pos < buf.count, buf[pos] == UInt8(ascii: "}") {
             pos += 1
@@ -57,27 +59,35 @@ extension JSONParser {
             skipWhitespace()
             guard pos < buf.count, buf[pos] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
             let keyStart = pos
-            let key = try parseString()
-            let rawKeyBytes = pos - keyStart
-            if keySet == nil, keyCount == keys.count {
-                var set = Set<String>(minimumCapacity: keys.count * 2)
-                for i in keys.indices { set.insert(keys[i]) }
-                keySet = set
-            }
-            if keySet != nil {
-                guard keySet!.insert(key).inserted else { throw fail("duplicate key '\(key)'") }
+            let isKind: Bool
+            if keySet == nil, plainKeyCount < plainKeys.count, let key = plainString() {
+                for i in 0..<plainKeyCount where buf[plainKeys[i]].elementsEqual(buf[key]) {
+                    throw fail("duplicate key '\(String(decoding: buf[key], as: UTF8.self))'")
+                }
+                plainKeys[plainKeyCount] = key
+                plainKeyCount += 1
+                size += key.count + 2  // written back as it came
+                isKind = buf[key].elementsEqual("kind".utf8)
             } else {
-                for i in 0..<keyCount where keys[i] == key { throw fail("duplicate key '\(key)'") }
-                keys[keyCount] = key
-                keyCount += 1
+                pos = keyStart
+                let key = try parseString()
+                if keySet == nil {
+                    var set = Set<String>(minimumCapacity: 2 * plainKeys.count)
+                    for i in 0..<plainKeyCount { set.insert(String(decoding: buf[plainKeys[i]], as: UTF8.self)) }
+                    keySet = set
+                }
+                guard keySet!.insert(key).inserted else { throw fail("duplicate key '\(key)'") }
+                size += Self.canonicalSize(of: key, rawBytes: pos - keyStart)
+                isKind = key == "kind"
             }
-            if keyCount > 1 || keySet != nil { size += 1 }
-            size += Self.canonicalSize(of: key, rawBytes: rawKeyBytes) + 1
+            members += 1
+            if members > 1 { size += 1 }  // the comma before it
+            size += 1  // the colon
             skipWhitespace()
             guard pos < buf.count, buf[pos] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             pos += 1
             skipWhitespace()
-            if key == "kind" {
+            if isKind {
                 if pos < buf.count, buf[pos] == UInt8(ascii: "\"") {
                     let valueStart = pos
                     let value = try parseString()
