@@ -35,15 +35,21 @@ extension JSONParser {
     private enum TransferField: UInt8 {
         case type = 1, id = 2, mode = 4, payload = 8, wantsReply = 16, seq = 32
 
-        init?(_ key: Slice<UnsafeBufferPointer<UInt8>>) {
-            switch key.count {
-            case 2 where key.elementsEqual("id".utf8): self = .id
-            case 3 where key.elementsEqual("seq".utf8): self = .seq
-            case 4 where key.elementsEqual("type".utf8): self = .type
-            case 4 where key.elementsEqual("mode".utf8): self = .mode
-            case 7 where key.elementsEqual("payload".utf8): self = .payload
-            case 10 where key.elementsEqual("wantsReply".utf8): self = .wantsReply
-            default: return nil
+        init?(_ key: Range<Int>, in parser: JSONParser) {
+            if parser.matches(key, "id") {
+                self = .id
+            } else if parser.matches(key, "type") {
+                self = .type
+            } else if parser.matches(key, "mode") {
+                self = .mode
+            } else if parser.matches(key, "payload") {
+                self = .payload
+            } else if parser.matches(key, "seq") {
+                self = .seq
+            } else if parser.matches(key, "wantsReply") {
+                self = .wantsReply
+            } else {
+                return nil
             }
         }
     }
@@ -64,7 +70,7 @@ extension JSONParser {
         while true {
             skipWhitespace()
             guard pos < buf.count, buf[pos] == UInt8(ascii: "\""), let key = plainString(),
-                let field = TransferField(buf[key]), seen & field.rawValue == 0
+                let field = TransferField(key, in: self), seen & field.rawValue == 0
             else { return nil }
             seen |= field.rawValue
             skipWhitespace()
@@ -75,9 +81,9 @@ extension JSONParser {
             switch field {
             case .type:
                 guard buf[pos] == UInt8(ascii: "\""), let value = plainString() else { return nil }
-                if buf[value].elementsEqual("send".utf8) {
+                if matches(value, "send") {
                     isSend = true
-                } else if buf[value].elementsEqual("ack".utf8) {
+                } else if matches(value, "ack") {
                     isSend = false
                 } else {
                     return nil
@@ -87,9 +93,17 @@ extension JSONParser {
                 id = value
             case .mode:
                 guard buf[pos] == UInt8(ascii: "\""), let value = plainString() else { return nil }
-                let text = buf[value]
-                guard let known = DeliveryMode.all.first(where: { text.elementsEqual($0.rawValue.utf8) }) else { return nil }
-                mode = known
+                if matches(value, "message") {
+                    mode = .message
+                } else if matches(value, "userInfo") {
+                    mode = .userInfo
+                } else if matches(value, "context") {
+                    mode = .context
+                } else if matches(value, "complication") {
+                    mode = .complication
+                } else {
+                    return nil  // not a mode (the general decoder names the error)
+                }
             case .payload:
                 guard buf[pos] == UInt8(ascii: "{") else { return nil }
                 let start = pos
@@ -120,6 +134,31 @@ extension JSONParser {
         case nil:
             return nil
         }
+    }
+
+    /// Whether the bytes in `range` are `text`'s UTF-8.
+    @inline(__always)
+    func matches(_ range: Range<Int>, _ text: StaticString) -> Bool {
+        guard range.count == text.utf8CodeUnitCount else { return false }
+        let expected = text.utf8Start
+        var i = 0
+        while i < range.count {
+            if buf[range.lowerBound + i] != expected[i] { return false }
+            i += 1
+        }
+        return true
+    }
+
+    /// Whether the bytes in two ranges are the same.
+    @inline(__always)
+    func matches(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
+        guard a.count == b.count else { return false }
+        var i = 0
+        while i < a.count {
+            if buf[a.lowerBound + i] != buf[b.lowerBound + i] { return false }
+            i += 1
+        }
+        return true
     }
 
     /// The bytes of the string at `pos` (its opening quote) when it is printable ASCII with no

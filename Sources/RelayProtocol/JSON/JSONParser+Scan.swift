@@ -61,13 +61,13 @@ extension JSONParser {
             let keyStart = pos
             let isKind: Bool
             if keySet == nil, plainKeyCount < plainKeys.count, let key = plainString() {
-                for i in 0..<plainKeyCount where buf[plainKeys[i]].elementsEqual(buf[key]) {
+                for i in 0..<plainKeyCount where matches(plainKeys[i], key) {
                     throw fail("duplicate key '\(String(decoding: buf[key], as: UTF8.self))'")
                 }
                 plainKeys[plainKeyCount] = key
                 plainKeyCount += 1
                 size += key.count + 2  // written back as it came
-                isKind = buf[key].elementsEqual("kind".utf8)
+                isKind = matches(key, "kind")
             } else {
                 pos = keyStart
                 let key = try parseString()
