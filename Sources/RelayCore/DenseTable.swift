@@ -66,6 +66,13 @@ struct DenseTable<Key: Hashable, Value> {
         body(&slots[position]!)
     }
 
+    /// `body` on every value where it lies, in the table's order: a read of every entry that
+    /// copies none (``values`` copies each out; a pair's state holds its queues).
+    @inline(__always)
+    mutating func updateEach(_ body: (inout Value) -> Void) {
+        for position in slots.indices { body(&slots[position]!) }
+    }
+
     /// Every value, in the table's order.
     var values: some Sequence<Value> {
         slots.lazy.compactMap { $0 }

@@ -15,6 +15,20 @@ import Testing
         return out
     }
 
+    /// The connections gauge counts live sessions by role (each connection read in place).
+    @Test func theConnectionsGaugeCountsSessionsThatSaidHelloByRole() {
+        var h = RelayHarness()
+        #expect(h.state.connectionsByRole == [.phone: 0, .watch: 0])
+        let (phone, watch) = h.pairDevices()
+        _ = h.open()  // no hello yet: not counted
+        #expect(h.state.connectionsByRole == [.phone: 1, .watch: 1])
+        h.close(phone)
+        #expect(h.state.connectionsByRole == [.phone: 0, .watch: 1])
+        h.close(watch)
+        _ = h.reconnect(.phone)
+        #expect(h.state.connectionsByRole == [.phone: 1, .watch: 0])
+    }
+
     @Test func theGaugeFollowsEveryChangeToTheQueues() {
         var h = RelayHarness()
         var (phone, watch) = h.pairDevices()
