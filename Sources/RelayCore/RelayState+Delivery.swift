@@ -145,8 +145,7 @@ extension RelayState {
         guard let link = deviceLinks[device],
             let l = links[link], l.phase == .ready, let s = l.session
         else { return nil }
-        let reachable = (s.role == .phone || s.foreground) && (forcedUnreachable.isEmpty || !forcedUnreachable.contains(device))
-        return reachable ? link : nil
+        return isReachable(s, device) ? link : nil
     }
 
     func presence(ofLink link: LinkID) -> Presence {

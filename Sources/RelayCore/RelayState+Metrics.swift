@@ -8,20 +8,11 @@ extension RelayState {
     /// pairs at 1,000 messages/s in all (perf).
     public var connectionsByRole: [Role: Int] {
         mutating get {
-            var phones = 0
-            var watches = 0
-            var others: [Role: Int] = [:]
+            var out: [Role: Int] = [.phone: 0, .watch: 0]
             links.updateEach { l in
-                guard l.phase == .ready, let role = l.session?.role else { return }
-                if role == .phone {
-                    phones += 1
-                } else if role == .watch {
-                    watches += 1
-                } else {
-                    others[role, default: 0] += 1
-                }
+                if l.phase == .ready, let role = l.session?.role { out[role, default: 0] += 1 }
             }
-            return others.merging([.phone: phones, .watch: watches]) { $0 + $1 }
+            return out
         }
     }
 

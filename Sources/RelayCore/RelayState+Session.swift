@@ -96,9 +96,14 @@ extension RelayState {
         guard let link = deviceLinks[device], let l = links[link], l.phase == .ready, let s = l.session else {
             return Presence(connected: false, reachable: false)
         }
+        return Presence(connected: true, reachable: isReachable(s, device))
+    }
+
+    /// Whether the connected `device`, with session `s`, may be messaged: a phone always, a watch
+    /// in the foreground, neither while a fault forces it unreachable.
+    func isReachable(_ s: Session, _ device: DeviceID) -> Bool {
         // (An empty set is not asked: `contains` hashes the id first, even then.)
-        let reachable = (s.role == .phone || s.foreground) && (forcedUnreachable.isEmpty || !forcedUnreachable.contains(device))
-        return Presence(connected: true, reachable: reachable)
+        (s.role == .phone || s.foreground) && (forcedUnreachable.isEmpty || !forcedUnreachable.contains(device))
     }
 
     /// Tells `device`'s peer (if connected) about `device`'s presence.

@@ -135,47 +135,4 @@ extension JSONParser {
             return nil
         }
     }
-
-    /// Whether the bytes in `range` are `text`'s UTF-8.
-    @inline(__always)
-    func matches(_ range: Range<Int>, _ text: StaticString) -> Bool {
-        guard range.count == text.utf8CodeUnitCount else { return false }
-        let expected = text.utf8Start
-        var i = 0
-        while i < range.count {
-            if buf[range.lowerBound + i] != expected[i] { return false }
-            i += 1
-        }
-        return true
-    }
-
-    /// Whether the bytes in two ranges are the same.
-    @inline(__always)
-    func matches(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
-        guard a.count == b.count else { return false }
-        var i = 0
-        while i < a.count {
-            if buf[a.lowerBound + i] != buf[b.lowerBound + i] { return false }
-            i += 1
-        }
-        return true
-    }
-
-    /// The bytes of the string at `pos` (its opening quote) when it is printable ASCII with no
-    /// escape, moving past its closing quote; nil otherwise (with `pos` anywhere in the string:
-    /// the caller gives up or goes back).
-    mutating func plainString() -> Range<Int>? {
-        pos += 1
-        let start = pos
-        while pos < buf.count {
-            let b = buf[pos]
-            if b == UInt8(ascii: "\"") {
-                pos += 1
-                return start..<(pos - 1)
-            }
-            if b < 0x20 || b >= 0x80 || b == UInt8(ascii: "\\") { return nil }
-            pos += 1
-        }
-        return nil
-    }
 }

@@ -46,7 +46,7 @@ public enum BenchCoreCommand {
         var serial = 0
         for _ in 0..<reps {
             // The frames as bytes before the clock starts: only the relay's side is timed. They
-            // are the codec's encoding of the `send` (the test checks it), written directly so
+            // are the codec's encoding of the `send` (checked above), written directly so
             // a profile of this command shows the relay's step, not the setup.
             let frames = (0..<messages).map { _ in
                 serial += 1

@@ -123,7 +123,6 @@ extension JSONParser {
         rawBytes == parsed.utf8.count + 2 ? rawBytes : JSONWriter.encodedSize(.string(parsed))
     }
 
-
     /// The canonical size of the value at the current position (``parseValue(depth:)``'s rules).
     private mutating func scanValue(depth: Int) throws(Failure) -> Int {
         guard pos < buf.count else { throw fail("unexpected end of input") }
