@@ -45,23 +45,37 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         let d = doy - (153 * mp + 2) / 5 + 1
         let m = mp < 10 ? mp + 3 : mp - 9
         if m <= 2 { y += 1 }
-        Self.pad(y, 4, &out)
+        // Every field but a year outside 0...9999 has its width: constant divisors, which the
+        // compiler turns into multiplies (the general `pad` divided by a variable: 2.4 % of a
+        // 64 B message, perf 2026-12-03).
+        if (0...9999).contains(y) { Self.digits(y, 4, &out) } else { Self.pad(y, 4, &out) }
         out.append(UInt8(ascii: "-"))
-        Self.pad(m, 2, &out)
+        Self.digits(m, 2, &out)
         out.append(UInt8(ascii: "-"))
-        Self.pad(d, 2, &out)
+        Self.digits(d, 2, &out)
         out.append(UInt8(ascii: "T"))
-        Self.pad(msOfDay / 3_600_000, 2, &out)
+        Self.digits(msOfDay / 3_600_000, 2, &out)
         out.append(UInt8(ascii: ":"))
-        Self.pad(msOfDay / 60_000 % 60, 2, &out)
+        Self.digits(msOfDay / 60_000 % 60, 2, &out)
         out.append(UInt8(ascii: ":"))
-        Self.pad(msOfDay / 1000 % 60, 2, &out)
+        Self.digits(msOfDay / 1000 % 60, 2, &out)
         out.append(UInt8(ascii: "."))
-        Self.pad(msOfDay % 1000, 3, &out)
+        Self.digits(msOfDay % 1000, 3, &out)
         out.append(UInt8(ascii: "Z"))
     }
 
-    /// `v` in decimal, zero-padded to `width` digits (wider values and negatives as they are).
+    /// `v` (0 ≤ v < 10^width) in exactly `width` digits, width 2, 3 or 4.
+    @inline(__always)
+    private static func digits(_ v: Int64, _ width: Int, _ out: inout [UInt8]) {
+        let zero = UInt8(ascii: "0")
+        if width == 4 { out.append(zero + UInt8(truncatingIfNeeded: v / 1000)) }
+        if width >= 3 { out.append(zero + UInt8(truncatingIfNeeded: v / 100 % 10)) }
+        out.append(zero + UInt8(truncatingIfNeeded: v / 10 % 10))
+        out.append(zero + UInt8(truncatingIfNeeded: v % 10))
+    }
+
+    /// `v` in decimal, zero-padded to `width` digits (wider values and negatives as they are): the
+    /// year outside 0...9999.
     private static func pad(_ v: Int64, _ width: Int, _ out: inout [UInt8]) {
         guard v >= 0 else {
             out.append(contentsOf: String(v).utf8)

@@ -1,3 +1,4 @@
+import Foundation
 import RelayProtocol
 import Testing
 
@@ -61,5 +62,55 @@ import Testing
     @Test(arguments: ["", "2026-11-30", "2026-13-01T00:00:00Z", "2026-11-30T04:14:17", "2026-11-30T04:14:17.Z", "x026-11-30T04:14:17Z"])
     func rejectsMalformedTimestamps(_ s: String) {
         #expect(Timestamp(iso8601: s) == nil)
+    }
+}
+
+@Suite struct JSONWriterDecimalTests {
+    /// `writeDecimal` stands in for `String(value)` in the hot frames: it must spell every
+    /// integer the same way, at the edges and in between.
+    @Test func decimalsAreWrittenAsStringWouldWriteThem() {
+        var values: [Int64] = [0, 1, 9, 10, 99, 100, -1, -9, -10, .max, .min, .max - 1, .min + 1]
+        var power: Int64 = 1
+        for _ in 0..<18 {
+            power *= 10
+            values += [power - 1, power, power + 1, -power]
+        }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 { values.append(Int64.random(in: .min ... .max, using: &generator)) }
+        for v in values {
+            var out: [UInt8] = [0x41]
+            JSONWriter.writeDecimal(v, into: &out)
+            #expect(out == [0x41] + Array(String(v).utf8), "\(v)")
+            var small: [UInt8] = []
+            JSONWriter.writeDecimal(Int(truncatingIfNeeded: v), into: &small)
+            #expect(small == Array(String(Int(truncatingIfNeeded: v)).utf8))
+        }
+        var big: [UInt8] = []
+        JSONWriter.writeDecimal(UInt64.max, into: &big)
+        #expect(big == Array("18446744073709551615".utf8))
+    }
+}
+
+extension TimestampTests {
+    /// The fixed-width writer (years 0...9999) against Foundation's formatter, and back through
+    /// the parser; years outside that range keep the general form.
+    @Test func theFixedWidthFormAgreesWithTheGeneralOne() {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        let from1600: Int64 = -11_676_096_000_000  // 1600-01-01T00:00:00Z
+        let year0001: Int64 = -62_135_596_800_000
+        let year9999End: Int64 = 253_402_300_799_999
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let ms = Int64.random(in: from1600...year9999End, using: &generator)
+            let t = Timestamp(millisecondsSinceEpoch: ms)
+            let date = Date(timeIntervalSince1970: Double(ms) / 1000)
+            #expect(t.iso8601 == formatter.string(from: date), "\(ms)")
+            let anyYear = Timestamp(millisecondsSinceEpoch: Int64.random(in: year0001...year9999End, using: &generator))
+            #expect(Timestamp(iso8601: anyYear.iso8601) == anyYear)
+        }
+        #expect(Timestamp(millisecondsSinceEpoch: year0001 - 1).iso8601 == "0000-12-31T23:59:59.999Z")
+        #expect(Timestamp(millisecondsSinceEpoch: -62_167_219_200_001).iso8601 == "-1-12-31T23:59:59.999Z")
     }
 }

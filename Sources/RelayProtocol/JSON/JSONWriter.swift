@@ -81,6 +81,32 @@ public enum JSONWriter {
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
+    /// Appends `value` in decimal, as `String(value)` spells it, without making the String:
+    /// every `deliver` carries a `seq` and many an `accepted` a `remaining` (perf of the 64 B
+    /// message path, 2026-12-03: `String(Int)` ~1 % of the relay's time).
+    public static func writeDecimal<T: BinaryInteger>(_ value: T, into out: inout [UInt8]) {
+        guard value >= 0, let magnitude = UInt64(exactly: value) else {
+            out.append(contentsOf: String(value).utf8)
+            return
+        }
+        var count = 1
+        var rest = magnitude
+        while rest >= 10 {
+            rest /= 10
+            count += 1
+        }
+        let start = out.count
+        out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: count))
+        rest = magnitude
+        var i = start + count - 1
+        while rest >= 10 {
+            out[i] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+            i -= 1
+        }
+        out[i] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest)
+    }
+
     /// Writes a JSON string literal, escaping only what JSON requires.
     public static func writeString(_ s: String, into out: inout [UInt8]) {
         emitString(s, into: &out)
