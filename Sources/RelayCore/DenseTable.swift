@@ -45,6 +45,15 @@ struct DenseTable<Key: Hashable, Value> {
         }
     }
 
+    /// `body` on the value of `key`, borrowed where it lies; nil (and `body` not run) when there
+    /// is none. `table[key]?.field` copies the whole value out first (a relay `Link`, its strings
+    /// and arrays retained and released, for a check of a connection's phase: perf 2026-12-03).
+    @inline(__always)
+    func read<T>(_ key: Key, _ body: (borrowing Value) -> T) -> T? {
+        guard let position = positions[key] else { return nil }
+        return slots.withUnsafeBufferPointer { body($0[position].unsafelyUnwrapped) }
+    }
+
     /// `body` on the value of `key` where it lies; nil (and `body` not run) when there is none.
     @inline(__always)
     mutating func update<T>(_ key: Key, _ body: (inout Value) -> T) -> T? {

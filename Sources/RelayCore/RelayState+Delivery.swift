@@ -10,7 +10,7 @@ extension RelayState {
     /// ``pairedSession(_:re:)`` and where the pair lies in `pairs` (``DenseTable/position(of:)``:
     /// valid while no pair is added or removed, as in the handling of a `send`).
     func pairedSessionAt(_ link: LinkID, re: String?) throws(ProtocolError) -> (Session, PairID, position: Int) {
-        guard let s = links[link]?.session, let pairID = s.pairID, let position = pairs.position(of: pairID) else {
+        guard let s = links.read(link, { $0.session }) ?? nil, let pairID = s.pairID, let position = pairs.position(of: pairID) else {
             throw ProtocolError(.notPaired, "this device is not paired", re: re)
         }
         return (s, pairID, position)

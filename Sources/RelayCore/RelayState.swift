@@ -141,7 +141,7 @@ public struct RelayState: Sendable {
         case .opened(let link, let address):
             opened(link, address: address)
         case .frame(let link, let bytes):
-            guard let l = links[link], l.phase != .closing else { break }
+            guard let phase = links.read(link, { $0.phase }), phase != .closing else { break }
             do {
                 let frame = try FrameCodec.decodeClientFrame(bytes)
                 switch frame {
@@ -154,10 +154,10 @@ public struct RelayState: Sendable {
                 fail(link, error)
             }
         case .binary(let link):
-            guard let l = links[link], l.phase != .closing else { break }
+            guard let phase = links.read(link, { $0.phase }), phase != .closing else { break }
             fail(link, ProtocolError(.unsupportedFrame, "binary messages are not supported; send text JSON"))
         case .tooLarge(let link, let size):
-            guard let l = links[link], l.phase != .closing else { break }
+            guard let phase = links.read(link, { $0.phase }), phase != .closing else { break }
             fail(link, ProtocolError(.payloadTooLarge, "message of \(size)+ bytes is over the relay's hard cap"))
         case .closed(let link):
             linkClosed(link)
@@ -202,7 +202,7 @@ public struct RelayState: Sendable {
     }
 
     private mutating func handle(_ frame: ClientFrame, on link: LinkID) throws(ProtocolError) {
-        guard links[link]?.phase == .ready else {
+        guard links.read(link, { $0.phase }) == .ready else {
             if case .hello(let hello) = frame { return try self.hello(hello, on: link) }
             close(
                 link, after: ProtocolError(.helloRequired, "the first frame must be 'hello'", re: frame.id),

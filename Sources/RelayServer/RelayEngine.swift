@@ -213,9 +213,15 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
     }
 
     /// Performs the core's actions in order, frames behind the commits they depend on.
-    func execute(_ actions: [RelayAction], _ outbound: inout OutboundBatch) {
+    func execute(_ actions: consuming [RelayAction], _ outbound: inout OutboundBatch) {
         if ready.isEmpty, gate.passesThrough(actions) {
-            for action in actions { perform(action, &outbound) }
+            // Moved out one by one (reversed, then popped from the end), so each is consumed
+            // where it is performed: `for action in actions`, and a borrow by index too, copied
+            // every action first (its frame's strings and payload retained, then released:
+            // ~1.5 % of a 64 B message, perf 2026-12-03). Reversed through the buffer, whose
+            // swaps move; `Array.reverse()` copied each action again.
+            actions.withUnsafeMutableBufferPointer { $0.reverse() }
+            while let action = actions.popLast() { perform(action, &outbound) }
             return
         }
         gate.admit(actions, into: &ready)
@@ -228,7 +234,7 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
         ready.removeAll(keepingCapacity: true)
     }
 
-    private func perform(_ action: RelayAction, _ outbound: inout OutboundBatch) {
+    private func perform(_ action: consuming RelayAction, _ outbound: inout OutboundBatch) {
         switch action {
         case .send(let link, let frame):
             if console == nil {

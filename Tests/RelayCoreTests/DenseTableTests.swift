@@ -39,6 +39,7 @@ import Testing
         #expect(Dictionary(uniqueKeysWithValues: table.map { ($0.key, $0.value) }) == reference)
         for key in 0..<64 {
             #expect(table[key] == reference[key])
+            #expect(table.read(key, { $0.count }) == reference[key]?.count)
             #expect(table.contains(key) == (reference[key] != nil))
         }
         #expect(table.values.map(\.count).sorted() == reference.values.map(\.count).sorted())
@@ -59,11 +60,13 @@ import Testing
         #expect(table.map(\.key) == ["e"] && table["e"] == 5)
     }
 
-    @Test func anUpdateOfAMissingKeyRunsNothingAndAddsNothing() {
+    @Test func anUpdateOrReadOfAMissingKeyRunsNothingAndAddsNothing() {
         var table = DenseTable<Int, Int>()
         var ran = false
         #expect(table.update(3) { _ in ran = true } == nil)
         #expect(!ran && table.isEmpty)
+        #expect(table.read(3) { _ in ran = true } == nil)
+        #expect(!ran)
         table[3]? += 1  // optional chaining on a missing key adds nothing either
         #expect(table.isEmpty)
     }

@@ -19,6 +19,11 @@ struct CommitGateTests {
         .persist(.setSeqReserved(pair, direction: .phone, Int64(n)))
     }
 
+    /// ``CommitGate/passesThrough(_:)`` (mutating, so the engine asks it in place).
+    func passes(_ gate: inout CommitGate, _ actions: [RelayAction]) -> Bool {
+        gate.passesThrough(actions)
+    }
+
     /// Feeds one step; returns what may go out now.
     func admit(_ gate: inout CommitGate, _ actions: [RelayAction]) -> [RelayAction] {
         var ready: [RelayAction] = []
@@ -51,29 +56,29 @@ struct CommitGateTests {
     @Test func aStepPassesThroughOnlyWhenNothingWouldWaitOrBeRecorded() throws {
         var gate = CommitGate()
         let frames = [accepted("a", to: phone), .close(watch, .policy, reason: "x"), accepted("b", to: phone)]
-        #expect(gate.passesThrough(frames) && gate.passesThrough([]))
+        #expect(passes(&gate, frames) && passes(&gate, []))
         #expect(admit(&gate, frames) == frames && gate.isIdle)
         // A step that persists, reserves ahead, waits for a reservation or reads does not.
         for action: RelayAction in [
             persist(1), .persistAhead(.setSeqReserved(pair, direction: .phone, 2048)), .awaitAhead(pair, direction: .phone),
             .loadPayloads(pair, direction: .phone, sendIDs: ["u1"]),
         ] {
-            #expect(!gate.passesThrough([accepted("c", to: other), action]))
+            #expect(!passes(&gate, [accepted("c", to: other), action]))
         }
         // While a connection waits for a commit, no step passes through (its frames must queue
         // behind the waiting ones); after the commit they do again.
         #expect(admit(&gate, [persist(1), accepted("d", to: phone)]).isEmpty)
-        #expect(!gate.passesThrough([accepted("e", to: other)]))
+        #expect(!passes(&gate, [accepted("e", to: other)]))
         let batch = try take(&gate)
         #expect(commit(&gate, batch.ticket) == [accepted("d", to: phone)])
-        #expect(gate.passesThrough([accepted("e", to: phone)]))
+        #expect(passes(&gate, [accepted("e", to: phone)]))
         // A failing batch: nothing passes until it is committed.
         #expect(admit(&gate, [persist(2), accepted("f", to: phone)]).isEmpty)
         let failing = try take(&gate)
         #expect(gate.commitFailed(failing.ticket) == [phone])
-        #expect(!gate.passesThrough([accepted("g", to: other)]))
+        #expect(!passes(&gate, [accepted("g", to: other)]))
         #expect(commit(&gate, failing.ticket).isEmpty)
-        #expect(gate.passesThrough([accepted("g", to: other)]))
+        #expect(passes(&gate, [accepted("g", to: other)]))
     }
 
     @Test func aFrameBehindAPersistWaitsForThatCommitAndLaterFramesOnTheConnectionWaitBehindIt() throws {
