@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import RelayCore
@@ -62,5 +63,28 @@ import Testing
                 #expect(recent.contains(probe) == window.contains(probe), "capacity \(capacity), after \(n): \(probe)")
             }
         }
+    }
+
+    /// Random ids from a small pool (so many repeats, and many ids whose index slots collide
+    /// with others'), through many evictions: after every insert the set answers as a plain
+    /// list of the last `capacity` distinct ids would.
+    @Test(arguments: [1, 3, RecentIDs.linearLimit + 1, 100, 256])
+    func recentIDsAgreeWithAListThroughRandomInsertsAndEvictions(capacity: Int) {
+        var recent = RecentIDs(capacity: capacity)
+        var window: [String] = []
+        var random = SeededGenerator(seed: UInt64(capacity))
+        let pool = (0..<(capacity * 3 + 5)).map { "id-\($0)-\(String(repeating: "x", count: $0 % 7))" }
+        for _ in 0..<6_000 {
+            let id = pool[Int(random.next() % UInt64(pool.count))]
+            recent.insert(id)
+            if !window.contains(id) {
+                window.append(id)
+                if window.count > capacity { window.removeFirst() }
+            }
+            let probe = pool[Int(random.next() % UInt64(pool.count))]
+            #expect(recent.contains(probe) == window.contains(probe), "capacity \(capacity): \(probe)")
+        }
+        for id in pool { #expect(recent.contains(id) == window.contains(id), "capacity \(capacity): \(id)") }
+        #expect(!recent.contains("") && !recent.contains("é"))
     }
 }
