@@ -106,7 +106,10 @@ struct RecentIDs: Sendable {
             at = ids.count
             ids.append(id)
             hashes.append(h)
-            if index == nil, ids.count > Self.linearLimit { buildIndex() }
+            if index == nil, ids.count > Self.linearLimit {
+                buildIndex()  // with `at` in it
+                return
+            }
         } else {
             at = oldest
             oldest = (oldest + 1) % capacity
@@ -116,6 +119,10 @@ struct RecentIDs: Sendable {
         }
         if index != nil { indexPosition(at) }
     }
+
+    /// How many slots of the index are taken (nil below the limit): one per id held, which
+    /// the tests check.
+    var indexedCount: Int? { index.map { $0.reduce(0) { $0 + ($1 == 0 ? 0 : 1) } } }
 
     /// Where `id` lies in the ring, or nil.
     private func position(of id: String, hash h: UInt32) -> Int? {

@@ -81,6 +81,9 @@ import Testing
                 window.append(id)
                 if window.count > capacity { window.removeFirst() }
             }
+            // Every id held has exactly one index slot once the index exists (an id indexed
+            // twice when the index was built still answered right: found by review).
+            if let indexed = recent.indexedCount { #expect(indexed == min(window.count, capacity)) }
             let probe = pool[Int(random.next() % UInt64(pool.count))]
             #expect(recent.contains(probe) == window.contains(probe), "capacity \(capacity): \(probe)")
         }
