@@ -44,8 +44,9 @@ extension RelayServer {
         let subscriber = RedisSubscriber(endpoint: redis, channels: [ClusterMessage.channel(of: cluster.nodeID)]) { event in
             switch event {
             case .subscribed:
-                subscribedSignal.yield()
+                // Posted before the signal, so the barrier below comes after it in the inbox.
                 _ = transport.post(ClusterNode.Subscription(up: true))
+                subscribedSignal.yield()
             case .disconnected:
                 _ = transport.post(ClusterNode.Subscription(up: false))
             case .message(_, let payload):
@@ -74,6 +75,16 @@ extension RelayServer {
                 return await group.next() ?? false
             }
             guard heard else { throw RelayServerError.invalidCluster("could not subscribe to \(redis) within 10 s") }
+            // The subscription and the first lease round only posted what they found (to the
+            // service thread's inbox, in order); a client that connected right after start
+            // could be accepted in the same service turn, before those were applied, and be
+            // closed as if the leader were changing (seen in ClusterTests under load). A request
+            // posted after them returns once they are applied: then the node takes clients.
+            _ = await withCheckedContinuation { (continuation: CheckedContinuation<RelayEngine.Stats, Never>) in
+                if !transport.post(RelayEngine.StatsRequest(reply: continuation)) {
+                    continuation.resume(returning: RelayEngine.Stats(connections: 0, pairs: 0, queued: 0))
+                }
+            }
         } catch {
             await transport.shutdown()
             await subscriber.close()
