@@ -52,7 +52,18 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
     /// Asks the engine for its counts on the service thread.
     struct StatsRequest: Sendable {
         let reply: CheckedContinuation<Stats, Never>
+
+        /// Asks the handler of `transport` on its service thread, or `fallback` if the transport
+        /// no longer takes posts. Answered in inbox order: it returns only after everything
+        /// posted before it was applied.
+        static func ask(_ transport: WebSocketServer, otherwise fallback: @autoclosure () -> Stats) async -> Stats {
+            await withCheckedContinuation { continuation in
+                if !transport.post(StatsRequest(reply: continuation)) { continuation.resume(returning: fallback()) }
+            }
+        }
     }
+
+    static let noStats = Stats(connections: 0, pairs: 0, queued: 0)
 
     /// A batch is durable (posted by the committer's thread).
     struct Committed: Sendable {
@@ -88,11 +99,7 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
     /// Counts of the engine's core, read on the service thread (or the last ones, after shutdown).
     func stats(via transport: WebSocketServer) async -> Stats {
         if let final = finalStats.withLock({ $0 }) { return final }
-        return await withCheckedContinuation { continuation in
-            if !transport.post(StatsRequest(reply: continuation)) {
-                continuation.resume(returning: finalStats.withLock { $0 } ?? Stats(connections: 0, pairs: 0, queued: 0))
-            }
-        }
+        return await StatsRequest.ask(transport, otherwise: finalStats.withLock { $0 } ?? Self.noStats)
     }
 
     // MARK: - ServerEventHandler (service thread)

@@ -80,11 +80,7 @@ extension RelayServer {
             // could be accepted in the same service turn, before those were applied, and be
             // closed as if the leader were changing (seen in ClusterTests under load). A request
             // posted after them returns once they are applied: then the node takes clients.
-            _ = await withCheckedContinuation { (continuation: CheckedContinuation<RelayEngine.Stats, Never>) in
-                if !transport.post(RelayEngine.StatsRequest(reply: continuation)) {
-                    continuation.resume(returning: RelayEngine.Stats(connections: 0, pairs: 0, queued: 0))
-                }
-            }
+            _ = await RelayEngine.StatsRequest.ask(transport, otherwise: RelayEngine.noStats)
         } catch {
             await transport.shutdown()
             await subscriber.close()

@@ -127,11 +127,7 @@ public actor RelayServer {
                 let stats = await engine.stats(via: transport)
                 return (stats.connections, stats.pairs, stats.queued)
             }
-            let stats = await withCheckedContinuation { (continuation: CheckedContinuation<RelayEngine.Stats, Never>) in
-                if !transport.post(RelayEngine.StatsRequest(reply: continuation)) {
-                    continuation.resume(returning: RelayEngine.Stats(connections: 0, pairs: 0, queued: 0))
-                }
-            }
+            let stats = await RelayEngine.StatsRequest.ask(transport, otherwise: RelayEngine.noStats)
             return (stats.connections, stats.pairs, stats.queued)
         }
     }
