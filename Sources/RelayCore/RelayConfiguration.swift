@@ -50,7 +50,9 @@ public struct RelayConfiguration: Sendable, Hashable {
     public var maxConnections: Int
     /// Quota: open connections from one client address. Default 1,000.
     public var maxConnectionsPerAddress: Int
-    /// How many seqs are reserved per store write (seqs may skip after a restart). Default 1024.
+    /// How many seqs are reserved per store write at first (seqs may skip after a restart);
+    /// a direction that uses a block within a second reserves larger ones, up to 64 times this
+    /// (PROTOCOL.md §8.6). Default 1024.
     public var seqReservationBlock: Int64
     /// Finished send ids remembered per direction for duplicate detection. Default 1024.
     public var finishedIDsKept: Int

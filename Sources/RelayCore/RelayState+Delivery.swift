@@ -142,10 +142,12 @@ extension RelayState {
     /// read copies the value out).
     mutating func reachableLink(of role: Role, inPairAt position: Int) -> LinkID? {
         let device = pairs.update(at: position) { $0.record.device(role).id }
+        // The link is read where it lies: `links[link]` copied the whole `Link` out.
         guard let link = deviceLinks[device],
-            let l = links[link], l.phase == .ready, let s = l.session
+            links.read(link, { $0.phase == .ready && $0.session?.awake == true }) == true,
+            !isForcedUnreachable(device)
         else { return nil }
-        return isReachable(s, device) ? link : nil
+        return link
     }
 
     func presence(ofLink link: LinkID) -> Presence {
@@ -161,8 +163,8 @@ extension RelayState {
 
     /// ``nextSeq(_:sender:)`` of the pair at `position` in `pairs`.
     mutating func nextSeq(_ pairID: PairID, at position: Int, sender: Role) -> Int64 {
-        let block = configuration.seqReservationBlock
-        let (seq, reservation) = pairs.update(at: position) { $0[sender].advanceSeq(block: block) }
+        let (block, now) = (configuration.seqReservationBlock, now)
+        let (seq, reservation) = pairs.update(at: position) { $0[sender].advanceSeq(block: block, now: now) }
         record(reservation, pairID, sender)
         return seq
     }
@@ -216,7 +218,7 @@ extension RelayState {
                 return
             } else if let next = q.popUnsent() {
                 item = next
-                let (seq, reservation) = q.advanceSeq(block: configuration.seqReservationBlock)
+                let (seq, reservation) = q.advanceSeq(block: configuration.seqReservationBlock, now: now)
                 record(reservation, pairID, sender)
                 item.seq = seq
                 q.sent.append(item)

@@ -102,8 +102,13 @@ extension RelayState {
     /// Whether the connected `device`, with session `s`, may be messaged: a phone always, a watch
     /// in the foreground, neither while a fault forces it unreachable.
     func isReachable(_ s: Session, _ device: DeviceID) -> Bool {
+        s.awake && !isForcedUnreachable(device)
+    }
+
+    /// Whether a fault makes `device` unreachable while connected.
+    func isForcedUnreachable(_ device: DeviceID) -> Bool {
         // (An empty set is not asked: `contains` hashes the id first, even then.)
-        (s.role == .phone || s.foreground) && (forcedUnreachable.isEmpty || !forcedUnreachable.contains(device))
+        !forcedUnreachable.isEmpty && forcedUnreachable.contains(device)
     }
 
     /// Tells `device`'s peer (if connected) about `device`'s presence.

@@ -25,6 +25,10 @@ public struct RelayState: Sendable {
         var deviceID: DeviceID?
         /// Watch only.
         var foreground: Bool
+
+        /// Whether the device takes messages when nothing else stops it: a phone always, a
+        /// watch in the foreground (§7).
+        var awake: Bool { role == .phone || foreground }
     }
 
     struct Link: Sendable {

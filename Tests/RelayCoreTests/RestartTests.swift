@@ -7,15 +7,24 @@ import Testing
     @Test func aRestartContinuesAboveEverySeqUsedAndRedeliversUnackedItemsOncePerConnection() {
         var h = RelayHarness(configuration: RelayConfiguration(seqReservationBlock: 4))
         let (phone, watch) = h.pairDevices()
+        // 600 ms between sends: every block takes over a second to half use, so each is of
+        // the base size (a faster direction reserves larger ones: SeqTests).
+        h.advance(ms: 600)
         h.send(phone, id: "u-1", mode: .userInfo)  // seq 1
+        h.advance(ms: 600)
         h.send(phone, id: "m-1", mode: .message)  // seq 2
+        h.advance(ms: 600)
         let t2 = h.now
         h.send(phone, id: "u-2", mode: .userInfo)  // seq 3
+        h.advance(ms: 600)
         h.send(phone, id: "m-2", mode: .message)  // seq 4
+        h.advance(ms: 600)
         h.send(phone, id: "m-3", mode: .message)  // seq 5: only the reservation remembers it
         h.ack(watch, 1)
         h.close(watch)
+        h.advance(ms: 600)
         h.send(phone, id: "u-3", mode: .userInfo)
+        h.advance(ms: 600)
         h.send(phone, id: "x-1", mode: .context)
         h.restart()
         #expect(h.state.connectionCount == 0)

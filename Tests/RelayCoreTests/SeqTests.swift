@@ -39,6 +39,7 @@ import Testing
         let (phone, _) = h.pairDevices()
         var reserved: [(seq: Int, value: Int64)] = []
         for n in 1...9 {
+            h.advance(ms: 600)  // slow enough for every block to keep the base size
             let out = h.send(phone, id: "u-\(n)", mode: .userInfo)
             for case .setSeqReserved(_, .phone, let v) in out.mutations { reserved.append((n, v)) }
             if n == 1 {
@@ -128,6 +129,9 @@ import Testing
         let (phone, watch) = h.pairDevices()
         var reservations: [(seq: Int, action: RelayAction)] = []
         for n in 1...2100 {
+            // 500 messages a second: each half block takes more than a second, so the block
+            // keeps its base size.
+            h.advance(ms: 2)
             let out = h.send(phone, id: "m-\(n)", mode: .message)
             #expect(out.seqs(to: watch) == [Int64(n)])
             for action in out.actions {
@@ -148,11 +152,49 @@ import Testing
     @Test func afterARestartSeqsContinuePastEveryReservationMadeAhead() {
         var h = RelayHarness()
         let (phone, watch) = h.pairDevices()
-        for n in 1...600 { h.send(phone, id: "m-\(n)", mode: .message) }
+        for n in 1...600 {
+            h.advance(ms: 2)
+            h.send(phone, id: "m-\(n)", mode: .message)
+        }
         h.restart()
         let (p2, _) = h.reconnect(.phone)
         let (w2, _) = h.reconnect(.watch)
         _ = (phone, watch)
         #expect(h.send(p2, id: "after", mode: .message).seqs(to: w2) == [2049], "the ahead block (to 2048) was stored")
+    }
+
+    @Test func aBusyDirectionReservesLargerBlocksAndASlowerOneSmallerAgain() {
+        // A base block of 16: the largest is 64 × 16 = 1,024.
+        var h = RelayHarness(configuration: RelayConfiguration(seqReservationBlock: 16))
+        let (phone, watch) = h.pairDevices()
+        var reserved: [Int64] = [0]
+        var n = 0
+        func send(_ count: Int, every ms: Int64) {
+            for _ in 0..<count {
+                n += 1
+                if ms > 0 { h.advance(ms: ms) }
+                let out = h.send(phone, id: "m-\(n)", mode: .message)
+                #expect(out.seqs(to: watch) == [Int64(n)])
+                for action in out.actions {
+                    switch action {
+                    case .persist(.setSeqReserved(_, _, let upTo)), .persistAhead(.setSeqReserved(_, _, let upTo)):
+                        // Never a seq handed out past what was reserved.
+                        #expect(Int64(n) <= upTo)
+                        reserved.append(upTo)
+                    default: break
+                    }
+                }
+            }
+        }
+        func blocks() -> [Int64] { zip(reserved.dropFirst(), reserved).map { $0 - $1 } }
+        // All at once (no time passes): each block twice the last, up to 64 × the base.
+        send(3000, every: 0)
+        #expect(Array(blocks().prefix(7)) == [16, 32, 64, 128, 256, 512, 1024])
+        #expect(blocks().count > 7 && blocks().dropFirst(7).allSatisfy { $0 == 1024 })
+        // Then one message every 200 ms: half of each block takes more than a second, so the
+        // next is half its size, down to the base.
+        reserved = [reserved.last!]
+        send(3000, every: 200)
+        #expect(Array(blocks().prefix(8)) == [512, 256, 128, 64, 32, 16, 16, 16])
     }
 }
