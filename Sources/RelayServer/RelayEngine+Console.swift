@@ -162,6 +162,7 @@ extension RelayEngine {
     /// Reachability and budget faults into the core, disconnects carried out. Returns whether
     /// anything changed.
     private func applyFaults(_ now: Timestamp, _ outbound: inout OutboundBatch) -> Bool {
+        callNow = now
         // `execute` below may send through ``consoleSend``, which changes `console`: no copy
         // of it is held across those calls.
         guard let hub = console?.hub, let devices = console?.devices, let applied = console?.budgets else { return false }

@@ -35,6 +35,9 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
     private var ready: [RelayAction] = []
     /// Highest seq delivered per connection (the latency metric counts first deliveries).
     private var deliveredSeq: [LinkID: Int64] = [:]
+    /// The time of the current call (``run(_:_:)``, a commit in ``received(_:outbound:)``, the
+    /// console's faults), read once per call: each `deliver` it queues has its latency measured to it.
+    var callNow = Timestamp(millisecondsSinceEpoch: 0)
     /// Counter updates of the current turn, handed to the metrics once per turn.
     private var pendingMetrics = MetricsBatch()
     /// When the gauges are refreshed next.
@@ -136,6 +139,7 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
         if console != nil { console?.changed = true }
         switch message {
         case let done as Committed:
+            callNow = clock.now()
             metrics.committed(mutations: done.mutations)
             gate.committed(done.ticket, into: &ready)
             performReady(&outbound)
@@ -216,7 +220,8 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
     }
 
     private func run(_ event: RelayEvent, _ outbound: inout OutboundBatch) {
-        execute(core.handle(event, now: clock.now()), &outbound)
+        callNow = clock.now()
+        execute(core.handle(event, now: callNow), &outbound)
     }
 
     /// Performs the core's actions in order, frames behind the commits they depend on.
@@ -241,6 +246,14 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
         ready.removeAll(keepingCapacity: true)
     }
 
+    /// Sets `value` to `new` if that is higher; whether it was.
+    @inline(__always)
+    private static func raise(_ value: inout Int64, to new: Int64) -> Bool {
+        guard new > value else { return false }
+        value = new
+        return true
+    }
+
     private func perform(_ action: consuming RelayAction, _ outbound: inout OutboundBatch) {
         switch action {
         case .send(let link, let frame):
@@ -256,9 +269,9 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
             case .error(let e):
                 pendingMetrics.errors[e.code, default: 0] += 1
             case .deliver(let d):
-                if d.seq > deliveredSeq[link, default: 0] {
-                    deliveredSeq[link] = d.seq
-                    let ms = clock.now().millisecondsSinceEpoch - d.sentAt.millisecondsSinceEpoch
+                // One lookup of the connection's entry, read and raised in place.
+                if Self.raise(&deliveredSeq[link, default: 0], to: d.seq) {
+                    let ms = callNow.millisecondsSinceEpoch - d.sentAt.millisecondsSinceEpoch
                     pendingMetrics.latencies.append((d.mode, Double(max(0, ms)) / 1000))
                 }
             default:

@@ -55,6 +55,9 @@ struct OutboundMessage: Sendable {
     /// The message itself (indices are ``storage``'s: the first is ``headroom``).
     var payload: ArraySlice<UInt8> { storage[headroom...] }
 
+    /// The message's length in bytes (``payload``'s count, without making the slice).
+    var size: Int { storage.count - headroom }
+
     /// The message as an array of its own (no copy when there is no headroom).
     var payloadArray: [UInt8] { headroom == 0 ? storage : Array(payload) }
 
@@ -109,15 +112,27 @@ struct OutboundQueue {
 
     mutating func append(_ message: OutboundMessage) {
         items.append(message)
-        queuedBytes += message.payload.count
+        queuedBytes += message.size
+    }
+
+    /// Appends `message` unless the queue would then hold more than `cap` bytes: nil if it
+    /// would (nothing appended), otherwise whether the queue was empty before. One call, so
+    /// that the connection's queue is accessed once per message.
+    mutating func append(_ message: OutboundMessage, cappedAt cap: Int) -> Bool? {
+        let size = message.size
+        guard queuedBytes + size <= cap else { return nil }
+        let wasEmpty = isEmpty
+        items.append(message)
+        queuedBytes += size
+        return wasEmpty
     }
 
     /// Records that `count` more bytes of the first message were written; pops it when complete.
     mutating func advanceFirst(by count: Int) {
         precondition(!isEmpty, "advanceFirst on an empty outbound queue")
         items[head].offset += count
-        guard items[head].offset >= items[head].payload.count else { return }
-        queuedBytes -= items[head].payload.count
+        guard items[head].offset >= items[head].size else { return }
+        queuedBytes -= items[head].size
         items[head] = .written
         head += 1
         if head == items.count {
@@ -142,7 +157,7 @@ struct OutboundQueue {
 
     /// Records that the first `n` messages were written whole (a ``ServerFrameBatch``).
     mutating func removeWhole(_ n: Int) {
-        for _ in 0..<min(n, count) { advanceFirst(by: items[head].payload.count - items[head].offset) }
+        for _ in 0..<min(n, count) { advanceFirst(by: items[head].size - items[head].offset) }
     }
 
     /// Drops every queued message (e.g. when the connection exceeded its cap).

@@ -10,12 +10,10 @@ extension ServiceCore {
     /// connection whose queue would pass its cap.
     func enqueue(_ message: OutboundMessage, on id: ConnectionID) {
         guard let connection = connections[id], connection.localClose == nil else { return }
-        guard connection.outbound.queuedBytes + message.payload.count <= connection.maxQueuedBytes else {
+        guard let wasIdle = connection.outbound.append(message, cappedAt: connection.maxQueuedBytes) else {
             closeForOverflow(connection)
             return
         }
-        let wasIdle = connection.outbound.isEmpty
-        connection.outbound.append(message)
         // A non-empty queue is either due for the end of this turn or has a WRITEABLE requested
         // (see writeAtEndOfTurn and writeNext).
         if wasIdle { writeSoon.append(id) }

@@ -124,6 +124,25 @@ struct OutboundQueueTests {
         #expect(queue.queuedBytes == 1000)
         #expect(queue.first?.payloadArray == [UInt8(4000 % 256)])
     }
+
+    @Test func aCappedAppendTakesUpToTheCapAndSaysWhetherTheQueueWasEmpty() {
+        var queue = OutboundQueue()
+        // Headroom is not counted: only the message's own bytes.
+        let framed = OutboundMessage(storage: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3], headroom: 10, kind: .text)
+        #expect(framed.size == 3)
+        #expect(queue.append(framed, cappedAt: 5) == true)
+        #expect(queue.append(OutboundMessage(payload: [4, 5], kind: .text), cappedAt: 5) == false)
+        #expect(queue.queuedBytes == 5)
+        // One byte past the cap: refused, nothing changes.
+        #expect(queue.append(OutboundMessage(payload: [6], kind: .text), cappedAt: 5) == nil)
+        #expect(queue.count == 2)
+        #expect(queue.queuedBytes == 5)
+        queue.advanceFirst(by: 3)
+        #expect(queue.queuedBytes == 2)
+        queue.advanceFirst(by: 2)
+        #expect(queue.isEmpty)
+        #expect(queue.append(OutboundMessage(payload: [], kind: .text), cappedAt: 0) == true)
+    }
 }
 
 struct CloseFrameTests {
