@@ -138,14 +138,17 @@ struct DirectionQueue: Sendable {
     /// first seq of that block waits for its commit, which by then has long happened. So no
     /// send stalls behind an fsync in the steady state.
     ///
-    /// A block lasts about a second of use: it starts at `block` seqs, the next one is twice
-    /// the size (up to ``maxSeqBlockFactor`` × `block`) when the current one was half used
-    /// within ``fastSeqBlockMs`` of its reservation, and half the size (at least `block`) when
-    /// that took longer. A direction relaying 140,000 messages a second then writes a
-    /// reservation twice a second instead of 140 times (each a commit with an fsync on the
-    /// relay's core: 5.9 % of its CPU at 64 B, perf 2026-12-03), and a restart still skips only
-    /// about a second and a half of seqs (PROTOCOL.md §8.6).
+    /// Blocks follow the traffic: the first is `block` seqs; the next one is twice the size
+    /// (up to ``maxSeqBlockFactor`` × `block`) when the current one was half used within
+    /// ``fastSeqBlockMs`` of its reservation, and half the size (at least `block`) when that
+    /// took longer. At a steady rate a block lasts between about 0.3 and 3 seconds. A direction
+    /// relaying 140,000 messages a second then writes a reservation about twice a second
+    /// instead of 140 times (each a commit with an fsync on the relay's core: 5.9 % of its CPU
+    /// at 64 B, perf 2026-12-03), and a restart skips at most a few seconds of seqs, never more
+    /// than 1.5 × the largest block (PROTOCOL.md §8.6). `block` is taken within
+    /// 1...``largestBaseBlock`` (below 1 no seq would be covered; above, doubling overflows).
     mutating func advanceSeq(block: Int64, now: Timestamp) -> (seq: Int64, reservation: SeqReservation?) {
+        let block = min(max(block, 1), Self.largestBaseBlock)
         lastSeq += 1
         let at = now.millisecondsSinceEpoch
         if lastSeq > seqReserved {
@@ -175,6 +178,8 @@ struct DirectionQueue: Sendable {
     static let maxSeqBlockFactor: Int64 = 64
     /// A block half used within this many milliseconds is followed by a larger one.
     static let fastSeqBlockMs: Int64 = 1000
+    /// The largest `block` ``advanceSeq(block:now:)`` takes: twice the largest block fits in an `Int64`.
+    static let largestBaseBlock = Int64.max / (4 * maxSeqBlockFactor)
 
     /// Takes the next never-sent item (complications first).
     mutating func popUnsent() -> QueuedItem? {

@@ -51,8 +51,8 @@ public struct RelayConfiguration: Sendable, Hashable {
     /// Quota: open connections from one client address. Default 1,000.
     public var maxConnectionsPerAddress: Int
     /// How many seqs are reserved per store write at first (seqs may skip after a restart);
-    /// a direction that uses a block within a second reserves larger ones, up to 64 times this
-    /// (PROTOCOL.md §8.6). Default 1024.
+    /// a direction whose blocks are half used within a second of being reserved reserves larger
+    /// ones, up to 64 times this (PROTOCOL.md §8.6). At least 1. Default 1024.
     public var seqReservationBlock: Int64
     /// Finished send ids remembered per direction for duplicate detection. Default 1024.
     public var finishedIDsKept: Int

@@ -197,4 +197,20 @@ import Testing
         send(3000, every: 200)
         #expect(Array(blocks().prefix(8)) == [512, 256, 128, 64, 32, 16, 16, 16])
     }
+
+    @Test(arguments: [Int64.min, -5, 0, Int64.max])
+    func aBlockSizeOutOfRangeStillCoversEverySeqHandedOut(block: Int64) {
+        var h = RelayHarness(configuration: RelayConfiguration(seqReservationBlock: block))
+        let (phone, watch) = h.pairDevices()
+        var reserved: Int64 = 0
+        for n in 1...40 {
+            let out = h.send(phone, id: "m-\(n)", mode: .message)
+            for case .setSeqReserved(_, .phone, let upTo) in out.mutations { reserved = max(reserved, upTo) }
+            for action in out.actions {
+                if case .persistAhead(.setSeqReserved(_, _, let upTo)) = action { reserved = max(reserved, upTo) }
+            }
+            #expect(out.seqs(to: watch) == [Int64(n)])
+            #expect(Int64(n) <= reserved)
+        }
+    }
 }
