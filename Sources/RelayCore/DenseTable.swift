@@ -45,13 +45,14 @@ struct DenseTable<Key: Hashable, Value> {
         }
     }
 
-    /// `body` on the value of `key`, borrowed where it lies; nil (and `body` not run) when there
-    /// is none. `table[key]?.field` copies the whole value out first (a relay `Link`, its strings
-    /// and arrays retained and released, for a check of a connection's phase: perf 2026-12-03).
+    /// `body` on the value of `key`, borrowed where it lies; nil (and `body` not run) when
+    /// there is none. Mutating only to reach the value in place (an inout access, as
+    /// ``update(_:_:)``): `table[key]?.field` and a non-mutating read through the array both
+    /// copied the whole value out first (a relay `Link`, its strings and arrays retained and
+    /// released, for a check of a connection's phase: perf 2026-12-03).
     @inline(__always)
-    func read<T>(_ key: Key, _ body: (borrowing Value) -> T) -> T? {
-        guard let position = positions[key] else { return nil }
-        return slots.withUnsafeBufferPointer { body($0[position].unsafelyUnwrapped) }
+    mutating func read<T>(_ key: Key, _ body: (borrowing Value) -> T) -> T? {
+        update(key) { body($0) }
     }
 
     /// `body` on the value of `key` where it lies; nil (and `body` not run) when there is none.

@@ -2,14 +2,14 @@ import RelayProtocol
 
 extension RelayState {
     /// The paired session on `link`, or `not_paired`.
-    func pairedSession(_ link: LinkID, re: String?) throws(ProtocolError) -> (Session, PairID) {
+    mutating func pairedSession(_ link: LinkID, re: String?) throws(ProtocolError) -> (Session, PairID) {
         let (session, pairID, _) = try pairedSessionAt(link, re: re)
         return (session, pairID)
     }
 
     /// ``pairedSession(_:re:)`` and where the pair lies in `pairs` (``DenseTable/position(of:)``:
     /// valid while no pair is added or removed, as in the handling of a `send`).
-    func pairedSessionAt(_ link: LinkID, re: String?) throws(ProtocolError) -> (Session, PairID, position: Int) {
+    mutating func pairedSessionAt(_ link: LinkID, re: String?) throws(ProtocolError) -> (Session, PairID, position: Int) {
         guard let s = links.read(link, { $0.session }) ?? nil, let pairID = s.pairID, let position = pairs.position(of: pairID) else {
             throw ProtocolError(.notPaired, "this device is not paired", re: re)
         }
