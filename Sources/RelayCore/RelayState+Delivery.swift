@@ -138,11 +138,10 @@ extension RelayState {
     /// The connection of `role`'s device in the pair at `position` in `pairs` when it is
     /// connected and reachable: what ``connectedLink(of:in:)`` and then ``presence(ofLink:)``
     /// say, with each table read once (they looked the device's link up twice and copied its
-    /// `Link` out twice). Mutating only to read the pair's record where it lies (a `DenseTable`
-    /// read copies the value out).
+    /// `Link` out twice). Mutating only to read the pair's record and the link where they lie
+    /// (`DenseTable`'s subscript copies the whole value out).
     mutating func reachableLink(of role: Role, inPairAt position: Int) -> LinkID? {
         let device = pairs.update(at: position) { $0.record.device(role).id }
-        // The link is read where it lies: `links[link]` copied the whole `Link` out.
         guard let link = deviceLinks[device],
             links.read(link, { $0.phase == .ready && $0.session?.awake == true }) == true,
             !isForcedUnreachable(device)

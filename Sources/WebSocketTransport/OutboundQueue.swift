@@ -111,8 +111,7 @@ struct OutboundQueue {
     var pending: ArraySlice<OutboundMessage> { items[head...] }
 
     mutating func append(_ message: OutboundMessage) {
-        items.append(message)
-        queuedBytes += message.size
+        _ = append(message, cappedAt: .max)
     }
 
     /// Appends `message` unless the queue would then hold more than `cap` bytes: nil if it
