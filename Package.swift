@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 // WatchRelay: a headless stand-in for the iPhone ↔ Apple Watch link (see README.md).
 // Only the toolchain and Debian's C libraries: no Swift package can be fetched here.
 import PackageDescription
@@ -7,6 +7,11 @@ let strict: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
 ]
+
+// The relay's own modules: the compiler flags every unsafe construct in them (a warning, and
+// the build has none), so an unsafe pointer cannot slip in outside WebSocketTransport unseen
+// (DESIGN.md). The few `unsafe` expressions left are marked and each says why it is sound.
+let memorySafe: [SwiftSetting] = strict + [.strictMemorySafety()]
 
 // Apple's WatchConnectivity API over RelayClient, so code written for iOS/watchOS compiles
 // unchanged with `import WatchConnectivity`. Linux only: on Apple platforms the SDK's module
@@ -69,7 +74,9 @@ let package = Package(
         .target(name: "TestClock", dependencies: ["Primitives", "RelayProtocol"], swiftSettings: strict),
         // The relay's contract alone: frames, codec, JSON, limits, Timestamp. Pure Swift, no Foundation.
         .target(
-            name: "RelayProtocol", dependencies: ["Primitives"], swiftSettings: strict,
+            // `Lifetimes`: the JSON parser reads a `Span` it must not outlive (`@_lifetime`).
+            name: "RelayProtocol", dependencies: ["Primitives"],
+            swiftSettings: memorySafe + [.enableExperimentalFeature("Lifetimes")],
             linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]),
         // GitExplorer's app payloads (User, Repo, FavoritesSnapshot, repos requests and replies):
         // what the phone and the watch put in `Payload`s; the relay never reads them.
@@ -78,17 +85,17 @@ let package = Package(
         // is built on: the relay's, the phone's, the watch's, a session's.
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strict),
         // The relay as a synchronous state machine.
-        .target(name: "RelayCore", dependencies: ["RelayProtocol"], swiftSettings: strict),
+        .target(name: "RelayCore", dependencies: ["RelayProtocol"], swiftSettings: memorySafe),
         // The relay's durable state (WAL) on the SQLite module.
         .target(
             name: "RelayStore", dependencies: ["RelayCore", "RelayProtocol", "CCrypto", "SQLite"],
-            swiftSettings: strict),
+            swiftSettings: memorySafe),
         // A Redis client (hiredis) on a thread of its own, with pipelining; errors as values.
         .target(name: "RedisClient", dependencies: ["CHiredis"], swiftSettings: strict),
         // The relay's durable state in Redis (`serve --store redis://…`), behind RelayStorage.
         .target(
             name: "RelayRedisStore", dependencies: ["RelayCore", "RelayProtocol", "RedisClient"],
-            swiftSettings: strict),
+            swiftSettings: memorySafe),
         // The only module with unsafe pointers: lws server and client.
         .target(name: "WebSocketTransport", dependencies: ["CWebSockets", "Primitives"], swiftSettings: strict),
         // The browser console and fault plan of `serve --console`: page, JSON API, token.
@@ -105,7 +112,7 @@ let package = Package(
             // 2026-12-03). Debug and TSan builds (make test, make test-tsan) keep the checks.
             // Safe to use here: no library product contains this target, so no app that
             // depends on this package compiles it.
-            swiftSettings: strict + [
+            swiftSettings: memorySafe + [
                 .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))
             ]),
         // A WCSession-shaped session over the lws client (phone and watch).

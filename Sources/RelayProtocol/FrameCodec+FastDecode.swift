@@ -10,10 +10,8 @@
 /// and ids and kinds at their limits).
 extension FrameCodec {
     static func fastDecodeClient(_ bytes: [UInt8]) -> ClientFrame? {
-        bytes.withUnsafeBufferPointer { buf in
-            var parser = JSONParser(buf: buf, maxDepth: JSONParser.defaultMaxDepth)
-            return parser.transferFrame(bytes)
-        }
+        var parser = JSONParser(buf: bytes.span, maxDepth: JSONParser.defaultMaxDepth)
+        return parser.transferFrame(bytes)
     }
 
     /// A frame id: 1–64 code points (as ``ObjectReader/id()`` checks).

@@ -83,7 +83,7 @@ public struct Payload: JSONRepresentable, Hashable {
 
     /// Checks `bytes` as one strict JSON object and keeps them as they are (the store's reload).
     public init(bytes: [UInt8]) throws(ProtocolError) {
-        if let scan = bytes.withUnsafeBufferPointer({ JSONParser.scanObject($0) }) {
+        if let scan = JSONParser.scanObject(bytes.span) {
             self.init(raw: bytes[...], scan: scan)
             return
         }

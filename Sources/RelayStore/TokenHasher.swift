@@ -7,15 +7,11 @@ public enum TokenHasher {
     /// `sha256Hex("abc")` is `ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad`.
     public static func sha256Hex(_ token: String) -> String {
         var digest = [UInt8](repeating: 0, count: 32)
-        var text = token
-        // Both buffers are owned by Swift and valid for the closures' duration: `utf8` by the
-        // string, `out` by `digest` (exactly 32 bytes, as relay_sha256 requires). libcrypto
-        // only reads the one and writes the other during the call.
-        let ok = text.withUTF8 { utf8 in
-            digest.withUnsafeMutableBufferPointer { out in
-                relay_sha256(utf8.baseAddress, utf8.count, out.baseAddress)
-            }
-        }
+        let text = Array(token.utf8)
+        // A C call takes pointers: Swift lends both arrays for its duration (none is spelled
+        // or kept here). libcrypto reads `text.count` bytes of `text` and writes `digest`,
+        // exactly 32 bytes as relay_sha256 requires.
+        let ok = unsafe relay_sha256(text, text.count, &digest)
         // SHA256_Init/Update/Final on a context on the stack do not fail for valid arguments; if
         // they ever did, no caller could handle it, and a hash that silently differs would lock
         // devices out.

@@ -21,7 +21,7 @@ import Testing
     }
 
     static func scan(_ bytes: [UInt8]) -> JSONObjectScan? {
-        bytes.withUnsafeBufferPointer { JSONParser.scanObject($0) }
+        JSONParser.scanObject(bytes.span)
     }
 
     static let edgeCases: [String] = [

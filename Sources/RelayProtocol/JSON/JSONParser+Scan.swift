@@ -25,7 +25,7 @@ struct JSONObjectScan: Equatable {
 extension JSONParser {
     /// Scans one JSON object that fills `bytes` entirely (as ``parse(_:maxDepth:)`` would, top
     /// level at depth 0); `nil` if the bytes are anything else or not valid JSON.
-    static func scanObject(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth) -> JSONObjectScan? {
+    static func scanObject(_ bytes: Span<UInt8>, maxDepth: Int = defaultMaxDepth) -> JSONObjectScan? {
         var p = JSONParser(buf: bytes, maxDepth: maxDepth)
         p.skipWhitespace()
         guard p.pos < bytes.count, bytes[p.pos] == UInt8(ascii: "{") else { return nil }
@@ -62,7 +62,7 @@ extension JSONParser {
             let isKind: Bool
             if keySet == nil, plainKeyCount < plainKeys.count, let key = plainString() {
                 for i in 0..<plainKeyCount where matches(plainKeys[i], key) {
-                    throw fail("duplicate key '\(String(decoding: buf[key], as: UTF8.self))'")
+                    throw fail("duplicate key '\(string(key))'")
                 }
                 plainKeys[plainKeyCount] = key
                 plainKeyCount += 1
@@ -73,7 +73,7 @@ extension JSONParser {
                 let key = try parseString()
                 if keySet == nil {
                     var set = Set<String>(minimumCapacity: 2 * plainKeys.count)
-                    for i in 0..<plainKeyCount { set.insert(String(decoding: buf[plainKeys[i]], as: UTF8.self)) }
+                    for i in 0..<plainKeyCount { set.insert(string(plainKeys[i])) }
                     keySet = set
                 }
                 guard keySet!.insert(key).inserted else { throw fail("duplicate key '\(key)'") }
@@ -177,7 +177,7 @@ extension JSONParser {
             // Fits Int64 whatever the digits; written back as spelled, except "-0".
             return number.isNegativeZero ? 1 : pos - number.start
         }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: buf[number.start..<pos]), as: UTF8.self)
+        let text = string(number.start..<pos)
         if number.isInteger, let i = Int64(text) { return JSONWriter.encodedSize(.int(i)) }
         guard let d = Double(text), d.isFinite else { throw fail("number out of range") }
         return JSONWriter.encodedSize(.double(d))
@@ -222,19 +222,23 @@ extension JSONParser {
     /// 32 bytes a step as two 16-byte vectors: on a 64 KiB string this is 2.5 µs, against 7.6 µs
     /// eight bytes a step (`-O`, x86-64), and the scan was 7–8 % of the relay's time per 64 KiB
     /// message (perf, 2026-12-02); relay CPU per 64 KiB message 114.4 → 105.8 µs.
+    ///
+    /// The loads read the span's bytes, bounds-checked like every other read here (about 1 µs
+    /// more per 64 KiB than through a raw pointer). They are `unsafe` only for the types they
+    /// make: a byte span has no padding to read, and every bit pattern is a valid
+    /// `SIMD16<UInt8>` or `UInt64`.
     private func plainRun() -> Int {
-        guard let base = buf.baseAddress else { return 0 }
-        let raw = UnsafeRawPointer(base)
+        let raw = unsafe buf.bytes
         var i = pos
         while i + 32 <= buf.count {
             let special =
-                Self.specialBytes(raw.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self))
-                | Self.specialBytes(raw.loadUnaligned(fromByteOffset: i + 16, as: SIMD16<UInt8>.self))
+                Self.specialBytes(unsafe raw.unsafeLoadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self))
+                | Self.specialBytes(unsafe raw.unsafeLoadUnaligned(fromByteOffset: i + 16, as: SIMD16<UInt8>.self))
             if special[0] | special[1] != 0 { break }
             i += 32
         }
         while i + 8 <= buf.count {
-            let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            let word = unsafe raw.unsafeLoadUnaligned(fromByteOffset: i, as: UInt64.self)
             if Self.hasSpecialByte(word) { break }
             i += 8
         }
@@ -242,14 +246,15 @@ extension JSONParser {
     }
 
     /// Nonzero lanes where a byte of `bytes` is ≥ 0x80 or < 0x20 (as a signed byte, both are
-    /// below 0x20), `"` (0x22) or `\` (0x5C); zero if there is none.
+    /// below 0x20), `"` (0x22) or `\` (0x5C); zero if there is none. The casts reinterpret 16
+    /// bytes as 16 bytes (a mask's lanes are 0 or -1), valid for every bit pattern.
     @inline(__always)
     static func specialBytes(_ bytes: SIMD16<UInt8>) -> SIMD2<UInt64> {
-        let signed = unsafeBitCast(bytes, to: SIMD16<Int8>.self)
+        let signed = unsafe unsafeBitCast(bytes, to: SIMD16<Int8>.self)
         // The constants' types are spelled out: written `SIMD16(repeating:)`, the release build
         // compared lane by lane (a loop of 16 per comparison, 12× slower than eight bytes a step).
         let mask = (signed .< SIMD16<Int8>(repeating: 0x20)) .| (bytes .== SIMD16<UInt8>(repeating: 0x22)) .| (bytes .== SIMD16<UInt8>(repeating: 0x5C))
-        return unsafeBitCast(mask, to: SIMD2<UInt64>.self)
+        return unsafe unsafeBitCast(mask, to: SIMD2<UInt64>.self)
     }
 
     /// Whether any byte of `word` is ≥ 0x80, < 0x20, `"` (0x22) or `\` (0x5C). Exact for "any"

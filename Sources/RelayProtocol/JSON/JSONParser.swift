@@ -3,7 +3,11 @@
 /// Rejects invalid UTF-8, lone surrogate escapes, control characters in strings, leading
 /// zeros, trailing garbage and nesting deeper than ``maxDepth`` (hostile input must get an
 /// error, never exhaust the stack) and duplicate object keys (ambiguous: which one counts?).
-public struct JSONParser {
+///
+/// It reads the bytes through a `Span` (so it cannot outlive them: `~Escapable`), and every read
+/// is bounds-checked: this is the relay's first contact with a peer's bytes, and DESIGN.md keeps
+/// unsafe pointers in WebSocketTransport.
+public struct JSONParser: ~Escapable {
     /// The deepest nesting of arrays and objects accepted (default 64).
     public static let defaultMaxDepth = 64
 
@@ -17,14 +21,12 @@ public struct JSONParser {
     /// Parses one JSON text that fills `bytes` entirely.
     public static func parse(_ bytes: some Collection<UInt8>, maxDepth: Int = defaultMaxDepth) throws(Failure) -> JSONValue {
         let array = Array(bytes)
-        return try array.withUnsafeBufferPointer { (buf) throws(Failure) -> JSONValue in
-            var p = JSONParser(buf: buf, maxDepth: maxDepth)
-            p.skipWhitespace()
-            let v = try p.parseValue(depth: 0)
-            p.skipWhitespace()
-            if p.pos != buf.count { throw p.fail("trailing characters after the JSON value") }
-            return v
-        }
+        var p = JSONParser(buf: array.span, maxDepth: maxDepth)
+        p.skipWhitespace()
+        let v = try p.parseValue(depth: 0)
+        p.skipWhitespace()
+        if p.pos != array.count { throw p.fail("trailing characters after the JSON value") }
+        return v
     }
 
     /// The members of a top-level object, in order (``rawMember(_:in:)``): `nil` for anything
@@ -33,14 +35,9 @@ public struct JSONParser {
     ///
     /// Each member carries the byte range of its value in `bytes`, so a payload can keep the
     /// sender's bytes exactly as they came.
-    static func topLevelMembers(_ bytes: some RandomAccessCollection<UInt8>) -> [TopLevelMember]? {
-        bytes.withContiguousStorageIfAvailable { buf in
-            var p = JSONParser(buf: buf, maxDepth: defaultMaxDepth)
-            return try? p.parseTopLevelMembers()
-        } ?? Array(bytes).withUnsafeBufferPointer { buf in
-            var p = JSONParser(buf: buf, maxDepth: defaultMaxDepth)
-            return try? p.parseTopLevelMembers()
-        }
+    static func topLevelMembers(_ bytes: ArraySlice<UInt8>) -> [TopLevelMember]? {
+        var p = JSONParser(buf: bytes.span, maxDepth: defaultMaxDepth)
+        return try? p.parseTopLevelMembers()
     }
 
     /// One member of a top-level object, with the range of its value's bytes (offsets from the start).
@@ -90,14 +87,15 @@ public struct JSONParser {
         return pos == buf.count ? members : nil
     }
 
-    /// Whether the bytes in `range` are `text`'s UTF-8.
+    /// Whether the bytes in `range` are `text`'s UTF-8 (a literal: its `utf8` view reads the
+    /// bytes in place).
     @inline(__always)
-    func matches(_ range: Range<Int>, _ text: StaticString) -> Bool {
-        guard range.count == text.utf8CodeUnitCount else { return false }
-        let expected = text.utf8Start
-        var i = 0
-        while i < range.count {
-            if buf[range.lowerBound + i] != expected[i] { return false }
+    func matches(_ range: Range<Int>, _ text: String) -> Bool {
+        let expected = text.utf8
+        guard range.count == expected.count else { return false }
+        var i = range.lowerBound
+        for byte in expected {
+            if buf[i] != byte { return false }
             i += 1
         }
         return true
@@ -145,17 +143,19 @@ public struct JSONParser {
         }
     }
 
-    let buf: UnsafeBufferPointer<UInt8>
+    let buf: Span<UInt8>
     var pos = 0
     let maxDepth: Int
 
-    init(buf: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    @_lifetime(copy buf)
+    init(buf: Span<UInt8>, maxDepth: Int) {
         self.buf = buf
         self.maxDepth = maxDepth
     }
 
     func fail(_ reason: String) -> Failure { Failure(offset: pos, reason: reason) }
 
+    @inline(__always)
     mutating func skipWhitespace() {
         while pos < buf.count {
             switch buf[pos] {
@@ -179,11 +179,11 @@ public struct JSONParser {
         }
     }
 
-    mutating func expectLiteral(_ word: StaticString) throws(Failure) {
-        let n = word.utf8CodeUnitCount
-        guard pos + n <= buf.count else { throw fail("unexpected end of input") }
-        let w = word.utf8Start
-        for i in 0..<n where buf[pos + i] != w[i] { throw fail("invalid literal") }
+    mutating func expectLiteral(_ word: String) throws(Failure) {
+        let n = word.utf8.count
+        guard pos + n <= buf.count, matches(pos..<pos + n, word) else {
+            throw fail(pos + n <= buf.count ? "invalid literal" : "unexpected end of input")
+        }
         pos += n
     }
 
@@ -250,7 +250,7 @@ public struct JSONParser {
 
     private mutating func parseNumber() throws(Failure) -> JSONValue {
         let number = try readNumber()
-        let text = String(decoding: UnsafeBufferPointer(rebasing: buf[number.start..<pos]), as: UTF8.self)
+        let text = string(number.start..<pos)
         if number.isInteger, let i = Int64(text) { return .int(i) }
         guard let d = Double(text), d.isFinite else { throw fail("number out of range") }
         return .double(d)
@@ -298,6 +298,17 @@ public struct JSONParser {
         return NumberText(start: start, isInteger: isInteger, integerDigits: integerDigits, isNegativeZero: isNegativeZero)
     }
 
+    /// The bytes in `range`, known to be ASCII (a number, a plain string), as a `String`.
+    func string(_ range: Range<Int>) -> String {
+        validString(range) ?? ""
+    }
+
+    /// The bytes in `range` as a `String`, or nil if they are not valid UTF-8.
+    func validString(_ range: Range<Int>) -> String? {
+        guard let utf8 = try? UTF8Span(validating: buf.extracting(range)) else { return nil }
+        return String(copying: utf8)
+    }
+
     func isDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }
 
     mutating func parseString() throws(Failure) -> String {
@@ -316,15 +327,17 @@ public struct JSONParser {
         }
         guard pos < buf.count else { throw fail("unterminated string") }
         if !sawEscape {
-            let slice = UnsafeBufferPointer(rebasing: buf[start..<pos])
+            let range = start..<pos
             pos += 1
             if sawNonASCII {
-                guard let s = String(validating: slice, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
+                guard let s = validString(range) else { throw fail("invalid UTF-8 in string") }
                 return s
             }
-            return String(decoding: slice, as: UTF8.self)
+            return string(range)
         }
-        var bytes = Array(UnsafeBufferPointer(rebasing: buf[start..<pos]))
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(pos - start + 16)
+        for i in start..<pos { bytes.append(buf[i]) }
         while true {
             guard pos < buf.count else { throw fail("unterminated string") }
             let b = buf[pos]
