@@ -78,8 +78,12 @@ extension InMemoryRelay {
                 if let id = links[link] { queue.append(.device(id, .frame(frame))) }
             case .close(let link, let code, _):
                 if let id = links[link] { drop(id, link, code: code.rawValue) }
+            case .persist(.setSeqReserved(let pair, let direction, let upTo)),
+                .persistAhead(.setSeqReserved(let pair, let direction, let upTo)):
+                // The relay's state is this actor's memory: a reservation is as good as committed.
+                relay.seqReservationCommitted(pair, direction: direction, upTo: upTo)
             case .persist, .persistAhead, .awaitAhead, .loadPayloads:
-                break  // the relay's state is this actor's memory: nothing to commit or read
+                break  // nothing to commit or read
             }
         }
     }

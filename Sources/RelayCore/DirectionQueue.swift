@@ -19,9 +19,14 @@ struct DirectionQueue: Sendable {
     private(set) var queuedBytes = 0
     /// The last seq handed out (messages included).
     var lastSeq: Int64 = 0
-    /// Seqs up to this are reserved in the store (or being reserved: see ``aheadFrom``).
+    /// Seqs up to this are reserved in the store, or being reserved: up to ``seqDurable`` the
+    /// reservation is committed.
     var seqReserved: Int64 = 0
-    /// The first seq of the block reserved ahead while its commit may still be pending.
+    /// Seqs up to this are reserved in a committed batch (the driver says so through
+    /// ``RelayState/seqReservationCommitted(_:direction:upTo:)``). A seq above it waits for the
+    /// commit of its reservation: sent before, it could be handed out again after a crash.
+    var seqDurable: Int64 = 0
+    /// The first seq of the block reserved ahead, until a seq of it is handed out.
     var aheadFrom: Int64?
     /// The size of the block in use (0 before the first reservation) and when it was reserved
     /// (milliseconds since the epoch): see ``advanceSeq(block:now:)``.
@@ -84,6 +89,7 @@ struct DirectionQueue: Sendable {
         // Every seq up to the reservation may have been used before the restart.
         lastSeq = max(s.seqReserved, sent.last?.seq ?? 0)
         seqReserved = lastSeq
+        seqDurable = lastSeq
         lastSentContext = s.lastSentContext
         pendingTransferred = s.pendingTransferred
         finished = FIFOArray(s.finishedIDs)
@@ -134,9 +140,10 @@ struct DirectionQueue: Sendable {
     ///
     /// Seqs are reserved in the store in blocks so they never repeat after a crash. The first
     /// block is reserved when needed (frames wait for that commit). The next one is reserved
-    /// ahead, when half of the current block is left, without holding any frame; only the
-    /// first seq of that block waits for its commit, which by then has long happened. So no
-    /// send stalls behind an fsync in the steady state.
+    /// ahead, when half of the current block is left, without holding any frame. A seq waits
+    /// (`awaits`) only while the commit of its reservation has not been reported
+    /// (``seqDurable``): in the steady state the ahead block's commit has long happened when
+    /// its first seq is handed out, so no send stalls behind an fsync.
     ///
     /// Blocks follow the traffic: the first is `block` seqs; the next one is twice the size
     /// (up to ``maxSeqBlockFactor`` × `block`) when the current one was half used within
@@ -147,7 +154,7 @@ struct DirectionQueue: Sendable {
     /// at 64 B, perf 2026-12-03), and a restart skips at most a few seconds of seqs, never more
     /// than 1.5 × the largest block (PROTOCOL.md §8.6). `block` is taken within
     /// 1...``largestBaseBlock`` (below 1 no seq would be covered; above, doubling overflows).
-    mutating func advanceSeq(block: Int64, now: Timestamp) -> (seq: Int64, reservation: SeqReservation?) {
+    mutating func advanceSeq(block: Int64, now: Timestamp) -> SeqStep {
         let block = min(max(block, 1), Self.largestBaseBlock)
         lastSeq += 1
         let at = now.millisecondsSinceEpoch
@@ -156,12 +163,12 @@ struct DirectionQueue: Sendable {
             seqBlockReservedAt = at
             seqReserved = lastSeq + block - 1
             aheadFrom = nil
-            return (lastSeq, .now(seqReserved))
+            return SeqStep(seq: lastSeq, reservation: .now(seqReserved), awaits: false)
         }
-        if lastSeq == aheadFrom {
-            aheadFrom = nil
-            return (lastSeq, .awaitAhead)
-        }
+        // Behind a reservation not yet reported committed: the frames after it wait for it,
+        // even on a connection that opened since (per-connection order does not cover that).
+        let awaits = lastSeq > seqDurable
+        if lastSeq == aheadFrom { aheadFrom = nil }
         let current = max(seqBlock, block)
         if aheadFrom == nil, seqReserved - lastSeq < current / 2 {
             let fast = at - seqBlockReservedAt < Self.fastSeqBlockMs
@@ -169,9 +176,14 @@ struct DirectionQueue: Sendable {
             seqBlockReservedAt = at
             aheadFrom = seqReserved + 1
             seqReserved += seqBlock
-            return (lastSeq, .ahead(seqReserved))
+            return SeqStep(seq: lastSeq, reservation: .ahead(seqReserved), awaits: awaits)
         }
-        return (lastSeq, nil)
+        return SeqStep(seq: lastSeq, reservation: nil, awaits: awaits)
+    }
+
+    /// The reservation up to `upTo` is committed.
+    mutating func seqReservationCommitted(upTo: Int64) {
+        seqDurable = max(seqDurable, min(upTo, seqReserved))
     }
 
     /// The largest seq block, in base blocks (``advanceSeq(block:now:)``).
@@ -314,14 +326,20 @@ struct PairState: Sendable {
     }
 }
 
-/// What ``DirectionQueue/advanceSeq(block:now:)`` asks of the store.
+/// A seq handed out by ``DirectionQueue/advanceSeq(block:now:)``, and what it asks of the store.
+struct SeqStep: Equatable {
+    let seq: Int64
+    let reservation: SeqReservation?
+    /// The seq's reservation is not known to be committed: what follows waits for it.
+    let awaits: Bool
+}
+
+/// A reservation ``DirectionQueue/advanceSeq(block:now:)`` asks the store for.
 enum SeqReservation: Equatable {
     /// Reserve up to this now; the seq waits for the commit.
     case now(Int64)
     /// Reserve up to this in the background.
     case ahead(Int64)
-    /// The seq is the first of the block reserved ahead: it waits for that commit.
-    case awaitAhead
 }
 
 /// A sent context, immutable and shared (``DirectionQueue/lastSentContext``'s storage).

@@ -32,8 +32,10 @@ public enum RelayAction: Sendable, Hashable {
     /// flushed at once, see ``awaitAhead(_:direction:)``), or a wrong pairing code that locked
     /// nothing (a count lost to a crash only makes a later lock come one code later).
     case persistAhead(StoreMutation)
-    /// Frames after this wait until the last `persistAhead` of this pair direction is
-    /// committed (the first seq of the block reserved ahead is being used).
+    /// Frames after this wait until the last seq reservation (`.setSeqReserved`, by `persist`
+    /// or `persistAhead`) of this pair direction is committed: a seq is being used whose
+    /// reservation the core has not yet been told is committed
+    /// (``RelayState/seqReservationCommitted(_:direction:upTo:)``).
     case awaitAhead(PairID, direction: Role)
     /// Read the payloads of these queued items of a pair direction from the store, after every
     /// mutation before this action is committed, and hand them back as

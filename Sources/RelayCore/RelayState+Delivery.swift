@@ -163,19 +163,26 @@ extension RelayState {
     /// ``nextSeq(_:sender:)`` of the pair at `position` in `pairs`.
     mutating func nextSeq(_ pairID: PairID, at position: Int, sender: Role) -> Int64 {
         let (block, now) = (configuration.seqReservationBlock, now)
-        let (seq, reservation) = pairs.update(at: position) { $0[sender].advanceSeq(block: block, now: now) }
-        record(reservation, pairID, sender)
-        return seq
+        let step = pairs.update(at: position) { $0[sender].advanceSeq(block: block, now: now) }
+        record(step, pairID, sender)
+        return step.seq
     }
 
-    /// Turns a seq reservation step into store actions.
-    mutating func record(_ reservation: SeqReservation?, _ pairID: PairID, _ sender: Role) {
-        switch reservation {
+    /// Turns a seq step into store actions: the wait for its reservation first (a reservation
+    /// ahead in the same step need not be waited for).
+    mutating func record(_ step: SeqStep, _ pairID: PairID, _ sender: Role) {
+        if step.awaits { actions.append(.awaitAhead(pairID, direction: sender)) }
+        switch step.reservation {
         case .now(let upTo): persist(.setSeqReserved(pairID, direction: sender, upTo))
         case .ahead(let upTo): actions.append(.persistAhead(.setSeqReserved(pairID, direction: sender, upTo)))
-        case .awaitAhead: actions.append(.awaitAhead(pairID, direction: sender))
         case nil: break
         }
+    }
+
+    /// The store committed `sender`'s seq reservation of `pairID` up to `upTo` (a
+    /// `.setSeqReserved` the core asked for): seqs up to it no longer wait for anything.
+    public mutating func seqReservationCommitted(_ pairID: PairID, direction sender: Role, upTo: Int64) {
+        _ = updatePair(pairID) { $0[sender].seqReservationCommitted(upTo: upTo) }
     }
 
     /// Moves `sender`'s queue of `pairID` out of `pairs` (leaving an empty one) so changing it
@@ -217,11 +224,11 @@ extension RelayState {
                 return
             } else if let next = q.popUnsent() {
                 item = next
-                let (seq, reservation) = q.advanceSeq(block: configuration.seqReservationBlock, now: now)
-                record(reservation, pairID, sender)
-                item.seq = seq
+                let step = q.advanceSeq(block: configuration.seqReservationBlock, now: now)
+                record(step, pairID, sender)
+                item.seq = step.seq
                 q.sent.append(item)
-                persist(.setItemSeq(pairID, direction: sender, sendID: item.sendID, seq: seq))
+                persist(.setItemSeq(pairID, direction: sender, sendID: item.sendID, seq: step.seq))
                 if item.mode == .context {
                     q.lastSentContext = item.deliver(from: sender)
                     persist(.setLastSentContext(pairID, direction: sender, item.deliver(from: sender)))

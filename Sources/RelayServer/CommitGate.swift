@@ -9,7 +9,9 @@ import RelayProtocol
 ///   connection, so per-connection order holds. Frames on other connections do not wait.
 /// - `.persistAhead` (a block of seqs reserved before it is needed, a wrong pairing code
 ///   that locked nothing) holds nothing back; `.awaitAhead` makes the following frames wait
-///   for the batch with the last reservation of that pair direction, if it is not committed yet.
+///   for the batch with the last seq reservation of that pair direction (`persist` or
+///   `persistAhead`), if it is not committed yet. ``committed(_:into:)`` names the reservations
+///   committed, for the core to stop asking.
 /// - Mutations that pile up while a batch is being committed form the next batch: one commit
 ///   (one fsync) for many sends. One batch is with the committer at a time.
 /// - A batch is `urgent` (must be flushed to stable storage) only if a frame waits for it or
@@ -39,8 +41,10 @@ struct CommitGate {
     private var waiting: [UInt64: [RelayAction]] = [:]
     /// The ticket the last waiting frame of each connection waits for.
     private var lastTicket: [LinkID: UInt64] = [:]
-    /// The batch holding each pair direction's last seq reservation made ahead.
+    /// The batch holding each pair direction's last seq reservation not yet committed.
     private var aheadTickets: [AheadKey: UInt64] = [:]
+    /// Seq reservations not yet committed, in ticket order.
+    private var reservations: [(ticket: UInt64, reservation: SeqReservationCommit)] = []
     /// Payload reads from the store, each after the batch it must follow (0: none open then).
     private var reads: [(after: UInt64, read: PayloadRead)] = []
 
@@ -64,16 +68,12 @@ struct CommitGate {
             case .persist(let mutation):
                 openBatch.append(mutation)
                 gate = openTicket
+                noteReservation(mutation)
             case .persistAhead(let mutation):
                 openBatch.append(mutation)
-                if case .setSeqReserved(let pair, let direction, _) = mutation {
-                    openReservesAhead = true
-                    aheadTickets[AheadKey(pair: pair, direction: direction)] = openTicket
-                }
+                if noteReservation(mutation) { openReservesAhead = true }
             case .awaitAhead(let pair, let direction):
-                if let ticket = aheadTickets.removeValue(forKey: AheadKey(pair: pair, direction: direction)),
-                    ticket > committedTicket
-                {
+                if let ticket = aheadTickets[AheadKey(pair: pair, direction: direction)], ticket > committedTicket {
                     gate = max(gate, ticket)
                 }
             case .loadPayloads(let pair, let direction, let sendIDs):
@@ -90,6 +90,15 @@ struct CommitGate {
                 }
             }
         }
+    }
+
+    /// Records a seq reservation in the open batch; whether `mutation` is one.
+    @discardableResult
+    private mutating func noteReservation(_ mutation: StoreMutation) -> Bool {
+        guard case .setSeqReserved(let pair, let direction, let upTo) = mutation else { return false }
+        aheadTickets[AheadKey(pair: pair, direction: direction)] = openTicket
+        reservations.append((openTicket, SeqReservationCommit(pair: pair, direction: direction, upTo: upTo)))
+        return true
     }
 
     /// Whether ``admit(_:into:)`` would pass `actions` to `ready` as they are and change nothing:
@@ -141,17 +150,30 @@ struct CommitGate {
         return batch
     }
 
-    /// The batch of `ticket` is durable: appends what waited for it to `ready`, in order.
-    mutating func committed(_ ticket: UInt64, into ready: inout [RelayAction]) {
+    /// The batch of `ticket` is durable: appends what waited for it to `ready`, in order, and
+    /// returns the seq reservations it committed (for ``RelayState/seqReservationCommitted(_:direction:upTo:)``).
+    @discardableResult
+    mutating func committed(_ ticket: UInt64, into ready: inout [RelayAction]) -> [SeqReservationCommit] {
         precondition(ticket == inFlight, "committed a batch that was not with the committer")
         inFlight = nil
         failing = nil
         committedTicket = ticket
-        guard let released = waiting.removeValue(forKey: ticket) else { return }
+        var done: [SeqReservationCommit] = []
+        if let first = reservations.first, first.ticket <= ticket {
+            let count = reservations.prefix { $0.ticket <= ticket }.count
+            for (reserved, reservation) in reservations.prefix(count) {
+                let key = AheadKey(pair: reservation.pair, direction: reservation.direction)
+                if aheadTickets[key] == reserved { aheadTickets[key] = nil }
+                done.append(reservation)
+            }
+            reservations.removeFirst(count)
+        }
+        guard let released = waiting.removeValue(forKey: ticket) else { return done }
         for action in released {
             ready.append(action)
             if let link = action.link, lastTicket[link] == ticket { lastTicket[link] = nil }
         }
+        return done
     }
 
     /// The in-flight batch failed (the caller keeps retrying it): drops every waiting frame and
@@ -182,7 +204,14 @@ extension RelayAction {
     }
 }
 
-/// A pair direction, for the seq reservations made ahead.
+/// A committed seq reservation: seqs of `pair`'s `direction` up to `upTo` are covered.
+struct SeqReservationCommit: Sendable, Equatable {
+    let pair: PairID
+    let direction: Role
+    let upTo: Int64
+}
+
+/// A pair direction, for the seq reservations not yet committed.
 private struct AheadKey: Hashable {
     let pair: PairID
     let direction: Role

@@ -141,7 +141,9 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
         case let done as Committed:
             callNow = clock.now()
             metrics.committed(mutations: done.mutations)
-            gate.committed(done.ticket, into: &ready)
+            for reservation in gate.committed(done.ticket, into: &ready) {
+                core.seqReservationCommitted(reservation.pair, direction: reservation.direction, upTo: reservation.upTo)
+            }
             performReady(&outbound)
         case let failing as CommitFailing:
             // The connections waiting for it are closed with 1011 (PROTOCOL.md §2.3); their

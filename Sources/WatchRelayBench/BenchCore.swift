@@ -56,7 +56,14 @@ public enum BenchCoreCommand {
             let start = ContinuousClock.now
             for bytes in frames {
                 for action in state.handle(.frame(phone, bytes), now: clock) {
-                    if case .send(_, let frame) = action { answerBytes += FrameCodec.encode(frame).count }
+                    switch action {
+                    case .send(_, let frame): answerBytes += FrameCodec.encode(frame).count
+                    case .persist(.setSeqReserved(let pair, let direction, let upTo)),
+                        .persistAhead(.setSeqReserved(let pair, let direction, let upTo)):
+                        // No store: a reservation counts as committed at once.
+                        state.seqReservationCommitted(pair, direction: direction, upTo: upTo)
+                    default: break
+                    }
                 }
             }
             let elapsed = ContinuousClock.now - start

@@ -22,6 +22,12 @@ struct RelayHarness {
     private var linkCount: UInt64 = 0
     private var frameCount = 0
 
+    /// Whether every seq reservation is reported committed as soon as the core asks for it
+    /// (a store that commits at once); when false, ``commitReservations()`` reports them.
+    var commitsReservations = true
+    /// Seq reservations asked for and not yet reported committed (``commitsReservations`` false).
+    var pendingReservations: [(PairID, Role, Int64)] = []
+
     /// Whether `.loadPayloads` is answered from ``store`` within the same ``handle(_:sourceLocation:)``
     /// (its output then includes what the answer made the core do).
     var answersPayloadLoads = true
@@ -63,6 +69,15 @@ struct RelayHarness {
             store.apply(more)
             actions += more
         }
+        for action in actions {
+            switch action {
+            case .persist(.setSeqReserved(let pair, let direction, let upTo)),
+                .persistAhead(.setSeqReserved(let pair, let direction, let upTo)):
+                pendingReservations.append((pair, direction, upTo))
+            default: break
+            }
+        }
+        if commitsReservations { commitReservations() }
         let out = Output(actions, sourceLocation: sourceLocation)
         for (_, frame) in out.sends {
             if let p = frame.paired {
@@ -71,6 +86,14 @@ struct RelayHarness {
             }
         }
         return out
+    }
+
+    /// Reports every pending seq reservation committed, in order.
+    mutating func commitReservations() {
+        for (pair, direction, upTo) in pendingReservations {
+            state.seqReservationCommitted(pair, direction: direction, upTo: upTo)
+        }
+        pendingReservations.removeAll()
     }
 
     /// A new connection from `address`.

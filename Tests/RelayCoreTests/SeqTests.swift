@@ -124,7 +124,7 @@ import Testing
         #expect(seen == [1, 2, 3, 4])
     }
 
-    @Test func theNextSeqBlockIsReservedAheadWithoutHoldingFramesAndOnlyItsFirstSeqWaits() {
+    @Test func theNextSeqBlockIsReservedAheadWithoutHoldingFramesAndNoSeqWaitsOnceItsReservationIsCommitted() {
         var h = RelayHarness()
         let (phone, watch) = h.pairDevices()
         var reservations: [(seq: Int, action: RelayAction)] = []
@@ -141,12 +141,68 @@ import Testing
                 }
             }
         }
-        #expect(reservations.map(\.seq) == [1, 513, 1025, 1537, 2049])
+        // The harness's store commits each reservation at once: nothing ever waits for one.
+        #expect(reservations.map(\.seq) == [1, 513, 1537])
         #expect(reservations[0].action == .persist(.setSeqReserved(h.pairID, direction: .phone, 1024)))
         #expect(reservations[1].action == .persistAhead(.setSeqReserved(h.pairID, direction: .phone, 2048)))
-        #expect(reservations[2].action == .awaitAhead(h.pairID, direction: .phone))
-        #expect(reservations[3].action == .persistAhead(.setSeqReserved(h.pairID, direction: .phone, 3072)))
-        #expect(reservations[4].action == .awaitAhead(h.pairID, direction: .phone))
+        #expect(reservations[2].action == .persistAhead(.setSeqReserved(h.pairID, direction: .phone, 3072)))
+    }
+
+    /// Every seq handed out while its reservation is not reported committed makes what follows
+    /// wait for it (`.awaitAhead`), not only the block's first: a receiver that reconnects in
+    /// that window gets the next seqs on a new connection, which waits for nothing else, and a
+    /// crash before the commit would hand those seqs out again (the client drops them as seen).
+    @Test func everySeqWaitsUntilItsReservationIsReportedCommitted() {
+        var h = RelayHarness()
+        let (phone, watch) = h.pairDevices()
+        h.commitsReservations = false
+        func send(_ n: Int) -> [RelayAction] {
+            h.advance(ms: 2)
+            let out = h.send(phone, id: "m-\(n)", mode: .message)
+            #expect(out.seqs(to: watch) == [Int64(n)])
+            return out.actions.filter {
+                switch $0 {
+                case .persist(.setSeqReserved), .persistAhead, .awaitAhead: true
+                default: false
+                }
+            }
+        }
+        let waits = RelayAction.awaitAhead(h.pairID, direction: .phone)
+        // The first block: its first seq waits through the persist, the next ones through
+        // `.awaitAhead` until the commit is reported.
+        #expect(send(1) == [.persist(.setSeqReserved(h.pairID, direction: .phone, 1024))])
+        #expect(send(2) == [waits])
+        #expect(send(3) == [waits])
+        h.commitReservations()
+        #expect(send(4) == [])
+        // The block ahead, reserved at 513 and not committed: the seqs of the current block do
+        // not wait for it; every seq of the new block does, until its commit is reported.
+        for n in 5...512 { #expect(send(n) == []) }
+        #expect(send(513) == [.persistAhead(.setSeqReserved(h.pairID, direction: .phone, 2048))])
+        for n in 514...1024 { #expect(send(n) == []) }
+        #expect(send(1025) == [waits])
+        #expect(send(1026) == [waits])
+        h.commitReservations()
+        #expect(send(1027) == [])
+    }
+
+    /// A block half used before its commit is reported: the wait for it comes before the next
+    /// reservation, so the frames wait for the current block's batch, not the newer one.
+    @Test func aReservationAheadWhileTheCurrentBlockWaitsComesAfterTheWait() {
+        var h = RelayHarness(configuration: RelayConfiguration(seqReservationBlock: 16))
+        let (phone, watch) = h.pairDevices()
+        h.commitsReservations = false
+        var steps: [[RelayAction]] = []
+        for n in 1...9 {
+            let out = h.send(phone, id: "m-\(n)", mode: .message)
+            #expect(out.seqs(to: watch) == [Int64(n)])
+            steps.append(out.actions.filter { if case .send = $0 { false } else { true } })
+        }
+        let waits = RelayAction.awaitAhead(h.pairID, direction: .phone)
+        #expect(steps[0] == [.persist(.setSeqReserved(h.pairID, direction: .phone, 16))])
+        #expect(steps[1...7].allSatisfy { $0 == [waits] })
+        // Half of 16 used within a second: the next block is 32.
+        #expect(steps[8] == [waits, .persistAhead(.setSeqReserved(h.pairID, direction: .phone, 48))])
     }
 
     @Test func afterARestartSeqsContinuePastEveryReservationMadeAhead() {

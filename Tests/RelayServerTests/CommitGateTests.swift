@@ -150,6 +150,48 @@ struct CommitGateTests {
         #expect(admit(&gate, [.awaitAhead(pair, direction: .phone), deliver3]) == [deliver3])
     }
 
+    /// The gap a receiver's reconnect opened: seqs of a block whose reservation is in flight,
+    /// delivered on a new connection (nothing waits there), could be handed out again after a
+    /// crash. Every `.awaitAhead` waits for the direction's last reservation, by `persist` or
+    /// `persistAhead`, until that batch is committed; the commit names what it reserved.
+    @Test func everyAwaitWaitsForTheDirectionsLastReservationUntilItsBatchIsCommitted() throws {
+        var gate = CommitGate()
+        let newWatch = LinkID(4)
+        // seq 1 reserves the block now: its deliver waits for the batch.
+        let deliver1 = accepted("d1", to: watch)
+        #expect(admit(&gate, [persist(1024), deliver1]).isEmpty)
+        let first = try take(&gate)
+        // The watch reconnects; seqs 2 and 3 go to the new connection: they wait too.
+        let deliver2 = accepted("d2", to: newWatch)
+        let deliver3 = accepted("d3", to: newWatch)
+        #expect(admit(&gate, [.awaitAhead(pair, direction: .phone), deliver2]).isEmpty)
+        #expect(admit(&gate, [.awaitAhead(pair, direction: .phone), deliver3]).isEmpty)
+        // The other direction reserved nothing: its frames do not wait.
+        let fromWatch = accepted("w1", to: phone)
+        #expect(admit(&gate, [.awaitAhead(pair, direction: .watch), fromWatch]) == [fromWatch])
+        var ready: [RelayAction] = []
+        let reserved = gate.committed(first.ticket, into: &ready)
+        #expect(ready == [deliver1, deliver2, deliver3])
+        #expect(reserved == [SeqReservationCommit(pair: pair, direction: .phone, upTo: 1024)])
+        // An ahead reservation, then seqs of its block before its commit: each waits.
+        let ahead = RelayAction.persistAhead(.setSeqReserved(pair, direction: .phone, 2048))
+        #expect(admit(&gate, [ahead]).isEmpty)
+        let second = try take(&gate)
+        let deliver4 = accepted("d4", to: newWatch)
+        let deliver5 = accepted("d5", to: other)
+        #expect(admit(&gate, [.awaitAhead(pair, direction: .phone), deliver4]).isEmpty)
+        #expect(admit(&gate, [.awaitAhead(pair, direction: .phone), deliver5]).isEmpty)
+        ready = []
+        #expect(gate.committed(second.ticket, into: &ready) == [SeqReservationCommit(pair: pair, direction: .phone, upTo: 2048)])
+        #expect(ready == [deliver4, deliver5])
+        // A batch without a reservation names none.
+        #expect(admit(&gate, [.persist(.deletePair(pair)), accepted("x", to: phone)]).isEmpty)
+        let third = try take(&gate)
+        ready = []
+        #expect(gate.committed(third.ticket, into: &ready).isEmpty)
+        #expect(gate.isIdle)
+    }
+
     @Test func aWrongPairingCodeCountHoldsNothingBackAndIsNotUrgent() throws {
         var gate = CommitGate()
         let now = Timestamp(millisecondsSinceEpoch: 1_000)
