@@ -82,7 +82,7 @@ extension InMemoryRelay {
                 .persistAhead(.setSeqReserved(let pair, let direction, let upTo)):
                 // The relay's state is this actor's memory: a reservation is as good as committed.
                 relay.seqReservationCommitted(pair, direction: direction, upTo: upTo)
-            case .persist, .persistAhead, .awaitAhead, .loadPayloads:
+            case .persist, .persistAhead, .awaitAhead, .awaitStore, .loadPayloads:
                 break  // nothing to commit or read
             }
         }

@@ -26,8 +26,6 @@ struct DirectionQueue: Sendable {
     /// ``RelayState/seqReservationCommitted(_:direction:upTo:)``). A seq above it waits for the
     /// commit of its reservation: sent before, it could be handed out again after a crash.
     var seqDurable: Int64 = 0
-    /// The first seq of the block reserved ahead, until a seq of it is handed out.
-    var aheadFrom: Int64?
     /// The size of the block in use (0 before the first reservation) and when it was reserved
     /// (milliseconds since the epoch): see ``advanceSeq(block:now:)``.
     private var seqBlock: Int64 = 0
@@ -162,19 +160,19 @@ struct DirectionQueue: Sendable {
             seqBlock = block
             seqBlockReservedAt = at
             seqReserved = lastSeq + block - 1
-            aheadFrom = nil
             return SeqStep(seq: lastSeq, reservation: .now(seqReserved), awaits: false)
         }
         // Behind a reservation not yet reported committed: the frames after it wait for it,
         // even on a connection that opened since (per-connection order does not cover that).
         let awaits = lastSeq > seqDurable
-        if lastSeq == aheadFrom { aheadFrom = nil }
+        // Once a block is reserved ahead, what is left (the rest of the current block and all
+        // of the new one) is more than half the new block: the next reservation comes when
+        // half of the new block is used, and none before.
         let current = max(seqBlock, block)
-        if aheadFrom == nil, seqReserved - lastSeq < current / 2 {
+        if seqReserved - lastSeq < current / 2 {
             let fast = at - seqBlockReservedAt < Self.fastSeqBlockMs
             seqBlock = fast ? min(current * 2, block * Self.maxSeqBlockFactor) : max(current / 2, block)
             seqBlockReservedAt = at
-            aheadFrom = seqReserved + 1
             seqReserved += seqBlock
             return SeqStep(seq: lastSeq, reservation: .ahead(seqReserved), awaits: awaits)
         }

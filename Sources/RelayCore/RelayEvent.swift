@@ -37,6 +37,11 @@ public enum RelayAction: Sendable, Hashable {
     /// reservation the core has not yet been told is committed
     /// (``RelayState/seqReservationCommitted(_:direction:upTo:)``).
     case awaitAhead(PairID, direction: Role)
+    /// Frames after this wait until every mutation asked for before it is committed: a
+    /// reconnected receiver's `welcome` and the items sent again to it carry seqs (and a
+    /// context) whose reservation and `setItemSeq` may still be on their way to the store, and
+    /// on a new connection nothing else holds them back.
+    case awaitStore
     /// Read the payloads of these queued items of a pair direction from the store, after every
     /// mutation before this action is committed, and hand them back as
     /// ``RelayEvent/payloadsLoaded(_:direction:_:)``. Never on the service thread. Frames do not

@@ -45,6 +45,11 @@ extension RelayState {
         let peerRole = h.role.peer
         let peerDevice = pair.record.device(peerRole)
         let peerState = presence(of: peerDevice.id)
+        if pair[peerRole].lastSentContext != nil || !pair[peerRole].sent.isEmpty {
+            // The welcome's context and the items sent again below have seqs: on this new
+            // connection they wait for whatever of theirs is not yet committed (PROTOCOL.md §8.6).
+            actions.append(.awaitStore)
+        }
         emit(
             .welcome(
                 Welcome(

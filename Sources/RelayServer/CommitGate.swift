@@ -15,7 +15,9 @@ import RelayProtocol
 /// - Mutations that pile up while a batch is being committed form the next batch: one commit
 ///   (one fsync) for many sends. One batch is with the committer at a time.
 /// - A batch is `urgent` (must be flushed to stable storage) only if a frame waits for it or
-///   it reserves seqs ahead. A later urgent flush covers an earlier batch's writes.
+///   it reserves seqs. A later urgent flush covers an earlier batch's writes.
+/// - `.awaitStore` makes the following frames wait for the newest batch not yet committed
+///   (a reconnected receiver's `welcome` and the items sent to it again).
 /// - A failed commit releases nothing. ``commitFailed(_:)`` drops the frames waiting and names
 ///   their connections for the caller to close; until the batch is finally committed, every new
 ///   frame waits behind it, so nothing (not even a repeated `accepted`) goes out before the
@@ -30,7 +32,7 @@ struct CommitGate {
 
     /// Mutations of the batch being filled, and its ticket.
     private var openBatch: [StoreMutation] = []
-    private var openReservesAhead = false
+    private var openReserves = false
     private(set) var openTicket: UInt64 = 1
     private(set) var committedTicket: UInt64 = 0
     /// The batch with the committer, if any.
@@ -71,11 +73,15 @@ struct CommitGate {
                 noteReservation(mutation)
             case .persistAhead(let mutation):
                 openBatch.append(mutation)
-                if noteReservation(mutation) { openReservesAhead = true }
+                noteReservation(mutation)
             case .awaitAhead(let pair, let direction):
                 if let ticket = aheadTickets[AheadKey(pair: pair, direction: direction)], ticket > committedTicket {
                     gate = max(gate, ticket)
                 }
+            case .awaitStore:
+                // The newest batch with a mutation in it: the open one, else the one in flight.
+                let newest = openBatch.isEmpty ? (inFlight ?? 0) : openTicket
+                if newest > committedTicket { gate = max(gate, newest) }
             case .loadPayloads(let pair, let direction, let sendIDs):
                 // The items' inserts may be in the open batch: the read goes to the committer
                 // behind that batch (whose queue keeps the order).
@@ -92,13 +98,13 @@ struct CommitGate {
         }
     }
 
-    /// Records a seq reservation in the open batch; whether `mutation` is one.
-    @discardableResult
-    private mutating func noteReservation(_ mutation: StoreMutation) -> Bool {
-        guard case .setSeqReserved(let pair, let direction, let upTo) = mutation else { return false }
+    /// Records a seq reservation in the open batch, which makes it urgent: the core takes a
+    /// committed reservation as durable, and seqs it covers go out without waiting.
+    private mutating func noteReservation(_ mutation: StoreMutation) {
+        guard case .setSeqReserved(let pair, let direction, let upTo) = mutation else { return }
+        openReserves = true
         aheadTickets[AheadKey(pair: pair, direction: direction)] = openTicket
         reservations.append((openTicket, SeqReservationCommit(pair: pair, direction: direction, upTo: upTo)))
-        return true
     }
 
     /// Whether ``admit(_:into:)`` would pass `actions` to `ready` as they are and change nothing:
@@ -112,7 +118,7 @@ struct CommitGate {
         for i in actions.indices {
             switch actions[i] {
             case .send, .close: continue
-            case .persist, .persistAhead, .awaitAhead, .loadPayloads: return false
+            case .persist, .persistAhead, .awaitAhead, .awaitStore, .loadPayloads: return false
             }
         }
         return true
@@ -122,10 +128,10 @@ struct CommitGate {
     mutating func takeBatch() -> Batch? {
         guard inFlight == nil, !openBatch.isEmpty else { return nil }
         let batch = Batch(
-            ticket: openTicket, mutations: openBatch, urgent: openReservesAhead || waiting[openTicket] != nil)
+            ticket: openTicket, mutations: openBatch, urgent: openReserves || waiting[openTicket] != nil)
         inFlight = openTicket
         openBatch = []
-        openReservesAhead = false
+        openReserves = false
         openTicket += 1
         return batch
     }
@@ -145,7 +151,7 @@ struct CommitGate {
         guard !openBatch.isEmpty else { return nil }
         let batch = Batch(ticket: openTicket, mutations: openBatch, urgent: true)
         openBatch = []
-        openReservesAhead = false
+        openReserves = false
         openTicket += 1
         return batch
     }
@@ -199,7 +205,7 @@ extension RelayAction {
     fileprivate var link: LinkID? {
         switch self {
         case .send(let link, _), .close(let link, _, _): link
-        case .persist, .persistAhead, .awaitAhead, .loadPayloads: nil
+        case .persist, .persistAhead, .awaitAhead, .awaitStore, .loadPayloads: nil
         }
     }
 }

@@ -205,6 +205,26 @@ import Testing
         #expect(steps[8] == [waits, .persistAhead(.setSeqReserved(h.pairID, direction: .phone, 48))])
     }
 
+    /// A reconnected receiver gets its `welcome` (with the last context) and the items it had
+    /// not acked on a new connection, where no earlier frame holds them: they carry seqs whose
+    /// reservation and `setItemSeq` may not be committed yet, so `.awaitStore` comes first. A
+    /// device owed nothing with a seq does not wait.
+    @Test func aReconnectedReceiverWaitsForTheStoreOnlyWhenItIsSentSeqsAgain() {
+        var h = RelayHarness()
+        let (phone, _) = h.pairDevices()
+        let (_, owedNothing) = h.reconnect(.watch)
+        #expect(!owedNothing.actions.contains(.awaitStore))
+        let (w2, _) = h.reconnect(.watch)
+        #expect(h.send(phone, id: "u-1", mode: .userInfo).seqs(to: w2) == [1])
+        let (w3, again) = h.reconnect(.watch)
+        #expect(again.seqs(to: w3) == [1], "sent again, same seq")
+        let wait = again.actions.firstIndex(of: .awaitStore)
+        let firstToW3 = again.actions.firstIndex {
+            if case .send(w3, _) = $0 { true } else { false }
+        }
+        #expect(wait != nil && firstToW3 != nil && wait! < firstToW3!, "\(again.actions)")
+    }
+
     @Test func afterARestartSeqsContinuePastEveryReservationMadeAhead() {
         var h = RelayHarness()
         let (phone, watch) = h.pairDevices()

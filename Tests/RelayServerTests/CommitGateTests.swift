@@ -61,7 +61,7 @@ struct CommitGateTests {
         // A step that persists, reserves ahead, waits for a reservation or reads does not.
         for action: RelayAction in [
             persist(1), .persistAhead(.setSeqReserved(pair, direction: .phone, 2048)), .awaitAhead(pair, direction: .phone),
-            .loadPayloads(pair, direction: .phone, sendIDs: ["u1"]),
+            .awaitStore, .loadPayloads(pair, direction: .phone, sendIDs: ["u1"]),
         ] {
             #expect(!passes(&gate, [accepted("c", to: other), action]))
         }
@@ -128,10 +128,46 @@ struct CommitGateTests {
     @Test func aCommitNothingWaitsForIsNotUrgent() throws {
         var gate = CommitGate()
         // An ack's deletion whose `transferred` goes nowhere: no frame follows the persist.
-        #expect(admit(&gate, [accepted("x", to: other), persist(1)]) == [accepted("x", to: other)])
+        let deletion = RelayAction.persist(.deleteItems(pair, direction: .phone, sendIDs: ["u1"]))
+        #expect(admit(&gate, [accepted("x", to: other), deletion]) == [accepted("x", to: other)])
         let batch = try take(&gate)
         #expect(!batch.urgent)
         #expect(commit(&gate, batch.ticket).isEmpty)
+    }
+
+    /// The core takes a committed seq reservation as durable (seqs it covers go out without
+    /// waiting), so its batch is flushed to stable storage even when no frame waits for it,
+    /// e.g. after a failed commit dropped the frames that did.
+    @Test func aBatchWithASeqReservationIsUrgentEvenWithNoFrameWaiting() throws {
+        var gate = CommitGate()
+        #expect(admit(&gate, [persist(1024)]).isEmpty)
+        let batch = try take(&gate)
+        #expect(batch.urgent)
+        var ready: [RelayAction] = []
+        #expect(gate.committed(batch.ticket, into: &ready) == [SeqReservationCommit(pair: pair, direction: .phone, upTo: 1024)])
+    }
+
+    /// `.awaitStore` (a reconnected receiver's welcome and redelivered items): what follows it
+    /// waits for the newest batch not yet committed, open or in flight; with none, nothing.
+    @Test func anAwaitForTheStoreWaitsForTheNewestBatchNotYetCommitted() throws {
+        var gate = CommitGate()
+        let newWatch = LinkID(4)
+        let welcome1 = accepted("welcome-1", to: newWatch)
+        #expect(admit(&gate, [.awaitStore, welcome1]) == [welcome1], "nothing pending: no wait")
+        // A batch in flight (an item's seq, its deliver on the old connection).
+        #expect(admit(&gate, [.persist(.setItemSeq(pair, direction: .phone, sendID: "u1", seq: 1)), accepted("d1", to: watch)]).isEmpty)
+        let inFlight = try take(&gate)
+        let welcome2 = accepted("welcome-2", to: newWatch)
+        let redelivery = accepted("d1-again", to: newWatch)
+        #expect(admit(&gate, [.awaitStore, welcome2, redelivery]).isEmpty)
+        // Another mutation opens the next batch: a later await waits for that one.
+        #expect(admit(&gate, [.persist(.deleteItems(pair, direction: .watch, sendIDs: ["w1"]))]).isEmpty)
+        let welcome3 = accepted("welcome-3", to: other)
+        #expect(admit(&gate, [.awaitStore, welcome3]).isEmpty)
+        #expect(commit(&gate, inFlight.ticket) == [accepted("d1", to: watch), welcome2, redelivery])
+        let open = try take(&gate)
+        #expect(commit(&gate, open.ticket) == [welcome3])
+        #expect(gate.isIdle)
     }
 
     @Test func aSeqReservationAheadIsUrgentButHoldsNothingBackUntilAwaited() throws {
