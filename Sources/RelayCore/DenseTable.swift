@@ -69,6 +69,14 @@ struct DenseTable<Key: Hashable, Value> {
         positions[key]
     }
 
+    /// ``position(of:)``, trying `hint` (a position this key had) first: a comparison of keys
+    /// instead of a hash when no entry has moved since.
+    @inline(__always)
+    func position(of key: Key, hint: Int) -> Int? {
+        if hint >= 0, hint < keys.count, keys[hint] == key { return hint }
+        return positions[key]
+    }
+
     /// `body` on the value at `position` (from ``position(of:)``, with no entry added or
     /// removed since), where it lies.
     @inline(__always)

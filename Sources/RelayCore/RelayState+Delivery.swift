@@ -10,9 +10,12 @@ extension RelayState {
     /// ``pairedSession(_:re:)`` and where the pair lies in `pairs` (``DenseTable/position(of:)``:
     /// valid while no pair is added or removed, as in the handling of a `send`).
     mutating func pairedSessionAt(_ link: LinkID, re: String?) throws(ProtocolError) -> (Session, PairID, position: Int) {
-        guard let s = links.read(link, { $0.session }) ?? nil, let pairID = s.pairID, let position = pairs.position(of: pairID) else {
+        guard let (session, hint) = links.read(link, { ($0.session, $0.pairHint) }), let s = session,
+            let pairID = s.pairID, let position = pairs.position(of: pairID, hint: hint)
+        else {
             throw ProtocolError(.notPaired, "this device is not paired", re: re)
         }
+        if position != hint { _ = links.update(link) { $0.pairHint = position } }
         return (s, pairID, position)
     }
 

@@ -36,6 +36,9 @@ public struct RelayState: Sendable {
         var address: String
         var phase: Phase = .awaitingHello
         var session: Session?
+        /// Where the session's pair was in `pairs` when last looked up (-1: never): a `send`
+        /// finds its pair by comparing ids instead of hashing one (``DenseTable/position(of:hint:)``).
+        var pairHint = -1
         /// The live pairing code this (phone) connection asked for.
         var pairingCode: String?
         var wrongCodes = 0

@@ -60,6 +60,22 @@ import Testing
         #expect(table.map(\.key) == ["e"] && table["e"] == 5)
     }
 
+    /// A hint is only a first guess: right, it is the answer; stale (the entry moved when
+    /// another was removed), out of range or never set, the key is looked up as without one.
+    @Test func aPositionHintIsUsedOnlyWhileItStillHoldsTheKey() {
+        var table: DenseTable<String, Int> = ["a": 1, "b": 2, "c": 3, "d": 4]
+        let d = table.position(of: "d")!
+        #expect(table.position(of: "d", hint: d) == d)
+        table["a"] = nil  // an entry moves into a's place
+        let moved = table.position(of: "d")!
+        for hint in [d, moved, -1, 0, 1, 2, 3, 99, Int.max] {
+            #expect(table.position(of: "d", hint: hint) == moved, "hint \(hint)")
+            #expect(table.position(of: "a", hint: hint) == nil, "hint \(hint)")
+        }
+        table.update(at: table.position(of: "d", hint: moved)!) { $0 += 10 }
+        #expect(table["d"] == 14)
+    }
+
     @Test func anUpdateOrReadOfAMissingKeyRunsNothingAndAddsNothing() {
         var table = DenseTable<Int, Int>()
         var ran = false
