@@ -9,6 +9,8 @@ import SQLite
 /// Synchronous: a commit returns after SQLite's fsync, so the relay calls it from its committer
 /// thread only. A lock keeps calls from different threads one at a time (uncontended in the
 /// relay: one committer). ``RelayStore`` is the same store behind an actor, for async callers.
+/// That lock is what `@unchecked Sendable` stands for: every mutable property is used with it
+/// held.
 ///
 /// It keeps the row id of every stored item in memory (``itemRows``, about 80 bytes per
 /// item): an item's seq and its deletion go to its row directly, with no index on send ids to
