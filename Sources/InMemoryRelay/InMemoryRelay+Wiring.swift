@@ -72,17 +72,15 @@ extension InMemoryRelay {
 
     /// Carries out the relay core's actions.
     func perform(_ actions: [RelayAction]) {
+        // The relay's state is this actor's memory: a seq reservation is as good as committed.
+        relay.seqReservationsCommitted(in: actions)
         for action in actions {
             switch action {
             case .send(let link, let frame):
                 if let id = links[link] { queue.append(.device(id, .frame(frame))) }
             case .close(let link, let code, _):
                 if let id = links[link] { drop(id, link, code: code.rawValue) }
-            case .persist(.setSeqReserved(let pair, let direction, let upTo)),
-                .persistAhead(.setSeqReserved(let pair, let direction, let upTo)):
-                // The relay's state is this actor's memory: a reservation is as good as committed.
-                relay.seqReservationCommitted(pair, direction: direction, upTo: upTo)
-            case .persist, .persistAhead, .awaitAhead, .awaitStore, .loadPayloads:
+            case .persist, .persistAhead, .awaitSeqReservation, .awaitStore, .loadPayloads:
                 break  // nothing to commit or read
             }
         }

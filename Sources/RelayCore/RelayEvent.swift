@@ -29,14 +29,14 @@ public enum RelayAction: Sendable, Hashable {
     case persist(StoreMutation)
     /// Commit a change no frame waits for: frames after it go out without waiting. The next
     /// block of seqs, reserved while half of the current one is left (its batch is still
-    /// flushed at once, see ``awaitAhead(_:direction:)``), or a wrong pairing code that locked
-    /// nothing (a count lost to a crash only makes a later lock come one code later).
+    /// flushed at once, see ``awaitSeqReservation(_:direction:)``), or a wrong pairing code
+    /// that locked nothing (a count lost to a crash only makes a later lock come one code later).
     case persistAhead(StoreMutation)
     /// Frames after this wait until the last seq reservation (`.setSeqReserved`, by `persist`
     /// or `persistAhead`) of this pair direction is committed: a seq is being used whose
     /// reservation the core has not yet been told is committed
     /// (``RelayState/seqReservationCommitted(_:direction:upTo:)``).
-    case awaitAhead(PairID, direction: Role)
+    case awaitSeqReservation(PairID, direction: Role)
     /// Frames after this wait until every mutation asked for before it is committed: a
     /// reconnected receiver's `welcome` and the items sent again to it carry seqs (and a
     /// context) whose reservation and `setItemSeq` may still be on their way to the store, and

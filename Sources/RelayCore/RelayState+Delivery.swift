@@ -174,7 +174,7 @@ extension RelayState {
     /// Turns a seq step into store actions: the wait for its reservation first (a reservation
     /// ahead in the same step need not be waited for).
     mutating func record(_ step: SeqStep, _ pairID: PairID, _ sender: Role) {
-        if step.awaits { actions.append(.awaitAhead(pairID, direction: sender)) }
+        if step.awaits { actions.append(.awaitSeqReservation(pairID, direction: sender)) }
         switch step.reservation {
         case .now(let upTo): persist(.setSeqReserved(pairID, direction: sender, upTo))
         case .ahead(let upTo): actions.append(.persistAhead(.setSeqReserved(pairID, direction: sender, upTo)))
@@ -186,6 +186,19 @@ extension RelayState {
     /// `.setSeqReserved` the core asked for): seqs up to it no longer wait for anything.
     public mutating func seqReservationCommitted(_ pairID: PairID, direction sender: Role, upTo: Int64) {
         _ = updatePair(pairID) { $0[sender].seqReservationCommitted(upTo: upTo) }
+    }
+
+    /// Every seq reservation among `actions` is committed: for a driver whose store commits
+    /// at once, or that has none (InMemoryRelay, bench-core, the core's tests).
+    public mutating func seqReservationsCommitted(in actions: [RelayAction]) {
+        for action in actions {
+            switch action {
+            case .persist(.setSeqReserved(let pairID, let sender, let upTo)),
+                .persistAhead(.setSeqReserved(let pairID, let sender, let upTo)):
+                seqReservationCommitted(pairID, direction: sender, upTo: upTo)
+            default: break
+            }
+        }
     }
 
     /// Moves `sender`'s queue of `pairID` out of `pairs` (leaving an empty one) so changing it

@@ -8,7 +8,7 @@ import RelayProtocol
 ///   holding that mutation is committed ("ticket"); so does every later frame on the same
 ///   connection, so per-connection order holds. Frames on other connections do not wait.
 /// - `.persistAhead` (a block of seqs reserved before it is needed, a wrong pairing code
-///   that locked nothing) holds nothing back; `.awaitAhead` makes the following frames wait
+///   that locked nothing) holds nothing back; `.awaitSeqReservation` makes the following frames wait
 ///   for the batch with the last seq reservation of that pair direction (`persist` or
 ///   `persistAhead`), if it is not committed yet. ``committed(_:into:)`` names the reservations
 ///   committed, for the core to stop asking.
@@ -44,7 +44,7 @@ struct CommitGate {
     /// The ticket the last waiting frame of each connection waits for.
     private var lastTicket: [LinkID: UInt64] = [:]
     /// The batch holding each pair direction's last seq reservation not yet committed.
-    private var aheadTickets: [AheadKey: UInt64] = [:]
+    private var reservationTickets: [DirectionKey: UInt64] = [:]
     /// Seq reservations not yet committed, in ticket order.
     private var reservations: [(ticket: UInt64, reservation: SeqReservationCommit)] = []
     /// Payload reads from the store, each after the batch it must follow (0: none open then).
@@ -74,8 +74,10 @@ struct CommitGate {
             case .persistAhead(let mutation):
                 openBatch.append(mutation)
                 noteReservation(mutation)
-            case .awaitAhead(let pair, let direction):
-                if let ticket = aheadTickets[AheadKey(pair: pair, direction: direction)], ticket > committedTicket {
+            case .awaitSeqReservation(let pair, let direction):
+                if let ticket = reservationTickets[DirectionKey(pair: pair, direction: direction)],
+                    ticket > committedTicket
+                {
                     gate = max(gate, ticket)
                 }
             case .awaitStore:
@@ -103,7 +105,7 @@ struct CommitGate {
     private mutating func noteReservation(_ mutation: StoreMutation) {
         guard case .setSeqReserved(let pair, let direction, let upTo) = mutation else { return }
         openReserves = true
-        aheadTickets[AheadKey(pair: pair, direction: direction)] = openTicket
+        reservationTickets[DirectionKey(pair: pair, direction: direction)] = openTicket
         reservations.append((openTicket, SeqReservationCommit(pair: pair, direction: direction, upTo: upTo)))
     }
 
@@ -118,7 +120,7 @@ struct CommitGate {
         for i in actions.indices {
             switch actions[i] {
             case .send, .close: continue
-            case .persist, .persistAhead, .awaitAhead, .awaitStore, .loadPayloads: return false
+            case .persist, .persistAhead, .awaitSeqReservation, .awaitStore, .loadPayloads: return false
             }
         }
         return true
@@ -168,8 +170,8 @@ struct CommitGate {
         if let first = reservations.first, first.ticket <= ticket {
             let count = reservations.prefix { $0.ticket <= ticket }.count
             for (reserved, reservation) in reservations.prefix(count) {
-                let key = AheadKey(pair: reservation.pair, direction: reservation.direction)
-                if aheadTickets[key] == reserved { aheadTickets[key] = nil }
+                let key = DirectionKey(pair: reservation.pair, direction: reservation.direction)
+                if reservationTickets[key] == reserved { reservationTickets[key] = nil }
                 done.append(reservation)
             }
             reservations.removeFirst(count)
@@ -205,7 +207,7 @@ extension RelayAction {
     fileprivate var link: LinkID? {
         switch self {
         case .send(let link, _), .close(let link, _, _): link
-        case .persist, .persistAhead, .awaitAhead, .awaitStore, .loadPayloads: nil
+        case .persist, .persistAhead, .awaitSeqReservation, .awaitStore, .loadPayloads: nil
         }
     }
 }
@@ -218,7 +220,7 @@ struct SeqReservationCommit: Sendable, Equatable {
 }
 
 /// A pair direction, for the seq reservations not yet committed.
-private struct AheadKey: Hashable {
+private struct DirectionKey: Hashable {
     let pair: PairID
     let direction: Role
 }

@@ -292,7 +292,7 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
             } else {
                 consoleClose(link, code: code.rawValue, reason: reason, &outbound)
             }
-        case .persist, .persistAhead, .awaitAhead, .awaitStore, .loadPayloads:
+        case .persist, .persistAhead, .awaitSeqReservation, .awaitStore, .loadPayloads:
             break
         }
     }

@@ -55,15 +55,10 @@ public enum BenchCoreCommand {
             answerBytes = 0
             let start = ContinuousClock.now
             for bytes in frames {
-                for action in state.handle(.frame(phone, bytes), now: clock) {
-                    switch action {
-                    case .send(_, let frame): answerBytes += FrameCodec.encode(frame).count
-                    case .persist(.setSeqReserved(let pair, let direction, let upTo)),
-                        .persistAhead(.setSeqReserved(let pair, let direction, let upTo)):
-                        // No store: a reservation counts as committed at once.
-                        state.seqReservationCommitted(pair, direction: direction, upTo: upTo)
-                    default: break
-                    }
+                let actions = state.handle(.frame(phone, bytes), now: clock)
+                state.seqReservationsCommitted(in: actions)  // no store: committed at once
+                for action in actions {
+                    if case .send(_, let frame) = action { answerBytes += FrameCodec.encode(frame).count }
                 }
             }
             let elapsed = ContinuousClock.now - start

@@ -30,7 +30,7 @@ struct Output {
         for action in actions {
             switch action {
             case .persist(let m), .persistAhead(let m): effects.append(.persist(m))
-            case .awaitAhead, .awaitStore, .loadPayloads: break
+            case .awaitSeqReservation, .awaitStore, .loadPayloads: break
             case .close(let l, let c, _): effects.append(.close(l, c))
             case .send(let l, let frame):
                 let bytes = FrameCodec.encode(frame)

@@ -25,8 +25,8 @@ struct RelayHarness {
     /// Whether every seq reservation is reported committed as soon as the core asks for it
     /// (a store that commits at once); when false, ``commitReservations()`` reports them.
     var commitsReservations = true
-    /// Seq reservations asked for and not yet reported committed (``commitsReservations`` false).
-    var pendingReservations: [(PairID, Role, Int64)] = []
+    /// Actions whose seq reservations are not yet reported committed (``commitsReservations`` false).
+    var pendingReservations: [RelayAction] = []
 
     /// Whether `.loadPayloads` is answered from ``store`` within the same ``handle(_:sourceLocation:)``
     /// (its output then includes what the answer made the core do).
@@ -69,14 +69,7 @@ struct RelayHarness {
             store.apply(more)
             actions += more
         }
-        for action in actions {
-            switch action {
-            case .persist(.setSeqReserved(let pair, let direction, let upTo)),
-                .persistAhead(.setSeqReserved(let pair, let direction, let upTo)):
-                pendingReservations.append((pair, direction, upTo))
-            default: break
-            }
-        }
+        pendingReservations += actions
         if commitsReservations { commitReservations() }
         let out = Output(actions, sourceLocation: sourceLocation)
         for (_, frame) in out.sends {
@@ -90,9 +83,7 @@ struct RelayHarness {
 
     /// Reports every pending seq reservation committed, in order.
     mutating func commitReservations() {
-        for (pair, direction, upTo) in pendingReservations {
-            state.seqReservationCommitted(pair, direction: direction, upTo: upTo)
-        }
+        state.seqReservationsCommitted(in: pendingReservations)
         pendingReservations.removeAll()
     }
 

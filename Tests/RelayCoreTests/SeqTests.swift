@@ -136,7 +136,7 @@ import Testing
             #expect(out.seqs(to: watch) == [Int64(n)])
             for action in out.actions {
                 switch action {
-                case .persist, .persistAhead, .awaitAhead: reservations.append((n, action))
+                case .persist, .persistAhead, .awaitSeqReservation: reservations.append((n, action))
                 default: break
                 }
             }
@@ -149,7 +149,7 @@ import Testing
     }
 
     /// Every seq handed out while its reservation is not reported committed makes what follows
-    /// wait for it (`.awaitAhead`), not only the block's first: a receiver that reconnects in
+    /// wait for it (`.awaitSeqReservation`), not only the block's first: a receiver that reconnects in
     /// that window gets the next seqs on a new connection, which waits for nothing else, and a
     /// crash before the commit would hand those seqs out again (the client drops them as seen).
     @Test func everySeqWaitsUntilItsReservationIsReportedCommitted() {
@@ -162,14 +162,14 @@ import Testing
             #expect(out.seqs(to: watch) == [Int64(n)])
             return out.actions.filter {
                 switch $0 {
-                case .persist(.setSeqReserved), .persistAhead, .awaitAhead: true
+                case .persist(.setSeqReserved), .persistAhead, .awaitSeqReservation: true
                 default: false
                 }
             }
         }
-        let waits = RelayAction.awaitAhead(h.pairID, direction: .phone)
+        let waits = RelayAction.awaitSeqReservation(h.pairID, direction: .phone)
         // The first block: its first seq waits through the persist, the next ones through
-        // `.awaitAhead` until the commit is reported.
+        // `.awaitSeqReservation` until the commit is reported.
         #expect(send(1) == [.persist(.setSeqReserved(h.pairID, direction: .phone, 1024))])
         #expect(send(2) == [waits])
         #expect(send(3) == [waits])
@@ -198,7 +198,7 @@ import Testing
             #expect(out.seqs(to: watch) == [Int64(n)])
             steps.append(out.actions.filter { if case .send = $0 { false } else { true } })
         }
-        let waits = RelayAction.awaitAhead(h.pairID, direction: .phone)
+        let waits = RelayAction.awaitSeqReservation(h.pairID, direction: .phone)
         #expect(steps[0] == [.persist(.setSeqReserved(h.pairID, direction: .phone, 16))])
         #expect(steps[1...7].allSatisfy { $0 == [waits] })
         // Half of 16 used within a second: the next block is 32.

@@ -60,7 +60,8 @@ struct CommitGateTests {
         #expect(admit(&gate, frames) == frames && gate.isIdle)
         // A step that persists, reserves ahead, waits for a reservation or reads does not.
         for action: RelayAction in [
-            persist(1), .persistAhead(.setSeqReserved(pair, direction: .phone, 2048)), .awaitAhead(pair, direction: .phone),
+            persist(1), .persistAhead(.setSeqReserved(pair, direction: .phone, 2048)),
+            .awaitSeqReservation(pair, direction: .phone),
             .awaitStore, .loadPayloads(pair, direction: .phone, sendIDs: ["u1"]),
         ] {
             #expect(!passes(&gate, [accepted("c", to: other), action]))
@@ -177,18 +178,18 @@ struct CommitGateTests {
         #expect(admit(&gate, [ahead, deliver1]) == [deliver1])
         // The first seq of the reserved block is used before the reservation is durable: wait.
         let deliver2 = accepted("d2", to: watch)
-        #expect(admit(&gate, [.awaitAhead(pair, direction: .phone), deliver2]).isEmpty)
+        #expect(admit(&gate, [.awaitSeqReservation(pair, direction: .phone), deliver2]).isEmpty)
         let batch = try take(&gate)
         #expect(batch.urgent)
         #expect(commit(&gate, batch.ticket) == [deliver2])
         // Awaiting a reservation that is already committed holds nothing.
         let deliver3 = accepted("d3", to: watch)
-        #expect(admit(&gate, [.awaitAhead(pair, direction: .phone), deliver3]) == [deliver3])
+        #expect(admit(&gate, [.awaitSeqReservation(pair, direction: .phone), deliver3]) == [deliver3])
     }
 
     /// The gap a receiver's reconnect opened: seqs of a block whose reservation is in flight,
     /// delivered on a new connection (nothing waits there), could be handed out again after a
-    /// crash. Every `.awaitAhead` waits for the direction's last reservation, by `persist` or
+    /// crash. Every `.awaitSeqReservation` waits for the direction's last reservation, by `persist` or
     /// `persistAhead`, until that batch is committed; the commit names what it reserved.
     @Test func everyAwaitWaitsForTheDirectionsLastReservationUntilItsBatchIsCommitted() throws {
         var gate = CommitGate()
@@ -200,11 +201,11 @@ struct CommitGateTests {
         // The watch reconnects; seqs 2 and 3 go to the new connection: they wait too.
         let deliver2 = accepted("d2", to: newWatch)
         let deliver3 = accepted("d3", to: newWatch)
-        #expect(admit(&gate, [.awaitAhead(pair, direction: .phone), deliver2]).isEmpty)
-        #expect(admit(&gate, [.awaitAhead(pair, direction: .phone), deliver3]).isEmpty)
+        #expect(admit(&gate, [.awaitSeqReservation(pair, direction: .phone), deliver2]).isEmpty)
+        #expect(admit(&gate, [.awaitSeqReservation(pair, direction: .phone), deliver3]).isEmpty)
         // The other direction reserved nothing: its frames do not wait.
         let fromWatch = accepted("w1", to: phone)
-        #expect(admit(&gate, [.awaitAhead(pair, direction: .watch), fromWatch]) == [fromWatch])
+        #expect(admit(&gate, [.awaitSeqReservation(pair, direction: .watch), fromWatch]) == [fromWatch])
         var ready: [RelayAction] = []
         let reserved = gate.committed(first.ticket, into: &ready)
         #expect(ready == [deliver1, deliver2, deliver3])
@@ -215,8 +216,8 @@ struct CommitGateTests {
         let second = try take(&gate)
         let deliver4 = accepted("d4", to: newWatch)
         let deliver5 = accepted("d5", to: other)
-        #expect(admit(&gate, [.awaitAhead(pair, direction: .phone), deliver4]).isEmpty)
-        #expect(admit(&gate, [.awaitAhead(pair, direction: .phone), deliver5]).isEmpty)
+        #expect(admit(&gate, [.awaitSeqReservation(pair, direction: .phone), deliver4]).isEmpty)
+        #expect(admit(&gate, [.awaitSeqReservation(pair, direction: .phone), deliver5]).isEmpty)
         ready = []
         #expect(gate.committed(second.ticket, into: &ready) == [SeqReservationCommit(pair: pair, direction: .phone, upTo: 2048)])
         #expect(ready == [deliver4, deliver5])
