@@ -281,7 +281,7 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
                 // One lookup of the connection's entry, read and raised in place.
                 if Self.raise(&deliveredSeq[link, default: 0], to: d.seq) {
                     let ms = callNow.millisecondsSinceEpoch - d.sentAt.millisecondsSinceEpoch
-                    pendingMetrics.latencies.append((d.mode, Double(max(0, ms)) / 1000))
+                    pendingMetrics.addLatency(Double(max(0, ms)) / 1000, mode: d.mode)
                 }
             default:
                 break
