@@ -105,7 +105,7 @@ import Testing
         }
     }
 
-    /// Strings long enough for several 32-byte steps, a special byte anywhere in them.
+    /// Strings long enough for several 64- and 32-byte steps, a special byte anywhere in them.
     @Test func stringsOfManyBlocksWithASpecialByteAnywhereAgree() {
         for special: [UInt8] in [[0x22], [0x5C, 0x74], [0x1F], [0x7F], [0xC3, 0xA9], [0xFF], [0xE2, 0x82]] {
             for offset in stride(from: 0, through: 200, by: 7) {
