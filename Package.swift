@@ -66,7 +66,8 @@ let package = Package(
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
 
         // The bottom: LockedState (a Mutex ThreadSanitizer can see, through the CThreadSanitizer
-        // shim) and the one wall Clock. No Foundation; every other module may import it.
+        // shim), the one wall Clock and the table hash of counter-issued ids. No Foundation;
+        // every other module may import it.
         .systemLibrary(name: "CThreadSanitizer"),
         .target(name: "Primitives", dependencies: ["CThreadSanitizer"], swiftSettings: strict),
         // A manual Clock that moves only when told: tests and the simulator (`watch --manual-clock`)
@@ -85,7 +86,7 @@ let package = Package(
         // is built on: the relay's, the phone's, the watch's, a session's.
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strict),
         // The relay as a synchronous state machine.
-        .target(name: "RelayCore", dependencies: ["RelayProtocol"], swiftSettings: memorySafe),
+        .target(name: "RelayCore", dependencies: ["RelayProtocol", "Primitives"], swiftSettings: memorySafe),
         // The relay's durable state (WAL) on the SQLite module.
         .target(
             name: "RelayStore", dependencies: ["RelayCore", "RelayProtocol", "CCrypto", "SQLite"],

@@ -1,3 +1,4 @@
+import Primitives
 import RelayProtocol
 
 /// One WebSocket connection as the core sees it (the transport's connection number).
@@ -7,22 +8,10 @@ public struct LinkID: Hashable, Sendable, Comparable, CustomStringConvertible {
     public static func < (a: LinkID, b: LinkID) -> Bool { a.rawValue < b.rawValue }
     public var description: String { "link-\(rawValue)" }
 
-    /// The hash a `Dictionary` or `Set` uses: a 64-bit mix of the number and the table's seed
-    /// instead of SipHash. Link numbers are handed out by the transport's counter, never chosen
-    /// by a peer, so a table of them cannot be flooded with collisions; at 64 B per message the
-    /// relay hashed a `LinkID` three to four times, and SipHash's seed-and-finalize was 3.6 % of
-    /// its samples (perf, 2026-12-03). `_rawHashValue(seed:)` is the standard library's own
-    /// customization point for this (`Int` hashes through it); without it (a later toolchain),
-    /// the synthesized SipHash would be used again, still correct.
+    /// A `Dictionary`'s or `Set`'s hash without SipHash: link numbers come from the transport's
+    /// counter (see ``CounterHash``).
     public func _rawHashValue(seed: Int) -> Int {
-        // murmur3's 64-bit finalizer: every input bit reaches the low bits a table masks with.
-        var x = rawValue ^ UInt64(UInt(bitPattern: seed))
-        x ^= x >> 33
-        x &*= 0xff51_afd7_ed55_8ccd
-        x ^= x >> 33
-        x &*= 0xc4ce_b9fe_1a85_ec53
-        x ^= x >> 33
-        return Int(truncatingIfNeeded: x)
+        CounterHash.mix(rawValue, seed: seed)
     }
 }
 

@@ -1,3 +1,4 @@
+import Primitives
 import Synchronization
 
 /// Identifies one WebSocket connection of a ``WebSocketServer`` or ``WebSocketClientContext``.
@@ -21,6 +22,12 @@ public struct ConnectionID: Hashable, Sendable, Comparable, CustomStringConverti
     /// Orders IDs by allocation: a smaller ID was handed out earlier.
     public static func < (lhs: ConnectionID, rhs: ConnectionID) -> Bool {
         lhs.rawValue < rhs.rawValue
+    }
+
+    /// A `Dictionary`'s or `Set`'s hash without SipHash: IDs come from the counter below (see
+    /// ``CounterHash``); the service loop looks a connection up on every lws callback.
+    public func _rawHashValue(seed: Int) -> Int {
+        CounterHash.mix(rawValue, seed: seed)
     }
 
     /// The process-wide source of fresh IDs; starts at 1 so 0 can mean "none".

@@ -2,7 +2,7 @@ import Testing
 
 @testable import RelayCore
 
-/// `LinkID`'s own table hash (``LinkID/_rawHashValue(seed:)``): tables of links behave as with
+/// `LinkID`'s table hash (``CounterHash``, as `ConnectionID`'s): tables of links behave as with
 /// SipHash, and the numbers the transport hands out (consecutive, or far apart) spread over a
 /// table's low bits.
 struct LinkIDHashTests {
