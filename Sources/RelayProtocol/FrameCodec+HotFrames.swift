@@ -15,24 +15,36 @@ extension FrameCodec {
         return out
     }
 
+    /// Appends one of the ``Literal`` byte arrays through its span: `append(contentsOf:)` of the
+    /// array retained and released it on every call, nine times or more per `deliver` and its
+    /// `accepted` (perf --call-graph dwarf at 64 B, 2026-12-03: the retains and releases under
+    /// `encodeDeliver` were 2.6 % of the relay's samples), where a borrowed span needs neither.
+    @inline(__always)
+    private static func appendLiteral(_ literal: [UInt8], to out: inout [UInt8]) {
+        let bytes = literal.span
+        out.append(addingCapacity: bytes.count) { tail in
+            for i in bytes.indices { tail.append(bytes[i]) }
+        }
+    }
+
     /// A `deliver` frame, or (without `type`) the object a `welcome.context` or the store holds.
     static func encodeDeliver(_ d: Deliver, withType: Bool = true, headroom: Int = 0) -> [UInt8] {
         var out = output(headroom: headroom, capacity: d.payload.bytes.count + 48 + d.id.utf8.count + 96)
-        out.append(contentsOf: Literal.from)
+        appendLiteral(Literal.from, to: &out)
         JSONWriter.writeString(d.from.rawValue, into: &out)
-        out.append(contentsOf: Literal.id)
+        appendLiteral(Literal.id, to: &out)
         JSONWriter.writeString(d.id, into: &out)
-        out.append(contentsOf: Literal.mode)
+        appendLiteral(Literal.mode, to: &out)
         JSONWriter.writeString(d.mode.rawValue, into: &out)
-        out.append(contentsOf: Literal.payload)
+        appendLiteral(Literal.payload, to: &out)
         out.append(contentsOf: d.payload.bytes)
-        out.append(contentsOf: Literal.sentAt)  // ISO-8601 needs no escapes
+        appendLiteral(Literal.sentAt, to: &out)  // ISO-8601 needs no escapes
         d.sentAt.writeISO8601(into: &out)
-        out.append(contentsOf: Literal.seq)
+        appendLiteral(Literal.seq, to: &out)
         JSONWriter.writeDecimal(d.seq, into: &out)
-        if withType { out.append(contentsOf: Literal.typeDeliver) }
+        if withType { appendLiteral(Literal.typeDeliver, to: &out) }
         if let wantsReply = d.wantsReply {
-            out.append(contentsOf: wantsReply ? Literal.wantsReplyTrue : Literal.wantsReplyFalse)
+            appendLiteral(wantsReply ? Literal.wantsReplyTrue : Literal.wantsReplyFalse, to: &out)
         }
         out.append(UInt8(ascii: "}"))
         return out
@@ -41,11 +53,11 @@ extension FrameCodec {
     /// A relay `reply`: `payload` < `re` < `type`.
     static func encodeReply(_ r: RelayReply, headroom: Int = 0) -> [UInt8] {
         var out = output(headroom: headroom, capacity: r.payload.bytes.count + 40 + r.re.utf8.count)
-        out.append(contentsOf: Literal.replyPayload)
+        appendLiteral(Literal.replyPayload, to: &out)
         out.append(contentsOf: r.payload.bytes)
-        out.append(contentsOf: Literal.replyRe)
+        appendLiteral(Literal.replyRe, to: &out)
         JSONWriter.writeString(r.re, into: &out)
-        out.append(contentsOf: Literal.typeReply)
+        appendLiteral(Literal.typeReply, to: &out)
         return out
     }
 
@@ -68,17 +80,17 @@ extension FrameCodec {
         var out = output(headroom: headroom, capacity: 64 + a.re.utf8.count)
         out.append(UInt8(ascii: "{"))
         if let fallback = a.fallback {
-            out.append(contentsOf: Literal.fallback)
+            appendLiteral(Literal.fallback, to: &out)
             JSONWriter.writeString(fallback.rawValue, into: &out)
             out.append(UInt8(ascii: ","))
         }
-        out.append(contentsOf: Literal.re)
+        appendLiteral(Literal.re, to: &out)
         JSONWriter.writeString(a.re, into: &out)
         if let remaining = a.remaining {
-            out.append(contentsOf: Literal.remaining)
+            appendLiteral(Literal.remaining, to: &out)
             JSONWriter.writeDecimal(remaining, into: &out)
         }
-        out.append(contentsOf: Literal.typeAccepted)
+        appendLiteral(Literal.typeAccepted, to: &out)
         return out
     }
 }
