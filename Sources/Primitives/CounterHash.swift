@@ -2,8 +2,9 @@
 /// 64-bit mix of the number and the table's seed instead of SipHash.
 ///
 /// For a type whose `_rawHashValue(seed:)` returns it, the standard library's customization
-/// point for the hash a `Dictionary` or `Set` uses (`Int` hashes through it). Such numbers come
-/// from a counter, never from a peer, so a table of them cannot be flooded with collisions. At
+/// point for the hash a `Dictionary` or `Set` uses (`Int` hashes through it). Such numbers are
+/// inserted into tables only as a counter hands them out (a peer may name one to look up, never
+/// one to insert), so a table of them cannot be flooded with collisions. At
 /// 64 B per message the relay looked up such ids five to six times, and SipHash's seed and
 /// finalize were 3.6 % of its samples (perf --call-graph dwarf, 2026-12-03). Were the
 /// customization point to go in a later toolchain, the synthesized SipHash would be used

@@ -1,3 +1,4 @@
+import Primitives
 import Testing
 
 @testable import WebSocketTransport
@@ -187,5 +188,20 @@ struct ReceiveBufferTests {
         let client = LWSContextResources(role: .client(ClientConfiguration(enablesTLS: false)))
         #expect(client.protocols[client.webSocketProtocolIndex].rx_buffer_size == ServerConfiguration.defaultReceiveBufferBytes)
         client.deallocate()
+    }
+}
+
+/// `ConnectionID`'s table hash (``CounterHash``): the conformance reaches it, and a table of
+/// many connections finds each one.
+struct ConnectionIDHashTests {
+    @Test func theTableHashIsTheCounterHashAndEveryConnectionIsFound() {
+        for n: UInt64 in [0, 1, 42, 1 << 40, .max] {
+            #expect(ConnectionID(rawValue: n).hashValue == CounterHash.mix(n, seed: 0))
+        }
+        var table: [ConnectionID: UInt64] = [:]
+        for n in 1...20_000 as ClosedRange<UInt64> { table[ConnectionID(rawValue: n)] = n }
+        #expect(table.count == 20_000)
+        #expect((1...20_000 as ClosedRange<UInt64>).allSatisfy { table[ConnectionID(rawValue: $0)] == $0 })
+        #expect(table[ConnectionID(rawValue: 20_001)] == nil)
     }
 }

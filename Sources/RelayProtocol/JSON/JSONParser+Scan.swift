@@ -189,8 +189,8 @@ extension JSONParser {
         pos += 1  // opening quote
         var size = 2
         while true {
-            // Eight plain bytes at a time: a 64 KiB payload is mostly one long string, and
-            // byte-at-a-time this loop was 35 % of the relay's time per message (perf).
+            // 64, 32, then 8 plain bytes at a time: a 64 KiB payload is mostly one long string,
+            // and byte-at-a-time this loop was 35 % of the relay's time per message (perf).
             let run = plainRun()
             pos += run
             size += run
@@ -219,14 +219,16 @@ extension JSONParser {
     /// plain string bytes (ASCII, not a control character, `"` or `\`): they count one byte each
     /// in the canonical encoding.
     ///
-    /// 32 bytes a step as two 16-byte vectors: on a 64 KiB string this is 2.5 µs, against 7.6 µs
-    /// eight bytes a step (`-O`, x86-64), and the scan was 7–8 % of the relay's time per 64 KiB
-    /// message (perf, 2026-12-02); relay CPU per 64 KiB message 114.4 → 105.8 µs. 64 bytes a
-    /// step, four vectors tested with one branch, is 4.0 µs against 4.8 µs for 32 through the
-    /// span (microbenchmark, 2026-12-03), where the scan was again 6.2 % of the relay's samples.
+    /// 32 bytes a step as two 16-byte vectors: on a 64 KiB string this was 2.5 µs through a raw
+    /// pointer, against 7.6 µs eight bytes a step (`-O`, the AMD EPYC VM), and the scan was 7–8 %
+    /// of the relay's time per 64 KiB message (perf, 2026-12-02); relay CPU per 64 KiB message
+    /// 114.4 → 105.8 µs. On the Intel Xeon VM of 2026-12-03, through the span: 4.8 µs 32 bytes
+    /// a step, 4.0 µs 64 bytes a step (four vectors tested with one branch), where the scan was
+    /// again 6.2 % of the relay's samples per 64 KiB message.
     ///
-    /// The loads read the span's bytes, bounds-checked like every other read here (about 1 µs
-    /// more per 64 KiB than through a raw pointer). They are `unsafe` only for the types they
+    /// The loads read the span's bytes, bounds-checked like every other read here (3.5 µs
+    /// through a raw pointer against 4.5 µs through the span, 32 bytes a step, on the Xeon
+    /// VM). They are `unsafe` only for the types they
     /// make: a byte span has no padding to read, and every bit pattern is a valid
     /// `SIMD16<UInt8>` or `UInt64`.
     private func plainRun() -> Int {
