@@ -222,6 +222,8 @@ let package = Package(
             name: "WatchAppTests", dependencies: ["WatchApp", "InMemoryRelay", "RelayClient", "RelayConsole", "RelayServer", "RelayProtocol", "TestSupport", "GitExplorerPayloads", "Primitives", "TestClock"],
             exclude: ["Golden"], swiftSettings: strict),
         .testTarget(
+            name: "WatchRelayBenchTests", dependencies: ["WatchRelayBench", "RelayProtocol"], swiftSettings: strict),
+        .testTarget(
             name: "SimulatorTests", dependencies: ["Simulator", "TestSupport", "GitExplorerPayloads", "Primitives", "RelayProtocol"], swiftSettings: strict),
     ] + watchConnectivityTargets
 )

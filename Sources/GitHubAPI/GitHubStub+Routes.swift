@@ -176,13 +176,10 @@ extension GitHubStub {
 
     /// A strong ETag for a body: a quoted 64-bit FNV-1a hash and the length, in hex.
     static func etag(of body: [UInt8]) -> String {
-        let hash = body.withUnsafeBufferPointer { bytes in
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in bytes {
-                hash ^= UInt64(byte)
-                hash &*= 0x0000_0100_0000_01b3
-            }
-            return hash
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in body {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
         }
         return "\"\(hex(hash, width: 16))\(hex(UInt64(body.count), width: 8))\""
     }

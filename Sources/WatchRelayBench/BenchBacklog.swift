@@ -68,18 +68,18 @@ extension BenchRunner {
         let maxQueued = BenchConnector.maxQueuedBytes
         let phone = try await context.connect(to: url, subprotocol: "watchrelay.v1", maxMessageBytes: 1 << 20, maxQueuedBytes: maxQueued)
         phone.send(BenchConnector.hello(role: "phone", id: "hp-backlog"))
-        _ = try await BenchConnector.awaitFrame(phone, type: "welcome")
+        _ = try await BenchConnector.awaitFrame(phone, type: .welcome)
         phone.send(Array(#"{"type":"pair.begin","id":"pb-backlog"}"#.utf8))
-        let codeFrame = try await BenchConnector.awaitFrame(phone, type: "pair.code")
+        let codeFrame = try await BenchConnector.awaitFrame(phone, type: .pairCode)
         guard let code = BenchConnector.stringValue(of: "code", in: codeFrame) else {
             throw BenchError.scenario("pair.code without a code")
         }
         let watch = try await context.connect(to: url, subprotocol: "watchrelay.v1", maxMessageBytes: 1 << 20, maxQueuedBytes: maxQueued)
         watch.send(BenchConnector.hello(role: "watch", id: "hw-backlog"))
-        _ = try await BenchConnector.awaitFrame(watch, type: "welcome")
+        _ = try await BenchConnector.awaitFrame(watch, type: .welcome)
         watch.send(Array(#"{"type":"pair.join","id":"pj-backlog","code":"\#(code)"}"#.utf8))
-        let paired = try await BenchConnector.awaitFrame(watch, type: "paired")
-        _ = try await BenchConnector.awaitFrame(phone, type: "paired")
+        let paired = try await BenchConnector.awaitFrame(watch, type: .paired)
+        _ = try await BenchConnector.awaitFrame(phone, type: .paired)
         guard let token = BenchConnector.stringValue(of: "token", in: paired) else {
             throw BenchError.scenario("paired without a token")
         }
@@ -102,10 +102,10 @@ extension BenchRunner {
                 }
                 continue
             }
-            if BenchDelivery.isRelayFrame(bytes, type: "error") {
+            if BenchDelivery.isRelayFrame(bytes, type: .error) {
                 throw BenchError.scenario("watch got \(String(decoding: bytes, as: UTF8.self))")
             }
-            guard BenchDelivery.isRelayFrame(bytes, type: "deliver") else { continue }
+            guard BenchDelivery.isRelayFrame(bytes, type: .deliver) else { continue }
             received += 1
             if received % 16 == 0 || received == items, let seq = BenchDelivery.relaySeq(bytes) {
                 watch.send(Array(#"{"type":"ack","seq":\#(seq)}"#.utf8))

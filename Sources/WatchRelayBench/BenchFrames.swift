@@ -42,10 +42,8 @@ struct BenchFrameFactory: Sendable {
     /// A frame with this sequence number and timestamp (`BenchClock.stamp()`).
     func make(sequence: Int, at stamp: UInt64) -> [UInt8] {
         var frame = template
-        frame.withUnsafeMutableBufferPointer { bytes in
-            Self.writeDigits(UInt64(sequence), into: bytes, at: sequenceOffset, count: Self.sequenceDigits)
-            Self.writeDigits(stamp, into: bytes, at: timestampOffset, count: Self.timestampDigits)
-        }
+        Self.writeDigits(UInt64(sequence), into: &frame, at: sequenceOffset, count: Self.sequenceDigits)
+        Self.writeDigits(stamp, into: &frame, at: timestampOffset, count: Self.timestampDigits)
         return frame
     }
 
@@ -54,7 +52,7 @@ struct BenchFrameFactory: Sendable {
         Array(#"{"type":"send","id":"probe","mode":"\#(mode)","payload":{"kind":"probe"}}"#.utf8)
     }
 
-    private static func writeDigits(_ value: UInt64, into bytes: UnsafeMutableBufferPointer<UInt8>, at offset: Int, count: Int) {
+    private static func writeDigits(_ value: UInt64, into bytes: inout [UInt8], at offset: Int, count: Int) {
         var rest = value
         for index in stride(from: offset + count - 1, through: offset, by: -1) {
             bytes[index] = UInt8(ascii: "0") + UInt8(rest % 10)
@@ -73,44 +71,44 @@ struct BenchDelivery: Sendable {
     /// Reads `"id":"m<digits>"` and `"at":<digits>` from the first bytes of a message; nil for
     /// anything else (probes, other frames).
     static func parse(_ bytes: [UInt8]) -> BenchDelivery? {
-        bytes.withUnsafeBufferPointer { buffer in
-            let window = min(buffer.count, 320)
-            guard let sequence = number(after: idMarker, in: buffer, limit: window),
-                let at = number(after: atMarker, in: buffer, limit: window)
-            else { return nil }
-            return BenchDelivery(sequence: Int(sequence), sentAt: at)
-        }
+        let buffer = bytes.span
+        let window = min(buffer.count, 320)
+        guard let sequence = number(after: idMarker, in: buffer, from: 0, limit: window),
+            let at = number(after: atMarker, in: buffer, from: 0, limit: window)
+        else { return nil }
+        return BenchDelivery(sequence: Int(sequence), sentAt: at)
     }
 
     /// The `seq` of a WatchRelay `deliver` frame (sorted keys put it near the end).
     static func relaySeq(_ bytes: [UInt8]) -> Int64? {
-        bytes.withUnsafeBufferPointer { buffer in
-            let start = max(0, buffer.count - 160)
-            let tail = UnsafeBufferPointer(rebasing: buffer[start...])
-            return number(after: seqMarker, in: tail, limit: tail.count).map { Int64($0) }
-        }
+        let buffer = bytes.span
+        let start = max(0, buffer.count - 160)
+        return number(after: seqMarker, in: buffer, from: start, limit: buffer.count - start).map { Int64($0) }
     }
 
     /// Whether a WatchRelay frame has this `type` (the last key of the relay's sorted output).
-    static func isRelayFrame(_ bytes: [UInt8], type: StaticString) -> Bool {
-        let suffix = UnsafeBufferPointer(start: type.utf8Start, count: type.utf8CodeUnitCount)
+    static func isRelayFrame(_ bytes: [UInt8], type: BenchFrameType) -> Bool {
+        let suffix = type.bytes
         let closing = 2  // `"}`
-        guard bytes.count >= suffix.count + closing + 8 else { return false }
+        guard bytes.count >= suffix.count + closing + typeKey.count else { return false }
         let start = bytes.count - closing - suffix.count
-        guard bytes[start - 8..<start].elementsEqual(#""type":""#.utf8) else { return false }
-        return bytes[start..<start + suffix.count].elementsEqual(suffix)
+        return bytes[start - typeKey.count..<start].elementsEqual(typeKey)
+            && bytes[start..<start + suffix.count].elementsEqual(suffix)
     }
+
+    private static let typeKey = Array(#""type":""#.utf8)
 
     private static let idMarker = Array(#""id":"m"#.utf8)
     private static let atMarker = Array(#""at":"#.utf8)
     private static let seqMarker = Array(#""seq":"#.utf8)
 
-    /// The decimal number right after the first occurrence of `marker` within `limit` bytes.
-    private static func number(after marker: [UInt8], in buffer: UnsafeBufferPointer<UInt8>, limit: Int) -> UInt64? {
+    /// The decimal number right after the first occurrence of `marker` in the `limit` bytes of
+    /// `buffer` from `start`.
+    private static func number(after marker: [UInt8], in buffer: Span<UInt8>, from start: Int, limit: Int) -> UInt64? {
         guard limit >= marker.count else { return nil }
-        var index = 0
-        while index <= limit - marker.count {
-            if buffer[index] == marker[0] && buffer[index..<index + marker.count].elementsEqual(marker) {
+        var index = start
+        while index <= start + limit - marker.count {
+            if buffer[index] == marker[0] && matches(marker, in: buffer, at: index) {
                 var cursor = index + marker.count
                 var value: UInt64 = 0
                 var digits = 0
@@ -125,6 +123,30 @@ struct BenchDelivery: Sendable {
         }
         return nil
     }
+
+    private static func matches(_ marker: [UInt8], in buffer: Span<UInt8>, at index: Int) -> Bool {
+        for offset in marker.indices where buffer[index + offset] != marker[offset] { return false }
+        return true
+    }
+}
+
+/// A WatchRelay frame `type` the generator looks for, as bytes made once (the check runs for
+/// every frame the generator receives).
+struct BenchFrameType: Sendable, CustomStringConvertible {
+    let description: String
+    let bytes: [UInt8]
+
+    private init(_ name: String) {
+        description = name
+        bytes = Array(name.utf8)
+    }
+
+    static let deliver = BenchFrameType("deliver")
+    static let accepted = BenchFrameType("accepted")
+    static let error = BenchFrameType("error")
+    static let welcome = BenchFrameType("welcome")
+    static let pairCode = BenchFrameType("pair.code")
+    static let paired = BenchFrameType("paired")
 }
 
 /// The generator's clock: monotonic nanoseconds (the transport's ``MonotonicClock``, so the

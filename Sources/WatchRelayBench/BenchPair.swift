@@ -81,7 +81,7 @@ final class BenchPair: Sendable {
     /// The bench message in a text message the watch received, or nil for anything else.
     static func delivery(inText bytes: [UInt8], dialect: BenchDialect) -> BenchDelivery? {
         switch dialect {
-        case .watchRelay: BenchDelivery.isRelayFrame(bytes, type: "deliver") ? BenchDelivery.parse(bytes) : nil
+        case .watchRelay: BenchDelivery.isRelayFrame(bytes, type: .deliver) ? BenchDelivery.parse(bytes) : nil
         case .pathPairing: BenchDelivery.parse(bytes)
         case .mqtt: nil
         }
@@ -146,18 +146,18 @@ struct BenchConnector: Sendable {
     private func openWatchRelay(_ index: Int, _ context: WebSocketClientContext) async throws -> BenchPair {
         let phone = try await connect(url, subprotocol: "watchrelay.v1", on: context)
         phone.send(Self.hello(role: "phone", id: "hp\(index)"))
-        _ = try await Self.awaitFrame(phone, type: "welcome")
+        _ = try await Self.awaitFrame(phone, type: .welcome)
         phone.send(Array(#"{"type":"pair.begin","id":"pb\#(index)"}"#.utf8))
-        let codeFrame = try await Self.awaitFrame(phone, type: "pair.code")
+        let codeFrame = try await Self.awaitFrame(phone, type: .pairCode)
         guard let code = Self.stringValue(of: "code", in: codeFrame) else {
             throw BenchError.scenario("pair.code without a code: \(String(decoding: codeFrame, as: UTF8.self))")
         }
         let watch = try await connect(watchURL ?? url, subprotocol: "watchrelay.v1", on: context)
         watch.send(Self.hello(role: "watch", id: "hw\(index)"))
-        _ = try await Self.awaitFrame(watch, type: "welcome")
+        _ = try await Self.awaitFrame(watch, type: .welcome)
         watch.send(Array(#"{"type":"pair.join","id":"pj\#(index)","code":"\#(code)"}"#.utf8))
-        _ = try await Self.awaitFrame(watch, type: "paired")
-        _ = try await Self.awaitFrame(phone, type: "paired")
+        _ = try await Self.awaitFrame(watch, type: .paired)
+        _ = try await Self.awaitFrame(phone, type: .paired)
         return BenchPair(index: index, phone: phone, watch: watch, dialect: .watchRelay)
     }
 
@@ -219,7 +219,7 @@ struct BenchConnector: Sendable {
 
     /// The next relay frame of `type` on `connection`; other frames are skipped, an `error`
     /// frame or the end of the connection throws.
-    static func awaitFrame(_ connection: ClientConnection, type: StaticString) async throws -> [UInt8] {
+    static func awaitFrame(_ connection: ClientConnection, type: BenchFrameType) async throws -> [UInt8] {
         for await event in connection.events {
             switch event {
             case .message(let bytes):

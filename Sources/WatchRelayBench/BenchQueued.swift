@@ -76,10 +76,10 @@ extension BenchRunner {
                 }
                 continue
             }
-            if BenchDelivery.isRelayFrame(bytes, type: "error") {
+            if BenchDelivery.isRelayFrame(bytes, type: .error) {
                 throw BenchError.scenario("send refused: \(String(decoding: bytes, as: UTF8.self))")
             }
-            guard BenchDelivery.isRelayFrame(bytes, type: "accepted") else { continue }
+            guard BenchDelivery.isRelayFrame(bytes, type: .accepted) else { continue }
             accepted += 1
             if accepted == items { return }
             if sent < items {

@@ -165,7 +165,7 @@ struct BenchRunner: Sendable {
     static func drainPhone(_ pair: BenchPair, tally: BenchTally) async {
         for await event in pair.phone.events {
             guard case .message(let bytes) = event else { continue }
-            if BenchDelivery.isRelayFrame(bytes, type: "accepted") {
+            if BenchDelivery.isRelayFrame(bytes, type: .accepted) {
                 tally.accepted.add(1, ordering: .relaxed)
             } else if bytes.count < 1024, String(decoding: bytes, as: UTF8.self).contains(#""type":"error""#) {
                 tally.problem("relay error to the phone: \(String(decoding: bytes, as: UTF8.self))")

@@ -58,7 +58,7 @@ final class BenchWindow: ClientMessageHandler {
         -> ClientEventDisposition
     {
         if connection == pair.phone.id {
-            guard case .message(let bytes) = event, BenchDelivery.isRelayFrame(bytes, type: "accepted") else {
+            guard case .message(let bytes) = event, BenchDelivery.isRelayFrame(bytes, type: .accepted) else {
                 return .yield
             }
             tally.accepted.add(1, ordering: .relaxed)
