@@ -14,6 +14,12 @@
  * Buffers match the Swift transport: rx_buffer_size 16384, pt_serv_buf_size 32 KiB; a whole
  * message goes to lws_write at once (tx_packet_size 128 KiB, so one send() per message).
  *
+ * With --accepted (or WATCHRELAY_BENCH_C_ACCEPTED=1) it also answers every forwarded message
+ * with a 38-byte `accepted` frame to its sender, shaped like WatchRelay's
+ * ({"re":"m0000000000","type":"accepted"}): the same two writes per message as WatchRelay's
+ * protocol makes (`accepted` to the phone, `deliver` to the watch), for an A/B of that cost.
+ * The generator counts those frames and drops them; `watchrelay bench` never sets it.
+ *
  * Event loop: like the Swift transport, lws's libev plugin (package libwebsockets-evlib-ev,
  * epoll) on a loop this program owns and runs one iteration at a time; `--event-loop poll`
  * (or WATCHRELAY_EVENT_LOOP=poll, as for the Swift transport) runs lws's default poll() loop
@@ -21,6 +27,7 @@
  *
  * Build: cc -O2 -Wall -o relay relay.c -lwebsockets -lev
  * Run:   relay [--host 127.0.0.1] [--port 0] [--event-loop libev|poll] [--rx-buffer-bytes N]
+ *        [--accepted 0|1]
  *        (N as `watchrelay serve --rx-buffer-bytes`, default 16384; prints
  *        ws://HOST:PORT/ as its first line; SIGINT/SIGTERM stop it)
  */
@@ -64,6 +71,8 @@ static struct pair *pairs;
 static long pairs_cap;
 static struct lws_context *context;
 static volatile sig_atomic_t interrupted;
+static int answer_accepted;   /* --accepted: an `accepted` frame to the sender of each message */
+static const char accepted_frame[] = "{\"re\":\"m0000000000\",\"type\":\"accepted\"}";
 
 static struct conn *peer_of(struct conn *c)
 {
@@ -149,6 +158,33 @@ static int append_chunk(struct conn *c, struct lws *wsi, const void *in, size_t 
 	return 0;
 }
 
+/* Queues m on c and asks for a WRITEABLE. */
+static void enqueue(struct conn *c, struct msg *m)
+{
+	if (c->tail)
+		c->tail->next = m;
+	else
+		c->head = m;
+	c->tail = m;
+	c->queued += m->len;
+	lws_callback_on_writable(c->wsi);
+}
+
+/* With --accepted: queues the `accepted` frame on the sender; 0, or -1 without memory. */
+static int answer(struct conn *c)
+{
+	size_t len = sizeof(accepted_frame) - 1;
+	struct msg *a = malloc(sizeof(*a) + LWS_PRE + len);
+	if (!a)
+		return -1;
+	a->next = NULL;
+	a->len = a->cap = len;
+	a->binary = 0;
+	memcpy(a->buf + LWS_PRE, accepted_frame, len);
+	enqueue(c, a);
+	return 0;
+}
+
 /* Hands the completed message to the peer's queue (or drops it). */
 static void forward(struct conn *c)
 {
@@ -159,13 +195,9 @@ static void forward(struct conn *c)
 		free(m);
 		return;
 	}
-	if (peer->tail)
-		peer->tail->next = m;
-	else
-		peer->head = m;
-	peer->tail = m;
-	peer->queued += m->len;
-	lws_callback_on_writable(peer->wsi);
+	enqueue(peer, m);
+	if (answer_accepted && answer(c))
+		lwsl_err("relay: no memory for an accepted frame\n");
 	if (peer->queued > QUEUE_HIGH && !c->paused) {
 		c->paused = 1;
 		lws_rx_flow_control(c->wsi, 0);
@@ -264,11 +296,15 @@ int main(int argc, char **argv)
 	/* the same switch as the Swift transport's, so one variable flips both for an A/B run */
 	const char *loop_env = getenv("WATCHRELAY_EVENT_LOOP");
 	int use_libev = !(loop_env && !strcmp(loop_env, "poll"));
+	const char *accepted_env = getenv("WATCHRELAY_BENCH_C_ACCEPTED");
+	answer_accepted = accepted_env && !strcmp(accepted_env, "1");
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--host"))
 			host = argv[i + 1];
 		else if (!strcmp(argv[i], "--port"))
 			port = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--accepted"))
+			answer_accepted = atoi(argv[i + 1]) != 0;
 		else if (!strcmp(argv[i], "--event-loop"))
 			use_libev = strcmp(argv[i + 1], "poll") != 0;
 		else if (!strcmp(argv[i], "--rx-buffer-bytes")) {

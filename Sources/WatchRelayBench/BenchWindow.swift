@@ -115,7 +115,9 @@ extension BenchRunner {
         }
         let handler = BenchWindow(
             pair: pair, factory: factory, window: window, tally: tally, ackEvery: ackEvery, latencies: latencies)
-        if pair.dialect == .watchRelay { await pair.phone.handle(with: handler) }
+        // The phone's frames: WatchRelay's `accepted`, and the C relay's when it runs with
+        // `--accepted` (Benchmarks/baseline/relay.c); the raw relays send none otherwise.
+        if pair.dialect != .mqtt { await pair.phone.handle(with: handler) }
         await pair.watch.handle(with: handler)
         for await event in pair.watch.events {
             if case .closed(let code, let reason) = event, !tally.stopping.load(ordering: .relaxed) {
