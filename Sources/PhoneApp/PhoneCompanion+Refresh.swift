@@ -111,9 +111,8 @@ extension PhoneCompanion {
             defer { signal.stop() }
             // A commit between start's data_version read and the watch being set up.
             await checkExternalChanges()
-            for await _ in signal.changes {
-                await checkExternalChanges()
-            }
+            // A WAL write is seen before its commit is: see SettledChecks.
+            await SettledChecks.follow(signal.changes) { await self.checkExternalChanges() }
             // Cancelled, or the watch ended on its own (an inotify error): then the timer.
             if Task.isCancelled { return }
         }
@@ -125,11 +124,14 @@ extension PhoneCompanion {
         }
     }
 
-    /// Picks up what another process committed since the last check, if anything.
-    func checkExternalChanges() async {
+    /// Picks up what another process committed since the last check, if anything. True when
+    /// there was something (`data_version` moved) or the store failed (reported on ``errors``):
+    /// false only when a retry could find what this check did not.
+    @discardableResult
+    func checkExternalChanges() async -> Bool {
         do {
             let version = try store.dataVersion()
-            guard version != lastDataVersion else { return }
+            guard version != lastDataVersion else { return false }
             lastDataVersion = version
             let requests = try store.takeRequests()
             let favorites = try store.favorites()
@@ -147,5 +149,6 @@ extension PhoneCompanion {
         } catch {
             report(error)
         }
+        return true
     }
 }
