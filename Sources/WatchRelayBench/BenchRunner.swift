@@ -31,11 +31,12 @@ final class BenchTally: Sendable {
 
 /// The generator's lws client contexts for one scenario point.
 ///
-/// lws 4.1 as Debian builds it services a context with poll(), which scans every socket of the
-/// context on each wake-up, so one context holding thousands of connections spends most of its
-/// time in poll(). The generator therefore spreads connections over several contexts (each
-/// with its own service thread, all on the generator core); pair `n` uses context
-/// `n % count`, both of its connections on the same one.
+/// The generator spreads connections over several contexts (each with its own service thread,
+/// all on the generator core); pair `n` uses context `n % count`, both of its connections on
+/// the same one. This began when the contexts ran on lws's poll() loop, which scans every socket
+/// of a context on each wake-up; on libev (epoll), as they run now, that cost is gone, and one
+/// context for 1,000 and 5,000 pairs measured no flatter relay curve (BENCHMARKS.md,
+/// 2026-12-06), so the split stayed.
 final class BenchClients: Sendable {
     /// Connections per context the generator aims for.
     static let connectionsPerContext = 256
