@@ -49,8 +49,9 @@ enum SettledChecks {
                     continue
                 }
                 guard let delay = pending.popFirst() else { continue }
-                // The timer only wakes this loop (a tick left by a timer cancelled too late
-                // costs one more check).
+                // One timer, armed for the next retry's time and cancelled by any wake (not a
+                // poll: at most five per signal that found nothing). It only wakes this loop; a
+                // tick left by a timer cancelled too late costs one more check.
                 timer = Task {
                     try? await Task.sleep(for: delay)
                     if !Task.isCancelled { wake.yield(.retry) }

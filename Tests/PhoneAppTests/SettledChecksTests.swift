@@ -28,7 +28,7 @@ import TestSupport
         let check = Check(misses: 3)  // the signal's own check and two retries see nothing
         let follow = Task { await SettledChecks.follow(changes, delays: Self.short, check: check.run) }
         signal.yield()  // one signal, none after it
-        try await waitUntil("the fourth check, by the retries") { check.calls >= 4 }
+        try await eventually(10, "the fourth check, by the retries") { check.calls >= 4 }
         try await Task.sleep(for: .milliseconds(50))
         #expect(check.calls == 4)  // found: no retry after that
         signal.finish()
@@ -40,7 +40,7 @@ import TestSupport
         let check = Check(misses: 0)
         let follow = Task { await SettledChecks.follow(changes, delays: Self.short, check: check.run) }
         signal.yield()
-        try await waitUntil("the signal's check") { check.calls >= 1 }
+        try await eventually(10, "the signal's check") { check.calls >= 1 }
         try await Task.sleep(for: .milliseconds(50))
         #expect(check.calls == 1)
         signal.finish()
@@ -52,7 +52,7 @@ import TestSupport
         let check = Check(misses: .max)  // nothing changed at all (the phone's own write)
         let follow = Task { await SettledChecks.follow(changes, delays: Self.short, check: check.run) }
         signal.yield()
-        try await waitUntil("the five retries") { check.calls >= 6 }
+        try await eventually(10, "the five retries") { check.calls >= 6 }
         try await Task.sleep(for: .milliseconds(50))
         #expect(check.calls == 6)  // the signal's check and one per delay
         signal.finish()
@@ -65,16 +65,9 @@ import TestSupport
         let long: [Duration] = [.seconds(3600)]
         let follow = Task { await SettledChecks.follow(changes, delays: long, check: check.run) }
         signal.yield()
-        try await waitUntil("the signal's check") { check.calls >= 1 }
+        try await eventually(10, "the signal's check") { check.calls >= 1 }
         signal.finish()
         try await withTimeout(10 * timeoutScale, "follow to return with a retry an hour away") { await follow.value }
         #expect(check.calls == 1)
-    }
-
-    /// Polls `condition` every millisecond (a test helper; never on a blocking wait).
-    private func waitUntil(_ what: String, _ condition: @escaping @Sendable () -> Bool) async throws {
-        try await withTimeout(10 * timeoutScale, what) {
-            while !condition() { try await Task.sleep(for: .milliseconds(1)) }
-        }
     }
 }
