@@ -18,7 +18,9 @@
  * with a 38-byte `accepted` frame to its sender, shaped like WatchRelay's
  * ({"re":"m0000000000","type":"accepted"}): the same two writes per message as WatchRelay's
  * protocol makes (`accepted` to the phone, `deliver` to the watch), for an A/B of that cost.
- * The generator counts those frames and drops them; `watchrelay bench` never sets it.
+ * The generator reads and counts those frames; `watchrelay bench` never sets it. An `accepted`
+ * joins its sender's own queue, and nothing pauses a sender for that queue's sake: a phone that
+ * never reads would grow it without bound (the bench's phones always read).
  *
  * Event loop: like the Swift transport, lws's libev plugin (package libwebsockets-evlib-ev,
  * epoll) on a loop this program owns and runs one iteration at a time; `--event-loop poll`

@@ -125,12 +125,19 @@ extension PhoneCompanion {
     }
 
     /// Picks up what another process committed since the last check, if anything. True when
-    /// there was something (`data_version` moved) or the store failed (reported on ``errors``):
-    /// false only when a retry could find what this check did not.
+    /// `data_version` moved (whether or not handling the change then failed: that is reported on
+    /// ``errors``, and the version is recorded, so a retry would find nothing new); false when
+    /// it did not move or could not be read, when a retry could still find a change.
     @discardableResult
     func checkExternalChanges() async -> Bool {
+        let version: Int64
         do {
-            let version = try store.dataVersion()
+            version = try store.dataVersion()
+        } catch {
+            report(error)
+            return false
+        }
+        do {
             guard version != lastDataVersion else { return false }
             lastDataVersion = version
             let requests = try store.takeRequests()

@@ -77,7 +77,9 @@ extension BenchRunner {
         tally.sentTotal.store(total, ordering: .relaxed)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (position, pair) in pairs.enumerated() {
-                if pair.dialect == .watchRelay {
+                // WatchRelay answers every send with `accepted`, and so does the C relay with
+                // --accepted: read and counted, not left in the phone's event stream.
+                if pair.dialect != .mqtt {
                     group.addTask { await Self.drainPhone(pair, tally: tally) }
                 }
                 group.addTask { await Self.countingConsumer(pair, position: position, of: pairs.count, tally: tally) }
