@@ -69,10 +69,13 @@ import TestSupport
 
     private static let delays: [Duration] = [.milliseconds(1), .milliseconds(2), .milliseconds(3)]
 
-    /// Starts `follow` on the test's timers; returns the task and the signal.
-    private func start(_ check: Check, _ timers: ManualTimers) -> (Task<Void, Never>, AsyncStream<Void>.Continuation) {
+    /// Starts `follow` on the test's timers, sends one signal and waits for its check and the
+    /// first retry timer; returns the task and the signal.
+    private func start(_ check: Check, _ timers: ManualTimers) async throws -> (Task<Void, Never>, AsyncStream<Void>.Continuation) {
         let (changes, signal) = AsyncStream.makeStream(of: Void.self)
         let follow = Task { await SettledChecks.follow(changes, delays: Self.delays, arm: timers.arm, check: check.run) }
+        signal.yield()
+        try await settle(check, timers, calls: 1, armed: 1)
         return (follow, signal)
     }
 
@@ -95,9 +98,7 @@ import TestSupport
     func theRetriesFindACommitNoSignalAnnouncedAndStartOverBehindIt(answers: [Bool]) async throws {
         let check = Check(answers)
         let timers = ManualTimers()
-        let (follow, signal) = start(check, timers)
-        signal.yield()
-        try await settle(check, timers, calls: 1, armed: 1)
+        let (follow, signal) = try await start(check, timers)
         try await fire(check, timers, calls: 2, armed: 2)
         try await fire(check, timers, calls: 3, armed: 3)
         #expect(timers.delays == [.milliseconds(1), .milliseconds(2), .milliseconds(1)])
@@ -110,9 +111,7 @@ import TestSupport
     @Test func theRetriesStopWhenTheirDelaysRunOut() async throws {
         let check = Check([])  // nothing changed at all (the phone's own write)
         let timers = ManualTimers()
-        let (follow, signal) = start(check, timers)
-        signal.yield()
-        try await settle(check, timers, calls: 1, armed: 1)
+        let (follow, signal) = try await start(check, timers)
         for n in 2...4 {
             try await fire(check, timers, calls: n, armed: min(n, 3))
         }
@@ -126,9 +125,7 @@ import TestSupport
     @Test func aSignalDuringARetryWaitStartsTheRetriesOver() async throws {
         let check = Check([])
         let timers = ManualTimers()
-        let (follow, signal) = start(check, timers)
-        signal.yield()
-        try await settle(check, timers, calls: 1, armed: 1)
+        let (follow, signal) = try await start(check, timers)
         try await fire(check, timers, calls: 2, armed: 2)
         let waiting = try #require(timers.last)
         signal.yield()  // while the 2 ms retry waits
@@ -142,9 +139,7 @@ import TestSupport
     @Test func aTickFromATimerCancelledTooLateIsIgnored() async throws {
         let check = Check([])
         let timers = ManualTimers()
-        let (follow, signal) = start(check, timers)
-        signal.yield()
-        try await settle(check, timers, calls: 1, armed: 1)
+        let (follow, signal) = try await start(check, timers)
         let stale = try #require(timers.last)
         signal.yield()  // cancels the first timer and arms another
         try await settle(check, timers, calls: 2, armed: 2)
