@@ -86,15 +86,33 @@ struct BenchDelivery: Sendable {
         return number(after: seqMarker, in: buffer, from: start, limit: buffer.count - start).map { Int64($0) }
     }
 
-    /// Whether a WatchRelay frame has this `type` (the last key of the relay's sorted output).
+    /// Whether a WatchRelay frame has this `type`.
+    ///
+    /// The relay writes keys in sorted order, so `type` is the last key of a frame but for
+    /// `wantsReply` (a `deliver`) and `wcCode` (an `error`), which sort after it: the frame's
+    /// `type` is the last `"type":"` in its final ``typeWindow`` bytes (a payload's own `type`
+    /// comes before the keys that follow the payload).
     static func isRelayFrame(_ bytes: [UInt8], type: BenchFrameType) -> Bool {
-        let suffix = type.bytes
-        let closing = 2  // `"}`
-        guard bytes.count >= suffix.count + closing + typeKey.count else { return false }
-        let start = bytes.count - closing - suffix.count
-        return bytes[start - typeKey.count..<start].elementsEqual(typeKey)
-            && bytes[start..<start + suffix.count].elementsEqual(suffix)
+        let name = type.bytes
+        var start = bytes.count - typeKey.count
+        let lowest = max(0, bytes.count - typeWindow)
+        while start >= lowest {
+            if bytes[start] == typeKey[0], bytes[start..<start + typeKey.count].elementsEqual(typeKey) {
+                let nameStart = start + typeKey.count
+                let nameEnd = nameStart + name.count
+                guard nameEnd + 1 < bytes.count, bytes[nameStart..<nameEnd].elementsEqual(name),
+                    bytes[nameEnd] == UInt8(ascii: "\"")
+                else { return false }
+                return bytes[nameEnd + 1] == UInt8(ascii: "}") || bytes[nameEnd + 1] == UInt8(ascii: ",")
+            }
+            start -= 1
+        }
+        return false
     }
+
+    /// How far from a frame's end its `type` key can start: `"type":"pair.code"` and what may
+    /// follow it (`,"wantsReply":false}` or `,"wcCode":` and four digits).
+    private static let typeWindow = 64
 
     private static let typeKey = Array(#""type":""#.utf8)
 

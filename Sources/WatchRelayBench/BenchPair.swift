@@ -224,7 +224,7 @@ struct BenchConnector: Sendable {
             switch event {
             case .message(let bytes):
                 if BenchDelivery.isRelayFrame(bytes, type: type) { return bytes }
-                if bytes.count < 512, String(decoding: bytes, as: UTF8.self).contains(#""type":"error""#) {
+                if BenchDelivery.isRelayFrame(bytes, type: .error) {
                     throw BenchError.scenario("relay error while waiting for \(type): \(String(decoding: bytes, as: UTF8.self))")
                 }
             case .closed(let code, let reason):

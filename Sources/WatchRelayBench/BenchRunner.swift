@@ -168,7 +168,7 @@ struct BenchRunner: Sendable {
             guard case .message(let bytes) = event else { continue }
             if BenchDelivery.isRelayFrame(bytes, type: .accepted) {
                 tally.accepted.add(1, ordering: .relaxed)
-            } else if bytes.count < 1024, String(decoding: bytes, as: UTF8.self).contains(#""type":"error""#) {
+            } else if BenchDelivery.isRelayFrame(bytes, type: .error) {
                 tally.problem("relay error to the phone: \(String(decoding: bytes, as: UTF8.self))")
             }
         }

@@ -55,6 +55,23 @@ struct BenchFramesTests {
         #expect(BenchDelivery.isRelayFrame(accepted, type: .accepted))
         #expect(!BenchDelivery.isRelayFrame(accepted, type: .deliver))
         #expect(BenchDelivery.parse(accepted) == nil)  // no payload.at: not a delivery
+        for wcCode in [nil, 7014] {
+            let error = FrameCodec.encode(.error(ErrorFrame(re: "m0000000001", code: .notPaired, message: "no watch", wcCode: wcCode)))
+            #expect(BenchDelivery.isRelayFrame(error, type: .error), "\(String(decoding: error, as: UTF8.self))")
+            #expect(!BenchDelivery.isRelayFrame(error, type: .accepted))
+        }
+    }
+
+    /// `wantsReply` sorts after `type`; a payload's own `type` is not the frame's.
+    @Test func aDeliverIsKnownWithAKeyAfterItsTypeAndAPayloadTypeIsNot() throws {
+        let payload = try Payload(bytes: Array(#"{"kind":"x","type":"accepted"}"#.utf8))
+        let sentAt = Timestamp(millisecondsSinceEpoch: 1_780_000_000_123)
+        for wantsReply in [nil, true, false] {
+            let deliver = FrameCodec.encode(
+                .deliver(Deliver(seq: 1, mode: .message, id: "m1", from: .phone, sentAt: sentAt, payload: payload, wantsReply: wantsReply)))
+            #expect(BenchDelivery.isRelayFrame(deliver, type: .deliver), "\(String(decoding: deliver, as: UTF8.self))")
+            #expect(!BenchDelivery.isRelayFrame(deliver, type: .accepted))
+        }
     }
 
     @Test func shortOrForeignFramesReadAsNothing() {
