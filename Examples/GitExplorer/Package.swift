@@ -33,5 +33,11 @@ let package = Package(
             name: "SeedCrash",
             dependencies: ["GitExplorerModels", .product(name: "WatchConnectivity", package: "WatchRelay")],
             swiftSettings: appSettings + [.define("WATCHRELAY_IOS")]),
+        // Handler patterns of iOS apps that need Apple's handler types (not `Sendable`): a
+        // protocol over WCSession, a nonisolated connector capturing `self`, a stored handler.
+        .executableTarget(
+            name: "HandlerPatterns",
+            dependencies: [.product(name: "WatchConnectivity", package: "WatchRelay")],
+            swiftSettings: appSettings + [.define("WATCHRELAY_IOS")]),
     ]
 )

@@ -68,6 +68,11 @@ enum PropertyListPayload {
     }
 
     private static func encodeValue(_ value: Any) throws(WCError) -> JSONValue {
+        // An `NSNumber` object (from `JSONSerialization`, a decoded property list, a received
+        // payload sent on) goes by what it holds: on Linux `as Bool` would take its 0 and 1.
+        if type(of: value) is NSNumber.Type, let number = value as? NSNumber {
+            return try encodeNumber(number)
+        }
         switch value {
         case let v as String: return .string(v)
         case let v as Bool: return .bool(v)
@@ -83,6 +88,7 @@ enum PropertyListPayload {
         case let v as UInt64 where v <= UInt64(Int64.max): return .int(Int64(v))
         case let v as Double where v.isFinite: return .double(v)
         case let v as Float where v.isFinite: return .double(Double(v))
+        case let v as CGFloat where v.isFinite: return .double(Double(v))
         case let v as Data: return .object(["$data": .string(v.base64EncodedString())])
         case let v as Date: return .object(["$date": .double(v.timeIntervalSince1970)])
         case let v as [String: Any]: return try encodeDictionary(v)
@@ -91,10 +97,33 @@ enum PropertyListPayload {
             for item in v { items.append(try encodeValue(item)) }
             return .array(items)
         default:
-            throw WCError(
-                .payloadUnsupportedTypes,
-                userInfo: [NSLocalizedDescriptionKey: "Payload contains unsupported type: \(type(of: value))."])
+            throw unsupported(value)
         }
+    }
+
+    /// A boolean `NSNumber` (`objCType` `c`, Foundation's `true` and `false`) as a boolean; an
+    /// integer as an integer when it fits `Int64`; anything else as a finite double.
+    private static func encodeNumber(_ number: NSNumber) throws(WCError) -> JSONValue {
+        switch UInt8(bitPattern: number.objCType.pointee) {
+        case UInt8(ascii: "c"), UInt8(ascii: "B"):
+            let integer = number.int64Value
+            return integer == 0 || integer == 1 ? .bool(integer == 1) : .int(integer)
+        case UInt8(ascii: "f"), UInt8(ascii: "d"):
+            break
+        case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"), UInt8(ascii: "S"), UInt8(ascii: "C"):
+            if number.uint64Value <= UInt64(Int64.max) { return .int(Int64(number.uint64Value)) }
+            throw unsupported(number)
+        default:
+            return .int(number.int64Value)
+        }
+        guard number.doubleValue.isFinite else { throw unsupported(number) }
+        return .double(number.doubleValue)
+    }
+
+    private static func unsupported(_ value: Any) -> WCError {
+        WCError(
+            .payloadUnsupportedTypes,
+            userInfo: [NSLocalizedDescriptionKey: "Payload contains unsupported type: \(type(of: value))."])
     }
 
     // MARK: - Decoding
@@ -107,10 +136,12 @@ enum PropertyListPayload {
 
     private static func decodeValue(_ value: JSONValue) -> Any {
         switch value {
+        // Numbers and booleans come out as `NSNumber`, as from Apple's property lists, so that
+        // `as? Double` reads an integer, `as? Int` a boolean, `as? Float` a double (when exact).
         case .null: return NSNull()
-        case .bool(let b): return b
-        case .int(let i): return Int(i)
-        case .double(let d): return d
+        case .bool(let b): return NSNumber(value: b)
+        case .int(let i): return NSNumber(value: i)
+        case .double(let d): return NSNumber(value: d)
         case .string(let s): return s
         case .array(let items): return items.map(decodeValue)
         case .object(let object):

@@ -15,6 +15,8 @@ struct SessionState: Sendable {
     /// Outstanding userInfo transfers by id, and their order.
     var transfers: [String: WCSessionUserInfoTransfer] = [:]
     var outstandingOrder: [String] = []
+    /// The complication transfer tagged current: the newest sent within the budget.
+    var currentComplicationID: String?
     /// Relay send ids whose `transferred` came before the drainer wrote them down.
     var finishedEarly: Set<String> = []
     var fileTransfers: [WCSessionFileTransfer] = []
@@ -49,6 +51,7 @@ struct SessionState: Sendable {
         receivedApplicationContext = nil
         transfers = [:]
         outstandingOrder = []
+        currentComplicationID = nil
         finishedEarly = []
         fileTransfers = []
     }

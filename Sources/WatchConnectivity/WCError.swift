@@ -70,6 +70,9 @@ public struct WCError: Error, Hashable, Sendable, CustomNSError, LocalizedError 
     public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: message] }
     /// The description, for `LocalizedError`.
     public var errorDescription: String? { message }
+    /// What Apple's bridged `WCError` answers (an `NSError`'s `userInfo`): here only
+    /// `NSLocalizedDescriptionKey`.
+    public var userInfo: [String: Any] { errorUserInfo }
 
     public static func == (a: WCError, b: WCError) -> Bool { a.code == b.code }
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }

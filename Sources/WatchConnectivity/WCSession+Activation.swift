@@ -114,10 +114,11 @@ extension WCSession {
         let sent = try? outbox.sentContext()
         let transfers = items.map {
             WCSessionUserInfoTransfer(
-                id: $0.id, payload: $0.payload, isCurrentComplicationInfo: $0.channel == .complication, session: self)
+                id: $0.id, payload: $0.payload, sentAsComplication: $0.channel == .complication, session: self)
         }
         state.withLock { s in
             for t in transfers { s.addTransfer(t) }
+            s.currentComplicationID = items.last { $0.channel == .complication }?.id
             s.applicationContext = sent
         }
     }

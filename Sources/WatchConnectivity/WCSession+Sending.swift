@@ -11,37 +11,43 @@ extension WCSession {
     /// counterpart is not reachable, `payloadUnsupportedTypes` for a non-property-list value,
     /// `payloadTooLarge` past 64 KiB, `messageReplyTimedOut` when no reply came in time.
     /// Exactly one of `replyHandler` and `errorHandler` runs.
+    ///
+    /// The handlers have Apple's types (not `Sendable`), so code that captures a non-`Sendable`
+    /// object, stores a handler, or declares this signature in a protocol over `WCSession`
+    /// compiles as on iOS; they run on the session's background queue (``AppHandler``).
     public func sendMessage(
-        _ message: [String: Any], replyHandler: (@Sendable ([String: Any]) -> Void)?,
-        errorHandler: (@Sendable (any Error) -> Void)? = nil
+        _ message: [String: Any], replyHandler: (([String: Any]) -> Void)?,
+        errorHandler: ((any Error) -> Void)? = nil
     ) {
+        let onError = AppHandler.wrap(errorHandler)
         do {
             let payload = try PropertyListPayload.encode(message, channel: .message)
             try checkLiveSend(payload)
             var onReply: (@Sendable (Payload) -> Void)?
-            if let replyHandler {
-                onReply = { answer in replyHandler(PropertyListPayload.dictionary(of: answer)) }
+            if let reply = AppHandler.wrap(replyHandler) {
+                onReply = { answer in reply.call(PropertyListPayload.dictionary(of: answer)) }
             }
-            enqueue(.message(payload, onReply: onReply, onError: errorHandler))
+            enqueue(.message(payload, onReply: onReply, onError: onError?.sendable))
         } catch {
-            fail(errorHandler, error)
+            fail(onError, error)
         }
     }
 
     /// Sends `data` to the counterpart as soon as possible; the rules of ``sendMessage(_:replyHandler:errorHandler:)``.
     public func sendMessageData(
-        _ data: Data, replyHandler: (@Sendable (Data) -> Void)?, errorHandler: (@Sendable (any Error) -> Void)? = nil
+        _ data: Data, replyHandler: ((Data) -> Void)?, errorHandler: ((any Error) -> Void)? = nil
     ) {
+        let onError = AppHandler.wrap(errorHandler)
         let payload = PropertyListPayload.encode(data: data, channel: .messageData)
         do {
             try checkLiveSend(payload)
             var onReply: (@Sendable (Payload) -> Void)?
-            if let replyHandler {
-                onReply = { answer in replyHandler(PropertyListPayload.data(of: answer) ?? Data()) }
+            if let reply = AppHandler.wrap(replyHandler) {
+                onReply = { answer in reply.call(PropertyListPayload.data(of: answer) ?? Data()) }
             }
-            enqueue(.message(payload, onReply: onReply, onError: errorHandler))
+            enqueue(.message(payload, onReply: onReply, onError: onError?.sendable))
         } catch {
-            fail(errorHandler, error)
+            fail(onError, error)
         }
     }
 
@@ -55,10 +61,10 @@ extension WCSession {
         guard reachable else { throw WCError(.notReachable) }
     }
 
-    private func fail(_ errorHandler: (@Sendable (any Error) -> Void)?, _ error: any Error) {
+    private func fail(_ errorHandler: AppHandler<any Error>?, _ error: any Error) {
         guard let errorHandler else { return }
         let wcError = Self.wcError(error)
-        delegateQueue.async { errorHandler(wcError) }
+        delegateQueue.async { errorHandler.call(wcError) }
     }
 
     // MARK: - Application context
@@ -114,19 +120,27 @@ extension WCSession {
             payload = try PropertyListPayload.encode(userInfo, channel: .userInfo, extra: ["tid": .string(id)])
             let (outbox, limit) = try readyForDurableSend(\.userInfoBytes)
             try Self.checkSize(payload, limit: limit)
-            let transfer = WCSessionUserInfoTransfer(id: id, payload: payload, isCurrentComplicationInfo: isCurrent, session: self)
+            let transfer = WCSessionUserInfoTransfer(id: id, payload: payload, sentAsComplication: isCurrent, session: self)
             try outbox.enqueue(id: id, channel: isCurrent ? .complication : .userInfo, payload: payload)
-            state.withLock { $0.addTransfer(transfer) }
+            state.withLock { s in
+                s.addTransfer(transfer)
+                if isCurrent { s.currentComplicationID = id }
+            }
             wakeDrainer()
             return transfer
         } catch {
-            let transfer = WCSessionUserInfoTransfer(id: id, payload: payload, isCurrentComplicationInfo: isCurrent, session: self)
+            let transfer = WCSessionUserInfoTransfer(id: id, payload: payload, sentAsComplication: isCurrent, session: self)
             let wcError = Self.wcError(error)
             delegateQueue.async {
                 self.delegateOnQueue()?.session(self, didFinish: transfer, error: wcError)
             }
             return transfer
         }
+    }
+
+    /// Whether `id` is the complication transfer tagged current (the newest one sent as such).
+    func isCurrentComplication(_ id: String) -> Bool {
+        state.withLock { $0.currentComplicationID == id }
     }
 
     /// `cancel()` of a user info transfer.

@@ -163,3 +163,25 @@ final class DelegateReference: @unchecked Sendable {
     weak var object: AnyObject?
     init(_ object: AnyObject?) { self.object = object }
 }
+
+/// A reply or error handler of the app's, carried to the delegate queue.
+///
+/// `@unchecked Sendable`: Apple's handler types are not `Sendable` and WatchConnectivity calls
+/// them on its own background queue; the session calls each handler at most once, only on its
+/// delegate queue. A handler isolated to the main actor (a closure written in a `@MainActor`
+/// type) is the app's mistake there as here: iOS stops the app when it runs (the isolation
+/// check of its Objective-C import); Swift on Linux compiles such a closure with no check, and
+/// the `@isolated(any)` type that would let the session see its isolation is not Apple's
+/// signature, so protocols over `WCSession` would no longer match (README, "Test your own app").
+struct AppHandler<Argument>: @unchecked Sendable {
+    let call: (Argument) -> Void
+
+    static func wrap(_ handler: ((Argument) -> Void)?) -> AppHandler? {
+        handler.map(AppHandler.init(call:))
+    }
+
+    /// The handler as the session's queue holds it.
+    var sendable: @Sendable (Argument) -> Void {
+        { [self] argument in call(argument) }
+    }
+}

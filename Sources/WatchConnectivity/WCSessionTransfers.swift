@@ -12,14 +12,22 @@ public final class WCSessionUserInfoTransfer: Sendable {
     let payload: Payload
     private weak let session: WCSession?
 
-    /// Whether it was sent as the current complication info (false if the budget was spent).
-    public let isCurrentComplicationInfo: Bool
+    /// Sent by `transferCurrentComplicationUserInfo` within the budget.
+    private let sentAsComplication: Bool
 
-    init(id: String, payload: Payload, isCurrentComplicationInfo: Bool, session: WCSession) {
+    init(id: String, payload: Payload, sentAsComplication: Bool, session: WCSession) {
         self.id = id
         self.payload = payload
-        self.isCurrentComplicationInfo = isCurrentComplicationInfo
+        self.sentAsComplication = sentAsComplication
         self.session = session
+    }
+
+    /// Whether it is the current complication info: sent by `transferCurrentComplicationUserInfo`
+    /// within the budget (false when it went as plain userInfo), and not untagged since by a
+    /// newer one, as Apple's header says ("the previously current user info will be untagged").
+    public var isCurrentComplicationInfo: Bool {
+        guard sentAsComplication else { return false }
+        return session?.isCurrentComplication(id) ?? true
     }
 
     /// The dictionary that was sent.

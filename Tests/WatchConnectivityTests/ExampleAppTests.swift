@@ -72,6 +72,25 @@ struct ExampleAppTests {
         await relay.shutdown()
     }
 
+    @Test func handlersWithApplesTypesCompileAndRunOnTheSessionsQueue() async throws {
+        // HandlerPatterns: a protocol over WCSession with Apple's signatures, a nonisolated
+        // connector whose handlers capture `self`, a handler kept in a property. None of them
+        // compiled while the handlers were `@Sendable`; the build above is half the test.
+        let bin = try await ExampleBuild.shared.products().binDirectory
+        let (relay, directory) = try await pairedRelay()
+        let app = try AppProcess(
+            "HandlerPatterns", executable: bin + "/HandlerPatterns", relayURL: relay.url, role: "phone",
+            state: directory.path("phone"))
+        defer { app.terminate() }
+        let result = try await app.exit()
+        let output = app.takeLines()
+        #expect(result.status == 0 && !result.signalled, "\(result.stderr)")
+        #expect(output.contains("reachable: false"), "\(output)")
+        #expect(output.contains("message: WCError 7007, on main thread: false"), "\(output)")
+        #expect(output.contains("data: WCError 7007, on main thread: false"), "\(output)")
+        await relay.shutdown()
+    }
+
     @Test func aDeleteFromTheWatchWhileThePhoneIsAwayArrivesByUserInfo() async throws {
         let bin = try await ExampleBuild.shared.products().binDirectory
         let (relay, directory) = try await pairedRelay()

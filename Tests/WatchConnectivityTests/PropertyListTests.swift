@@ -31,6 +31,42 @@ struct PropertyListTests {
         #expect(dollar["$date"] as? Int == 5)
     }
 
+    /// Apple delivers property-list numbers as `NSNumber`, and apps read them with whichever
+    /// numeric type they think of: `as? Double` of an integer works there, so it works here.
+    @Test func receivedNumbersCastAsApplesNSNumbersDo() throws {
+        let sent: [String: Any] = [
+            "int": 10, "double": 2.0, "half": 2.5, "bool": true, "float": Float(1.5), "cg": CGFloat(0.25),
+        ]
+        let back = PropertyListPayload.dictionary(of: try PropertyListPayload.encode(sent, channel: .message))
+        #expect(back["int"] as? Double == 10 && back["int"] as? Int == 10)
+        #expect(back["double"] as? Int == 2 && back["double"] as? Double == 2)
+        #expect(back["half"] as? Int == nil && back["half"] as? Double == 2.5)
+        #expect(back["bool"] as? Bool == true && back["bool"] as? Int == 1)
+        #expect(back["float"] as? Float == 1.5)
+        #expect(back["cg"] as? Double == 0.25)
+    }
+
+    /// `NSNumber`s from `JSONSerialization` (or a payload received and sent on) keep what they
+    /// hold: on Linux `1 as? Bool` is `true`, which turned a JSON 1 into a boolean.
+    @Test func nsNumbersGoAsWhatTheyHold() throws {
+        let json = #"{"one":1,"zero":0,"yes":true,"no":false,"ratio":0.5,"big":9007199254740993}"#
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let payload = try PropertyListPayload.encode(object, channel: .userInfo)
+        let dict = try #require(payload.members["dict"])
+        #expect(dict["one"] == .int(1) && dict["zero"] == .int(0))
+        #expect(dict["yes"] == .bool(true) && dict["no"] == .bool(false))
+        #expect(dict["ratio"] == .double(0.5) && dict["big"] == .int(9_007_199_254_740_993))
+        // Sent on as received: the same members again.
+        let forwarded = try PropertyListPayload.encode(PropertyListPayload.dictionary(of: payload), channel: .userInfo)
+        #expect(forwarded.members["dict"] == dict)
+        #expect(throws: WCError(.payloadUnsupportedTypes)) {
+            _ = try PropertyListPayload.encode(["huge": NSNumber(value: UInt64.max)], channel: .message)
+        }
+        #expect(throws: WCError(.payloadUnsupportedTypes)) {
+            _ = try PropertyListPayload.encode(["nan": NSNumber(value: Double.nan)], channel: .message)
+        }
+    }
+
     @Test func aTopLevelDictionaryWithOneDollarKeyRoundTrips() throws {
         let payload = try PropertyListPayload.encode(["$date": "not a date"], channel: .message)
         #expect(payload.members["dict"] == .object(["$dict": .object(["$date": .string("not a date")])]))
@@ -96,6 +132,10 @@ struct PropertyListTests {
         #expect(WCError.Code.allCases.map(\.rawValue) == Array(7001...7019))
         let ns = error as NSError
         #expect(ns.domain == WCErrorDomain && ns.domain == "WCErrorDomain" && ns.code == 7007)
+        // Apple's bridged WCError answers `userInfo` as an NSError does.
+        let described = WCError(.payloadTooLarge, userInfo: [NSLocalizedDescriptionKey: "too big"])
+        #expect(described.userInfo[NSLocalizedDescriptionKey] as? String == "too big")
+        #expect((error as? WCError)?.userInfo[NSLocalizedDescriptionKey] as? String == ns.localizedDescription)
         var matched = false
         do { throw error } catch WCError.notReachable { matched = true } catch {}
         #expect(matched)

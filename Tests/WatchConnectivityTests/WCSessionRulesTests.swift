@@ -141,7 +141,9 @@ struct WCSessionRulesTests {
         let h = try await WCHarness.start { $0.relay.limits.complicationsPerDay = 2 }
         #expect(h.phone.isComplicationEnabled && h.phone.remainingComplicationUserInfoTransfers == 2)
         let transfers = (1...3).map { h.phone.transferCurrentComplicationUserInfo(["n": $0]) }
-        #expect(transfers.map(\.isCurrentComplicationInfo) == [true, true, false])
+        // One current complication info at a time: the second untags the first (Apple's
+        // header); the third went as plain userInfo and untags nothing.
+        #expect(transfers.map(\.isCurrentComplicationInfo) == [false, true, false])
         try await waitForCalls(h.watchDelegate, "userInfo", count: 3)
         #expect(Set(h.watchDelegate.details("userInfo")) == ["1", "2", "3"])
         try await eventually { h.phone.remainingComplicationUserInfoTransfers == 0 }
