@@ -4,7 +4,7 @@
 /// A string an intent shows the user (AppIntents' `LocalizedStringResource`).
 ///
 /// Here no localization happens: the resource is its key, which is also its text.
-public struct LocalizedStringResource: Sendable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
+public struct LocalizedStringResource: Sendable, Hashable, ExpressibleByStringInterpolation, CustomStringConvertible {
     /// The key, which is the text (there are no string tables here).
     public let key: String
 
@@ -20,6 +20,11 @@ public struct LocalizedStringResource: Sendable, Hashable, ExpressibleByStringLi
 
     /// The text.
     public var description: String { key }
+
+    /// The resource whose text is the interpolated literal (`"Hello \(name)"`).
+    public init(stringInterpolation: DefaultStringInterpolation) {
+        key = String(stringInterpolation: stringInterpolation)
+    }
 }
 
 /// What an intent does, in a sentence the user reads (AppIntents' `IntentDescription`).

@@ -10,6 +10,21 @@ private struct SelectedDefaults: WidgetConfigurationIntent {
     @Parameter(title: "User") var login: String?
 }
 
+/// A configuration with a choice among fixed cases, as watchOS widgets declare one.
+private enum Accent: String, AppEnum {
+    case blue, orange
+    static var typeDisplayRepresentation: TypeDisplayRepresentation { "Accent" }
+    static var caseDisplayRepresentations: [Accent: DisplayRepresentation] {
+        [.blue: "Blue", .orange: DisplayRepresentation(title: "Orange", subtitle: "Warm")]
+    }
+}
+
+private struct AccentIntent: WidgetConfigurationIntent {
+    static var title: LocalizedStringResource { "Accent" }
+    @Parameter(title: "Accent", description: "The widget's color.", default: .blue) var accent: Accent
+    @Parameter(title: "Label", description: "Shown under the count.") var label: String?
+}
+
 @Suite struct TimelineAPITests {
     @Test func theStaticTemplateAnswersThroughItsCompletionHandler() {
         let context = TimelineProviderContext(family: .accessoryRectangular)
@@ -32,12 +47,12 @@ private struct SelectedDefaults: WidgetConfigurationIntent {
         #expect(day.showing(.accessoryCircular, at: host.date(hours: 0.5))?.entry.configuration.favoriteEmoji == "😃")
     }
 
-    @Test func aParameterIsAValueWithATitleAndAnOptionalStartsEmpty() {
-        var emoji = Parameter(title: "Favorite Emoji", default: "😃")
+    @Test func aParameterIsSharedByCopiesAsAppIntentsClassIsAndAnOptionalStartsEmpty() {
+        let emoji = Parameter(title: "Favorite Emoji", default: "😃")
         let copy = emoji
         emoji.wrappedValue = "🦊"
-        #expect(copy.wrappedValue == "😃")
-        #expect(emoji.title.description == "Favorite Emoji")
+        #expect(copy.wrappedValue == "🦊")
+        #expect(emoji.title.description == "Favorite Emoji" && emoji.description == nil)
         let login = Parameter<String?>(title: "User")
         #expect(login.wrappedValue == nil)
         #expect(SelectedDefaults.title.key == "SelectedDefaults")
@@ -46,7 +61,7 @@ private struct SelectedDefaults: WidgetConfigurationIntent {
 
     @Test func theIntentTemplateAnswersAsynchronouslyForItsConfiguration() async {
         let context = TimelineProviderContext(family: .accessoryCircular, isPreview: true)
-        var intent = ConfigurationAppIntent()
+        let intent = ConfigurationAppIntent()
         intent.favoriteEmoji = "🦊"
         let timeline = await IntentProvider().timeline(for: intent, in: context)
         #expect(timeline.entries.map(\.configuration.favoriteEmoji) == Array(repeating: "🦊", count: 5))
@@ -55,6 +70,29 @@ private struct SelectedDefaults: WidgetConfigurationIntent {
         #expect(IntentProvider().recommendations().map(\.description) == ["Example Widget"])
         #expect(context.isPreview)
         #expect(context.displaySize == WidgetFamily.accessoryCircular.defaultDisplaySize)
+    }
+
+    /// Xcode's widget template sets up a preview intent held in a `let`; AppIntents'
+    /// parameters are objects, so that compiles there and here.
+    @Test func theTemplatesPreviewIntentIsSetUpThroughALet() {
+        let intent = ConfigurationAppIntent()
+        intent.favoriteEmoji = "😀"
+        #expect(intent.favoriteEmoji == "😀")
+        #expect(intent.$favoriteEmoji.title == "Favorite Emoji")
+        #expect(ConfigurationAppIntent().favoriteEmoji == "😃", "a new intent starts from the default")
+    }
+
+    @Test func enumParametersAndDescriptionsReadAsAppIntentsDo() {
+        let intent = AccentIntent()
+        #expect(intent.accent == .blue && intent.label == nil)
+        #expect(intent.$accent.description?.descriptionText == "The widget's color.")
+        intent.accent = .orange
+        #expect(intent.accent.localizedStringResource == "Orange")
+        #expect(Accent.caseDisplayRepresentations[.orange]?.subtitle == "Warm")
+        #expect(Accent.typeDisplayRepresentation.name.key == "Accent" && Accent.allCases.count == 2)
+        let name = "octocat"
+        let greeting: LocalizedStringResource = "Hello \(name)"
+        #expect(greeting.key == "Hello octocat")
     }
 
     @Test func policiesCompareAndDescribeLikeWidgetKits() {

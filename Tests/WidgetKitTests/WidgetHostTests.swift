@@ -141,7 +141,7 @@ import Testing
     }
 
     @Test func anIntentProviderGetsEachInstancesConfiguration() async throws {
-        var fox = ConfigurationAppIntent()
+        let fox = ConfigurationAppIntent()
         fox.favoriteEmoji = "🦊"
         let host = WidgetHost(kind: "emoji", provider: IntentProvider())
         host.place(.accessoryCorner, configuration: fox)
