@@ -5,8 +5,11 @@ import RelayProtocol
 struct SessionState: Sendable {
     var activationState = WCSessionActivationState.notActivated
     var isPaired = false
-    var isReachable = false
+    /// Whether the relay sees the counterpart app reachable.
+    var peerReachable = false
     var isForeground: Bool
+    /// Watch: its own app must be in the foreground to message the phone.
+    let foregroundMatters: Bool
     var complicationEnabled: Bool
     var remainingComplications = Limits.default.complicationsPerDay
     var limits = Limits.default
@@ -26,13 +29,20 @@ struct SessionState: Sendable {
     /// or ran out of them; who waits for that (a watch switch draining what is pending).
     var progress: UInt64 = 0
     var progressWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Durable deliveries waiting for the app to set a delegate.
+    var delegateWaiters: [CheckedContinuation<Void, Never>] = []
     /// Set by the default reply-variant delegate methods during a delegate call.
     var replyVariantMissing = false
 
-    init(isForeground: Bool, complicationEnabled: Bool) {
+    init(isForeground: Bool, complicationEnabled: Bool, foregroundMatters: Bool = false) {
         self.isForeground = isForeground
+        self.foregroundMatters = foregroundMatters
         self.complicationEnabled = complicationEnabled
     }
+
+    /// `isReachable`: on the watch, true only while its app is in the foreground too ("the
+    /// WatchKit extension is running in the foreground", Apple's `isReachable`).
+    var isReachable: Bool { peerReachable && (isForeground || !foregroundMatters) }
 
     mutating func addTransfer(_ transfer: WCSessionUserInfoTransfer) {
         guard transfers[transfer.id] == nil else { return }
@@ -44,7 +54,7 @@ struct SessionState: Sendable {
     /// that watch's store and come back when it is active again).
     mutating func forgetWatch() {
         isPaired = false
-        isReachable = false
+        peerReachable = false
         remainingComplications = Limits.default.complicationsPerDay
         limits = Limits.default
         applicationContext = nil

@@ -132,7 +132,7 @@ extension WCSession {
         let received = await relay.receivedApplicationContext
         state.withLock { s in
             s.isPaired = paired
-            s.isReachable = reachable
+            s.peerReachable = reachable
             s.limits = limits
             s.remainingComplications = remaining
             if let received { s.receivedApplicationContext = received }

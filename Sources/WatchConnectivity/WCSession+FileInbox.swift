@@ -44,14 +44,16 @@ extension WCSession {
         }
         if complete {
             let name = m["name"]?.stringValue.flatMap { Self.isSafeName($0) ? $0 : nil } ?? "file"
-            await deliverFile(fileID, name: name, chunks: Int(count), from: partial, root: root)
+            // The session stopped while waiting for a delegate: the last chunk comes again.
+            guard await deliverFile(fileID, name: name, chunks: Int(count), from: partial, root: root) else { return }
         }
         try? outbox.markReceived(tid)
         if complete { try? FileManager.default.removeItem(at: partial) }
         await relay.acknowledge(delivery)
     }
 
-    private func deliverFile(_ fileID: String, name: String, chunks: Int, from partial: URL, root: URL) async {
+    /// False when the session stopped before a delegate was set (nothing delivered).
+    private func deliverFile(_ fileID: String, name: String, chunks: Int, from partial: URL, root: URL) async -> Bool {
         let inbox = root.appendingPathComponent("Inbox/\(fileID)")
         let fileURL = inbox.appendingPathComponent(name)
         do {
@@ -61,7 +63,7 @@ extension WCSession {
             for index in 0..<chunks { whole.append(try Data(contentsOf: partial.appendingPathComponent("\(index)"))) }
             try whole.write(to: fileURL)
         } catch {
-            return
+            return true
         }
         let metadata = (try? Data(contentsOf: partial.appendingPathComponent("metadata"))).flatMap { bytes -> Payload? in
             guard case .object(let members)? = try? JSONParser.parse(Array(bytes)) else { return nil }
@@ -69,11 +71,14 @@ extension WCSession {
         }
         let file = WCSessionFile(fileURL: fileURL, metadata: metadata)
         state.withLock { $0.contentPending += 1 }
-        await withDelegate { session, delegate in delegate.session(session, didReceive: file) }
+        let delivered = await waitForDelegate()
+        if delivered { await withDelegate { session, delegate in delegate.session(session, didReceive: file) } }
         state.withLock { $0.contentPending -= 1 }
+        guard delivered else { return false }
         noteProgress()
         // "The system will remove any content that has not been moved when this delegate method returns."
         try? FileManager.default.removeItem(at: inbox)
+        return true
     }
 
     /// Receiver: the sender cancelled a file: drop its chunks.

@@ -38,8 +38,9 @@ extension WCSession {
                 await transferFinished(relayID: relayID, outbox: outbox)
             case .reachabilityChanged(let reachable):
                 let changed = state.withLock { s in
-                    defer { s.isReachable = reachable }
-                    return s.isReachable != reachable
+                    let before = s.isReachable
+                    s.peerReachable = reachable
+                    return s.isReachable != before
                 }
                 if changed { await withDelegate { s, d in d.sessionReachabilityDidChange(s) } }
             case .paired, .unpaired:
@@ -62,13 +63,18 @@ extension WCSession {
         }
     }
 
-    /// Calls the delegate for a durable delivery, runs `before`, then acknowledges it.
+    /// Calls the delegate for a durable delivery, runs `before`, then acknowledges it. With no
+    /// delegate set it waits for one (the item, and every later one, stays unacknowledged).
     private func received(
         _ delivery: Delivery, relay: RelaySession,
         _ body: @escaping @Sendable (WCSession, any WCSessionDelegate) -> Void,
         before acknowledging: () -> Void = {}
     ) async {
         state.withLock { $0.contentPending += 1 }
+        guard await waitForDelegate() else {
+            state.withLock { $0.contentPending -= 1 }
+            return
+        }
         await withDelegate(body)
         acknowledging()
         await relay.acknowledge(delivery)

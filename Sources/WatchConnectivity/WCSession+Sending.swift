@@ -55,6 +55,7 @@ extension WCSession {
         let (activation, paired, reachable, limit) = state.withLock {
             ($0.activationState, $0.isPaired, $0.isReachable, $0.limits.messageBytes)
         }
+        guard hasDelegate else { throw WCError(.sessionMissingDelegate) }
         guard activation == .activated else { throw Self.notActivated(activation) }
         guard paired else { throw WCError(.deviceNotPaired) }
         try Self.checkSize(payload, limit: limit)
@@ -154,6 +155,8 @@ extension WCSession {
 
     func readyForDurableSend(_ limit: KeyPath<Limits, Int>) throws(WCError) -> (SessionOutbox, Int) {
         let (activation, paired, bytes) = state.withLock { ($0.activationState, $0.isPaired, $0.limits[keyPath: limit]) }
+        // "A delegate must exist before the session will allow sends" (WCSession.h).
+        guard hasDelegate else { throw WCError(.sessionMissingDelegate) }
         guard activation == .activated, let outbox = parts.withLock({ $0.outbox }) else {
             throw Self.notActivated(activation)
         }

@@ -38,25 +38,64 @@ public final class WCSession: Sendable {
         self.state = LockedState(
             SessionState(
                 isForeground: environment?.foreground ?? true,
-                complicationEnabled: environment?.complicationEnabled ?? false))
+                complicationEnabled: environment?.complicationEnabled ?? false,
+                foregroundMatters: environment?.role == .watch))
     }
 
     // MARK: - Delegate
 
-    /// The delegate (weak). A delegate must be set before ``activate()``.
+    /// The delegate (weak). A delegate must be set before ``activate()``: without one, sends
+    /// fail with `sessionMissingDelegate`, and received transfers wait for one (unacknowledged).
     public var delegate: (any WCSessionDelegate)? {
         get { delegateReference.withLock { $0 }.object as? any WCSessionDelegate }
         set {
             let reference = DelegateReference(newValue)
             delegateReference.withLock { $0 = reference }
+            if newValue != nil { resumeDelegateWaiters() }
         }
+    }
+
+    /// Whether the app has a delegate set (without calling it).
+    var hasDelegate: Bool { delegateReference.withLock { $0.object != nil } }
+
+    /// Waits until the app has set a delegate: WatchConnectivity hands received transfers only
+    /// to a delegate, and an item nobody was told of must not be acknowledged. False if the
+    /// task is cancelled first (the session stops).
+    func waitForDelegate() async -> Bool {
+        while !hasDelegate {
+            if Task.isCancelled { return false }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                    let ready = state.withLock { s in
+                        // Checked under the state lock: a setter that ran before is seen here,
+                        // one that runs after finds this waiter.
+                        guard !hasDelegate, !Task.isCancelled else { return true }
+                        s.delegateWaiters.append(waiter)
+                        return false
+                    }
+                    if ready { waiter.resume() }
+                }
+            } onCancel: {
+                resumeDelegateWaiters()
+            }
+        }
+        return true
+    }
+
+    func resumeDelegateWaiters() {
+        let waiters = state.withLock { s in
+            defer { s.delegateWaiters = [] }
+            return s.delegateWaiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     // MARK: - State
 
     /// `notActivated` until activation completed, then `activated`.
     public var activationState: WCSessionActivationState { state.withLock { $0.activationState } }
-    /// Whether more received content waits for the delegate.
+    /// Whether a received item is with the delegate or waits for one to be set (items the
+    /// relay has not sent yet are not counted: it does not announce its backlog).
     public var hasContentPending: Bool { state.withLock { $0.contentPending > 0 } }
     /// Whether the counterpart is available for live messaging (`sendMessage`).
     public var isReachable: Bool { state.withLock { $0.isReachable } }
@@ -102,9 +141,17 @@ public final class WCSession: Sendable {
     public var outstandingFileTransfers: [WCSessionFileTransfer] { state.withLock { $0.fileTransfers } }
 
     /// Watch (WatchRelay addition): the app moved to the foreground or the background. A
-    /// watch app in the background is not reachable for the phone's messages.
+    /// watch app in the background is not reachable for the phone's messages, and reads
+    /// `isReachable` false itself (its `sendMessage` fails with `notReachable`), as on a watch.
     public func setApplicationForeground(_ foreground: Bool) {
-        state.withLock { $0.isForeground = foreground }
+        let changed = state.withLock { s in
+            let before = s.isReachable
+            s.isForeground = foreground
+            return s.isReachable != before
+        }
+        if changed {
+            delegateQueue.async { self.delegateOnQueue()?.sessionReachabilityDidChange(self) }
+        }
         guard let relay = parts.withLock({ $0.relay }) else { return }
         enqueue(.foreground(relay, foreground))
     }

@@ -29,6 +29,35 @@ struct WCSessionRulesTests {
         await h.stop()
     }
 
+    /// WatchConnectivity hands received transfers only to a delegate. A watch app that sets
+    /// its delegate late gets everything that came meanwhile, in order; nothing is acknowledged
+    /// (and lost) before. Sends need a delegate too ("A delegate must exist before the session
+    /// will allow sends", WCSession.h).
+    @Test func transfersWaitForADelegateAndSendsNeedOne() async throws {
+        let h = try await WCHarness.start(activate: false)
+        try await h.activate(h.phone, h.phoneDelegate)
+        let watchDelegate = h.watchDelegate
+        h.watch.delegate = nil
+        #expect(throws: WCError(.sessionMissingDelegate)) { try h.watch.updateApplicationContext(["n": 0]) }
+        let missing = LockedState<Int?>(nil)
+        h.watch.sendMessage(["n": 0], replyHandler: nil) { error in missing.withLock { $0 = (error as? WCError)?.code.rawValue } }
+        try await eventually { missing.withLock { $0 } == 7003 }
+        h.watch.activate()
+        try await eventually { h.watch.activationState == .activated }
+        for n in 1...3 { h.phone.transferUserInfo(["n": n]) }
+        try h.phone.updateApplicationContext(["n": 4])
+        // The first item reached the watch and waits for its delegate.
+        try await eventually { h.watch.hasContentPending }
+        #expect(h.phone.outstandingUserInfoTransfers.count == 3)
+        h.watch.delegate = watchDelegate
+        try await waitForCalls(watchDelegate, "userInfo", count: 3)
+        try await waitForCalls(watchDelegate, "context")
+        #expect(watchDelegate.details("userInfo") == ["1", "2", "3"])
+        #expect(watchDelegate.details("context") == ["4"])
+        try await waitForCalls(h.phoneDelegate, "didFinish", count: 3)
+        await h.stop()
+    }
+
     @Test func sendMessageWhileTheWatchIsInTheBackgroundFailsWithNotReachable() async throws {
         let h = try await WCHarness.start(watchForeground: false)
         try await eventually { !h.phone.isReachable }
@@ -57,6 +86,19 @@ struct WCSessionRulesTests {
         h.phone.sendMessage(["n": 8], replyHandler: nil) { error in failed.withLock { $0 = (error as? WCError)?.code } }
         try await eventually { failed.withLock { $0 } == .notReachable }
         #expect(h.watchDelegate.details("message").isEmpty)
+
+        // Nor is the phone reachable for a watch app in the background ("the WatchKit extension
+        // is running in the foreground", Apple's isReachable): its own messages fail too.
+        #expect(!h.watch.isReachable)
+        try await waitForCalls(h.watchDelegate, "reachability")
+        #expect(h.watchDelegate.details("reachability").last == "false")
+        let watchFailed = LockedState<WCError.Code?>(nil)
+        h.watch.sendMessage(["n": 9], replyHandler: { _ in }) { error in watchFailed.withLock { $0 = (error as? WCError)?.code } }
+        try await eventually { watchFailed.withLock { $0 } == .notReachable }
+        h.watch.setApplicationForeground(true)
+        try await eventually { h.watch.isReachable && h.phone.isReachable }
+        #expect(h.watchDelegate.details("reachability").last == "true")
+        #expect(h.phoneDelegate.details("messageWithReply") == ["7"])
         await h.stop()
     }
 
