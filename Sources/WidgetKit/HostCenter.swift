@@ -15,6 +15,8 @@ final class HostCenter: Sendable {
 
     private let calls = LockedState(Calls())
     private let invalidations = LockedState(0)
+    /// The scope of the app event running now, for calls that carry no scope (``RunningHosts``).
+    private let openScope = LockedState<EventScope?>(nil)
     let widgets: [WidgetInfo]
 
     init(widgets: [WidgetInfo]) {
@@ -22,7 +24,15 @@ final class HostCenter: Sendable {
     }
 
     /// A scope for one app event, open until ``EventScope/close()``.
-    func open() -> EventScope { EventScope(center: self) }
+    func open() -> EventScope {
+        let scope = EventScope(center: self)
+        openScope.withLock { $0 = scope }
+        return scope
+    }
+
+    fileprivate func closed(_ scope: EventScope) {
+        openScope.withLock { if $0 === scope { $0 = nil } }
+    }
 
     fileprivate func record(_ kind: String?, scoped: Bool) {
         calls.withLock { c in
@@ -67,6 +77,7 @@ final class EventScope: WidgetCenterHost {
     /// The event's action returned: later calls through this scope are unscoped.
     func close() {
         isOpen.withLock { $0 = false }
+        center.closed(self)
     }
 
     func reloadTimelines(ofKind kind: String?) {
@@ -77,4 +88,50 @@ final class EventScope: WidgetCenterHost {
     func invalidateConfigurationRecommendations() { center.invalidate() }
 
     func currentConfigurations() -> [WidgetInfo] { center.widgets }
+}
+
+extension HostCenter: WidgetCenterHost {
+    /// A call with no scope of its own (a dispatch queue, a thread): the running event's if one
+    /// is open, else unscoped.
+    func reloadTimelines(ofKind kind: String?) {
+        openScope.withLock { scope in
+            if let scope { scope.reloadTimelines(ofKind: kind) } else { record(kind, scoped: false) }
+        }
+    }
+
+    func invalidateConfigurationRecommendations() { invalidate() }
+
+    func currentConfigurations() -> [WidgetInfo] { widgets }
+}
+
+/// The ``WidgetHost`` runs in progress in this process, for ``WidgetCenter`` calls that carry
+/// no task-local host.
+enum RunningHosts {
+    private static let centers = LockedState<[ObjectIdentifier: HostCenter]>([:])
+    private static let warned = LockedState(false)
+
+    static func add(_ center: HostCenter) {
+        centers.withLock { $0[ObjectIdentifier(center)] = center }
+    }
+
+    static func remove(_ center: HostCenter) {
+        centers.withLock { $0[ObjectIdentifier(center)] = nil }
+    }
+
+    /// The only running host; `nil` with none or several (warning once about several).
+    static func only() -> HostCenter? {
+        let running = centers.withLock { Array($0.values) }
+        if running.count == 1 { return running[0] }
+        if running.count > 1, warned.withLock({ w in defer { w = true }; return !w }) {
+            let message = """
+                WidgetKit: a WidgetCenter call from a dispatch queue, a thread or a detached task \
+                while \(running.count) WidgetHosts run in this process: whose it is can't be told, \
+                so it does nothing. Run such tests one at a time (swift test --no-parallel), or call \
+                from the host's event.
+
+                """
+            FileHandle.standardError.write(Data(message.utf8))
+        }
+        return nil
+    }
 }

@@ -99,7 +99,9 @@ struct HostRun<Entry: TimelineEntry & Sendable> {
                 var policy = timeline.policy
                 if let d = policy.date { policy = .after(providerClock.translate(d, calledAt: wall, now: now)) }
                 let warnings = slots[i].state.install(entryDates: dates, policy: policy, now: now, rules: rules)
-                if !timeline.entries.isEmpty { slots[i].entries = timeline.entries }
+                if !timeline.entries.isEmpty {
+                    slots[i].entries = WidgetReloadState.chronologicalOrder(dates).map { timeline.entries[$0] }
+                }
                 reloads.append(
                     HostReload(
                         widgetID: w.id, family: w.family, at: now, reasons: batch.reasons,

@@ -11,8 +11,14 @@ import Foundation
 /// made before the event's action returns — synchronous or `async`, in a `Task` it awaited —
 /// counts at the event's time. A call from a `Task` the action started but did not await
 /// arrives after the event: the host records it as an "unscoped call" app event when it
-/// notices it (``AppEventRecord/isUnscoped``). A call from `Task.detached`, or with no host at
-/// all, does nothing, like an app whose widgets are not placed.
+/// notices it (``AppEventRecord/isUnscoped``).
+///
+/// A call that carries no host at all — from a dispatch queue (`DispatchQueue.main.async`, a
+/// WatchConnectivity delegate's queue), a `Thread`, `Task.detached` — goes to the one host
+/// running in the process: into the event that is running, or else as an unscoped call. With
+/// several hosts running at once (parallel tests) nobody can tell whose it is: it does nothing,
+/// with a warning on standard error (run such tests with `swift test --no-parallel`). With no
+/// host running it does nothing, like an app whose widgets are not placed.
 public final class WidgetCenter: Sendable {
     /// The shared widget center.
     public static let shared = WidgetCenter()
@@ -22,29 +28,32 @@ public final class WidgetCenter: Sendable {
 
     private init() {}
 
+    /// The task's host, else the only host running in the process.
+    private static var target: (any WidgetCenterHost)? { host ?? RunningHosts.only() }
+
     /// Reloads the timelines for all configured widgets of `kind`.
     public func reloadTimelines(ofKind kind: String) {
-        Self.host?.reloadTimelines(ofKind: kind)
+        Self.target?.reloadTimelines(ofKind: kind)
     }
 
     /// Reloads the timelines for all configured widgets of the app.
     public func reloadAllTimelines() {
-        Self.host?.reloadTimelines(ofKind: nil)
+        Self.target?.reloadTimelines(ofKind: nil)
     }
 
     /// Asks the watch to refresh the widgets' `recommendations()` (watchOS); recorded by the host.
     public func invalidateConfigurationRecommendations() {
-        Self.host?.invalidateConfigurationRecommendations()
+        Self.target?.invalidateConfigurationRecommendations()
     }
 
     /// The configured widgets: kind, family and configuration of each instance.
     public func getCurrentConfigurations(_ completion: @escaping @Sendable (Result<[WidgetInfo], any Error>) -> Void) {
-        completion(.success(Self.host?.currentConfigurations() ?? []))
+        completion(.success(Self.target?.currentConfigurations() ?? []))
     }
 
     /// The configured widgets: kind, family and configuration of each instance.
     public func currentConfigurations() async throws -> [WidgetInfo] {
-        Self.host?.currentConfigurations() ?? []
+        Self.target?.currentConfigurations() ?? []
     }
 }
 

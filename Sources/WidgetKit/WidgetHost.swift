@@ -239,6 +239,8 @@ public final class WidgetHost<Entry: TimelineEntry & Sendable> {
         let end = WidgetTime.add(start, duration)
         let center = HostCenter(
             widgets: widgets.map { WidgetInfo(kind: $0.kind, family: $0.family, configuration: $0.configuration) })
+        RunningHosts.add(center)
+        defer { RunningHosts.remove(center) }
         let queue = events.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(\.element)
         var next = 0
         var now = start

@@ -57,6 +57,8 @@ public struct WidgetReloadState: Sendable, Hashable {
     public private(set) var lastReloadAt: Date?
     /// The current timeline's policy has already turned into a request.
     private var policyRequested = false
+    /// The last timeline had no entries (the old ones stay on screen).
+    private var lastTimelineWasEmpty = false
 
     /// A widget with `budget`, no timeline and nothing pending.
     public init(budget: ReloadBudget) {
@@ -82,8 +84,9 @@ public struct WidgetReloadState: Sendable, Hashable {
         let date: Date
         switch policy.kind {
         case .atEnd:
-            guard let lastEntry = entryDates.last else { return nil }
-            date = lastEntry
+            // An empty timeline has no last date: it asks again after the minimum interval,
+            // whatever an earlier timeline held.
+            date = lastTimelineWasEmpty ? last : (entryDates.last ?? last)
         case .after(let d): date = d
         case .never: return nil
         }
@@ -115,9 +118,17 @@ public struct WidgetReloadState: Sendable, Hashable {
         return .refused(batch, retryAt: budget.nextAvailable(at: now))
     }
 
+    /// The order in which a timeline's entries are shown: by date, equal dates in the order
+    /// given. ``install(entryDates:policy:now:rules:)`` keeps `entryDates` in this order, so a
+    /// driver reorders its entries the same way.
+    public static func chronologicalOrder(_ dates: [Date]) -> [Int] {
+        dates.indices.sorted { (dates[$0], $0) < (dates[$1], $1) }
+    }
+
     /// Flush step 2: the provider's timeline for the reload ``decide(now:rules:appForeground:)``
     /// asked for; returns what is wrong with it. An empty timeline keeps the old entries.
-    /// Dates are kept on the millisecond grid.
+    /// Entries out of order are reported and shown in date order (``chronologicalOrder(_:)``);
+    /// dates are kept on the millisecond grid.
     @discardableResult
     public mutating func install(
         entryDates dates: [Date], policy: TimelineReloadPolicy, now: Date, rules: WidgetReloadRules
@@ -134,28 +145,30 @@ public struct WidgetReloadState: Sendable, Hashable {
         generation += 1
         lastReloadAt = now
         policyRequested = false
+        lastTimelineWasEmpty = dates.isEmpty
         if dates.isEmpty {
             warnings.append(.noEntries)
             self.policy = policy
             return warnings
         }
-        entryDates = dates.map { WidgetTime.add($0, 0) }
+        entryDates = Self.chronologicalOrder(dates).map { WidgetTime.add(dates[$0], 0) }
         self.policy = policy
         displayedIndex = nil
         return warnings
     }
 
-    /// Flush step 2 when the provider never answered: the widget keeps its timeline, and the
-    /// current policy does not fire again (the next request retries).
+    /// Flush step 2 when the provider never answered: the widget keeps its timeline, and its
+    /// policy asks again, no sooner than the minimum reload interval from now (a slow answer
+    /// once does not stop the widget for the rest of the day; `.never` waits for a request).
     public mutating func abandonReload(now: Date) {
         lastReloadAt = now
-        policyRequested = true
+        policyRequested = false
     }
 
-    /// The index of the entry due at `now`: the last one whose date has passed (the first if none has).
+    /// The index of the entry due at `now`: the last one whose date has passed; `nil` while
+    /// none has (what was on screen stays until the first entry's date).
     public func index(at now: Date) -> Int? {
-        guard !entryDates.isEmpty else { return nil }
-        return entryDates.lastIndex { $0 <= now } ?? 0
+        entryDates.lastIndex { $0 <= now }
     }
 
     /// Flush step 3: puts the entry due at `now` on screen; returns its index if it changed.
@@ -168,7 +181,12 @@ public struct WidgetReloadState: Sendable, Hashable {
     /// The earliest date at or after `now` when a flush has work; `nil` if none is planned.
     public func nextWakeUp(now: Date, rules: WidgetReloadRules, appForeground: Bool) -> Date? {
         var dates: [Date] = []
-        if let i = displayedIndex, i + 1 < entryDates.count { dates.append(entryDates[i + 1]) }
+        if let i = displayedIndex {
+            if i + 1 < entryDates.count { dates.append(entryDates[i + 1]) }
+        } else if let first = entryDates.first, first > now {
+            // A timeline whose entries all lie ahead: the first comes on screen at its date.
+            dates.append(first)
+        }
         if !policyRequested, let due = policyReloadDate(rules: rules) { dates.append(due) }
         if let batch = pending {
             if !batch.isDeferred {

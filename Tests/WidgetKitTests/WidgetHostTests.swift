@@ -31,6 +31,54 @@ import Testing
         }
     }
 
+    /// A reload asked from a dispatch queue (a WatchConnectivity delegate's, `main.async`) or a
+    /// thread carries no host: with one host running it is that host's, in the event still
+    /// running. Other suites' hosts may run at the same time, and then whose call it is can't
+    /// be told (it does nothing): try until this host ran alone.
+    @Test func aReloadFromADispatchQueueReachesTheOnlyRunningHost() async throws {
+        for _ in 0..<300 {
+            let store = CounterStore()
+            let host = WidgetHost(kind: "counter", provider: CountProvider(store: store))
+            host.at(hours: 9, "data from the phone") {
+                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                    DispatchQueue.global().async {
+                        store.set(5)
+                        WidgetCenter.shared.reloadTimelines(ofKind: "counter")
+                        done.resume()
+                    }
+                }
+            }
+            let day = await host.run()
+            if day.appEvents.first?.reloadCalls == ["counter"] {
+                #expect(day.appEvents.first?.isUnscoped == false)
+                #expect(day.reloads.map(\.reasons) == [[.widgetAdded], [.reloadTimelines]])
+                #expect(day.shown.last?.entry.count == 5)
+                return
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("this host never ran alone")
+    }
+
+    @Test func aCallWithNoScopeGoesIntoTheOpenEventElseIsUnscoped() {
+        let center = HostCenter(widgets: [])
+        let scope = center.open()
+        center.reloadTimelines(ofKind: "during")
+        scope.close()
+        center.reloadTimelines(ofKind: "after")
+        #expect(center.drain() == ["during"])
+        #expect(center.drainUnscoped() == ["after"])
+    }
+
+    @Test func withSeveralHostsRunningACallWithNoScopeHasNoHost() {
+        let (a, b) = (HostCenter(widgets: []), HostCenter(widgets: []))
+        RunningHosts.add(a)
+        RunningHosts.add(b)
+        #expect(RunningHosts.only() == nil)
+        RunningHosts.remove(a)
+        RunningHosts.remove(b)
+    }
+
     @Test func theTemplatesAtEndPolicyReloadsWhenItsLastEntryComes() async {
         let host = WidgetHost(kind: "emoji", provider: Provider())
         let day = await host.run()

@@ -174,7 +174,7 @@ import Testing
         #expect(w.advance(now: Self.at(minutes: 34)) == nil)
     }
 
-    @Test func anAbandonedReloadKeepsTheTimelineAndDoesNotRefireThePolicy() {
+    @Test func anAbandonedReloadKeepsTheTimelineAndAsksAgainAfterTheMinimumInterval() {
         var w = placed(entries: 2, policy: .atEnd)
         guard case .reload = w.decide(now: Self.at(minutes: 15), rules: rules, appForeground: false) else {
             Issue.record("no policy reload")
@@ -184,6 +184,59 @@ import Testing
         #expect(w.advance(now: Self.at(minutes: 15)) == 1)
         #expect(w.generation == 1)
         #expect(w.entryDates.count == 2)
-        #expect(w.nextWakeUp(now: Self.at(minutes: 15), rules: rules, appForeground: false) == nil)
+        // One provider that did not answer in time does not stop the widget for the day: the
+        // policy asks again, no sooner than the minimum interval.
+        #expect(w.nextWakeUp(now: Self.at(minutes: 15), rules: rules, appForeground: false) == Self.at(minutes: 20))
+        guard case .reload(let again, _) = w.decide(now: Self.at(minutes: 20), rules: rules, appForeground: false) else {
+            Issue.record("the policy did not ask again")
+            return
+        }
+        #expect(again.reason == .policyAtEnd)
+    }
+
+    /// Entries show at their date, never before: a timeline whose entries all lie ahead keeps
+    /// what was on screen until the first one's date.
+    @Test func aTimelineAheadOfNowShowsItsFirstEntryAtItsDate() {
+        var w = placed(entries: 1, policy: .never)
+        #expect(w.displayedIndex == 0)
+        w.request(ReloadRequest(reason: .reloadTimelines, requestedAt: Self.at(minutes: 10)))
+        guard case .reload = w.decide(now: Self.at(minutes: 10), rules: rules, appForeground: false) else {
+            Issue.record("no reload")
+            return
+        }
+        w.install(entryDates: [Self.at(minutes: 60), Self.at(minutes: 120)], policy: .atEnd, now: Self.at(minutes: 10), rules: rules)
+        #expect(w.advance(now: Self.at(minutes: 10)) == nil)
+        #expect(w.nextWakeUp(now: Self.at(minutes: 10), rules: rules, appForeground: false) == Self.at(minutes: 60))
+        #expect(w.advance(now: Self.at(minutes: 60)) == 0)
+    }
+
+    /// Entries out of order are reported and shown in date order; `.atEnd` asks after the latest.
+    @Test func entriesOutOfOrderAreShownInDateOrder() {
+        var w = placed(entries: 1, policy: .never)
+        w.request(ReloadRequest(reason: .reloadTimelines, requestedAt: Self.at(minutes: 10)))
+        _ = w.decide(now: Self.at(minutes: 10), rules: rules, appForeground: false)
+        let dates = [Self.at(minutes: 10), Self.at(minutes: 130), Self.at(minutes: 70)]
+        let warnings = w.install(entryDates: dates, policy: .atEnd, now: Self.at(minutes: 10), rules: rules)
+        #expect(warnings.contains(.entriesOutOfOrder(index: 2)))
+        #expect(WidgetReloadState.chronologicalOrder(dates) == [0, 2, 1])
+        #expect(w.entryDates == [Self.at(minutes: 10), Self.at(minutes: 70), Self.at(minutes: 130)])
+        #expect(w.policyReloadDate(rules: rules) == Self.at(minutes: 130))
+    }
+
+    /// A timeline with no entries keeps what is on screen; with `.atEnd` it asks again after the
+    /// minimum interval, the first timeline of the day as much as a later one.
+    @Test(arguments: [true, false])
+    func anEmptyAtEndTimelineAsksAgainAfterTheMinimumInterval(first: Bool) {
+        var w = WidgetReloadState(budget: ReloadBudget(limit: 70))
+        w.request(ReloadRequest(reason: .widgetAdded, requestedAt: Self.t0))
+        _ = w.decide(now: Self.t0, rules: rules, appForeground: false)
+        w.install(entryDates: first ? [] : [Self.t0], policy: first ? .atEnd : .never, now: Self.t0, rules: rules)
+        if !first {
+            w.request(ReloadRequest(reason: .reloadTimelines, requestedAt: Self.at(minutes: 30)))
+            _ = w.decide(now: Self.at(minutes: 30), rules: rules, appForeground: false)
+            w.install(entryDates: [], policy: .atEnd, now: Self.at(minutes: 30), rules: rules)
+        }
+        let installedAt = first ? Self.t0 : Self.at(minutes: 30)
+        #expect(w.policyReloadDate(rules: rules) == Self.grid(installedAt, rules.minimumReloadInterval))
     }
 }
