@@ -18,6 +18,9 @@ struct HostRun<Entry: TimelineEntry & Sendable> {
     private var reloads: [HostReload] = []
     private var refusals: [HostRefusal] = []
     private var failures: [ProviderFailure] = []
+    /// Each answered call's extra handler calls, as counted when its answer was used: read
+    /// again when the day ends, for calls that came later.
+    private var completionChecks: [(failure: ProviderFailure, extraCalls: @Sendable () -> Int, reported: Int)] = []
     private var appEvents: [AppEventRecord] = []
 
     /// Every widget placed at `start`, showing its placeholder, its first timeline requested.
@@ -83,11 +86,13 @@ struct HostRun<Entry: TimelineEntry & Sendable> {
             case .reload(let batch, let charged):
                 let context = TimelineProviderContext(family: w.family)
                 let wall = Date()
-                let (answer, extra) = await source.timeline(context, w.configuration, rules.providerTimeout)
-                if extra > 0 {
-                    failures.append(
-                        ProviderFailure(widgetID: w.id, family: w.family, at: now, kind: .completedMoreThanOnce(extraCalls: extra)))
+                let (answer, extraCalls) = await source.timeline(context, w.configuration, rules.providerTimeout)
+                let extra = extraCalls()
+                let failure = { (n: Int) in
+                    ProviderFailure(widgetID: w.id, family: w.family, at: now, kind: .completedMoreThanOnce(extraCalls: n))
                 }
+                if extra > 0 { failures.append(failure(extra)) }
+                if answer != nil { completionChecks.append((failure(extra), extraCalls, extra)) }
                 guard let timeline = answer else {
                     slots[i].state.abandonReload(now: now)
                     failures.append(
@@ -119,9 +124,24 @@ struct HostRun<Entry: TimelineEntry & Sendable> {
         }
     }
 
-    /// The records, as the day's result.
+    /// The records, as the day's result. A handler called again after its answer was used (a
+    /// cached timeline, then the network's) is reported now, at the reload it belonged to.
     func finish(end: Date, kind: String, recommendationsInvalidated: Int) -> WidgetDay<Entry> {
-        WidgetDay(
+        var failures = failures
+        for check in completionChecks {
+            let total = check.extraCalls()
+            guard total > check.reported else { continue }
+            let late = ProviderFailure(
+                widgetID: check.failure.widgetID, family: check.failure.family, at: check.failure.at,
+                kind: .completedMoreThanOnce(extraCalls: total))
+            if let i = failures.firstIndex(of: check.failure), check.reported > 0 {
+                failures[i] = late
+            } else {
+                failures.append(late)
+            }
+        }
+        failures = failures.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(\.element)
+        return WidgetDay(
             kind: kind, start: start, end: end, widgets: slots.map(\.widget), shown: shown, reloads: reloads,
             refusals: refusals, providerFailures: failures, appEvents: appEvents,
             recommendationsInvalidated: recommendationsInvalidated)

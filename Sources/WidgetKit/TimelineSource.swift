@@ -9,10 +9,11 @@ struct TimelineSource<Entry: TimelineEntry & Sendable> {
     /// `placeholder(in:)`.
     let placeholder: (TimelineProviderContext) -> Entry
     /// The timeline for a context and the instance's configuration, or `nil` if the provider
-    /// did not answer within the timeout; with how many extra times it called the handler.
+    /// did not answer within the timeout; with how many extra times it called the handler so
+    /// far, read again later (a second call can come after the first answer was used).
     let timeline:
         (TimelineProviderContext, (any WidgetConfigurationIntent)?, TimeInterval) async -> (
-            Timeline<Entry>?, extraCalls: Int
+            Timeline<Entry>?, extraCalls: @Sendable () -> Int
         )
     /// The provider's configuration recommendations (intent-configured providers).
     let recommendations: () -> [any WidgetConfigurationIntent]
@@ -23,7 +24,7 @@ struct TimelineSource<Entry: TimelineEntry & Sendable> {
             let box = CompletionBox<Timeline<Entry>>()
             provider.getTimeline(in: context) { box.complete($0) }
             let value = await box.value(timeout: timeout)
-            return (value, box.extraCalls)
+            return (value, { box.extraCalls })
         }
         recommendations = { [] }
     }
@@ -36,7 +37,7 @@ struct TimelineSource<Entry: TimelineEntry & Sendable> {
             let task = Task { box.complete(await provider.timeline(for: intent, in: context)) }
             let value = await box.value(timeout: timeout)
             if value == nil { task.cancel() }
-            return (value, 0)
+            return (value, { 0 })
         }
         recommendations = { provider.recommendations().map(\.intent) }
     }

@@ -44,6 +44,22 @@ struct TwiceProvider: TimelineProvider {
     }
 }
 
+/// Answers from its cache at once, then again when "the network" answers on another queue
+/// (a second call of the same handler): `secondCall` resumes after it.
+struct CacheThenNetworkProvider: TimelineProvider {
+    let secondCall: AsyncStream<Void>.Continuation
+    func placeholder(in context: Context) -> CountEntry { CountEntry(date: Date(), count: -1) }
+    func getSnapshot(in context: Context, completion: @escaping (CountEntry) -> Void) {}
+    func getTimeline(in context: Context, completion: @escaping @Sendable (Timeline<CountEntry>) -> Void) {
+        completion(Timeline(entries: [CountEntry(date: Date(), count: 1)], policy: .never))
+        let done = secondCall
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) {
+            completion(Timeline(entries: [CountEntry(date: Date(), count: 2)], policy: .never))
+            done.yield()
+        }
+    }
+}
+
 /// A minute between entries: too close.
 struct CrowdedProvider: TimelineProvider {
     func placeholder(in context: Context) -> CountEntry { CountEntry(date: Date(), count: -1) }

@@ -123,6 +123,21 @@ import Testing
         #expect(day.reloads.count == 1)
     }
 
+    /// The cache-then-network mistake: the second call comes after the host used the first
+    /// answer, and is reported at the reload it belonged to when the day ends.
+    @Test func aHandlerCalledAgainAfterItsAnswerWasUsedIsReported() async {
+        let (second, secondCall) = AsyncStream.makeStream(of: Void.self)
+        let host = WidgetHost(kind: "cache", provider: CacheThenNetworkProvider(secondCall: secondCall))
+        host.at(hours: 1, "wait for the network") {
+            var calls = second.makeAsyncIterator()
+            _ = await calls.next()
+        }
+        let day = await host.run(for: 7200)
+        #expect(day.providerFailures.map(\.kind) == [.completedMoreThanOnce(extraCalls: 1)])
+        #expect(day.providerFailures.first?.at == day.reloads.first?.at)
+        #expect(day.shown.last?.entry.count == 1, "the first answer counts")
+    }
+
     @Test func aRefusedReloadLeavesTheWidgetStaleUntilTheForegroundLoadsItFree() async throws {
         let store = CounterStore()
         let host = WidgetHost(kind: "counter", provider: CountProvider(store: store))
