@@ -72,7 +72,7 @@ struct HostRun<Entry: TimelineEntry & Sendable> {
     }
 
     /// WidgetKit's pass at `now`, widget by widget: reload or refuse, then the entry due.
-    mutating func flush(now: Date, source: TimelineSource<Entry>, providerClock: ProviderClock) async {
+    nonisolated(nonsending) mutating func flush(now: Date, source: TimelineSource<Entry>, providerClock: ProviderClock) async {
         for i in slots.indices {
             let w = slots[i].widget
             switch slots[i].state.decide(now: now, rules: rules, appForeground: foreground) {

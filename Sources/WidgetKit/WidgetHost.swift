@@ -231,7 +231,7 @@ public final class WidgetHost<Entry: TimelineEntry & Sendable> {
 
     /// Runs `duration` seconds (a day by default) of virtual time and returns what happened.
     /// With no widget placed, the widget is placed in `accessoryRectangular`.
-    public func run(for duration: TimeInterval = 86_400) async -> WidgetDay<Entry> {
+    nonisolated(nonsending) public func run(for duration: TimeInterval = 86_400) async -> WidgetDay<Entry> {
         if widgets.isEmpty { place(.accessoryRectangular) }
         var run = HostRun(
             widgets: widgets, rules: rules, start: start, foreground: startsInForeground, describe: describe,
@@ -270,7 +270,7 @@ public final class WidgetHost<Entry: TimelineEntry & Sendable> {
     /// A guard against a provider whose policy asks again at once, forever.
     static var maximumPasses: Int { 1_000_000 }
 
-    private func apply(_ event: ScheduledEvent, to run: inout HostRun<Entry>, center: HostCenter, now: Date) async {
+    nonisolated(nonsending) private func apply(_ event: ScheduledEvent, to run: inout HostRun<Entry>, center: HostCenter, now: Date) async {
         switch event.action {
         case .foreground(let on):
             run.setForeground(on)

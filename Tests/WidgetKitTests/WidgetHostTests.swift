@@ -245,3 +245,17 @@ import Testing
         #expect(day.svgStrip() == svg)
     }
 }
+
+/// A host driven from the main actor, as a `main.swift` harness or a `@MainActor` test does.
+@MainActor struct MainActorHostTests {
+    @Test func aHostRunsFromTheMainActor() async {
+        let store = CounterStore()
+        let host = WidgetHost(kind: "counter", provider: CountProvider(store: store))
+        host.at(hours: 1, "count 3") {
+            store.set(3)
+            WidgetCenter.shared.reloadTimelines(ofKind: "counter")
+        }
+        let day = await host.run(for: 7200)
+        #expect(day.shown.last?.entry.count == 3)
+    }
+}
