@@ -27,8 +27,10 @@ public struct ReloadReason: RawRepresentable, Sendable, Hashable, CustomStringCo
 
     public var description: String { rawValue }
 
-    /// Whether a reload for this reason alone is never charged to the budget.
-    public var isBudgetExempt: Bool { self == .widgetAdded }
+    /// Whether a reload for this reason is never charged to the budget: the first timeline,
+    /// and a request the app made while in the foreground (free when asked, whenever the
+    /// reload itself happens).
+    public var isBudgetExempt: Bool { self == .widgetAdded || self == .foregroundRequest }
 }
 
 /// One reload request, or a policy's request, as the scheduler received it.

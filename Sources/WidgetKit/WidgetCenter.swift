@@ -13,12 +13,13 @@ import Foundation
 /// arrives after the event: the host records it as an "unscoped call" app event when it
 /// notices it (``AppEventRecord/isUnscoped``).
 ///
-/// A call that carries no host at all — from a dispatch queue (`DispatchQueue.main.async`, a
-/// WatchConnectivity delegate's queue), a `Thread`, `Task.detached` — goes to the one host
-/// running in the process: into the event that is running, or else as an unscoped call. With
-/// several hosts running at once (parallel tests) nobody can tell whose it is: it does nothing,
-/// with a warning on standard error (run such tests with `swift test --no-parallel`). With no
-/// host running it does nothing, like an app whose widgets are not placed.
+/// A call from outside any Swift task — a dispatch queue (`DispatchQueue.main.async`, a
+/// WatchConnectivity delegate's queue) or a `Thread` — goes to the one host running in the
+/// process: into the event that is running, or else as an unscoped call. With several hosts
+/// running at once (parallel tests) nobody can tell whose it is: it does nothing, with a
+/// warning on standard error (run such tests with `swift test --no-parallel`). A call from a
+/// task with no host (`Task.detached`, a test of its own) does nothing, like an app whose
+/// widgets are not placed: it can't be another test's.
 public final class WidgetCenter: Sendable {
     /// The shared widget center.
     public static let shared = WidgetCenter()
@@ -28,8 +29,12 @@ public final class WidgetCenter: Sendable {
 
     private init() {}
 
-    /// The task's host, else the only host running in the process.
-    private static var target: (any WidgetCenterHost)? { host ?? RunningHosts.only() }
+    /// The task's host; outside any task, the only host running in the process.
+    private static var target: (any WidgetCenterHost)? {
+        if let host { return host }
+        let inTask = withUnsafeCurrentTask { $0 != nil }
+        return inTask ? nil : RunningHosts.only()
+    }
 
     /// Reloads the timelines for all configured widgets of `kind`.
     public func reloadTimelines(ofKind kind: String) {

@@ -138,6 +138,24 @@ import Testing
         #expect(day.shown.last?.entry.count == 1, "the first answer counts")
     }
 
+    /// "Reloads requested while the app is in the foreground don't count": decided when the app
+    /// asks, not when the coalesced reload happens a moment later.
+    @Test func aRequestMadeInTheForegroundIsFreeEvenIfTheAppLeavesBeforeTheReload() async {
+        let store = CounterStore()
+        let host = WidgetHost(kind: "counter", provider: CountProvider(store: store))
+        host.foreground(at: host.date(hours: 1))
+        host.at(hours: 1, minutes: 1, "count 4") {
+            store.set(4)
+            WidgetCenter.shared.reloadTimelines(ofKind: "counter")
+        }
+        host.background(at: host.date(hours: 1, minutes: 1, seconds: 0.05))
+        let day = await host.run(for: 7200)
+        let reload = day.reloads.last
+        #expect(reload?.reasons == [.reloadTimelines, .foregroundRequest])
+        #expect(reload?.charged == false)
+        #expect(day.shown.last?.entry.count == 4)
+    }
+
     @Test func aRefusedReloadLeavesTheWidgetStaleUntilTheForegroundLoadsItFree() async throws {
         let store = CounterStore()
         let host = WidgetHost(kind: "counter", provider: CountProvider(store: store))
