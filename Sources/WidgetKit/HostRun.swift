@@ -89,6 +89,7 @@ struct HostRun<Entry: TimelineEntry & Sendable> {
                 let context = TimelineProviderContext(family: w.family)
                 let wall = Date()
                 let (answer, extraCalls) = await source.timeline(context, w.configuration, rules.providerTimeout)
+                let duration = Date().timeIntervalSince(wall)
                 let extra = extraCalls()
                 let failure = { (n: Int) in
                     ProviderFailure(widgetID: w.id, family: w.family, at: now, kind: .completedMoreThanOnce(extraCalls: n))
@@ -102,9 +103,13 @@ struct HostRun<Entry: TimelineEntry & Sendable> {
                             widgetID: w.id, family: w.family, at: now, kind: .neverCompleted(waited: rules.providerTimeout)))
                     continue
                 }
-                let dates = timeline.entries.map { providerClock.translate($0.date, calledAt: wall, now: now) }
+                let dates = timeline.entries.map {
+                    providerClock.translate($0.date, calledAt: wall, answeredAfter: duration, now: now)
+                }
                 var policy = timeline.policy
-                if let d = policy.date { policy = .after(providerClock.translate(d, calledAt: wall, now: now)) }
+                if let d = policy.date {
+                    policy = .after(providerClock.translate(d, calledAt: wall, answeredAfter: duration, now: now))
+                }
                 let warnings = slots[i].state.install(entryDates: dates, policy: policy, now: now, rules: rules)
                 if !timeline.entries.isEmpty {
                     slots[i].entries = WidgetReloadState.chronologicalOrder(dates).map { timeline.entries[$0] }

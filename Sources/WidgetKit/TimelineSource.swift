@@ -47,17 +47,24 @@ struct TimelineSource<Entry: TimelineEntry & Sendable> {
 public enum ProviderClock: Sendable, Hashable {
     /// The provider dates entries from `Date()` (as watchOS code does): the host moves each
     /// date by the gap between the virtual now and the wall clock at the call, rounded to
-    /// the second, so "now + 15 min" lands 15 virtual minutes after the reload.
+    /// the second, so "now + 15 min" lands 15 virtual minutes after the reload; a date read
+    /// while the call ran (`Date()` itself, however slow the call) is the reload's now.
     case wallClock
     /// The provider dates entries from the host's ``VirtualClock`` (or from its data): the
     /// host takes dates as given.
     case virtual
 
-    /// `date`, returned by a provider called at wall-clock `wall` during a reload at virtual `now`.
-    func translate(_ date: Date, calledAt wall: Date, now: Date) -> Date {
+    /// `date`, returned by a provider called at wall-clock `wall` (answering `duration`
+    /// seconds later) during a reload at virtual `now`.
+    func translate(_ date: Date, calledAt wall: Date, answeredAfter duration: TimeInterval = 0, now: Date) -> Date {
         switch self {
         case .virtual: return date
-        case .wallClock: return WidgetTime.add(now, date.timeIntervalSince(wall).rounded())
+        case .wallClock:
+            let offset = date.timeIntervalSince(wall)
+            // Read during the call (a loaded machine can make that a second or more): now, so
+            // an entry meant for now never waits for a second that is only the call's own time.
+            if offset >= 0 && offset < duration + 0.5 { return WidgetTime.add(now, 0) }
+            return WidgetTime.add(now, offset.rounded())
         }
     }
 }

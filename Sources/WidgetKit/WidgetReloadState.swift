@@ -183,8 +183,8 @@ public struct WidgetReloadState: Sendable, Hashable {
         var dates: [Date] = []
         if let i = displayedIndex {
             if i + 1 < entryDates.count { dates.append(entryDates[i + 1]) }
-        } else if let first = entryDates.first, first > now {
-            // A timeline whose entries all lie ahead: the first comes on screen at its date.
+        } else if let first = entryDates.first {
+            // A new timeline not on screen yet: its first entry comes at its date (now if due).
             dates.append(first)
         }
         if !policyRequested, let due = policyReloadDate(rules: rules) { dates.append(due) }

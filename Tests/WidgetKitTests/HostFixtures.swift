@@ -60,6 +60,16 @@ struct CacheThenNetworkProvider: TimelineProvider {
     }
 }
 
+/// Entries an hour and two hours ahead (counts 1 and 2), `.never`.
+struct AheadProvider: TimelineProvider {
+    func placeholder(in context: Context) -> CountEntry { CountEntry(date: Date(), count: -1) }
+    func getSnapshot(in context: Context, completion: @escaping (CountEntry) -> Void) {}
+    func getTimeline(in context: Context, completion: @escaping (Timeline<CountEntry>) -> Void) {
+        let now = Date()
+        completion(Timeline(entries: [1, 2].map { CountEntry(date: now.addingTimeInterval(Double($0) * 3600), count: $0) }, policy: .never))
+    }
+}
+
 /// A minute between entries: too close.
 struct CrowdedProvider: TimelineProvider {
     func placeholder(in context: Context) -> CountEntry { CountEntry(date: Date(), count: -1) }

@@ -123,6 +123,15 @@ import Testing
         #expect(day.reloads.count == 1)
     }
 
+    /// An entry comes on screen at its date, never before: until then what was shown stays.
+    @Test func entriesAheadOfTheReloadShowAtTheirDate() async {
+        let host = WidgetHost(kind: "ahead", provider: AheadProvider())
+        let day = await host.run(for: 3 * 3600)
+        #expect(day.showing(.accessoryRectangular, at: host.date(minutes: 30))?.isPlaceholder == true)
+        #expect(day.showing(.accessoryRectangular, at: host.date(hours: 1, seconds: 0.2))?.entry.count == 1)
+        #expect(day.showing(.accessoryRectangular, at: host.date(hours: 2, seconds: 0.2))?.entry.count == 2)
+    }
+
     /// The cache-then-network mistake: the second call comes after the host used the first
     /// answer, and is reported at the reload it belonged to when the day ends.
     @Test func aHandlerCalledAgainAfterItsAnswerWasUsedIsReported() async {
