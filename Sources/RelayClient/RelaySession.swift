@@ -66,8 +66,6 @@ public actor RelaySession {
     public var peerName: String? { core.peerName }
     /// The relay's limits from the last `welcome`.
     public var limits: Limits { core.limits }
-    /// Durable items the last `welcome` announced (PROTOCOL.md §5.2 `backlog`), delivered after it.
-    public var announcedBacklog: Int { core.announcedBacklog }
     /// `WCSession.receivedApplicationContext`: the last context this device handled.
     public var receivedApplicationContext: Payload? { core.receivedApplicationContext }
     /// `WCSession.applicationContext`: the last context this device sent.

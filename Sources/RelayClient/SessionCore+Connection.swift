@@ -108,7 +108,6 @@ extension SessionCore {
     private mutating func welcomed(_ w: Welcome) {
         guard phase == .helloSent else { return }
         limits = w.limits
-        announcedBacklog = Int(w.backlog ?? 0)
         remainingComplicationUserInfoTransfers = w.limits.complicationsRemaining
         if !w.paired && token != nil { forgetPair() }
         isPaired = w.paired

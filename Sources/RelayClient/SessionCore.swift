@@ -101,8 +101,6 @@ public struct SessionCore: Sendable {
     public internal(set) var peerName: String?
     public internal(set) var pairID: String?
     public internal(set) var limits = Limits.default
-    /// Durable items the last `welcome` said follow it (its `backlog`; 0 from an older relay).
-    public internal(set) var announcedBacklog = 0
     public internal(set) var receivedApplicationContext: Payload?
     public internal(set) var applicationContext: Payload?
     public internal(set) var outstandingUserInfoTransfers: [UserInfoTransfer] = []

@@ -236,14 +236,6 @@ struct DirectionQueue: Sendable {
         return item
     }
 
-    /// How many items a receiver that processed everything through `lastSeq` still gets: the
-    /// sent ones after it and every unsent one (the `backlog` of PROTOCOL.md §5.2).
-    func backlog(after lastSeq: Int64) -> Int {
-        var processed = 0
-        while processed < sent.count, let s = sent[processed].seq, s <= lastSeq { processed += 1 }
-        return sent.count - processed + unsentComplications.count + unsent.count
-    }
-
     /// Removes every sent item with seq ≤ `seq`; returns them.
     mutating func ack(through seq: Int64) -> [QueuedItem] {
         var n = 0

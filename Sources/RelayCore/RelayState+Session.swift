@@ -50,15 +50,12 @@ extension RelayState {
             // connection they wait for whatever of theirs is not yet committed (PROTOCOL.md §8.6).
             actions.append(.awaitStore)
         }
-        // What the ack of `lastSeq` below leaves, all of which follows this welcome.
-        let processed = h.lastSeq.flatMap { $0 > 0 && $0 <= pair[peerRole].lastSeq ? $0 : nil } ?? 0
         emit(
             .welcome(
                 Welcome(
                     re: h.id, session: sessionID, role: h.role, paired: true, pairID: pairID.rawValue,
                     peer: PeerInfo(name: peerDevice.name, connected: peerState.connected, reachable: peerState.reachable),
-                    limits: limitsAnnounced(for: pairID), context: pair[peerRole].lastSentContext,
-                    backlog: Int64(pair[peerRole].backlog(after: processed)))), to: link)
+                    limits: limitsAnnounced(for: pairID), context: pair[peerRole].lastSentContext)), to: link)
 
         // What this device owes or is owed: transferred first, then the backlog.
         if !pair[h.role].pendingTransferred.isEmpty {

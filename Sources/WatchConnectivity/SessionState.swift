@@ -25,8 +25,6 @@ struct SessionState: Sendable {
     var fileTransfers: [WCSessionFileTransfer] = []
     /// Received items being handed to the delegate.
     var contentPending = 0
-    /// Durable items the relay's last welcome announced that have not come through yet.
-    var backlogLeft = 0
     /// Bumped when a received item reached the delegate or the outbox drainer handled an item
     /// or ran out of them; who waits for that (a watch switch draining what is pending).
     var progress: UInt64 = 0
@@ -64,7 +62,6 @@ struct SessionState: Sendable {
         transfers = [:]
         outstandingOrder = []
         currentComplicationID = nil
-        backlogLeft = 0
         finishedEarly = []
         fileTransfers = []
     }

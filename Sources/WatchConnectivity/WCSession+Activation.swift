@@ -75,10 +75,6 @@ extension WCSession {
         restoreFiles(from: outbox)
         try? await relay.activate()
         await refresh(from: relay)
-        // Before the delegate hears of the activation: what the relay holds for this device is
-        // content pending already (Apple's background-task pattern reads it there).
-        let backlog = await relay.announcedBacklog
-        state.withLock { $0.backlogLeft = backlog }
         let (messages, messageSink) = AsyncStream.makeStream(of: SessionOperation.self)
         let (replies, replySink) = AsyncStream.makeStream(of: SessionOperation.self)
         let (wake, wakeSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))

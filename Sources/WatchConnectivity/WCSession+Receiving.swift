@@ -8,7 +8,6 @@ extension WCSession {
     /// killed during the call gets the item again at its next launch.
     func receive(from relay: RelaySession, outbox: SessionOutbox) async {
         for await event in relay.events {
-            if event.isDurableDelivery { state.withLock { $0.backlogLeft = max(0, $0.backlogLeft - 1) } }
             switch event {
             case .message(let delivery):
                 await receiveMessage(delivery)
@@ -52,11 +51,6 @@ extension WCSession {
                 }
             case .activated:
                 await refresh(from: relay)
-                // This welcome's backlog follows this event in the stream. (Read now, it is the
-                // latest welcome's: after a reconnect while events waited, the next `.activated`
-                // sets it right again.)
-                let backlog = await relay.announcedBacklog
-                state.withLock { $0.backlogLeft = backlog }
                 wakeDrainer()
             case .disconnected:
                 break
@@ -153,16 +147,5 @@ extension WCSession {
     /// A reply that makes the sender's `errorHandler` run with `code`.
     static func replyError(_ code: WCError.Code) -> Payload {
         Payload(kind: PropertyListPayload.Channel.replyError.rawValue, ["code": .int(Int64(code.rawValue))])
-    }
-}
-
-extension SessionEvent {
-    /// A `userInfo` (files and complications included) or context delivery: what a welcome's
-    /// `backlog` counts.
-    fileprivate var isDurableDelivery: Bool {
-        switch self {
-        case .userInfo, .applicationContext: true
-        default: false
-        }
     }
 }

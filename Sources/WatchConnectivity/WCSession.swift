@@ -94,10 +94,9 @@ public final class WCSession: Sendable {
 
     /// `notActivated` until activation completed, then `activated`.
     public var activationState: WCSessionActivationState { state.withLock { $0.activationState } }
-    /// Whether received content has not yet reached the delegate: an item with the delegate or
-    /// waiting for one to be set, or items the relay announced at activation (its `welcome`'s
-    /// `backlog`) that have not come through yet.
-    public var hasContentPending: Bool { state.withLock { $0.contentPending > 0 || $0.backlogLeft > 0 } }
+    /// Whether a received item is with the delegate or waits for one to be set (items the
+    /// relay has not sent yet are not counted: it does not announce its backlog).
+    public var hasContentPending: Bool { state.withLock { $0.contentPending > 0 } }
     /// Whether the counterpart is available for live messaging (`sendMessage`).
     public var isReachable: Bool { state.withLock { $0.isReachable } }
     /// Phone: whether a watch is paired with this phone (`watchrelay pair` ran for its state).

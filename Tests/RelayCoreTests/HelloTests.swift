@@ -73,36 +73,16 @@ import Testing
         let phoneWelcome = Welcome(
             re: pOut.frames(to: p2).first?.welcome?.re ?? "", session: "s-3", role: .phone, paired: true,
             pairID: "pair-1", peer: PeerInfo(name: RelayHarness.watchName, connected: false, reachable: false),
-            limits: h.limits(remaining: 48), backlog: 0)
+            limits: h.limits(remaining: 48))
         #expect(pOut.frames(to: p2) == [.welcome(phoneWelcome)], "the phone was never sent a context")
 
         let (w2, wOut) = h.reconnect(.watch, foreground: false, lastSeq: 3)
         let watchWelcome = Welcome(
             re: wOut.frames(to: w2).first?.welcome?.re ?? "", session: "s-4", role: .watch, paired: true,
             pairID: "pair-1", peer: PeerInfo(name: RelayHarness.phoneName, connected: true, reachable: true),
-            limits: h.limits(remaining: 48), context: context, backlog: 0)
+            limits: h.limits(remaining: 48), context: context)
         #expect(wOut.frames(to: w2) == [.welcome(watchWelcome)])
         #expect(wOut.frames(to: p2) == [.peer(PeerChange(connected: true, reachable: false))])
-    }
-
-    /// `backlog` counts what follows the welcome: items sent and not acked past `lastSeq`, and
-    /// items never sent (a client's `hasContentPending` before they arrive).
-    @Test func welcomeAnnouncesTheBacklogThatFollowsIt() {
-        var h = RelayHarness()
-        let (phone, watch) = h.pairDevices()
-        h.send(phone, id: "u-1", mode: .userInfo)
-        h.send(phone, id: "u-2", mode: .userInfo)
-        h.close(watch)
-        h.send(phone, id: "u-3", mode: .userInfo)
-        h.send(phone, id: "ctx-1", mode: .context)
-        // The watch processed seq 1 (u-1) before it went away.
-        let (w2, out) = h.reconnect(.watch, lastSeq: 1)
-        let frames = out.frames(to: w2)
-        #expect(frames.first?.welcome?.backlog == 3)
-        #expect(frames.dropFirst().compactMap(\.deliver).map(\.id) == ["u-2", "u-3", "ctx-1"])
-        // Nothing left for the phone.
-        let (p2, pOut) = h.reconnect(.phone)
-        #expect(pOut.frames(to: p2).first?.welcome?.backlog == 0)
     }
 
     @Test func aNewerConnectionOfTheSameDeviceReplacesTheOlderWith4001WithoutAPeerFlap() {

@@ -58,29 +58,6 @@ struct WCSessionRulesTests {
         await h.stop()
     }
 
-    /// "True if the session has received data in the background but has not yet delivered that
-    /// data to the session's delegate" (Apple): already inside `activationDidComplete`, when what
-    /// waited at the relay has not come through yet (the welcome's `backlog`).
-    @Test func hasContentPendingAtActivationUntilTheBacklogReachedTheDelegate() async throws {
-        let pendingAtActivation = LockedState<Bool?>(nil)
-        let watchDelegate = RecordingDelegate(onActivation: { session in
-            pendingAtActivation.withLock { $0 = session.hasContentPending }
-        })
-        let h = try await WCHarness.start(activate: false, watchDelegate: watchDelegate)
-        try await h.activate(h.phone, h.phoneDelegate)
-        for n in 1...5 { h.phone.transferUserInfo(["n": n]) }
-        try h.phone.updateApplicationContext(["n": 6])
-        // Everything is at the relay before the watch connects.
-        let relay = h.relay
-        try await eventually { await relay.stats.queued >= 6 }
-        try await h.activate(h.watch, watchDelegate)
-        #expect(pendingAtActivation.withLock { $0 } == true)
-        try await waitForCalls(watchDelegate, "userInfo", count: 5)
-        try await waitForCalls(watchDelegate, "context")
-        try await eventually { !h.watch.hasContentPending }
-        await h.stop()
-    }
-
     @Test func sendMessageWhileTheWatchIsInTheBackgroundFailsWithNotReachable() async throws {
         let h = try await WCHarness.start(watchForeground: false)
         try await eventually { !h.phone.isReachable }

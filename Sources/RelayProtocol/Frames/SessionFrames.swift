@@ -85,13 +85,10 @@ public struct Welcome: JSONRepresentable, Hashable {
     public var limits: Limits
     /// WC `receivedApplicationContext`: the last context delivered to this device.
     public var context: Deliver?
-    /// How many durable items the backlog after this welcome holds for the device (§5.3), so a
-    /// client knows content is pending before it arrives (WC `hasContentPending`).
-    public var backlog: Int64?
 
     public init(
         re: String, protocol: Int64 = 1, session: String, role: Role, paired: Bool, pairID: String? = nil,
-        peer: PeerInfo? = nil, limits: Limits, context: Deliver? = nil, backlog: Int64? = nil
+        peer: PeerInfo? = nil, limits: Limits, context: Deliver? = nil
     ) {
         self.re = re
         self.protocol = `protocol`
@@ -102,7 +99,6 @@ public struct Welcome: JSONRepresentable, Hashable {
         self.peer = peer
         self.limits = limits
         self.context = context
-        self.backlog = backlog
     }
 
     public init(reader r: ObjectReader) throws(ProtocolError) {
@@ -115,7 +111,6 @@ public struct Welcome: JSONRepresentable, Hashable {
         peer = try r.optionalObject("peer").map { (o) throws(ProtocolError) in try PeerInfo(reader: o) }
         limits = try Limits(reader: r.object("limits"))
         context = try r.optionalObject("context").map { (o) throws(ProtocolError) in try Deliver(reader: o) }
-        backlog = try r.optionalInt("backlog", min: 0)
     }
 
     public var json: JSONValue {
@@ -129,7 +124,6 @@ public struct Welcome: JSONRepresentable, Hashable {
         b.set("peer", peer)
         b.set("limits", limits)
         b.set("context", context)
-        b.set("backlog", backlog)
         return b.json
     }
 }
