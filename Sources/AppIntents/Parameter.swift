@@ -63,7 +63,7 @@ extension Parameter: Hashable where Value: Hashable {
 }
 
 /// Where a ``Parameter``'s value lives: one box shared by every copy of the parameter.
-final class ParameterBox<Value>: @unchecked Sendable {
+final class ParameterBox<Value> {
     private let lock = NSLock()
     private var stored: Value
 
@@ -76,3 +76,6 @@ final class ParameterBox<Value>: @unchecked Sendable {
         set { lock.withLock { stored = newValue } }
     }
 }
+
+/// `@unchecked Sendable`: a `Sendable` value, read and written only under the box's lock.
+extension ParameterBox: @unchecked Sendable where Value: Sendable {}

@@ -10,6 +10,8 @@ public struct WidgetInstance: Sendable, Identifiable {
     public private(set) var descriptor: WidgetDescriptor
     /// The current timeline; `nil` until the first reload (the placeholder shows).
     public private(set) var timeline: WidgetTimeline?
+    /// The entry on screen when the current timeline came, shown until its first entry is due.
+    private var shownBefore: FavoritesEntry?
     /// WidgetKit's rules for this instance.
     public private(set) var reloadState: WidgetReloadState
 
@@ -37,9 +39,10 @@ public struct WidgetInstance: Sendable, Identifiable {
     /// True while a reload the budget refused is pending: the screen shows old data.
     public var isStale: Bool { reloadState.isStale }
 
-    /// The entry on screen; `nil` before the first reload.
+    /// The entry on screen; `nil` before the first reload. A timeline whose first entry is
+    /// still ahead leaves the entry before it on screen, as WidgetKit does.
     public var displayedEntry: FavoritesEntry? {
-        guard let timeline, let i = displayedIndex else { return nil }
+        guard let timeline, let i = displayedIndex else { return shownBefore }
         return timeline.entries[i]
     }
 
@@ -124,8 +127,13 @@ public struct WidgetInstance: Sendable, Identifiable {
     mutating func install(_ answer: Timeline<FavoritesEntry>, now: Timestamp, rules: WidgetReloadRules)
         -> WidgetTimeline
     {
-        let next = WidgetTimeline(answer)
-        if !next.entries.isEmpty { timeline = next }
+        // In date order, as the reload state keeps its dates (``WidgetReloadState/chronologicalOrder(_:)``).
+        let order = WidgetReloadState.chronologicalOrder(answer.entries.map(\.date))
+        let next = WidgetTimeline(Timeline(entries: order.map { answer.entries[$0] }, policy: answer.policy))
+        if !next.entries.isEmpty {
+            shownBefore = displayedEntry
+            timeline = next
+        }
         reloadState.install(entryDates: answer.entries.map(\.date), policy: answer.policy, now: now.date, rules: rules)
         return next
     }

@@ -52,11 +52,10 @@ public struct WidgetTimeline: Sendable, Hashable {
         }
     }
 
-    /// The index of the entry on screen at `now`: the last one whose date has passed (the
-    /// first entry if none has).
+    /// The index of the entry on screen at `now`: the last one whose date has passed; `nil`
+    /// while none has (an entry never shows before its date).
     public func index(at now: Timestamp) -> Int? {
-        guard !entries.isEmpty else { return nil }
-        return entries.lastIndex { $0.timestamp <= now } ?? 0
+        entries.lastIndex { $0.timestamp <= now }
     }
 
     /// WidgetKit's timeline in the watch's timestamps.

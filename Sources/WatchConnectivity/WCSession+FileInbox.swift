@@ -71,8 +71,10 @@ extension WCSession {
         }
         let file = WCSessionFile(fileURL: fileURL, metadata: metadata)
         state.withLock { $0.contentPending += 1 }
-        let delivered = await waitForDelegate()
-        if delivered { await withDelegate { session, delegate in delegate.session(session, didReceive: file) } }
+        var delivered = false
+        while !delivered, await waitForDelegate() {
+            delivered = await withDelegate { session, delegate in delegate.session(session, didReceive: file) }
+        }
         state.withLock { $0.contentPending -= 1 }
         guard delivered else { return false }
         noteProgress()

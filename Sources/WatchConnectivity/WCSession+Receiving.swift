@@ -71,11 +71,16 @@ extension WCSession {
         before acknowledging: () -> Void = {}
     ) async {
         state.withLock { $0.contentPending += 1 }
-        guard await waitForDelegate() else {
-            state.withLock { $0.contentPending -= 1 }
-            return
+        // Waits again if the delegate went away between the wait and the call (a weak
+        // reference): an item the app was not told of is never acknowledged.
+        var delivered = false
+        while !delivered {
+            guard await waitForDelegate() else {
+                state.withLock { $0.contentPending -= 1 }
+                return
+            }
+            delivered = await withDelegate(body)
         }
-        await withDelegate(body)
         acknowledging()
         await relay.acknowledge(delivery)
         state.withLock { $0.contentPending -= 1 }

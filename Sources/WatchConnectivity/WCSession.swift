@@ -171,11 +171,14 @@ public final class WCSession: Sendable {
     /// A delegate whose conformance is isolated to the main actor can't be used here (a cast
     /// to `WCSessionDelegate` off the main actor fails for it): the process stops with Swift's
     /// isolation check, as an iOS app does in `_dispatch_assert_queue_fail`.
-    func withDelegate(_ body: @escaping @Sendable (WCSession, any WCSessionDelegate) -> Void) async {
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+    /// Returns whether there was a delegate to call (the weak reference may have gone).
+    @discardableResult
+    func withDelegate(_ body: @escaping @Sendable (WCSession, any WCSessionDelegate) -> Void) async -> Bool {
+        await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
             delegateQueue.async {
-                if let delegate = self.delegateOnQueue() { body(self, delegate) }
-                done.resume()
+                guard let delegate = self.delegateOnQueue() else { return done.resume(returning: false) }
+                body(self, delegate)
+                done.resume(returning: true)
             }
         }
     }

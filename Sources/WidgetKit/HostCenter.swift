@@ -124,7 +124,7 @@ enum RunningHosts {
         if running.count == 1 { return running[0] }
         if running.count > 1, warned.withLock({ w in defer { w = true }; return !w }) {
             let message = """
-                WidgetKit: a WidgetCenter call from a dispatch queue, a thread or a detached task \
+                WidgetKit: a WidgetCenter call from a dispatch queue or a thread \
                 while \(running.count) WidgetHosts run in this process: whose it is can't be told, \
                 so it does nothing. Run such tests one at a time (swift test --no-parallel), or call \
                 from the host's event.

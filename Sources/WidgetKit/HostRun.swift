@@ -62,9 +62,8 @@ struct HostRun<Entry: TimelineEntry & Sendable> {
         }
         let reason: ReloadReason = kind == nil ? .reloadAllTimelines : .reloadTimelines
         for i in slots.indices where kind == nil || slots[i].widget.kind == kind {
-            slots[i].state.request(ReloadRequest(reason: reason, requestedAt: now, dataDate: now))
             // Free because the app asked in the foreground, even if it leaves before the flush.
-            if foreground { slots[i].state.request(ReloadRequest(reason: .foregroundRequest, requestedAt: now, dataDate: now)) }
+            slots[i].state.request(ReloadRequest(reason: reason, requestedAt: now, dataDate: now, madeInForeground: foreground))
         }
     }
 

@@ -42,12 +42,16 @@ public struct ReloadRequest: Sendable, Hashable {
     /// When the data the reload will show was produced (a snapshot's `sentAt`), for the
     /// change-to-screen latency; `nil` when unknown.
     public var dataDate: Date?
+    /// Asked while the app was in the foreground: the reload is free whenever it happens (its
+    /// batch gains the reason ``ReloadReason/foregroundRequest``, not another request).
+    public var madeInForeground: Bool
 
     /// A request for `reason` made at `requestedAt`.
-    public init(reason: ReloadReason, requestedAt: Date, dataDate: Date? = nil) {
+    public init(reason: ReloadReason, requestedAt: Date, dataDate: Date? = nil, madeInForeground: Bool = false) {
         self.reason = reason
         self.requestedAt = requestedAt
         self.dataDate = dataDate
+        self.madeInForeground = madeInForeground
     }
 }
 
@@ -75,6 +79,7 @@ public struct PendingReload: Sendable, Hashable {
 
     init(_ request: ReloadRequest) {
         reasons = [request.reason]
+        if request.madeInForeground, request.reason != .foregroundRequest { reasons.append(.foregroundRequest) }
         requestCount = 1
         firstRequestedAt = request.requestedAt
         lastRequestedAt = request.requestedAt
@@ -90,6 +95,7 @@ public struct PendingReload: Sendable, Hashable {
 
     mutating func merge(_ request: ReloadRequest) {
         if !reasons.contains(request.reason) { reasons.append(request.reason) }
+        if request.madeInForeground, !reasons.contains(.foregroundRequest) { reasons.append(.foregroundRequest) }
         requestCount += 1
         lastRequestedAt = max(lastRequestedAt, request.requestedAt)
         if let d = request.dataDate, dataDate.map({ d > $0 }) ?? true { dataDate = d }

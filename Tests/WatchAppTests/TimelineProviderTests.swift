@@ -100,7 +100,7 @@ import WidgetKit
 
     @Test func theEntryOnScreenIsTheLastWhoseDateHasPassed() {
         let timeline = provider.timeline(in: context())
-        #expect(timeline.index(at: Fx.at(seconds: -1)) == 0)
+        #expect(timeline.index(at: Fx.at(seconds: -1)) == nil)
         #expect(timeline.index(at: Fx.at(minutes: 14)) == 0)
         #expect(timeline.index(at: Fx.at(minutes: 15)) == 1)
         #expect(timeline.index(at: Fx.at(hours: 9)) == 3)

@@ -60,6 +60,27 @@ import WidgetKit
         #expect(w.displayedEntry != nil)
     }
 
+    /// A timeline whose entries lie ahead, out of order: what was on screen stays until the
+    /// earliest one's date, and they come in date order (the host's rules, WidgetKit's).
+    @Test func aTimelineAheadKeepsTheEntryOnScreenAndShowsItsEntriesInDateOrder() {
+        let s = Fx.single(favorites: favorites)
+        var w = s.first
+        let shown = w.displayedEntry
+        #expect(shown != nil)
+        let entries = w.timeline?.entries ?? []
+        #expect(entries.count > 1)
+        let late = FavoritesEntry(date: Fx.at(hours: 2), content: entries[0].content, favoritesCount: 7)
+        let early = FavoritesEntry(date: Fx.at(hours: 1), content: entries[0].content, favoritesCount: 5)
+        let answer = w.install(Timeline(entries: [late, early], policy: .never), now: Fx.at(minutes: 1), rules: WidgetRules().reloadRules)
+        #expect(answer.entries.map(\.favoritesCount) == [5, 7])
+        _ = w.flush(now: Fx.at(minutes: 2), favorites: favorites, provider: FavoritesTimelineProvider(), rules: WidgetRules(), appForeground: false)
+        #expect(w.displayedEntry == shown)
+        _ = w.flush(now: Fx.at(hours: 1), favorites: favorites, provider: FavoritesTimelineProvider(), rules: WidgetRules(), appForeground: false)
+        #expect(w.displayedEntry?.favoritesCount == 5)
+        _ = w.flush(now: Fx.at(hours: 2), favorites: favorites, provider: FavoritesTimelineProvider(), rules: WidgetRules(), appForeground: false)
+        #expect(w.displayedEntry?.favoritesCount == 7)
+    }
+
     @Test func requestsForAnotherKindAreIgnored() {
         var s = Fx.single(favorites: favorites)
         s.reloadTimelines(ofKind: WidgetKind(rawValue: "weather"), now: Fx.at(minutes: 1))

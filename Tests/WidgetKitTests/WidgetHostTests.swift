@@ -174,6 +174,7 @@ import Testing
         let day = await host.run(for: 7200)
         let reload = day.reloads.last
         #expect(reload?.reasons == [.reloadTimelines, .foregroundRequest])
+        #expect(reload?.requestCount == 1)
         #expect(reload?.charged == false)
         #expect(day.shown.last?.entry.count == 4)
     }
