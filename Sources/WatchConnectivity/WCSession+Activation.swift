@@ -73,7 +73,14 @@ extension WCSession {
         }
         restore(from: outbox)
         restoreFiles(from: outbox)
-        try? await relay.activate()
+        do {
+            try await relay.activate()
+        } catch {
+            // Activation completes as on a device (a session activates without its
+            // counterpart); say why nothing will arrive yet, once, for the developer.
+            let message = "WatchConnectivity: no answer from the relay at \(environment.url) (\(error)); the session is activated and keeps trying to connect\n"
+            FileHandle.standardError.write(Data(message.utf8))
+        }
         await refresh(from: relay)
         let (messages, messageSink) = AsyncStream.makeStream(of: SessionOperation.self)
         let (replies, replySink) = AsyncStream.makeStream(of: SessionOperation.self)

@@ -46,6 +46,12 @@ enum PairCommand {
         else {
             throw Arguments.UsageError(description: "pair needs --relay, --phone-state and --watch-state\n\n\(help)")
         }
+        try Self.requireWebSocketURL(relay)
+        let standardized = [phoneState, watchState].map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+        if standardized[0] == standardized[1] {
+            throw Arguments.UsageError(
+                description: "--phone-state and --watch-state are the same directory: a phone and its watch each need their own")
+        }
         let phoneName = args.string("phone-name") ?? "iPhone"
         let watchName = args.string("watch-name") ?? "Apple Watch"
         let json = args.flag("json")
@@ -79,3 +85,13 @@ enum PairCommand {
     }
 }
 #endif
+
+extension PairCommand {
+    /// `--relay` must name a WebSocket endpoint: anything else would only time out later,
+    /// waiting for a welcome, with nothing to say why.
+    static func requireWebSocketURL(_ relay: String) throws {
+        guard relay.hasPrefix("ws://") || relay.hasPrefix("wss://") else {
+            throw Arguments.UsageError(description: "--relay must be a ws:// or wss:// URL, not '\(relay)'")
+        }
+    }
+}

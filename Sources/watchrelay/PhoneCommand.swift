@@ -123,9 +123,7 @@ enum PhoneCommand {
 
     private static func runCompanion(_ args: inout Arguments, state: String) async throws -> Int32 {
         guard let relay = args.string("relay") else { throw Arguments.UsageError(description: "--relay URL is required") }
-        guard relay.hasPrefix("ws://") || relay.hasPrefix("wss://") else {
-            throw Arguments.UsageError(description: "--relay must be a ws:// or wss:// URL, not '\(relay)'")
-        }
+        try PairCommand.requireWebSocketURL(relay)
         var configuration = PhoneConfiguration(relayURL: relay, stateDirectory: state, deviceName: args.string("name") ?? "iPhone")
         configuration.refreshInterval = try seconds(&args, "refresh-interval") ?? configuration.refreshInterval
         configuration.refreshThrottle = try seconds(&args, "refresh-throttle") ?? configuration.refreshThrottle

@@ -31,7 +31,9 @@ enum WatchCommand {
                                handle (store and ack) what the relay has, or wait for a first
                                snapshot if there is none (up to --wait-s); print the widgets
           --wait-s S           how long --once waits for the relay (default 5)
-          --json               print JSON instead of the watch-like text frames
+          --json               print JSON instead of the watch-like text frames: standard
+                               output is JSON only, one object per line; events, answers
+                               and errors go to standard error
           --machine            the line protocol for programs (Simulator/README.md): one JSON
                                object per stdout line (`ready`, a `response` per request, `event`s:
                                snapshot, reloaded, stale, rendered, profile, deleteAccepted,
@@ -56,6 +58,7 @@ enum WatchCommand {
             return 0
         }
         guard let relay = args.string("relay") else { throw Arguments.UsageError(description: "--relay URL is required") }
+        try PairCommand.requireWebSocketURL(relay)
         let code = args.string("pair")
         let state = args.string("state") ?? "watch-state"
         let name = args.string("name") ?? "Apple Watch"
@@ -152,7 +155,7 @@ enum WatchCommand {
             // The live view: every reload, stale report and delete shows as it happens.
             group.addTask {
                 for await event in watch.events {
-                    if let line = WatchPrinter.describe(event) { CLI.printLine(line) }
+                    if let line = WatchPrinter.describe(event) { printer.say(line) }
                     if case .widget(let w) = event, w.reload != nil || w.staleReport != nil {
                         try? await printer.show(watch)
                     }
@@ -178,7 +181,7 @@ enum WatchCommand {
         switch WatchConsoleCommand.parse(words) {
         case .success(let c): command = c
         case .failure(let e):
-            CLI.printLine("error: \(e)")
+            printer.say("error: \(e)")
             return true
         }
         do {
@@ -186,33 +189,37 @@ enum WatchCommand {
             case .quit: return false
             case .pair(let code):
                 try await watch.pair(code: code)
-                CLI.printLine("paired")
+                printer.say("paired")
             case .delete(let login): try await watch.delete(login)
             case .open(let login):
                 if let screen = await watch.open(login) {
-                    CLI.printLine(TextRenderer.render(screen, now: watch.clock.now()))
+                    let now = watch.clock.now()
+                    CLI.printLine(
+                        printer.json
+                            ? String(decoding: JSONWriter.encode(JSONRenderer.json(screen, now: now)), as: UTF8.self)
+                            : TextRenderer.render(screen, now: now))
                     try printer.writeProfile(screen, now: watch.clock.now())
                 }
             case .select(let login): try await watch.select(login)
             case .foreground(let on): await watch.setForeground(on)
             case .advance(let seconds):
                 guard let clock else {
-                    CLI.printLine("error: advance needs a watch started with --manual-clock")
+                    printer.say("error: advance needs a watch started with --manual-clock")
                     return true
                 }
                 clock.advance(by: .milliseconds(Int64((seconds * 1000).rounded())))
                 await watch.flush()
-                CLI.printLine("clock: \(watch.clock.now().iso8601)")
+                printer.say("clock: \(watch.clock.now().iso8601)")
             case .reload: await watch.requestReload()
             case .flush: await watch.flush()
             case .widget: try await printer.show(watch)
             case .state, .status: CLI.printLine(JSONRenderer.render(await watch.current, now: watch.clock.now()))
             case .sync:
-                CLI.printLine(await watch.caughtUpIfConnected() ? "caught up" : "not connected: nothing to wait for")
-            case .help: CLI.printLine(WatchConsoleCommand.helpText)
+                printer.say(await watch.caughtUpIfConnected() ? "caught up" : "not connected: nothing to wait for")
+            case .help: printer.say(WatchConsoleCommand.helpText)
             }
         } catch {
-            CLI.printLine("error: \(error)")
+            printer.say("error: \(error)")
         }
         return true
     }
@@ -220,6 +227,16 @@ enum WatchCommand {
 
 /// Prints the watch as text or JSON and writes SVG pictures.
 struct WatchPrinter: Sendable {
+    /// A line for people (an event, a command's answer, an error): standard output, or
+    /// standard error with `--json`, whose standard output is JSON only.
+    func say(_ line: String) {
+        if json {
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        } else {
+            CLI.printLine(line)
+        }
+    }
+
     var json: Bool
     var svgDirectory: String?
 

@@ -63,6 +63,51 @@ struct NewUserTests {
         await relay.stop()
     }
 
+    /// `watch --json` while interactive: every stdout line is JSON (the widgets, `state`,
+    /// `open`); events, answers, errors and help go to standard error.
+    @Test func theInteractiveWatchInJSONModePrintsOnlyJSONOnStdout() async throws {
+        let relay = try await TestRelay.start()
+        let state = TemporaryDirectory()
+        let phone = try Self.phoneSession(relay, state)
+        try await phone.activate()
+        let code = try await phone.beginPairing()
+        let watch = try ChildProcess(
+            ["--relay", relay.url, "--state", state.path("watch"), "--json", "--pair", code.code, "--log-level", "error"],
+            subcommand: "watch")
+        defer { watch.terminate() }
+        try await withTimeout(20, "the watch to pair") {
+            for await event in phone.events { if case .paired = event { return } }
+        }
+        try await Self.push(phone, 1, ["octocat"])
+        _ = try await watch.line(startingWith: #"{""#)
+        for command in ["bogus", "help", "sync", "state", "quit"] { watch.type(command) }
+        let lines = try await watch.output().filter { !$0.isEmpty }
+        #expect(try await watch.exitStatus() == 0)
+        #expect(lines.count >= 2, "\(lines)")
+        for line in lines {
+            #expect((try? JSONParser.parse(Array(line.utf8))) != nil, "not JSON on stdout: \(line)")
+        }
+        await phone.close()
+        await relay.stop()
+    }
+
+    /// Mistakes that used to run on (and time out, or pair a directory with itself): a
+    /// relay URL that is not a WebSocket's, one directory for both sides. Usage errors, at once.
+    @Test func aNonWebSocketRelayURLOrOneDirectoryForBothSidesIsAUsageError() async throws {
+        let state = TemporaryDirectory()
+        let (watchStatus, _) = try await ChildProcess.run(["--relay", "http://127.0.0.1:1", "--state", state.path("w")], subcommand: "watch")
+        #expect(watchStatus == 2)
+        let (pairHTTP, _) = try await ChildProcess.run(
+            ["--relay", "http://127.0.0.1:1", "--phone-state", state.path("p"), "--watch-state", state.path("w")], subcommand: "pair")
+        #expect(pairHTTP == 2)
+        let (pairSame, _) = try await ChildProcess.run(
+            ["--relay", "ws://127.0.0.1:1/v1", "--phone-state", state.path("x"), "--watch-state", state.path("x") + "/"], subcommand: "pair")
+        #expect(pairSame == 2)
+        // A stray word after serve (`watchrelay-relay phone`) used to start a relay on 8765.
+        let (serveStray, _) = try await ChildProcess.run(["phone", "--port", "0"], subcommand: "serve")
+        #expect(serveStray == 2)
+    }
+
     @Test func theWatchMachineAnswersPairOnlyAfterThePairedEvent() async throws {
         let relay = try await TestRelay.start()
         let state = TemporaryDirectory()
