@@ -19,6 +19,15 @@ struct NewUserTests {
                 url: relay.url, role: .phone, deviceName: "iPhone", stateDirectory: state.path("phone-session")))
     }
 
+    /// A relay, a state directory and an activated phone session showing a pairing code.
+    static func phoneWaitingToPair() async throws -> (TestRelay, TemporaryDirectory, RelaySession, PairingCode) {
+        let relay = try await TestRelay.start()
+        let state = TemporaryDirectory()
+        let phone = try phoneSession(relay, state)
+        try await phone.activate()
+        return (relay, state, phone, try await phone.beginPairing())
+    }
+
     /// Pushes a snapshot of `logins` as revision `revision` from the phone session.
     static func push(_ phone: RelaySession, _ revision: Int64, _ logins: [String]) async throws {
         let users = logins.enumerated().map { i, login in
@@ -66,11 +75,7 @@ struct NewUserTests {
     /// `watch --json` while interactive: every stdout line is JSON (the widgets, `state`,
     /// `open`); events, answers, errors and help go to standard error.
     @Test func theInteractiveWatchInJSONModePrintsOnlyJSONOnStdout() async throws {
-        let relay = try await TestRelay.start()
-        let state = TemporaryDirectory()
-        let phone = try Self.phoneSession(relay, state)
-        try await phone.activate()
-        let code = try await phone.beginPairing()
+        let (relay, state, phone, code) = try await Self.phoneWaitingToPair()
         let watch = try ChildProcess(
             ["--relay", relay.url, "--state", state.path("watch"), "--json", "--pair", code.code, "--log-level", "error"],
             subcommand: "watch")
@@ -109,11 +114,7 @@ struct NewUserTests {
     }
 
     @Test func theWatchMachineAnswersPairOnlyAfterThePairedEvent() async throws {
-        let relay = try await TestRelay.start()
-        let state = TemporaryDirectory()
-        let phone = try Self.phoneSession(relay, state)
-        try await phone.activate()
-        let code = try await phone.beginPairing()
+        let (relay, state, phone, code) = try await Self.phoneWaitingToPair()
         let watch = try ChildProcess(
             ["--relay", relay.url, "--state", state.path("watch"), "--machine", "--log-level", "error"], subcommand: "watch")
         defer { watch.terminate() }
