@@ -18,9 +18,9 @@ struct HostRun<Entry: TimelineEntry & Sendable> {
     private var reloads: [HostReload] = []
     private var refusals: [HostRefusal] = []
     private var failures: [ProviderFailure] = []
-    /// Each answered call's extra handler calls, as counted when its answer was used: read
-    /// again when the day ends, for calls that came later.
-    private var completionChecks: [(failure: ProviderFailure, extraCalls: @Sendable () -> Int, reported: Int)] = []
+    /// Each answered call, with its count of extra handler calls: read when the day ends, so a
+    /// second call after the answer was used (a cached timeline, then the network's) counts.
+    private var answeredCalls: [(widget: HostedWidget, at: Date, extraCalls: @Sendable () -> Int)] = []
     private var appEvents: [AppEventRecord] = []
 
     /// Every widget placed at `start`, showing its placeholder, its first timeline requested.
@@ -89,12 +89,6 @@ struct HostRun<Entry: TimelineEntry & Sendable> {
                 let wall = Date()
                 let (answer, extraCalls) = await source.timeline(context, w.configuration, rules.providerTimeout)
                 let duration = Date().timeIntervalSince(wall)
-                let extra = extraCalls()
-                let failure = { (n: Int) in
-                    ProviderFailure(widgetID: w.id, family: w.family, at: now, kind: .completedMoreThanOnce(extraCalls: n))
-                }
-                if extra > 0 { failures.append(failure(extra)) }
-                if answer != nil { completionChecks.append((failure(extra), extraCalls, extra)) }
                 guard let timeline = answer else {
                     slots[i].state.abandonReload(now: now)
                     failures.append(
@@ -105,6 +99,7 @@ struct HostRun<Entry: TimelineEntry & Sendable> {
                 let dates = timeline.entries.map {
                     providerClock.translate($0.date, calledAt: wall, answeredAfter: duration, now: now)
                 }
+                answeredCalls.append((w, now, extraCalls))
                 var policy = timeline.policy
                 if let d = policy.date {
                     policy = .after(providerClock.translate(d, calledAt: wall, answeredAfter: duration, now: now))
@@ -134,17 +129,13 @@ struct HostRun<Entry: TimelineEntry & Sendable> {
     /// cached timeline, then the network's) is reported now, at the reload it belonged to.
     func finish(end: Date, kind: String, recommendationsInvalidated: Int) -> WidgetDay<Entry> {
         var failures = failures
-        for check in completionChecks {
-            let total = check.extraCalls()
-            guard total > check.reported else { continue }
-            let late = ProviderFailure(
-                widgetID: check.failure.widgetID, family: check.failure.family, at: check.failure.at,
-                kind: .completedMoreThanOnce(extraCalls: total))
-            if let i = failures.firstIndex(of: check.failure), check.reported > 0 {
-                failures[i] = late
-            } else {
-                failures.append(late)
-            }
+        for call in answeredCalls {
+            let extra = call.extraCalls()
+            guard extra > 0 else { continue }
+            failures.append(
+                ProviderFailure(
+                    widgetID: call.widget.id, family: call.widget.family, at: call.at,
+                    kind: .completedMoreThanOnce(extraCalls: extra)))
         }
         failures = failures.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(\.element)
         return WidgetDay(
