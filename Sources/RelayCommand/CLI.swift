@@ -60,6 +60,14 @@ public enum CLI {
         Foundation.exit(code)
     }
 
+    /// `--relay` must name a WebSocket endpoint: anything else would only time out later,
+    /// waiting for a welcome, with nothing to say why.
+    public static func requireWebSocketURL(_ relay: String) throws {
+        guard relay.hasPrefix("ws://") || relay.hasPrefix("wss://") else {
+            throw Arguments.UsageError(description: "--relay must be a ws:// or wss:// URL, not '\(relay)'")
+        }
+    }
+
     /// Writes a line to standard output at once (unbuffered, for scripts reading it). Lines
     /// from different tasks never interleave: a pipe write over `PIPE_BUF` bytes is not atomic.
     public static func printLine(_ line: String) {

@@ -46,7 +46,7 @@ enum PairCommand {
         else {
             throw Arguments.UsageError(description: "pair needs --relay, --phone-state and --watch-state\n\n\(help)")
         }
-        try Self.requireWebSocketURL(relay)
+        try CLI.requireWebSocketURL(relay)
         let standardized = [phoneState, watchState].map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         if standardized[0] == standardized[1] {
             throw Arguments.UsageError(
@@ -85,13 +85,3 @@ enum PairCommand {
     }
 }
 #endif
-
-extension PairCommand {
-    /// `--relay` must name a WebSocket endpoint: anything else would only time out later,
-    /// waiting for a welcome, with nothing to say why.
-    static func requireWebSocketURL(_ relay: String) throws {
-        guard relay.hasPrefix("ws://") || relay.hasPrefix("wss://") else {
-            throw Arguments.UsageError(description: "--relay must be a ws:// or wss:// URL, not '\(relay)'")
-        }
-    }
-}

@@ -123,7 +123,7 @@ enum PhoneCommand {
 
     private static func runCompanion(_ args: inout Arguments, state: String) async throws -> Int32 {
         guard let relay = args.string("relay") else { throw Arguments.UsageError(description: "--relay URL is required") }
-        try PairCommand.requireWebSocketURL(relay)
+        try CLI.requireWebSocketURL(relay)
         var configuration = PhoneConfiguration(relayURL: relay, stateDirectory: state, deviceName: args.string("name") ?? "iPhone")
         configuration.refreshInterval = try seconds(&args, "refresh-interval") ?? configuration.refreshInterval
         configuration.refreshThrottle = try seconds(&args, "refresh-throttle") ?? configuration.refreshThrottle

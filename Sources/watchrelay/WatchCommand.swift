@@ -58,7 +58,7 @@ enum WatchCommand {
             return 0
         }
         guard let relay = args.string("relay") else { throw Arguments.UsageError(description: "--relay URL is required") }
-        try PairCommand.requireWebSocketURL(relay)
+        try CLI.requireWebSocketURL(relay)
         let code = args.string("pair")
         let state = args.string("state") ?? "watch-state"
         let name = args.string("name") ?? "Apple Watch"

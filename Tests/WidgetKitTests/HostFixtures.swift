@@ -14,6 +14,20 @@ struct CountEntry: TimelineEntry {
     let count: Int
 }
 
+/// A counter widget on the default family whose app stores `count` and asks for a reload at
+/// `hours` (and `minutes`), in an app event labelled `label`.
+func counterHost(storing count: Int, atHours hours: Double, minutes: Double = 0, _ label: String = "app event")
+    -> WidgetHost<CountEntry>
+{
+    let store = CounterStore()
+    let host = WidgetHost(kind: "counter", provider: CountProvider(store: store))
+    host.at(hours: hours, minutes: minutes, label) {
+        store.set(count)
+        WidgetCenter.shared.reloadTimelines(ofKind: "counter")
+    }
+    return host
+}
+
 /// Reads the store: one entry, `.never` (only an app reload shows new data).
 struct CountProvider: TimelineProvider {
     let store: CounterStore

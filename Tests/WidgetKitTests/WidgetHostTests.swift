@@ -163,13 +163,8 @@ import Testing
     /// "Reloads requested while the app is in the foreground don't count": decided when the app
     /// asks, not when the coalesced reload happens a moment later.
     @Test func aRequestMadeInTheForegroundIsFreeEvenIfTheAppLeavesBeforeTheReload() async {
-        let store = CounterStore()
-        let host = WidgetHost(kind: "counter", provider: CountProvider(store: store))
+        let host = counterHost(storing: 4, atHours: 1, minutes: 1, "count 4")
         host.foreground(at: host.date(hours: 1))
-        host.at(hours: 1, minutes: 1, "count 4") {
-            store.set(4)
-            WidgetCenter.shared.reloadTimelines(ofKind: "counter")
-        }
         host.background(at: host.date(hours: 1, minutes: 1, seconds: 0.05))
         let day = await host.run(for: 7200)
         let reload = day.reloads.last
@@ -217,12 +212,7 @@ import Testing
     }
 
     @Test func aReloadRequestJoiningTheFirstTimelineIsFree() async throws {
-        let store = CounterStore()
-        let host = WidgetHost(kind: "counter", provider: CountProvider(store: store))
-        host.at(hours: 0, "launch") {
-            store.set(3)
-            WidgetCenter.shared.reloadTimelines(ofKind: "counter")
-        }
+        let host = counterHost(storing: 3, atHours: 0, "launch")
         let day = await host.run(for: 3600)
         let first = try #require(day.reloads.first)
         #expect(day.reloads.count == 1)
@@ -290,12 +280,7 @@ import Testing
 /// A host driven from the main actor, as a `main.swift` harness or a `@MainActor` test does.
 @MainActor struct MainActorHostTests {
     @Test func aHostRunsFromTheMainActor() async {
-        let store = CounterStore()
-        let host = WidgetHost(kind: "counter", provider: CountProvider(store: store))
-        host.at(hours: 1, "count 3") {
-            store.set(3)
-            WidgetCenter.shared.reloadTimelines(ofKind: "counter")
-        }
+        let host = counterHost(storing: 3, atHours: 1, "count 3")
         let day = await host.run(for: 7200)
         #expect(day.shown.last?.entry.count == 3)
     }
