@@ -68,6 +68,14 @@ public enum CLI {
         }
     }
 
+    /// A pairing code is the six digits the phone shows (PROTOCOL.md §6.1). Anything else would
+    /// only reach the relay to be refused as a wrong code, and count towards its lockout.
+    public static func requirePairingCode(_ code: String) throws {
+        guard code.utf8.count == 6, code.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            throw Arguments.UsageError(description: "--pair takes the 6-digit code the phone shows, not '\(code)'")
+        }
+    }
+
     /// Writes a line to standard output at once (unbuffered, for scripts reading it). Lines
     /// from different tasks never interleave: a pipe write over `PIPE_BUF` bytes is not atomic.
     public static func printLine(_ line: String) {

@@ -60,7 +60,8 @@ extension RelayState {
         let wellFormed = f.code.utf8.count == 6 && f.code.utf8.allSatisfy { $0 >= 48 && $0 <= 57 }
         guard wellFormed, let pending = codes[f.code], links[pending.link]?.phase == .ready else {
             let lock = wrongCode(on: link)
-            throw ProtocolError(.pairingCodeInvalid, "no such pairing code" + (lock.map { "; \($0)" } ?? ""), re: f.id)
+            let what = wellFormed ? "no such pairing code" : "not a pairing code: a code is the 6 digits the phone shows"
+            throw ProtocolError(.pairingCodeInvalid, what + (lock.map { "; \($0)" } ?? ""), re: f.id)
         }
         guard pending.expiresAt > now else {
             // Kept (until `pruneCodes`): every later try of it is `expired` too, never a wrong code.

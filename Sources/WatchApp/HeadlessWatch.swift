@@ -51,10 +51,23 @@ public actor HeadlessWatch {
     /// The shortest time between two `faces` frames.
     public static let facesInterval: Duration = .milliseconds(250)
 
+    /// Where the watch's relay session keeps its `session.db`: the state directory itself, as
+    /// the phone's and a WatchConnectivity app's, so `watchrelay pair --watch-state DIR` pairs
+    /// `watchrelay watch --state DIR`. A directory whose session a watch made before that, in
+    /// `DIR/session`, keeps it there (moving a live SQLite file with its WAL could lose it).
+    public static func sessionDirectory(of stateDirectory: String) -> String {
+        let legacy = stateDirectory + "/session"
+        let fm = FileManager.default
+        if !fm.fileExists(atPath: stateDirectory + "/session.db") && fm.fileExists(atPath: legacy + "/session.db") {
+            return legacy
+        }
+        return stateDirectory
+    }
+
     /// Opens the watch's state directory; call ``start()`` to connect.
     ///
     /// `session` is the session to use (e.g. an in-memory one); nil: a live ``RelaySession``
-    /// to `relayURL`, keeping its state in `stateDirectory/session`. With `publishesFaces`
+    /// to `relayURL`, keeping its state in ``sessionDirectory(of:)``. With `publishesFaces`
     /// (`watch --console`), the widget faces go to the relay's console as SVG after every
     /// event that may have changed them (`faces` frames, PROTOCOL.md §10.1).
     public init(
@@ -67,7 +80,7 @@ public actor HeadlessWatch {
         self.session = try session ?? .live(
             RelaySession(
                 configuration: RelaySessionConfiguration(
-                    url: relayURL, role: .watch, deviceName: deviceName, stateDirectory: stateDirectory + "/session",
+                    url: relayURL, role: .watch, deviceName: deviceName, stateDirectory: Self.sessionDirectory(of: stateDirectory),
                     foreground: foreground)))
         self.clock = clock
         var state = WatchAppState.standard(rules: rules, now: clock.now())

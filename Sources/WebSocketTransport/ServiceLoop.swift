@@ -44,30 +44,33 @@ enum ServiceLoop {
         // `tearDown`, after lws_context_destroy returned, so every callback (those during
         // destroy included) sees a live core.
         let retainedCore = Unmanaged.passRetained(core)
-        var info = resources.creationInfo(user: retainedCore.toOpaque())
-        errno = 0
-        var created = lws_create_context(&info)
-        if created == nil, resources.dropEventLoop() {
-            // Either the libev plugin (package libwebsockets-evlib-ev) is missing or unusable,
-            // or the failure is not the loop's (port in use): lws's own poll() loop tells.
-            info = resources.creationInfo(user: retainedCore.toOpaque())
+        let (created, code) = LibraryLog.holdingLines({ () -> (OpaquePointer?, Int32) in
+            var info = resources.creationInfo(user: retainedCore.toOpaque())
             errno = 0
-            created = lws_create_context(&info)
-            if created != nil {
-                // It was the plugin: poll() works, only its cost grows with the connection count.
-                let note = "watchrelay: lws could not use its libev plugin; running on poll() instead\n"
-                _ = note.withCString { write(2, $0, strlen($0)) }
+            var created = lws_create_context(&info)
+            if created == nil, resources.dropEventLoop() {
+                // Either the libev plugin (package libwebsockets-evlib-ev) is missing or unusable,
+                // or the failure is not the loop's (port in use): lws's own poll() loop tells.
+                info = resources.creationInfo(user: retainedCore.toOpaque())
+                errno = 0
+                created = lws_create_context(&info)
+                if created != nil {
+                    // It was the plugin: poll() works, only its cost grows with the connection count.
+                    let note = "watchrelay: lws could not use its libev plugin; running on poll() instead\n"
+                    _ = note.withCString { write(2, $0, strlen($0)) }
+                }
             }
-        }
+            return (created, errno)
+        }, drop: { $0.0 == nil && $0.1 == EADDRINUSE })
         guard let context = created else {
-            let code = errno
             tearDown(context: nil, core: retainedCore, resources: resources, inbox: inbox)
-            startup.finish(
-                .failure(
-                    .libraryCall(
-                        operation: "lws_create_context", code: code,
-                        message: "lws could not create the context (port in use, address not usable, or TLS files "
-                            + "unreadable; lws logs the cause); last errno: \(String(cString: strerror(code)))")))
+            var message =
+                "lws could not create the context (address not usable, or TLS files unreadable; lws logs the cause); "
+                + "last errno: \(String(cString: strerror(code)))"
+            if code == EADDRINUSE, case .server(let configuration, _) = role {
+                message = "port \(configuration.port) on \(configuration.host) is in use: another process listens on it"
+            }
+            startup.finish(.failure(.libraryCall(operation: "lws_create_context", code: code, message: message)))
             return
         }
         core.context = context
@@ -169,11 +172,43 @@ enum LibraryLog {
         if let text = getenv("WATCHRELAY_LWS_LOG_LEVEL"), let value = Int32(String(cString: text)) {
             level = value
         }
-        lws_set_log_level(level, nil)
+        lws_set_log_level(level) { level, line in
+            guard let line else { return }
+            LibraryLog.emit(level, line)
+        }
         return true
     }()
 
     static func configureOnce() {
         _ = configured
+    }
+
+    /// Lines lws logs on the thread that is creating a context, held until it is known
+    /// whether they say more than the transport's own error (nil: not capturing).
+    private static let captured = LockedState<(thread: pthread_t, lines: [(Int32, String)])?>(nil)
+
+    private static func emit(_ level: Int32, _ line: UnsafePointer<CChar>) {
+        let kept = captured.withLock { c -> Bool in
+            guard let capturing = c, pthread_equal(capturing.thread, pthread_self()) != 0 else { return false }
+            c?.lines.append((level, String(cString: line)))
+            return true
+        }
+        if !kept { lwsl_emit_stderr(level, line) }
+    }
+
+    /// Runs `body` (a context's creation, on this thread) with lws's lines held back; they
+    /// are printed afterwards unless `drop` says the caller's own message covers them (a
+    /// port in use: lws's three lines per attempt only say the same, less clearly).
+    static func holdingLines<T>(_ body: () -> T, drop: (T) -> Bool) -> T {
+        captured.withLock { $0 = (pthread_self(), []) }
+        let result = body()
+        let lines = captured.withLock { c in
+            defer { c = nil }
+            return c?.lines ?? []
+        }
+        if !drop(result) {
+            for (level, line) in lines { lwsl_emit_stderr(level, line) }
+        }
+        return result
     }
 }

@@ -43,6 +43,15 @@ enum SwitchWatchCommand {
             throw Arguments.UsageError(description: "switch-watch needs exactly one of --watch-id and --list\n\n\(help)")
         }
         let watches = PhoneWatches(root: phoneState)
+        guard !watches.ids.isEmpty else {
+            // A mistyped path must not answer with an empty list (or create a directory).
+            let exists = FileManager.default.fileExists(atPath: phoneState)
+            FileHandle.standardError.write(
+                Data(
+                    ("watchrelay: " + (exists ? "no watch is paired with \(phoneState)" : "\(phoneState) does not exist")
+                        + " (the phone's state directory is the one `watchrelay pair --phone-state DIR` paired)\n").utf8))
+            return 1
+        }
         if let watchID {
             guard PhoneWatches.isValid(watchID) else {
                 throw Arguments.UsageError(description: "--watch-id: '\(watchID)' is not a watch id (1-64 of A-Z a-z 0-9 . _ -)")

@@ -60,6 +60,7 @@ enum WatchCommand {
         guard let relay = args.string("relay") else { throw Arguments.UsageError(description: "--relay URL is required") }
         try CLI.requireWebSocketURL(relay)
         let code = args.string("pair")
+        if let code { try CLI.requirePairingCode(code) }
         let state = args.string("state") ?? "watch-state"
         let name = args.string("name") ?? "Apple Watch"
         let background = args.flag("background")
@@ -107,6 +108,10 @@ enum WatchCommand {
             try await watch.pair(code: code)
             // With --json, stdout is JSON only.
             if json { log.info("paired") } else { CLI.printLine("paired") }
+        } else if await !watch.session.status().isPaired {
+            log.warning(
+                "not paired: start the phone with --pair (or type 'pair' there), then pass its code with --pair CODE"
+                    + (once ? "" : " or type 'pair CODE'"))
         }
         let printer = WatchPrinter(json: json, svgDirectory: svgDirectory)
         if once {
@@ -151,14 +156,37 @@ enum WatchCommand {
 
     private static func interactive(_ watch: HeadlessWatch, printer: WatchPrinter, clock: ManualClock?) async throws {
         let lines = CLI.standardInputLines()
+        // One snapshot reloads every widget at once: the faces are printed once the burst is
+        // over (nothing new for 100 ms, at most a second), not once per reload.
+        let redraws = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let changes = LockedState((seen: 0, printed: 0))
         await withTaskGroup(of: Void.self) { group in
             // The live view: every reload, stale report and delete shows as it happens.
             group.addTask {
                 for await event in watch.events {
                     if let line = WatchPrinter.describe(event) { printer.say(line) }
                     if case .widget(let w) = event, w.reload != nil || w.staleReport != nil {
-                        try? await printer.show(watch)
+                        changes.withLock { $0.seen += 1 }
+                        redraws.continuation.yield()
                     }
+                }
+                redraws.continuation.finish()
+            }
+            group.addTask {
+                for await _ in redraws.stream {
+                    var settled = false
+                    var waits = 0
+                    while !settled && waits < 10 {  // a steady stream of reloads still shows each second
+                        waits += 1
+                        let before = changes.withLock { $0.seen }
+                        try? await Task.sleep(for: .milliseconds(100))
+                        settled = changes.withLock { $0.seen } == before
+                    }
+                    let due = changes.withLock { state -> Bool in
+                        defer { state.printed = state.seen }
+                        return state.printed != state.seen
+                    }
+                    if due { try? await printer.show(watch) }
                 }
             }
             group.addTask {

@@ -90,6 +90,21 @@ import Testing
         #expect(h.join(watch, h.beginPairing(phone)).frames(to: watch).first?.paired != nil)
     }
 
+    /// `--pair abc` or a code typed with a space: the relay says what a code looks like, and it
+    /// still counts as a wrong code (§6.3, 4.).
+    @Test func aCodeThatIsNotSixDigitsSaysWhatACodeIs() {
+        var h = RelayHarness()
+        let (watch, _) = h.connect(.watch)
+        for code in ["abc", "12345", "1234567", "١٢٣٤٥٦"] {
+            let error = h.join(watch, code).worded(to: watch).first
+            #expect(error?.code == .pairingCodeInvalid)
+            #expect(error?.message == "not a pairing code: a code is the 6 digits the phone shows", "\(code)")
+        }
+        let fifth = h.join(watch, "123 45").worded(to: watch).first?.message ?? ""
+        #expect(fifth.hasPrefix("not a pairing code: a code is the 6 digits the phone shows; that was wrong code 5"), "\(fifth)")
+        #expect(h.join(watch, Self.wrong(6)).worded(to: watch).first?.code == .pairingLocked, "five wrong codes lock")
+    }
+
     @Test func theFifthWrongCodeSaysItLockedTheConnectionUntilWhen() {
         var h = RelayHarness()
         let (watch, _) = h.connect(.watch)

@@ -46,6 +46,19 @@ import WebSocketTransport
         #expect(result.err.contains("no-such-option"))
     }
 
+    /// A second relay on a port in use says so in one line, without lws's own error lines
+    /// (three per attempt, before the transport's message), and exits 1.
+    @Test func aPortInUseIsOneLineAndExit1() async throws {
+        let dir = TemporaryDirectory()
+        let first = try await RelayProcess.start(db: dir.path + "/first.db", binary: Self.binary)
+        defer { first.terminate() }
+        let port = try #require(URLComponents(string: first.url)?.port)
+        let second = try await Self.run(["--port", String(port), "--db", dir.path + "/second.db"])
+        #expect(second.status == 1)
+        #expect(second.err.contains("port \(port) on 127.0.0.1 is in use"), "\(second.err)")
+        #expect(!second.err.contains("E: "), "\(second.err)")
+    }
+
     /// With or without the `serve` word, it is the relay: it pairs, stores a userInfo durably,
     /// and after `kill -9` a restarted relay delivers it.
     @Test(arguments: [[], ["serve"]])

@@ -129,6 +129,19 @@ struct LiveWatchTests {
         await h.stop(phoneClosed: true)
     }
 
+    /// The session sits in the state directory itself (where `watchrelay pair` writes it); a
+    /// directory whose session an older watch kept in `session/` goes on using that one.
+    @Test func theSessionIsKeptInTheStateDirectoryUnlessAnOlderWatchPutItInSession() throws {
+        let dir = TemporaryDirectory()
+        let older = dir.path("older")
+        try FileManager.default.createDirectory(atPath: older + "/session", withIntermediateDirectories: true)
+        _ = try SQLiteSessionStore(directory: older + "/session")
+        #expect(HeadlessWatch.sessionDirectory(of: older) == older + "/session")
+        #expect(HeadlessWatch.sessionDirectory(of: dir.path("new")) == dir.path("new"))
+        _ = try SQLiteSessionStore(directory: older)
+        #expect(HeadlessWatch.sessionDirectory(of: older) == older, "a session paired there since wins")
+    }
+
     @Test func aRestartedWatchShowsItsStoredFavorites() async throws {
         let h = try await LiveHarness.start()
         try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)

@@ -186,6 +186,13 @@ struct WatchSwitchingTests {
         let refused = try await unknown.exit()
         #expect(refused.status == 1 && refused.stderr.contains("no watch 'C'"))
         #expect(h.phone.activeWatchID == "B")
+        // A mistyped state path is refused too, not listed as a phone without watches.
+        let typo = h.directory.path("phnoe")
+        let mistyped = try await AppProcess(
+            "watchrelay switch-watch", executable: watchrelayBinary, arguments: ["switch-watch", "--phone-state", typo, "--list"]
+        ).exit()
+        #expect(mistyped.status == 1 && mistyped.stderr.contains("\(typo) does not exist"), "\(mistyped)")
+        #expect(!FileManager.default.fileExists(atPath: typo))
         await h.stop()
     }
 
