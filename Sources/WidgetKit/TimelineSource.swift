@@ -17,9 +17,20 @@ struct TimelineSource<Entry: TimelineEntry & Sendable> {
         )
     /// The provider's configuration recommendations (intent-configured providers).
     let recommendations: () -> [any WidgetConfigurationIntent]
+    /// `getSnapshot(in:completion:)` / `snapshot(for:in:)`, as ``timeline``.
+    let snapshot:
+        (TimelineProviderContext, (any WidgetConfigurationIntent)?, TimeInterval) async -> (
+            Entry?, extraCalls: @Sendable () -> Int
+        )
 
     init<P: TimelineProvider>(_ provider: P) where P.Entry == Entry {
         placeholder = { provider.placeholder(in: $0) }
+        snapshot = { context, _, timeout in
+            let box = CompletionBox<Entry>()
+            provider.getSnapshot(in: context) { box.complete($0) }
+            let value = await box.value(timeout: timeout)
+            return (value, { box.extraCalls })
+        }
         timeline = { context, _, timeout in
             let box = CompletionBox<Timeline<Entry>>()
             provider.getTimeline(in: context) { box.complete($0) }
@@ -31,6 +42,14 @@ struct TimelineSource<Entry: TimelineEntry & Sendable> {
 
     init<P: AppIntentTimelineProvider & Sendable>(_ provider: P) where P.Entry == Entry {
         placeholder = { provider.placeholder(in: $0) }
+        snapshot = { context, configuration, timeout in
+            let box = CompletionBox<Entry>()
+            let intent = configuration as? P.Intent ?? P.Intent()
+            let task = Task { box.complete(await provider.snapshot(for: intent, in: context)) }
+            let value = await box.value(timeout: timeout)
+            if value == nil { task.cancel() }
+            return (value, { 0 })
+        }
         timeline = { context, configuration, timeout in
             let box = CompletionBox<Timeline<Entry>>()
             let intent = configuration as? P.Intent ?? P.Intent()

@@ -267,6 +267,24 @@ public final class WidgetHost<Entry: TimelineEntry & Sendable> {
         return run.finish(end: end, kind: kind, recommendationsInvalidated: center.invalidationCount)
     }
 
+    /// What the widget shows in a transient appearance: the provider's
+    /// `getSnapshot(in:completion:)` (an ``AppIntentTimelineProvider``'s `snapshot(for:in:)`,
+    /// given `configuration`) for `family`, with `context.isPreview` true by default — the
+    /// widget gallery, or the watch face editor, where WidgetKit asks for sample data fast.
+    /// Apart from ``run(for:)``'s day: the budget is not charged and nothing is recorded.
+    ///
+    /// The entry is returned as the provider made it (its `date` is not moved onto the virtual clock).
+    /// - Throws: ``WidgetSnapshotError/neverCompleted(family:timeout:)`` when the provider did not
+    ///   answer within ``WidgetReloadRules/providerTimeout`` seconds of real time.
+    nonisolated(nonsending) public func snapshot(
+        _ family: WidgetFamily, isPreview: Bool = true, configuration: (any WidgetConfigurationIntent)? = nil
+    ) async throws(WidgetSnapshotError) -> Entry {
+        let context = TimelineProviderContext(family: family, isPreview: isPreview)
+        let (entry, _) = await source.snapshot(context, configuration, rules.providerTimeout)
+        guard let entry else { throw .neverCompleted(family: family, timeout: rules.providerTimeout) }
+        return entry
+    }
+
     /// A guard against a provider whose policy asks again at once, forever.
     static var maximumPasses: Int { 1_000_000 }
 

@@ -16,3 +16,17 @@ public enum WidgetHostError: Error, Sendable, Hashable, CustomStringConvertible 
         }
     }
 }
+
+/// Why ``WidgetHost/snapshot(_:isPreview:configuration:)`` has no entry.
+public enum WidgetSnapshotError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The provider did not call its completion handler (or its `snapshot(for:in:)` did not
+    /// return) within `timeout` seconds: the gallery would show the placeholder.
+    case neverCompleted(family: WidgetFamily, timeout: TimeInterval)
+
+    public var description: String {
+        switch self {
+        case .neverCompleted(let family, let timeout):
+            "getSnapshot for \(family) did not call its completion handler within \(timeout) s"
+        }
+    }
+}
