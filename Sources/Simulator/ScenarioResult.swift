@@ -49,9 +49,15 @@ public struct ScenarioResult: Sendable, Hashable {
     public var milliseconds: Int
     /// The child processes it ran (`--processes`), in the order they ended.
     public var processes: [ChildProcessRecord] = []
+    /// Why it did not run at all (a step the runner's mode cannot do, e.g. a socket-only link
+    /// fault with `--memory`); nil when it ran.
+    public var skipped: String?
 
-    /// Whether every step passed.
-    public var passed: Bool { steps.allSatisfy(\.passed) }
+    /// Whether it ran and every step passed.
+    public var passed: Bool { skipped == nil && steps.allSatisfy(\.passed) }
+
+    /// Whether it ran and a step failed.
+    public var failed: Bool { skipped == nil && !passed }
 
     /// The failing step, if any.
     public var failedStep: StepResult? { steps.first { !$0.passed } }
@@ -81,6 +87,7 @@ public struct ScenarioResult: Sendable, Hashable {
             }
         }
         if let failureMessage { out["failure"] = failureMessage }
+        if let skipped { out["skipped"] = skipped }
         return out
     }
 }

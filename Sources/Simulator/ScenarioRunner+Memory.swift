@@ -36,6 +36,23 @@ extension ScenarioRunner {
         memoryRelay = nil
     }
 
+    /// The link faults the in-memory relay applies itself; the others happen on the socket
+    /// relay's service thread.
+    static let memoryLinkFaults: Set<String> = ["unreachable", "disconnect", "complication-budget", "none"]
+
+    /// Why `scenario` cannot run on the in-memory relay (its first step setting a fault only the
+    /// socket relay applies), or nil: such a scenario is skipped, not run to that step and failed.
+    static func memoryCannotRun(_ scenario: Scenario) -> String? {
+        for (i, step) in scenario.steps.enumerated() where step.action == ScenarioAction.linkFault.rawValue {
+            let kind = step.fault ?? "none"
+            if !memoryLinkFaults.contains(kind) {
+                return "step \(i + 1) (\(describe(step))) sets '\(kind)', which only the relay over sockets applies: "
+                    + "run it without --memory"
+            }
+        }
+        return nil
+    }
+
     /// A `linkFault` step on the in-memory relay.
     func memoryLinkFault(_ s: ScenarioStep, _ memory: InMemoryRelay) async throws {
         let kind = s.fault ?? "none"

@@ -99,6 +99,11 @@ public actor ScenarioRunner {
     /// every actor and removes the run's directory.
     public func run(_ scenario: Scenario, file: String? = nil) async -> ScenarioResult {
         let began = ContinuousClock.now
+        if isInMemory, let reason = Self.memoryCannotRun(scenario) {
+            var result = ScenarioResult(name: scenario.name, file: file, steps: [], milliseconds: 0)
+            result.skipped = reason
+            return result
+        }
         directory = NSTemporaryDirectory() + "watchrelay-sim-" + UUID().uuidString
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var results: [StepResult] = []

@@ -45,18 +45,22 @@ public struct ScenarioSuite: Sendable {
     /// How many passed.
     public var passedCount: Int { results.filter(\.passed).count }
     /// How many failed.
-    public var failedCount: Int { results.count - passedCount }
+    public var failedCount: Int { results.filter(\.failed).count }
+    /// How many could not run in the runner's mode (``ScenarioResult/skipped``).
+    public var skippedCount: Int { results.filter { $0.skipped != nil }.count }
 
-    /// `N passed, M failed`.
-    public var summary: String { "\(passedCount) passed, \(failedCount) failed" }
+    /// `N passed, M failed` (and `, K skipped` when some could not run).
+    public var summary: String {
+        "\(passedCount) passed, \(failedCount) failed" + (skippedCount > 0 ? ", \(skippedCount) skipped" : "")
+    }
 
-    /// 0 if every scenario passed, else 3 (an assertion failed).
+    /// 0 if no scenario failed (some may have been skipped), else 3 (an assertion failed).
     public var exitCode: Int32 { failedCount == 0 ? Self.exitPassed : Self.exitAssertionFailed }
 
     /// The machine-readable report: every scenario with its steps, and the totals.
     public var json: String {
         let report: [String: Any] = [
-            "passed": passedCount, "failed": failedCount, "exitCode": Int(exitCode),
+            "passed": passedCount, "failed": failedCount, "skipped": skippedCount, "exitCode": Int(exitCode),
             "scenarios": results.map(\.json),
         ]
         guard

@@ -7,17 +7,9 @@ import Testing
 @Suite(.timeLimit(.minutes(3)))
 struct DemoTests {
     @Test func theDemoPrintsEveryWidgetAfterEachSnapshot() async throws {
-        let exe = try #require(ProcessModeTests.binary, "watchrelay must be built next to the tests (make test does)")
         let directory = TemporaryDirectory()
-        let process = TestProcess()
-        process.executableURL = URL(fileURLWithPath: exe)
-        process.arguments = ["demo", "--out", directory.path]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let text = await readToEnd(out.fileHandleForReading)
-        await waitForExit(process)
-        #expect(process.terminationStatus == 0, "\(text)")
+        let (status, text) = try await runWatchrelay(["demo", "--out", directory.path])
+        #expect(status == 0, "\(text)")
         let steps = text.components(separatedBy: "── 3. Delete torvalds")
         try #require(steps.count == 2, "\(text)")
         // Four favorites on every face after the adds, three after the delete.
@@ -25,4 +17,18 @@ struct DemoTests {
         #expect(steps[1].contains("( 3 )") && steps[1].contains("1/3") && !steps[1].contains("torvalds ("), "\(steps[1])")
         #expect(FileManager.default.fileExists(atPath: directory.path + "/widgets.svg"))
     }
+}
+
+/// Runs the `watchrelay` built next to the tests to its end: exit status and standard output.
+func runWatchrelay(_ arguments: [String]) async throws -> (status: Int32, out: String) {
+    let exe = try #require(ProcessModeTests.binary, "watchrelay must be built next to the tests (make test does)")
+    let process = TestProcess()
+    process.executableURL = URL(fileURLWithPath: exe)
+    process.arguments = arguments
+    let out = Pipe()
+    process.standardOutput = out
+    try process.run()
+    let text = await readToEnd(out.fileHandleForReading)
+    await waitForExit(process)
+    return (process.terminationStatus, text)
 }

@@ -63,22 +63,26 @@ struct FailureReportTests {
     /// the actors in this process, as child processes, and on the in-memory relay.
     @Test(arguments: [[], ["--processes"], ["--memory"]])
     func theCLIExitsWith3OnAFailedExpectation(mode: [String]) async throws {
-        let exe = try #require(ProcessModeTests.binary, "watchrelay must be built next to the tests (make test does)")
         let file = NSTemporaryDirectory() + "broken-\(UUID().uuidString).json"
         let data = try JSONEncoder().encode(Self.broken)
         try data.write(to: URL(fileURLWithPath: file))
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let process = TestProcess()
-        process.executableURL = URL(fileURLWithPath: exe)
-        process.arguments = ["simulate", "--fixtures", Repo.fixtures] + mode + [file]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let text = await readToEnd(out.fileHandleForReading)
-        await waitForExit(process)
-        #expect(process.terminationStatus == 3)
+        let (status, text) = try await runWatchrelay(["simulate", "--fixtures", Repo.fixtures] + mode + [file])
+        #expect(status == 3)
         #expect(text.contains("FAIL broken-on-purpose"))
         #expect(text.contains("0 passed, 1 failed"))
         #expect(text.contains(#"expected: face.circular text "99\nFAV""#), "\(text)")
+    }
+
+    /// `simulate --memory` over the whole directory: the scenarios that need the socket relay
+    /// say SKIP and why, the run exits 0.
+    @Test func theCLISkipsWhatTheInMemoryRelayCannotRun() async throws {
+        let (status, text) = try await runWatchrelay(
+            ["simulate", "--fixtures", Repo.fixtures, "--memory"]
+                + ["link-flap-favorites.json", "widget-refresh.json"].map { Repo.scenarios + "/" + $0 })
+        #expect(status == 0, "\(text)")
+        #expect(text.contains("SKIP link-flap-favorites: step "), "\(text)")
+        #expect(text.contains("PASS widget-refresh"))
+        #expect(text.contains("1 passed, 0 failed, 1 skipped"))
     }
 }
