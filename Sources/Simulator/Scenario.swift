@@ -1,4 +1,6 @@
 import Foundation
+import RelayConsole
+import RelayProtocol
 
 /// A scenario: a named list of steps over named actors (`relay`, `github`, phones, watches).
 ///
@@ -23,9 +25,20 @@ public struct Scenario: Sendable, Codable, Hashable {
     /// - Throws: ``ScenarioError/invalid(_:)`` naming what is wrong.
     public static func decode(_ data: Data) throws -> Scenario {
         do {
+            // Strict JSON first (no trailing commas, no duplicate keys), and every field known:
+            // a mistyped field (`equal` for `equals`) would otherwise be ignored, and the step
+            // would check nothing and pass.
+            let json: JSONValue
+            do {
+                json = try JSONParser.parse(Array(data))
+            } catch {
+                throw ScenarioError.invalid("not JSON: \(error)")
+            }
+            try checkFields(json)
             let scenario = try JSONDecoder().decode(Scenario.self, from: data)
-            for (i, step) in scenario.steps.enumerated() where ScenarioAction(rawValue: step.action) == nil {
-                throw ScenarioError.invalid("step \(i + 1): unknown action '\(step.action)'")
+            guard !scenario.steps.isEmpty else { throw ScenarioError.invalid("a scenario needs at least one step") }
+            for (i, step) in scenario.steps.enumerated() {
+                if let why = step.problem { throw ScenarioError.invalid("step \(i + 1) (\(step.action)): \(why)") }
             }
             return scenario
         } catch let error as ScenarioError {
@@ -33,6 +46,44 @@ public struct Scenario: Sendable, Codable, Hashable {
         } catch {
             throw ScenarioError.invalid("not a scenario: \(error)")
         }
+    }
+
+    /// Refuses fields a scenario or a step does not have, naming the nearest one that exists.
+    private static func checkFields(_ json: JSONValue) throws(ScenarioError) {
+        guard let top = json.objectValue else { throw .invalid("a scenario is a JSON object") }
+        if let why = unknownField(in: top, known: ["name", "description", "steps"]) { throw .invalid(why) }
+        guard let steps = top["steps"]?.arrayValue else { return }  // the decoder says what is missing
+        let known = ScenarioStep.fieldNames
+        for (i, step) in steps.enumerated() {
+            guard let fields = step.objectValue else { throw .invalid("step \(i + 1) is not a JSON object") }
+            if let why = unknownField(in: fields, known: known) {
+                throw .invalid("step \(i + 1)\(fields["action"]?.stringValue.map { " (\($0))" } ?? ""): \(why)")
+            }
+        }
+    }
+
+    private static func unknownField(in object: [String: JSONValue], known: [String]) -> String? {
+        guard let field = object.keys.sorted().first(where: { !known.contains($0) }) else { return nil }
+        let nearest = known.min { editDistance($0, field) < editDistance($1, field) }
+        let hint = nearest.map { editDistance($0, field) <= 2 ? " (did you mean '\($0)'?)" : "" } ?? ""
+        return "unknown field '\(field)'\(hint)"
+    }
+
+    /// Levenshtein distance, for the hint (field names are short).
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
+        var row = Array(0...y.count)
+        for i in x.indices {
+            var diagonal = row[0]
+            row[0] = i + 1
+            for j in y.indices {
+                let above = row[j + 1]
+                row[j + 1] = min(above + 1, row[j] + 1, diagonal + (x[i] == y[j] ? 0 : 1))
+                diagonal = above
+            }
+        }
+        return row[y.count]
     }
 
     /// Loads a scenario file.
@@ -151,6 +202,35 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
     public init(action: String, actor: String? = nil) {
         self.action = action
         self.actor = actor
+    }
+
+    /// The fields a step may have (its stored properties, which are its JSON keys).
+    static let fieldNames: [String] = Mirror(reflecting: ScenarioStep(action: "")).children.compactMap(\.label)
+
+    /// The events a `wait` step waits for.
+    public static let waitEvents = [
+        "snapshot", "reload", "stale", "deleteAccepted", "deleteCompleted", "reachable", "unreachable", "paired",
+    ]
+    /// The fixture GitHub server's faults (`fault`).
+    public static let gitHubFaults = ["down", "garbage", "wrongShape", "rateLimit", "none"]
+    /// The relay's link faults (`linkFault`): the console's kinds, and `none`.
+    public static let linkFaults = FaultKind.allCases.map(\.rawValue) + ["none"]
+
+    /// What is wrong with this step that can be told before it runs, or nil.
+    var problem: String? {
+        guard let action = ScenarioAction(rawValue: action) else {
+            return "unknown action '\(self.action)'"
+        }
+        func oneOf(_ value: String?, _ allowed: [String], _ field: String) -> String? {
+            guard let value, !allowed.contains(value) else { return nil }
+            return "\(field) '\(value)' is not one of \(allowed.joined(separator: ", "))"
+        }
+        switch action {
+        case .wait: return oneOf(event, Self.waitEvents, "event")
+        case .fault: return oneOf(fault, Self.gitHubFaults, "fault")
+        case .linkFault: return oneOf(fault, Self.linkFaults, "fault")
+        default: return nil
+        }
     }
 }
 

@@ -45,16 +45,19 @@ extension ScenarioRunner {
         case "paired":
             pick = { if case .paired = $0 { true } else { false } }
         default:
-            throw StepFailure(
-                expected: "an event (snapshot, reload, stale, deleteAccepted, deleteCompleted, reachable, paired)",
-                seen: "'\(event)'")
+            throw StepFailure(expected: "an event (\(ScenarioStep.waitEvents.joined(separator: ", ")))", seen: "'\(event)'")
         }
         let count = s.count ?? 1
-        let (found, seen) = await w.log.waitFor(count, timeout: s.timeout ?? 3, pick)
+        let (found, seen, passed) = await w.log.waitFor(count, timeout: s.timeout ?? 3, pick)
         if found.count < count {
+            let earlier =
+                passed.isEmpty
+                ? ""
+                : "; an earlier wait already moved past \(passed.count == 1 ? "a matching event" : "matching events"): "
+                    + "[\(passed.map(\.summary).joined(separator: ", "))] (waits take events in the order they came)"
             throw StepFailure(
                 expected: "\(count) × \(event)\(s.revision.map { " \($0)" } ?? "")\(s.favorites.map { " \($0)" } ?? "") within \(s.timeout ?? 3) s",
-                seen: "\(found.count); recent events: [\(seen.map(\.summary).joined(separator: ", "))]")
+                seen: "\(found.count); recent events: [\(seen.map(\.summary).joined(separator: ", "))]\(earlier)")
         }
     }
 

@@ -16,8 +16,9 @@ import InMemoryRelay
 /// relay is an ``InMemoryRelay`` and the phones and watches take their sessions from it (see
 /// `ScenarioRunner+Memory.swift` for what that mode cannot stand for).
 public actor ScenarioRunner {
-    /// Where the fixture GitHub users and repos are (`Simulator/fixtures/github`).
-    public nonisolated let fixturesDirectory: String
+    /// Where the fixture GitHub users and repos are (`Simulator/fixtures/github`); nil: the
+    /// catalog compiled into the binary (the same files, so a copied binary runs scenarios).
+    public nonisolated let fixturesDirectory: String?
     /// `watchrelay` to run the relay, phones and watches as child processes, or `nil` for in-process.
     public nonisolated let childExecutable: String?
     /// Whether the relay is in memory (no sockets) rather than a ``RelayServer``.
@@ -48,7 +49,7 @@ public actor ScenarioRunner {
     /// In memory: the run's relay (kept while it is stopped; its clock follows the wall).
     var memoryRelay: InMemoryRelay?
 
-    /// A runner using the fixtures in `fixturesDirectory`.
+    /// A runner using the fixtures in `fixturesDirectory` (nil: the embedded catalog).
     /// - Parameters:
     ///   - childExecutable: a `watchrelay` binary: the relay (`serve`), phones (`phone --machine`)
     ///     and watches (`watch --machine`) then run as child processes, and stopping one is a
@@ -57,7 +58,7 @@ public actor ScenarioRunner {
     ///     phones on one and watches on the other.
     ///   - onStep: called with each step's result as it finishes.
     public init(
-        fixturesDirectory: String, childExecutable: String? = nil, cluster: Bool = false,
+        fixturesDirectory: String?, childExecutable: String? = nil, cluster: Bool = false,
         onStep: @escaping @Sendable (StepResult) -> Void = { _ in }
     ) {
         self.init(
@@ -66,7 +67,7 @@ public actor ScenarioRunner {
     }
 
     private init(
-        fixturesDirectory: String, childExecutable: String?, inMemory: Bool, cluster: Bool,
+        fixturesDirectory: String?, childExecutable: String?, inMemory: Bool, cluster: Bool,
         onStep: @escaping @Sendable (StepResult) -> Void
     ) {
         self.fixturesDirectory = fixturesDirectory
@@ -79,7 +80,7 @@ public actor ScenarioRunner {
     /// A runner whose relay is an ``InMemoryRelay``: phones and watches in this process on
     /// in-memory sessions, no WebSocket; the GitHub stub is still real HTTP on loopback.
     public static func inMemory(
-        fixturesDirectory: String, onStep: @escaping @Sendable (StepResult) -> Void = { _ in }
+        fixturesDirectory: String?, onStep: @escaping @Sendable (StepResult) -> Void = { _ in }
     ) -> ScenarioRunner {
         ScenarioRunner(fixturesDirectory: fixturesDirectory, childExecutable: nil, inMemory: true, cluster: false, onStep: onStep)
     }
@@ -217,7 +218,8 @@ public actor ScenarioRunner {
 
     func startGitHub() async throws {
         guard github == nil else { return }
-        let stub = try GitHubStubServer.start(fixturesDirectory: fixturesDirectory, port: githubPort)
+        let catalog = try fixturesDirectory.map { try GitHubFixtureCatalog.load(directory: $0) } ?? .embedded()
+        let stub = try GitHubStubServer.start(catalog: catalog, port: githubPort)
         github = stub
         githubPort = stub.port
     }

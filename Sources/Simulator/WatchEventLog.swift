@@ -80,14 +80,15 @@ final class WatchEventLog: Sendable {
 
     /// Waits until `count` events after the cursor match `pick`; moves the cursor past the
     /// last one and returns them, or returns what it found by the deadline (fewer) with the
-    /// latest events seen.
+    /// latest events seen, and the matching events an earlier wait already moved past (the
+    /// usual cause: two waits in the other order than the events came).
     func waitFor(
         _ count: Int, timeout: Double, _ pick: @Sendable (WatchObservation) -> Bool
-    ) async -> (found: [WatchObservation], seen: [WatchObservation]) {
+    ) async -> (found: [WatchObservation], seen: [WatchObservation], passed: [WatchObservation]) {
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
         while true {
-            let seenCount = count
-            let result = state.withLock { s -> (found: [WatchObservation], seen: [WatchObservation])? in
+            let (result, recorded) = state.withLock {
+                s -> ((found: [WatchObservation], seen: [WatchObservation], passed: [WatchObservation])?, Int) in
                 var found: [WatchObservation] = []
                 var end = s.cursor
                 for i in s.cursor..<s.events.count where found.count < count && pick(s.events[i]) {
@@ -96,13 +97,17 @@ final class WatchEventLog: Sendable {
                 }
                 if found.count >= count {
                     s.cursor = end
-                    return (found, [])
+                    return ((found, [], []), s.events.count)
                 }
-                if ContinuousClock.now >= deadline { return (found, Array(s.events[s.cursor...].suffix(8))) }
-                return nil
+                if ContinuousClock.now >= deadline {
+                    let passed = Array(s.events[..<s.cursor].filter(pick).suffix(3))
+                    return ((found, Array(s.events[s.cursor...].suffix(8)), passed), s.events.count)
+                }
+                return (nil, s.events.count)
             }
             if let result { return result }
-            await changed(after: seenCount, until: deadline)
+            // Until an event is appended (not a poll: the count of events, not of matches).
+            await changed(after: recorded, until: deadline)
         }
     }
 }

@@ -59,12 +59,13 @@ enum GitHubStubCommand {
     /// compiled into the binary, so a copied binary works from any directory.
     static func catalog(_ explicit: String?) throws -> GitHubFixtureCatalog {
         guard let explicit else { return try GitHubFixtureCatalog.embedded() }
-        return try GitHubFixtureCatalog.load(directory: try fixturesDirectory(explicit))
+        return try GitHubFixtureCatalog.load(directory: try fixturesDirectory(explicit) ?? explicit)
     }
 
     /// The fixture directory: `explicit` if given (it must exist), else `Simulator/fixtures/github`
-    /// under the working directory or under an ancestor of the executable (a build directory).
-    static func fixturesDirectory(_ explicit: String?) throws -> String {
+    /// under the working directory or under an ancestor of the executable (a build directory),
+    /// else nil (use the catalog compiled into the binary).
+    static func fixturesDirectory(_ explicit: String?) throws -> String? {
         let manager = FileManager.default
         if let explicit {
             guard manager.fileExists(atPath: explicit + "/users") else {
@@ -80,9 +81,6 @@ enum GitHubStubCommand {
             candidates.append(dir.path + "/" + relative)
             dir = dir.deletingLastPathComponent()
         }
-        guard let found = candidates.first(where: { manager.fileExists(atPath: $0 + "/users") }) else {
-            throw Arguments.UsageError(description: "no \(relative) found here or above the binary; pass --fixtures DIR")
-        }
-        return found
+        return candidates.first(where: { manager.fileExists(atPath: $0 + "/users") })
     }
 }

@@ -39,7 +39,8 @@ enum SimulateCommand {
                                 serve --store redis://…` children (a restart then waits out
                                 the dead leader's 1 s lease)
           --fixtures DIR        GitHub fixture directory (default Simulator/fixtures/github,
-                                found from here or the binary)
+                                found from here or the binary, else the copy compiled into
+                                the binary)
           -h, --help            show this help
 
         Exit codes: 0 no scenario failed (with --memory some may be skipped), 2 usage,
@@ -56,8 +57,9 @@ enum SimulateCommand {
         let processes = args.flag("processes")
         let memory = args.flag("memory")
         let cluster = args.flag("cluster")
-        let fixtures = try GitHubStubCommand.fixturesDirectory(args.string("fixtures"))
+        let fixturesOption = args.string("fixtures")
         try args.rejectUnknown()
+        let fixtures = try GitHubStubCommand.fixturesDirectory(fixturesOption)
         let files = args.positionals
         guard !files.isEmpty else { throw Arguments.UsageError(description: "simulate needs at least one scenario FILE") }
         guard !(processes && memory) else {

@@ -212,6 +212,14 @@ struct NewUserTests {
         #expect(added.contains("login=octocat"), "\(added)")
         #expect(try await phone.exitStatus() == 0)
         await relay.stop()
+
+        // A scenario too, with the built-in fixtures (it used to ask for --fixtures).
+        let scenario = repositoryRoot.appendingPathComponent("Simulator/scenarios/widget-refresh.json").path
+        let simulate = try ChildProcess([scenario], subcommand: "simulate", executable: copy, directory: elsewhere.path)
+        defer { simulate.terminate() }
+        let report = try await simulate.output()
+        #expect(try await simulate.exitStatus() == 0, "\(report)")
+        #expect(report.contains("1 passed, 0 failed"), "\(report)")
     }
 }
 

@@ -54,9 +54,58 @@ struct FailureReportTests {
 
     @Test func anUnknownActionIsAnInvalidScenario() throws {
         let json = #"{"name": "x", "steps": [{"action": "teleport", "actor": "watch"}]}"#
-        #expect(throws: ScenarioError.invalid("step 1: unknown action 'teleport'")) {
+        #expect(throws: ScenarioError.invalid("step 1 (teleport): unknown action 'teleport'")) {
             try Scenario.decode(Data(json.utf8))
         }
+    }
+
+    /// What used to load and pass without checking anything: a mistyped field (ignored by the
+    /// decoder), a trailing comma, no steps; and what used to fail only when its step ran.
+    @Test(arguments: [
+        (
+            #"{"name": "x", "steps": [{"action": "expectWidget", "widget": "circular", "equal": "99"}]}"#,
+            "step 1 (expectWidget): unknown field 'equal' (did you mean 'equals'?)"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "expectPhoneFavorites", "favourites": ["octocat"]}]}"#,
+            "step 1 (expectPhoneFavorites): unknown field 'favourites' (did you mean 'favorites'?)"
+        ),
+        (#"{"name": "x", "step": [{"action": "start"}]}"#, "unknown field 'step' (did you mean 'steps'?)"),
+        (#"{"name": "x", "steps": [{"action": "start", "actor": "relay", "zzzzzzzz": 1}]}"#, "step 1 (start): unknown field 'zzzzzzzz'"),
+        (#"{"name": "x", "steps": []}"#, "a scenario needs at least one step"),
+        (
+            #"{"name": "x", "steps": [{"action": "wait", "event": "snapshots"}]}"#,
+            "step 1 (wait): event 'snapshots' is not one of snapshot, reload, stale, deleteAccepted, deleteCompleted, reachable, unreachable, paired"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "linkFault", "fault": "dealy"}]}"#,
+            "step 1 (linkFault): fault 'dealy' is not one of unreachable, flap, delay, drop, no-reply, complication-budget, disconnect, slow-writes, none"
+        ),
+    ])
+    func aScenarioThatWouldCheckNothingOrFailLateIsInvalidAtLoad(json: String, why: String) {
+        #expect(throws: ScenarioError.invalid(why)) { try Scenario.decode(Data(json.utf8)) }
+    }
+
+    @Test func aTrailingCommaIsNotJSON() {
+        let json = #"{"name": "x", "steps": [{"action": "start", "actor": "relay"}, ]}"#
+        #expect {
+            try Scenario.decode(Data(json.utf8))
+        } throws: { error in
+            "\(error)".hasPrefix("invalid scenario: not JSON")
+        }
+    }
+
+    /// Two waits in the other order than the events came: the second one's failure says the
+    /// first moved past what it looks for.
+    @Test func aWaitForAnEventAnEarlierWaitMovedPastSaysSo() async throws {
+        var steps = Array(Self.broken.steps.prefix(5))
+        steps.append({ var s = Self.step("add", "phone"); s.login = "octocat"; return s }())
+        steps.append({ var s = Self.step("wait", "watch"); s.event = "snapshot"; s.revision = 2; return s }())
+        steps.append({ var s = Self.step("wait", "watch"); s.event = "snapshot"; s.revision = 1; s.timeout = 0.3; return s }())
+        let result = await ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures).run(Scenario(name: "order", steps: steps))
+        let message = try #require(result.failureMessage, "\(result.steps.map(\.line))")
+        #expect(message.contains("step 8"), "\(message)")
+        #expect(message.contains("an earlier wait already moved past a matching event: [snapshot(1"), "\(message)")
     }
 
     /// The CLI (built next to the tests): exit code 3 and the failure on standard output, with
