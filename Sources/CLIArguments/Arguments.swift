@@ -17,6 +17,8 @@ public struct Arguments {
     private var flags: Set<String> = []
     public private(set) var positionals: [String] = []
     private var consumed: Set<String> = []
+    /// Options given with no value after them.
+    private var missingValue: Set<String> = []
 
     /// Parses `args`; `booleanFlags` take no value.
     public init(_ args: [String], booleanFlags: Set<String>) throws {
@@ -34,7 +36,14 @@ public struct Arguments {
                 } else if booleanFlags.contains(body) {
                     flags.insert(body)
                 } else {
-                    guard i + 1 < args.count else { throw UsageError(description: "option --\(body) needs a value") }
+                    // No value (the end, or another option next: `--consol --port 0` is a typo
+                    // of a flag, not `--consol` set to `--port`): reported by `rejectUnknown`,
+                    // as unknown if nobody asks for it, else as missing its value.
+                    guard i + 1 < args.count, !args[i + 1].hasPrefix("--") else {
+                        missingValue.insert(body)
+                        i += 1
+                        continue
+                    }
                     options[body] = args[i + 1]
                     i += 1
                 }
@@ -68,9 +77,10 @@ public struct Arguments {
         return v
     }
 
-    /// Fails on options nobody asked for (typos).
+    /// Fails on options nobody asked for (typos), then on options asked for but given no value.
     public func rejectUnknown() throws {
-        let unknown = Set(options.keys).union(flags).subtracting(consumed).sorted()
+        let unknown = Set(options.keys).union(flags).union(missingValue).subtracting(consumed).sorted()
         if let first = unknown.first { throw UsageError(description: "unknown option --\(first)") }
+        if let first = missingValue.sorted().first { throw UsageError(description: "option --\(first) needs a value") }
     }
 }

@@ -46,6 +46,20 @@ import WebSocketTransport
         #expect(result.err.contains("no-such-option"))
     }
 
+    /// A mistyped option last on the line, or a mistyped flag before another option, is named
+    /// as unknown (they used to read "--bogus needs a value" and "unexpected argument '0'").
+    @Test(arguments: [
+        (["--bogus"], "unknown option --bogus"),
+        (["--consol", "--port", "0"], "unknown option --consol"),
+        (["--port"], "option --port needs a value"),
+        (["--db", "--port", "0"], "option --db needs a value"),
+    ])
+    func aMistypedOptionIsNamed(arguments: [String], message: String) async throws {
+        let result = try await Self.run(["serve"] + arguments)
+        #expect(result.status == 2)
+        #expect(result.err.contains(message), "\(result.err)")
+    }
+
     /// A second relay on a port in use says so in one line, without lws's own error lines
     /// (three per attempt, before the transport's message), and exits 1.
     @Test func aPortInUseIsOneLineAndExit1() async throws {
