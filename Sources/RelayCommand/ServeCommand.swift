@@ -146,6 +146,7 @@ public enum ServeCommand {
             c.hangupAfterSeconds = hangup
         }
         let consoleToken = args.string("console-token")
+        if consoleToken?.isEmpty == true { throw Arguments.UsageError(description: "--console-token must not be empty") }
         let consoleInsecure = args.flag("console-allow-insecure")
         if args.flag("console") {
             c.console = ConsoleConfiguration(token: consoleToken, allowsInsecureInterface: consoleInsecure)

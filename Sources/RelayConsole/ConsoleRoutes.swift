@@ -40,9 +40,20 @@ public struct ConsoleRoutes: Sendable {
             return json(hub.state.withLock { ConsoleJSON.state($0) })
         case ("GET", "/console/api/frames"):
             let pair = query["pair"].flatMap { $0.isEmpty ? nil : PairID($0) }
-            let after = query["after"].flatMap { Int($0) } ?? 0
-            let limit = min(500, max(1, query["limit"].flatMap { Int($0) } ?? 200))
-            return json(hub.state.withLock { ConsoleJSON.frames($0.log.entries(pair: pair, after: after, limit: limit)) })
+            var numbers: [String: Int] = [:]
+            for name in ["after", "before", "limit"] {
+                guard let text = query[name] else { continue }
+                guard let n = Int(text) else {
+                    return json(ConsoleJSON.Message(ok: false, message: "\(name) must be an integer, not '\(text)'"), status: 400)
+                }
+                numbers[name] = n
+            }
+            let limit = min(500, max(1, numbers["limit"] ?? 200))
+            let (after, before) = (numbers["after"] ?? 0, numbers["before"] ?? Int.max)
+            return json(
+                hub.state.withLock {
+                    ConsoleJSON.frames($0.log.entries(pair: pair, after: after, before: before, limit: limit))
+                })
         case ("GET", "/console/api/events"):
             let stream = HTTPStream()
             hub.subscribe(stream, pair: query["pair"].flatMap { $0.isEmpty ? nil : PairID($0) })
@@ -59,7 +70,9 @@ public struct ConsoleRoutes: Sendable {
                 try hub.set(fault)
                 return json(ConsoleJSON.fault(fault))
             } catch {
-                return json(ConsoleJSON.Message(ok: false, message: error.description), status: 400)
+                // A JSON body is not read: say where the fields go.
+                let hint = query.isEmpty ? " (the fault's fields are query parameters: ?target=pair:ID&kind=delay&ms=500)" : ""
+                return json(ConsoleJSON.Message(ok: false, message: error.description + hint), status: 400)
             }
         case ("POST", "/console/api/faults/clear"):
             do {
@@ -71,6 +84,8 @@ public struct ConsoleRoutes: Sendable {
             }
         case (_, "/console/api/faults"), (_, "/console/api/faults/clear"):
             return json(ConsoleJSON.Message(ok: false, message: "use POST"), status: 405)
+        case (_, "/console/api/state"), (_, "/console/api/frames"), (_, "/console/api/events"), (_, "/console"):
+            return json(ConsoleJSON.Message(ok: false, message: "use GET"), status: 405)
         default:
             return json(ConsoleJSON.Message(ok: false, message: "no such console path"), status: 404)
         }
@@ -79,8 +94,10 @@ public struct ConsoleRoutes: Sendable {
     /// Whether the request carries the token (`?token=` or `Authorization: Bearer`).
     func authorized(_ request: HTTPRequest) -> Bool {
         let expected = hub.configuration.token
+        guard !expected.isEmpty else { return false }  // `serve` refuses one; nothing matches it
         if let given = request.queryItems["token"], Self.same(given, expected) { return true }
-        if let header = request.headers["authorization"], header.hasPrefix("Bearer ") {
+        // The scheme is case-insensitive (RFC 9110 §11.1).
+        if let header = request.headers["authorization"], header.count > 7, header.prefix(7).lowercased() == "bearer " {
             return Self.same(String(header.dropFirst(7)), expected)
         }
         return false

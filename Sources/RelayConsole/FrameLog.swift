@@ -54,13 +54,15 @@ public struct FrameLog: Sendable {
     /// The number of the newest frame logged (0 before the first).
     public var newestNumber: Int { nextNumber - 1 }
 
-    /// Newest first: at most `limit` entries, of `pair` only when given, numbered above `after`.
-    public func entries(pair: PairID? = nil, after: Int = 0, limit: Int = 200) -> [Entry] {
+    /// Newest first: at most `limit` entries, of `pair` only when given, numbered above `after`
+    /// and below `before` (the newest `limit` of them: page back with `before`).
+    public func entries(pair: PairID? = nil, after: Int = 0, before: Int = .max, limit: Int = 200) -> [Entry] {
         var out: [Entry] = []
         var i = ring.count
         while i > 0, out.count < limit {
             i -= 1
             let entry = ring[(start + i) % ring.count]
+            if entry.number >= before { continue }
             if entry.number <= after { break }
             if let pair, entry.pair != pair { continue }
             out.append(entry)

@@ -103,7 +103,12 @@ extension ServiceCore {
 
     /// The headers the generic handler sees, copied out of lws's header table.
     private func request(_ wsi: OpaquePointer, path: String, isHead: Bool) -> HTTPRequest {
-        let method = isHead ? "HEAD" : lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0 ? "POST" : "GET"
+        let others: [(String, lws_token_indexes)] = [
+            ("POST", WSI_TOKEN_POST_URI), ("PUT", WSI_TOKEN_PUT_URI), ("DELETE", WSI_TOKEN_DELETE_URI),
+            ("PATCH", WSI_TOKEN_PATCH_URI), ("OPTIONS", WSI_TOKEN_OPTIONS_URI),
+        ]
+        let named = others.first(where: { lws_hdr_total_length(wsi, $0.1) > 0 }).map { $0.0 }
+        let method = isHead ? "HEAD" : named ?? "GET"
         let wanted: [(String, lws_token_indexes)] = [
             ("authorization", WSI_TOKEN_HTTP_AUTHORIZATION), ("if-none-match", WSI_TOKEN_HTTP_IF_NONE_MATCH),
             ("accept", WSI_TOKEN_HTTP_ACCEPT), ("user-agent", WSI_TOKEN_HTTP_USER_AGENT), ("host", WSI_TOKEN_HOST),

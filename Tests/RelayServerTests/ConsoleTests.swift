@@ -229,6 +229,38 @@ struct ConsoleTests {
         await relay.stop()
     }
 
+    /// What a walkthrough of the API found: other methods read as GET, a lowercase `bearer`
+    /// refused, non-numbers ignored, `after` with no way to page back, a JSON body's fields
+    /// silently missing.
+    @Test func methodsSchemeParametersAndPagingAreChecked() async throws {
+        let relay = try await startRelay()
+        let port = relay.server.port
+        for method in ["PUT", "DELETE", "PATCH"] {
+            let r = try await PlainHTTP.request(port: port, "/console/api/faults", method: method, headers: [bearer])
+            #expect(r.status == 405, "\(method): \(r.status) \(r.body)")
+        }
+        #expect(try await PlainHTTP.request(port: port, "/console/api/state", method: "POST", headers: [bearer]).status == 405)
+        let lowercase = "authorization: bearer \(Self.token)"
+        #expect(try await PlainHTTP.request(port: port, "/console/api/state", headers: [lowercase]).status == 200)
+        for query in ["limit=abc", "after=1.5", "before=x"] {
+            let r = try await PlainHTTP.request(port: port, "/console/api/frames?" + query, headers: [bearer])
+            #expect(r.status == 400 && r.body.contains("must be an integer"), "\(query): \(r.status) \(r.body)")
+        }
+        #expect(try await post(relay, "/console/api/faults", status: 400).contains("query parameters"))
+
+        let (phone, watch, _, _) = try await pairDevices(relay)
+        let all = try await frames(relay)
+        try #require(all.count >= 4, "\(all.map(\.number))")
+        let numbers = all.map(\.number)
+        #expect(numbers == numbers.sorted(by: >), "newest first")
+        let cut = numbers[1]
+        #expect(try await frames(relay, "?before=\(cut)&limit=2").map(\.number) == Array(numbers.filter { $0 < cut }.prefix(2)))
+        #expect(try await frames(relay, "?after=\(numbers.last!)&before=\(cut)").map(\.number) == numbers.filter { $0 < cut && $0 > numbers.last! })
+        phone.connection.close()
+        watch.connection.close()
+        await relay.stop()
+    }
+
     @Test func badFaultsAreRefusedWithAReason() async throws {
         let relay = try await startRelay()
         #expect(try await post(relay, "/console/api/faults?target=device:x&kind=explode", status: 400).contains("kind must be"))

@@ -53,6 +53,7 @@ import WebSocketTransport
         (["--consol", "--port", "0"], "unknown option --consol"),
         (["--port"], "option --port needs a value"),
         (["--db", "--port", "0"], "option --db needs a value"),
+        (["--console", "--console-token", ""], "--console-token must not be empty"),
     ])
     func aMistypedOptionIsNamed(arguments: [String], message: String) async throws {
         let result = try await Self.run(["serve"] + arguments)
