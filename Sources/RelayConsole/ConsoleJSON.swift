@@ -6,6 +6,8 @@ import RelayProtocol
 /// Clients (tests, scripts) decode them with the same types.
 public enum ConsoleJSON {
     public struct State: Codable, Equatable, Sendable {
+        /// When the relay's state shown was taken (its last change; an idle relay takes no new
+        /// one), in milliseconds since 1970: the items' `ageMs` are as of then.
         public var now: Int64
         public var pairs: [Pair]
         public var unpairedConnections: Int

@@ -60,8 +60,8 @@ public struct FavoritesViewModel: Sendable, Hashable {
         return true
     }
 
-    /// GitHub logins are case-insensitive.
-    private static func same(_ a: String, _ b: String) -> Bool {
+    /// Whether two logins name the same user (GitHub logins are case-insensitive).
+    public static func same(_ a: String, _ b: String) -> Bool {
         a.lowercased() == b.lowercased()
     }
 }

@@ -218,7 +218,16 @@ enum WatchCommand {
             case .pair(let code):
                 try await watch.pair(code: code)
                 printer.say("paired")
-            case .delete(let login): try await watch.delete(login)
+            case .delete(let login):
+                let favorites = await watch.current.favorites
+                if !favorites.users.contains(where: { FavoritesViewModel.same($0.login, login) }) {
+                    let logins = favorites.users.map(\.login)
+                    printer.say("error: \(login) is not a favorite (\(logins.isEmpty ? "none yet" : logins.joined(separator: ", ")))")
+                } else if favorites.isPendingDelete(login) {
+                    printer.say("delete \(login): already sent, waiting for the phone")
+                } else {
+                    try await watch.delete(login)
+                }
             case .open(let login):
                 if let screen = await watch.open(login) {
                     let now = watch.clock.now()
@@ -228,7 +237,12 @@ enum WatchCommand {
                             : TextRenderer.render(screen, now: now))
                     try printer.writeProfile(screen, now: watch.clock.now())
                 }
-            case .select(let login): try await watch.select(login)
+            case .select(let login):
+                try await watch.select(login)
+                let favorites = await watch.current.favorites
+                if let login, !favorites.users.contains(where: { FavoritesViewModel.same($0.login, login) }) {
+                    printer.say("note: \(login) is not a favorite: the rectangular widget shows the first favorite instead")
+                }
             case .foreground(let on): await watch.setForeground(on)
             case .advance(let seconds):
                 guard let clock else {

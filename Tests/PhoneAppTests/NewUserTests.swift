@@ -118,6 +118,27 @@ struct NewUserTests {
         await relay.stop()
     }
 
+    /// `delete` and `select` of a login that is not a favorite used to print nothing at all.
+    @Test func theInteractiveWatchSaysWhenALoginIsNotAFavorite() async throws {
+        let (relay, state, phone, code) = try await Self.phoneWaitingToPair()
+        let watch = try ChildProcess(
+            ["--relay", relay.url, "--state", state.path("watch"), "--pair", code.code, "--log-level", "error"], subcommand: "watch")
+        defer { watch.terminate() }
+        try await withTimeout(20, "the watch to pair") {
+            for await event in phone.events { if case .paired = event { return } }
+        }
+        try await Self.push(phone, 1, ["octocat"])
+        _ = try await watch.line(startingWith: "snapshot r1 stored")
+        watch.type("delete nobody")
+        #expect(try await watch.line(startingWith: "error: ") == "error: nobody is not a favorite (octocat)")
+        watch.type("select nobody")
+        #expect(try await watch.line(startingWith: "note: ").hasPrefix("note: nobody is not a favorite"))
+        watch.type("quit")
+        #expect(try await watch.exitStatus() == 0)
+        await phone.close()
+        await relay.stop()
+    }
+
     /// Mistakes that used to run on (and time out, or pair a directory with itself): a
     /// relay URL that is not a WebSocket's, one directory for both sides. Usage errors, at once.
     @Test func aNonWebSocketRelayURLOrOneDirectoryForBothSidesIsAUsageError() async throws {
