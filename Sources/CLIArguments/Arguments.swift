@@ -77,10 +77,14 @@ public struct Arguments {
         return v
     }
 
-    /// Fails on options nobody asked for (typos), then on options asked for but given no value.
-    public func rejectUnknown() throws {
+    /// Fails on options nobody asked for (typos), then on options asked for but given no
+    /// value, then (unless the command takes them) on words that are not options.
+    public func rejectUnknown(allowingPositionals: Bool = false) throws {
         let unknown = Set(options.keys).union(flags).union(missingValue).subtracting(consumed).sorted()
         if let first = unknown.first { throw UsageError(description: "unknown option --\(first)") }
         if let first = missingValue.sorted().first { throw UsageError(description: "option --\(first) needs a value") }
+        if !allowingPositionals, let extra = positionals.first {
+            throw UsageError(description: "unexpected argument '\(extra)'")
+        }
     }
 }

@@ -86,7 +86,11 @@ public enum ServeCommand {
         }
         let nodeID = args.string("node-id")
         let leaseTTL = try args.int("lease-ttl-ms", in: 100...600_000)
-        if args.flag("single-node") {
+        let singleNode = args.flag("single-node")
+        if c.redis == nil, singleNode || nodeID != nil || leaseTTL != nil {
+            throw Arguments.UsageError(description: "--single-node, --node-id and --lease-ttl-ms need --store redis://…")
+        }
+        if singleNode {
             guard nodeID == nil, leaseTTL == nil else {
                 throw Arguments.UsageError(description: "--node-id and --lease-ttl-ms need a cluster (not --single-node)")
             }

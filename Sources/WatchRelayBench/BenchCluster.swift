@@ -16,6 +16,15 @@ public enum BenchClusterCommand {
         deliveries of the leader, the other node and redis-server. Relays and redis-server run
         on CPU `--relay-cpu` (default 1), the generator where the OS puts it.
 
+        OPTIONS:
+          --pairs N          pairs (1–5000, default 1)
+          --seconds S        measured seconds per setup (1–600, default 10)
+          --window W         sends in flight per pair (1–1024, default 16)
+          --payload B        payload bytes (16–65536, default 256)
+          --mode M           message or userInfo (default userInfo)
+          --relay-cpu CPU    the CPU the relays and redis-server run on (default 1)
+          -h, --help         show this help
+
         SETUPS:
           sqlite       one node, SQLite (--sync full)
           redis        one node on Redis (--single-node; appendfsync always)

@@ -124,10 +124,10 @@ struct BenchOptions: Sendable {
         }
         runs = try args.int("runs", in: 1...100) ?? runs
         if let list = args.string("scenarios") {
-            scenarios = try Set(Self.list(list, "scenarios") { Scenario(rawValue: $0) })
+            scenarios = try Set(Self.list(list, "scenarios", allowed: Scenario.allCases.map(\.rawValue).joined(separator: ", ")) { Scenario(rawValue: $0) })
         }
         if let list = args.string("peers") {
-            peers = list == "none" ? [] : try Self.list(list, "peers") { name in
+            peers = list == "none" ? [] : try Self.list(list, "peers", allowed: (BenchTarget.peers.map(\.rawValue) + ["none"]).joined(separator: ", ")) { name in
                 BenchTarget(rawValue: name).flatMap { BenchTarget.peers.contains($0) ? $0 : nil }
             }
         }
@@ -135,23 +135,23 @@ struct BenchOptions: Sendable {
         warmup = try Self.seconds(&args, "warmup", allowZero: true) ?? warmup
         latencySeconds = try Self.seconds(&args, "latency-seconds") ?? latencySeconds
         if let list = args.string("latency-rates") {
-            latencyRates = try Self.list(list, "latency-rates") { Int($0).flatMap { (1...1_000_000).contains($0) ? $0 : nil } }
+            latencyRates = try Self.list(list, "latency-rates", allowed: "integers in 1...1000000") { Int($0).flatMap { (1...1_000_000).contains($0) ? $0 : nil } }
         }
         latencyBytes = try args.int("latency-bytes", in: BenchFrameFactory.minimumPayloadBytes...65536) ?? latencyBytes
         if let list = args.string("sizes") {
-            throughputSizes = try Self.list(list, "sizes") {
+            throughputSizes = try Self.list(list, "sizes", allowed: "byte counts in \(BenchFrameFactory.minimumPayloadBytes)...65536") {
                 Int($0).flatMap { (BenchFrameFactory.minimumPayloadBytes...65536).contains($0) ? $0 : nil }
             }
         }
         if let list = args.string("queued-mib") {
-            queuedMebibytes = try Self.list(list, "queued-mib") { Int($0).flatMap { (1...16384).contains($0) ? $0 : nil } }
+            queuedMebibytes = try Self.list(list, "queued-mib", allowed: "integers in 1...16384") { Int($0).flatMap { (1...16384).contains($0) ? $0 : nil } }
         }
         if let list = args.string("curve-pairs") {
-            curvePairs = try Self.list(list, "curve-pairs") { Int($0).flatMap { (1...Self.maxPairs).contains($0) ? $0 : nil } }
+            curvePairs = try Self.list(list, "curve-pairs", allowed: "integers in 1...\(Self.maxPairs)") { Int($0).flatMap { (1...Self.maxPairs).contains($0) ? $0 : nil } }
         }
         curveRate = try args.int("curve-rate", in: 1...100_000) ?? curveRate
         if let list = args.string("backlog-items") {
-            backlogItems = try Self.list(list, "backlog-items") { Int($0).flatMap { (1...10_000_000).contains($0) ? $0 : nil } }
+            backlogItems = try Self.list(list, "backlog-items", allowed: "integers in 1...10000000") { Int($0).flatMap { (1...10_000_000).contains($0) ? $0 : nil } }
         }
         pairs = try args.int("pairs", in: 1...Self.maxPairs) ?? pairs
         pairSeconds = try Self.seconds(&args, "pair-seconds") ?? pairSeconds
@@ -188,16 +188,17 @@ struct BenchOptions: Sendable {
     private static func seconds(_ args: inout Arguments, _ name: String, allowZero: Bool = false) throws -> Double? {
         guard let text = args.string(name) else { return nil }
         guard let value = Double(text), value.isFinite, allowZero ? value >= 0 : value > 0, value <= 3600 else {
-            throw Arguments.UsageError(description: "--\(name) must be a number of seconds up to 3600, not '\(text)'")
+            throw Arguments.UsageError(
+                description: "--\(name) must be a number of seconds, \(allowZero ? "0" : "above 0") to 3600, not '\(text)'")
         }
         return value
     }
 
-    private static func list<T>(_ text: String, _ name: String, _ parse: (String) -> T?) throws -> [T] {
+    private static func list<T>(_ text: String, _ name: String, allowed: String, _ parse: (String) -> T?) throws -> [T] {
         try text.split(separator: ",").map { item in
             let trimmed = item.trimmingCharacters(in: .whitespaces)
             guard let value = parse(trimmed) else {
-                throw Arguments.UsageError(description: "--\(name): '\(trimmed)' is not one of the allowed values")
+                throw Arguments.UsageError(description: "--\(name): '\(trimmed)' is not one of: \(allowed) (comma-separated)")
             }
             return value
         }

@@ -36,9 +36,6 @@ enum GitHubStubCommand {
         let host = args.string("host") ?? "127.0.0.1"
         let rateLimit = try args.int("rate-limit", in: 0...1_000_000).map { GitHubStubRateLimit(limit: $0) }
         let log = try CLI.logger(&args, component: "github-stub")
-        if let extra = args.positionals.first {
-            throw Arguments.UsageError(description: "unexpected argument '\(extra)'")
-        }
         try args.rejectUnknown()
 
         let server = try GitHubStubServer.start(catalog: catalog, port: port, host: host, rateLimit: rateLimit)

@@ -60,9 +60,6 @@ enum PairCommand {
         if let watchID, !PhoneWatches.isValid(watchID) {
             throw Arguments.UsageError(description: "--watch-id: '\(watchID)' is not a watch id (1-64 of A-Z a-z 0-9 . _ -)")
         }
-        if let extra = args.positionals.first {
-            throw Arguments.UsageError(description: "unexpected argument '\(extra)'")
-        }
         try args.rejectUnknown()
         let result = try await WatchRelayPairing.pair(
             relayURL: relay, phoneState: phoneState, watchState: watchState, phoneName: phoneName, watchName: watchName,

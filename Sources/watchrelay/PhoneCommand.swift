@@ -79,7 +79,7 @@ enum PhoneCommand {
     private static func editState(_ args: inout Arguments, state: String) throws -> Int32 {
         var words = args.positionals
         if args.flag("json") { words.append("--json") }
-        try args.rejectUnknown()
+        try args.rejectUnknown(allowingPositionals: true)
         let command: PhoneConsoleCommand
         switch PhoneConsoleCommand.parse(words) {
         case .success(let c): command = c

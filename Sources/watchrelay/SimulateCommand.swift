@@ -58,7 +58,7 @@ enum SimulateCommand {
         let memory = args.flag("memory")
         let cluster = args.flag("cluster")
         let fixturesOption = args.string("fixtures")
-        try args.rejectUnknown()
+        try args.rejectUnknown(allowingPositionals: true)
         let fixtures = try GitHubStubCommand.fixturesDirectory(fixturesOption)
         let files = args.positionals
         guard !files.isEmpty else { throw Arguments.UsageError(description: "simulate needs at least one scenario FILE") }

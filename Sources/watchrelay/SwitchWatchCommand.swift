@@ -37,7 +37,6 @@ enum SwitchWatchCommand {
         let watchID = args.string("watch-id")
         let list = args.flag("list")
         let json = args.flag("json")
-        if let extra = args.positionals.first { throw Arguments.UsageError(description: "unexpected argument '\(extra)'") }
         try args.rejectUnknown()
         guard (watchID != nil) != list else {
             throw Arguments.UsageError(description: "switch-watch needs exactly one of --watch-id and --list\n\n\(help)")

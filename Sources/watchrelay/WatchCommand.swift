@@ -80,7 +80,6 @@ enum WatchCommand {
         }
         let log = try CLI.logger(&args, component: "watch")
         try args.rejectUnknown()
-        if let extra = args.positionals.first { throw Arguments.UsageError(description: "unexpected argument '\(extra)'") }
 
         let watch = try HeadlessWatch(
             relayURL: relay, stateDirectory: state, deviceName: name, foreground: !background, rules: rules,

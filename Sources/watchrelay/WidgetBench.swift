@@ -20,12 +20,17 @@ enum WidgetBench {
 
         Measures phone favorites change → watch widget reloaded (p50/p99, ms).
 
+          --samples N                changes measured (default 200)
+          --debounce-ms MS           the watch's reload coalescing window; without it, both
+                                     0 (the pipeline alone) and 100 (the watch's default)
           --relay-sync full|normal   the relay store's SQLite synchronous mode (default full,
                                      the relay's default: one fsync per group commit; normal
                                      fsyncs only at checkpoints, for comparison)
           --gap-ms MS                idle time before each change (default 0: back to back,
                                      so a change may wait for the relay's commit of the
                                      previous change's ack; 20 measures isolated changes)
+          --json                     print the results as JSON
+          -h, --help                 show this help
         """
 
     struct Result: Sendable {

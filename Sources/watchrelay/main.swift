@@ -4,50 +4,85 @@ import RelayCommand
 import WatchRelayBench
 
 /// `watchrelay`: every subcommand in one executable (`watchrelay-relay` is the relay alone).
+struct Subcommand {
+    let name: String
+    let summary: String
+    let run: ([String]) async throws -> Int32
+}
+
+var subcommands: [Subcommand] = [
+    Subcommand(name: "demo", summary: "the whole story on loopback in a few seconds (what `make run` runs)") {
+        try await DemoCommand.run($0)
+    },
+    Subcommand(name: "serve", summary: "run the relay (WatchConnectivity stand-in) on libwebsockets") {
+        try await ServeCommand.run($0)
+    },
+    Subcommand(name: "phone", summary: "the phone companion: GitHub favorites pushed to the watch") {
+        try await PhoneCommand.run($0)
+    },
+    Subcommand(name: "watch", summary: "the headless watch: widget timeline, profile repos, delete from the watch") {
+        try await WatchCommand.run($0)
+    },
+]
+#if os(Linux)
+    subcommands += [
+        Subcommand(name: "pair", summary: "pair a phone's and a watch's state directories (WatchConnectivity apps, phone, watch)") {
+            try await PairCommand.run($0)
+        },
+        Subcommand(name: "switch-watch", summary: "choose a phone's active watch (a phone paired with several)") {
+            try await SwitchWatchCommand.run($0)
+        },
+    ]
+#endif
+subcommands += [
+    Subcommand(name: "simulate", summary: "run scenario files (Simulator/scenarios/*.json): PASS/FAIL, exit 3 on failure") {
+        try await SimulateCommand.run($0)
+    },
+    Subcommand(name: "github-stub", summary: "serve the fixture GitHub API (the offline default of `phone`)") {
+        try await GitHubStubCommand.run($0)
+    },
+    Subcommand(name: "bench", summary: "measure the relay and its peers (BENCHMARKS.md)") { try await BenchCommand.run($0) },
+    Subcommand(name: "bench-core", summary: "the relay core's step per message, no socket (ns/message)") {
+        try BenchCoreCommand.run($0)
+    },
+    Subcommand(name: "bench-cluster", summary: "the cluster's cost: SQLite, Redis, same-node and cross-node pairs (docs/REDIS.md)") {
+        try await BenchClusterCommand.run($0)
+    },
+    Subcommand(name: "bench-widget", summary: "phone favorites change → watch widget reloaded, p50/p99") {
+        try await WidgetBench.run($0)
+    },
+]
+
+let width = subcommands.map(\.name.count).max() ?? 0
 let usage = """
     USAGE: watchrelay <subcommand> [options]
 
     SUBCOMMANDS:
-      bench-widget phone favorites change → watch widget reloaded, p50/p99
-      demo         the whole story on loopback in a few seconds (what `make run` runs)
-      serve        run the relay (WatchConnectivity stand-in) on libwebsockets
-      bench        measure the relay and its peers (BENCHMARKS.md)
-      bench-cluster  the cluster's cost: SQLite, Redis, same-node and cross-node pairs (docs/REDIS.md)
-      bench-core   the relay core's step per message, no socket (ns/message)
-      phone        the phone companion: GitHub favorites pushed to the watch
-      watch        the headless watch: widget timeline, profile repos, delete from the watch
-      github-stub  serve the fixture GitHub API (the offline default of `phone`)
-      simulate     run scenario files (Simulator/scenarios/*.json): PASS/FAIL, exit 3 on failure
-      pair         pair a phone's and a watch's state directories for WatchConnectivity apps
-      switch-watch choose a phone's active watch (a phone paired with several)
+    \(subcommands.map { "  " + $0.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n"))
 
-    Run `watchrelay <subcommand> --help` for its options.
+    Run `watchrelay <subcommand> --help` (or `watchrelay help <subcommand>`) for its options.
     Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario assertion failed.
     """
 
 let argv = Array(CommandLine.arguments.dropFirst())
 await CLI.exit(program: "watchrelay") {
-    let code: Int32
+    if let name = argv.first, let command = subcommands.first(where: { $0.name == name }) {
+        return try await command.run(Array(argv.dropFirst()))
+    }
     switch argv.first {
-    case "bench-widget": code = try await WidgetBench.run(Array(argv.dropFirst()))
-    case "demo": code = try await DemoCommand.run(Array(argv.dropFirst()))
-    case "serve": code = try await ServeCommand.run(Array(argv.dropFirst()))
-    case "bench": code = try await BenchCommand.run(Array(argv.dropFirst()))
-    case "bench-cluster": code = try await BenchClusterCommand.run(Array(argv.dropFirst()))
-    case "bench-core": code = try BenchCoreCommand.run(Array(argv.dropFirst()))
-    case "phone": code = try await PhoneCommand.run(Array(argv.dropFirst()))
-    case "watch": code = try await WatchCommand.run(Array(argv.dropFirst()))
-    case "github-stub": code = try await GitHubStubCommand.run(Array(argv.dropFirst()))
-    case "simulate": code = try await SimulateCommand.run(Array(argv.dropFirst()))
-    #if os(Linux)
-    case "pair": code = try await PairCommand.run(Array(argv.dropFirst()))
-    case "switch-watch": code = try await SwitchWatchCommand.run(Array(argv.dropFirst()))
-    #endif
-    case "-h", "--help", "help": print(usage); code = 0
-    case nil: FileHandle.standardError.write(Data((usage + "\n").utf8)); code = 2
+    case "help" where argv.count > 1:
+        guard let command = subcommands.first(where: { $0.name == argv[1] }) else {
+            throw Arguments.UsageError(description: "no subcommand '\(argv[1])'\n\n\(usage)")
+        }
+        return try await command.run(["--help"])
+    case "-h", "--help", "help":
+        print(usage)
+        return 0
+    case nil:
+        FileHandle.standardError.write(Data((usage + "\n").utf8))
+        return 2
     default:
         FileHandle.standardError.write(Data("watchrelay: unknown subcommand '\(argv[0])'\n\n\(usage)\n".utf8))
-        code = 2
+        return 2
     }
-    return code
 }

@@ -118,6 +118,18 @@ struct NewUserTests {
         await relay.stop()
     }
 
+    /// `watchrelay help SUB` is SUB's help; stray words and unknown list values are usage
+    /// errors (`demo extra` ran the demo; `--scenarios bogus` did not say what is allowed).
+    @Test func helpForASubcommandAndStrayWordsAndListValues() async throws {
+        let (status, help) = try await ChildProcess.run(["serve"], subcommand: "help")
+        #expect(status == 0)
+        #expect(help.hasPrefix("USAGE: watchrelay serve"), "\(help)")
+        #expect(try await ChildProcess.run(["extra"], subcommand: "demo").status == 2)
+        #expect(try await ChildProcess.run(["extra"], subcommand: "bench-core").status == 2)
+        #expect(try await ChildProcess.run(["--scenarios", "bogus"], subcommand: "bench").status == 2)
+        #expect(try await ChildProcess.run(["--single-node", "--port", "0"], subcommand: "serve").status == 2)
+    }
+
     /// `delete` and `select` of a login that is not a favorite used to print nothing at all.
     @Test func theInteractiveWatchSaysWhenALoginIsNotAFavorite() async throws {
         let (relay, state, phone, code) = try await Self.phoneWaitingToPair()
