@@ -35,7 +35,7 @@ extension InMemoryRelay {
         switch action {
         case .connect:
             guard device.online, running else {
-                queue.append(.device(id, .connectFailed))
+                queue.append(.device(id, .connectFailed()))
                 return nil
             }
             nextLink += 1

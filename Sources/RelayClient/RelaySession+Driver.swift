@@ -88,7 +88,7 @@ extension RelaySession {
         do {
             conn = try await clients.connect(to: configuration.url, allowSelfSigned: configuration.allowSelfSigned)
         } catch {
-            if g == generation { feed(.connectFailed) }
+            if g == generation { feed(.connectFailed(reason: "\(error)")) }
             return
         }
         guard g == generation, core.isRunning else {

@@ -7,6 +7,7 @@ extension SessionCore {
     mutating func connected() {
         guard phase == .connecting else { return }
         phase = .helloSent
+        lastConnectFailure = nil
         resyncing = false
         ackSent = durableThrough
         helloID = "hello-" + makeID()

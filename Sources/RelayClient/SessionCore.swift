@@ -130,6 +130,8 @@ public struct SessionCore: Sendable {
     var armed: ContinuousClock.Instant?
     var now: ContinuousClock.Instant = .now
     var out: [SessionAction] = []
+    /// Why the last connection attempt failed, until one opens.
+    var lastConnectFailure: String?
 
     /// A session restored from `snapshot` (what its store held).
     public init(settings: Settings, restored snapshot: SessionSnapshot = SessionSnapshot()) {
@@ -170,7 +172,9 @@ public struct SessionCore: Sendable {
         switch input {
         case .command(let ticket, let command): run(command, ticket)
         case .connected: connected()
-        case .connectFailed: connectionLost(code: nil)
+        case .connectFailed(let reason):
+            lastConnectFailure = reason
+            connectionLost(code: nil)
         case .closed(let code): connectionLost(code: code)
         case .frame(let frame): received(frame)
         case .persisted(let id): writeSucceeded(id)
@@ -275,14 +279,15 @@ public struct SessionCore: Sendable {
             phase = .connecting
             out.append(.connect)
         }
+        let welcome = "the relay's welcome" + (lastConnectFailure.map { " (the last connection attempt: \($0))" } ?? "")
         for w in activationWaiters where w.deadline <= now {
-            complete(w.ticket, .failure(.timeout("the relay's welcome")))
+            complete(w.ticket, .failure(.timeout(welcome)))
         }
         activationWaiters.removeAll { $0.deadline <= now }
         let due = pending.filter { $0.deadline <= now }
         pending.removeAll { $0.deadline <= now }
         for p in due {
-            let what = p.sent ? "the answer to \(p.frame.type)" : "the relay's welcome"
+            let what = p.sent ? "the answer to \(p.frame.type)" : welcome
             complete(p.ticket, .failure(.timeout(what)))
         }
         for (id, w) in replyWaiters where w.deadline <= now {

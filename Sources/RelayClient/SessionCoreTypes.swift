@@ -57,8 +57,9 @@ public enum SessionInput: Sendable, Equatable {
     case command(SessionTicket, SessionCommand)
     /// The WebSocket connection asked for by ``SessionAction/connect`` is open.
     case connected
-    /// It could not be opened (refused, TLS, timeout).
-    case connectFailed
+    /// It could not be opened (refused, TLS, timeout): `reason` in words, when known (a
+    /// request that times out waiting for the welcome names it).
+    case connectFailed(reason: String? = nil)
     /// The open connection closed (`code` from the close frame, if any).
     case closed(code: UInt16?)
     /// A frame from the relay.

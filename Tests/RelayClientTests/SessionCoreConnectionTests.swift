@@ -106,7 +106,7 @@ import Testing
         _ = h.command(.activate)
         var delays: [Duration] = []
         for _ in 0..<4 {
-            let failed = h.feed(.connectFailed)
+            let failed = h.feed(.connectFailed())
             guard let at = failed.deadlines.last ?? nil else {
                 Issue.record("no back-off deadline")
                 return
@@ -123,7 +123,7 @@ import Testing
         func firstDelay(seed: UInt64) -> Duration? {
             var h = CoreHarness(seed: seed)
             _ = h.command(.activate)
-            return (h.feed(.connectFailed).deadlines.last ?? nil).map { $0 - h.now }
+            return (h.feed(.connectFailed()).deadlines.last ?? nil).map { $0 - h.now }
         }
         #expect(firstDelay(seed: 1) == firstDelay(seed: 1))
         #expect(firstDelay(seed: 1) != firstDelay(seed: 2))
@@ -132,7 +132,7 @@ import Testing
     @Test func aWelcomeResetsTheBackoff() {
         var h = CoreHarness(backoff: [1, 8])
         _ = h.command(.activate)
-        h.feed(.connectFailed)
+        h.feed(.connectFailed())
         h.advance(.seconds(2))
         h.feed(.connected)
         h.frame(h.welcome(paired: false))
@@ -173,13 +173,30 @@ import Testing
     @Test func activationTimesOutButTheSessionKeepsTrying() {
         var h = CoreHarness(requestTimeout: .seconds(3))
         let (ticket, _) = h.command(.activate)
-        h.feed(.connectFailed)
+        h.feed(.connectFailed())
         var timedOut: [SessionAction] = []
         for _ in 0..<4 { timedOut += h.advance(.seconds(1)) }
         #expect(timedOut.failure(ticket) == .timeout("the relay's welcome"))
         #expect(timedOut.connects >= 1)
         h.feed(.connected)
         #expect(h.frame(h.welcome(paired: false)).events.contains(.activated(paired: false)))
+    }
+
+    /// `watchrelay pair` against a port nobody listens on said only "timed out waiting for the
+    /// relay's welcome": the timeout names why the last attempt failed, until one opens.
+    @Test func aWelcomeTimeoutNamesTheLastConnectionFailure() {
+        var h = CoreHarness(requestTimeout: .seconds(3))
+        let (first, _) = h.command(.activate)
+        h.feed(.connectFailed(reason: "connection refused"))
+        var timedOut: [SessionAction] = []
+        for _ in 0..<4 { timedOut += h.advance(.seconds(1)) }
+        #expect(timedOut.failure(first) == .timeout("the relay's welcome (the last connection attempt: connection refused)"))
+        h.feed(.connected)
+        h.feed(.closed(code: 1006))
+        let (second, _) = h.command(.activate)
+        timedOut = []
+        for _ in 0..<4 { timedOut += h.advance(.seconds(1)) }
+        #expect(timedOut.failure(second) == .timeout("the relay's welcome"), "a connection opened since")
     }
 
     @Test func aConnectionThatOpensAfterCloseIsNotGreeted() {
