@@ -70,7 +70,7 @@ enum PairCommand {
                 "pairId": result.pairID, "phoneState": phoneState, "watchState": watchState,
                 "watchId": watchID ?? PhoneWatches.defaultID, "activeWatch": watches.activeID,
             ]
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
             CLI.printLine(String(decoding: data, as: UTF8.self))
         } else {
             let which = watchID.map { " watch \($0)" } ?? ""

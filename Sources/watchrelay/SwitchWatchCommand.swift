@@ -64,7 +64,7 @@ enum SwitchWatchCommand {
         }
         if json {
             let object: [String: Any] = ["activeWatch": watches.activeID, "watches": watches.ids]
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
             CLI.printLine(String(decoding: data, as: UTF8.self))
         } else if list {
             for id in watches.ids { CLI.printLine((id == watches.activeID ? "* " : "  ") + id) }

@@ -254,7 +254,21 @@ enum WatchCommand {
             case .reload: await watch.requestReload()
             case .flush: await watch.flush()
             case .widget: try await printer.show(watch)
-            case .state, .status: CLI.printLine(JSONRenderer.render(await watch.current, now: watch.clock.now()))
+            case .state: CLI.printLine(JSONRenderer.render(await watch.current, now: watch.clock.now()))
+            case .status:
+                let current = await watch.current
+                if printer.json {
+                    CLI.printLine(JSONRenderer.render(current, now: watch.clock.now()))
+                } else {
+                    let favorites = current.favorites
+                    let pending = favorites.pendingDeletes
+                    printer.say(
+                        "favorites r\(favorites.snapshot?.revision ?? 0): "
+                            + (favorites.users.isEmpty ? "none" : favorites.users.map(\.login).joined(separator: ", "))
+                            + (pending.isEmpty ? "" : "; pending delete: \(pending.joined(separator: ", "))"))
+                    printer.say(
+                        "\(current.widgets.isAppForeground ? "foreground" : "background"); clock \(watch.clock.now().iso8601)")
+                }
             case .sync:
                 printer.say(await watch.caughtUpIfConnected() ? "caught up" : "not connected: nothing to wait for")
             case .help: printer.say(WatchConsoleCommand.helpText)

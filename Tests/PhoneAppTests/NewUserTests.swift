@@ -130,7 +130,8 @@ struct NewUserTests {
         #expect(try await ChildProcess.run(["--single-node", "--port", "0"], subcommand: "serve").status == 2)
     }
 
-    /// `delete` and `select` of a login that is not a favorite used to print nothing at all.
+    /// `delete` and `select` of a login that is not a favorite used to print nothing at all;
+    /// `status` printed the whole state as JSON.
     @Test func theInteractiveWatchSaysWhenALoginIsNotAFavorite() async throws {
         let (relay, state, phone, code) = try await Self.phoneWaitingToPair()
         let watch = try ChildProcess(
@@ -145,6 +146,10 @@ struct NewUserTests {
         #expect(try await watch.line(startingWith: "error: ") == "error: nobody is not a favorite (octocat)")
         watch.type("select nobody")
         #expect(try await watch.line(startingWith: "note: ").hasPrefix("note: nobody is not a favorite"))
+        // `status` is the short summary its help promises (it printed the whole state as JSON).
+        watch.type("status")
+        #expect(try await watch.line(startingWith: "favorites ") == "favorites r1: octocat")
+        _ = try await watch.line(startingWith: "foreground; clock ")
         watch.type("quit")
         #expect(try await watch.exitStatus() == 0)
         await phone.close()
