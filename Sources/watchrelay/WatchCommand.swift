@@ -70,7 +70,12 @@ enum WatchCommand {
         let machine = args.flag("machine")
         let svgDirectory = args.string("snapshot")
         let publishesFaces = args.flag("console")
-        let wait = Double(args.string("wait-s") ?? "5") ?? 5
+        let waitText = args.string("wait-s")
+        guard let wait = Double(waitText ?? "5"), wait.isFinite, (0...3600).contains(wait) else {
+            throw Arguments.UsageError(description: "--wait-s must be a number of seconds in 0...3600, not '\(waitText ?? "")'")
+        }
+        if waitText != nil && !once { throw Arguments.UsageError(description: "--wait-s is for --once") }
+        if machine && (once || json) { throw Arguments.UsageError(description: "--machine speaks JSON lines itself: not with --once or --json") }
         var rules = WidgetRules()
         if let budget = try args.int("budget", in: 0...100_000) {
             rules = WidgetRules(smartStackBudget: budget, watchFaceBudget: budget)

@@ -128,6 +128,11 @@ struct NewUserTests {
         #expect(try await ChildProcess.run(["extra"], subcommand: "bench-core").status == 2)
         #expect(try await ChildProcess.run(["--scenarios", "bogus"], subcommand: "bench").status == 2)
         #expect(try await ChildProcess.run(["--single-node", "--port", "0"], subcommand: "serve").status == 2)
+        // `--wait-s abc` waited 5 s; `--machine --json` ignored --json.
+        let relay = ["--relay", "ws://127.0.0.1:1/v1"]
+        #expect(try await ChildProcess.run(relay + ["--once", "--wait-s", "abc"], subcommand: "watch").status == 2)
+        #expect(try await ChildProcess.run(relay + ["--wait-s", "1"], subcommand: "watch").status == 2)
+        #expect(try await ChildProcess.run(relay + ["--machine", "--json"], subcommand: "watch").status == 2)
     }
 
     /// `delete` and `select` of a login that is not a favorite used to print nothing at all;
