@@ -37,8 +37,8 @@ public struct Arguments {
                     flags.insert(body)
                 } else {
                     // No value (the end, or another option next: `--consol --port 0` is a typo
-                    // of a flag, not `--consol` set to `--port`): reported by `rejectUnknown`,
-                    // as unknown if nobody asks for it, else as missing its value.
+                    // of a flag, not `--consol` set to `--port`): `string` reports it as
+                    // missing its value, `rejectUnknown` as unknown if nobody asks for it.
                     guard i + 1 < args.count, !args[i + 1].hasPrefix("--") else {
                         missingValue.insert(body)
                         i += 1
@@ -63,26 +63,27 @@ public struct Arguments {
     }
 
     /// The value of `--name`, if given.
-    public mutating func string(_ name: String) -> String? {
+    /// - Throws: a usage error when `--name` was given with no value after it.
+    public mutating func string(_ name: String) throws(UsageError) -> String? {
         consumed.insert(name)
+        if missingValue.contains(name) { throw UsageError(description: "option --\(name) needs a value") }
         return options[name]
     }
 
     /// The integer value of `--name`, if given; a usage error if it is not an integer in `range`.
     public mutating func int(_ name: String, in range: ClosedRange<Int> = Int.min...Int.max) throws -> Int? {
-        guard let s = string(name) else { return nil }
+        guard let s = try string(name) else { return nil }
         guard let v = Int(s), range.contains(v) else {
             throw UsageError(description: "--\(name) must be an integer in \(range.lowerBound)...\(range.upperBound), not '\(s)'")
         }
         return v
     }
 
-    /// Fails on options nobody asked for (typos), then on options asked for but given no
-    /// value, then (unless the command takes them) on words that are not options.
+    /// Fails on options nobody asked for (typos), then (unless the command takes them) on
+    /// words that are not options.
     public func rejectUnknown(allowingPositionals: Bool = false) throws {
         let unknown = Set(options.keys).union(flags).union(missingValue).subtracting(consumed).sorted()
         if let first = unknown.first { throw UsageError(description: "unknown option --\(first)") }
-        if let first = missingValue.sorted().first { throw UsageError(description: "option --\(first) needs a value") }
         if !allowingPositionals, let extra = positionals.first {
             throw UsageError(description: "unexpected argument '\(extra)'")
         }

@@ -79,6 +79,7 @@ extension SessionCore {
             fail(ticket, .notActivated)
         case .idle:
             phase = .connecting
+            lastConnectFailure = nil  // an old failure says nothing about this attempt
             out.append(.connect)
             activationWaiters.append((ticket, requestDeadline))
         case .connecting, .helloSent, .backingOff:

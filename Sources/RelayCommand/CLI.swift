@@ -10,7 +10,7 @@ import Synchronization
 public enum CLI {
     /// `--log-level` into a logfmt logger on standard error.
     public static func logger(_ args: inout Arguments, component: String) throws -> Logger {
-        let name = args.string("log-level") ?? "info"
+        let name = try args.string("log-level") ?? "info"
         guard let level = Logger.Level(name: name) else {
             throw Arguments.UsageError(description: "--log-level must be debug, info, warn or error, not '\(name)'")
         }

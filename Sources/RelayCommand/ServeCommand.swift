@@ -74,17 +74,17 @@ public enum ServeCommand {
         }
         let stdinEnds = args.flag("exit-on-stdin-eof")
         var c = RelayServerConfiguration()
-        c.host = args.string("host") ?? c.host
+        c.host = try args.string("host") ?? c.host
         c.port = try args.int("port", in: 0...65535) ?? c.port
-        c.databasePath = args.string("db") ?? c.databasePath
-        if let store = args.string("store") {
+        c.databasePath = try args.string("db") ?? c.databasePath
+        if let store = try args.string("store") {
             do {
                 c.redis = try RedisEndpoint(url: store)
             } catch {
                 throw Arguments.UsageError(description: "--store: \(error)")
             }
         }
-        let nodeID = args.string("node-id")
+        let nodeID = try args.string("node-id")
         let leaseTTL = try args.int("lease-ttl-ms", in: 100...600_000)
         let singleNode = args.flag("single-node")
         if c.redis == nil, singleNode || nodeID != nil || leaseTTL != nil {
@@ -104,17 +104,15 @@ public enum ServeCommand {
             }
             cluster.leaseTTLMilliseconds = leaseTTL ?? cluster.leaseTTLMilliseconds
             c.cluster = cluster
-        } else if nodeID != nil || leaseTTL != nil {
-            throw Arguments.UsageError(description: "--node-id and --lease-ttl-ms need --store redis://…")
         }
-        if let sync = args.string("sync") {
+        if let sync = try args.string("sync") {
             guard let s = SQLiteSynchronousName(sync) else {
                 throw Arguments.UsageError(description: "--sync must be full, normal or off")
             }
             c.synchronous = s
         }
-        c.tlsCertificatePath = args.string("tls-cert")
-        c.tlsPrivateKeyPath = args.string("tls-key")
+        c.tlsCertificatePath = try args.string("tls-cert")
+        c.tlsPrivateKeyPath = try args.string("tls-key")
         if (c.tlsCertificatePath == nil) != (c.tlsPrivateKeyPath == nil) {
             throw Arguments.UsageError(description: "--tls-cert and --tls-key go together")
         }
@@ -149,7 +147,7 @@ public enum ServeCommand {
             }
             c.hangupAfterSeconds = hangup
         }
-        let consoleToken = args.string("console-token")
+        let consoleToken = try args.string("console-token")
         if consoleToken?.isEmpty == true { throw Arguments.UsageError(description: "--console-token must not be empty") }
         let consoleInsecure = args.flag("console-allow-insecure")
         if args.flag("console") {

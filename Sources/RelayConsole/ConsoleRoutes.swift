@@ -9,7 +9,7 @@ import WebSocketTransport
 /// |---|---|---|
 /// | GET | `/console` | the page |
 /// | GET | `/console/api/state` | pairs, devices, queues, faults |
-/// | GET | `/console/api/frames?pair=ID&after=N&limit=N` | the frame log, newest first |
+/// | GET | `/console/api/frames?pair=ID&after=N&before=N&limit=N` | the frame log, newest first |
 /// | GET | `/console/api/events?pair=ID` | server-sent events: state, faces, frames as they change (``ConsoleEvents``) |
 /// | GET | `/console/api/faults` | faults in force |
 /// | POST | `/console/api/faults?target=T&kind=K&ms=N&p=P&left=N` | sets a fault |
@@ -36,9 +36,9 @@ public struct ConsoleRoutes: Sendable {
             return HTTPResponse(
                 contentType: "text/html; charset=utf-8", body: Array(ConsolePage.html.utf8),
                 headers: [HTTPHeader(name: "Cache-Control", value: "no-store")])
-        case ("GET", "/console/api/state"):
+        case ("GET", "/console/api/state"), ("HEAD", "/console/api/state"):
             return json(hub.state.withLock { ConsoleJSON.state($0) })
-        case ("GET", "/console/api/frames"):
+        case ("GET", "/console/api/frames"), ("HEAD", "/console/api/frames"):
             let pair = query["pair"].flatMap { $0.isEmpty ? nil : PairID($0) }
             var numbers: [String: Int] = [:]
             for name in ["after", "before", "limit"] {
@@ -58,7 +58,7 @@ public struct ConsoleRoutes: Sendable {
             let stream = HTTPStream()
             hub.subscribe(stream, pair: query["pair"].flatMap { $0.isEmpty ? nil : PairID($0) })
             return .eventStream(stream)
-        case ("GET", "/console/api/faults"):
+        case ("GET", "/console/api/faults"), ("HEAD", "/console/api/faults"):
             return json(hub.state.withLock { $0.plan.faults.map(ConsoleJSON.fault) })
         case ("POST", "/console/api/faults") where !hub.appliesFaults:
             return json(
@@ -82,10 +82,12 @@ public struct ConsoleRoutes: Sendable {
             } catch {
                 return json(ConsoleJSON.Message(ok: false, message: error.description), status: 400)
             }
-        case (_, "/console/api/faults"), (_, "/console/api/faults/clear"):
-            return json(ConsoleJSON.Message(ok: false, message: "use POST"), status: 405)
+        case (_, "/console/api/faults"):
+            return json(ConsoleJSON.Message(ok: false, message: "use GET or POST"), status: 405, allow: "GET, HEAD, POST")
+        case (_, "/console/api/faults/clear"):
+            return json(ConsoleJSON.Message(ok: false, message: "use POST"), status: 405, allow: "POST")
         case (_, "/console/api/state"), (_, "/console/api/frames"), (_, "/console/api/events"), (_, "/console"):
-            return json(ConsoleJSON.Message(ok: false, message: "use GET"), status: 405)
+            return json(ConsoleJSON.Message(ok: false, message: "use GET"), status: 405, allow: "GET, HEAD")
         default:
             return json(ConsoleJSON.Message(ok: false, message: "no such console path"), status: 404)
         }
@@ -133,9 +135,10 @@ public struct ConsoleRoutes: Sendable {
         return Fault(kind, on: target, milliseconds: try int("ms"), probability: probability, left: try int("left"), at: now)
     }
 
-    private func json(_ value: some Encodable, status: Int = 200) -> HTTPResponse {
+    /// `allow`: the methods a 405 names (RFC 9110 §15.5.6).
+    private func json(_ value: some Encodable, status: Int = 200, allow: String? = nil) -> HTTPResponse {
         HTTPResponse(
             status: status, contentType: "application/json", body: ConsoleJSON.encode(value),
-            headers: [HTTPHeader(name: "Cache-Control", value: "no-store")])
+            headers: [HTTPHeader(name: "Cache-Control", value: "no-store")] + (allow.map { [HTTPHeader(name: "Allow", value: $0)] } ?? []))
     }
 }

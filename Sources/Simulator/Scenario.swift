@@ -30,7 +30,9 @@ public struct Scenario: Sendable, Codable, Hashable {
             // would check nothing and pass.
             let json: JSONValue
             do {
-                json = try JSONParser.parse(Array(data))
+                // A byte-order mark some editors write is not JSON; the decoder skips it too.
+                let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+                json = try JSONParser.parse(data.starts(with: bom) ? Array(data.dropFirst(3)) : Array(data))
             } catch {
                 throw ScenarioError.invalid("not JSON: \(error)")
             }
@@ -151,7 +153,7 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
     public var revision: Int64?
     /// Seconds to wait (default 3).
     public var timeout: Double?
-    /// For `fault`: `down`, `garbage`, `wrongShape`, `rateLimit`, `none`. For `linkFault`: a
+    /// For `fault`: `down`, `garbage`, `wrongShape`, `secondaryRateLimit`, `rateLimit`, `none`. For `linkFault`: a
     /// console fault kind (`unreachable`, `flap`, `delay`, `drop`, `no-reply`,
     /// `complication-budget`, `disconnect`, `slow-writes`) or `none` (clears them all).
     public var fault: String?
@@ -212,7 +214,7 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
         "snapshot", "reload", "stale", "deleteAccepted", "deleteCompleted", "reachable", "unreachable", "paired",
     ]
     /// The fixture GitHub server's faults (`fault`).
-    public static let gitHubFaults = ["down", "garbage", "wrongShape", "rateLimit", "none"]
+    public static let gitHubFaults = ["down", "garbage", "wrongShape", "secondaryRateLimit", "rateLimit", "none"]
     /// The relay's link faults (`linkFault`): the console's kinds, and `none`.
     public static let linkFaults = FaultKind.allCases.map(\.rawValue) + ["none"]
 

@@ -241,7 +241,8 @@ extension ScenarioRunner {
             if let login = s.login { gh.setFault(nil, for: login) }
             return
         default:
-            throw StepFailure(expected: "a fault (down, garbage, wrongShape, rateLimit, none)", seen: "'\(s.fault ?? "")'")
+            throw StepFailure(
+                expected: "a fault (\(ScenarioStep.gitHubFaults.joined(separator: ", ")))", seen: "'\(s.fault ?? "")'")
         }
         if let login = s.login { gh.setFault(fault, for: login) } else { gh.setGlobalFault(fault) }
     }

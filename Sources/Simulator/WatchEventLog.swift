@@ -14,6 +14,8 @@ final class WatchEventLog: Sendable {
         var events: [WatchObservation] = []
         var cursor = 0
         var markIndex = 0
+        /// Events a successful wait moved past without taking them (before its matches).
+        var skipped: [Int] = []
         var nextWaiter = 0
         /// Who waits for the next append.
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
@@ -70,6 +72,7 @@ final class WatchEventLog: Sendable {
         state.withLock {
             $0.cursor = $0.events.count
             $0.markIndex = $0.events.count
+            $0.skipped = []
         }
     }
 
@@ -80,8 +83,8 @@ final class WatchEventLog: Sendable {
 
     /// Waits until `count` events after the cursor match `pick`; moves the cursor past the
     /// last one and returns them, or returns what it found by the deadline (fewer) with the
-    /// latest events seen, and the matching events an earlier wait already moved past (the
-    /// usual cause: two waits in the other order than the events came).
+    /// latest events seen, and the matching events an earlier wait moved past without taking
+    /// them (the usual cause: two waits in the other order than the events came).
     func waitFor(
         _ count: Int, timeout: Double, _ pick: @Sendable (WatchObservation) -> Bool
     ) async -> (found: [WatchObservation], seen: [WatchObservation], passed: [WatchObservation]) {
@@ -90,17 +93,20 @@ final class WatchEventLog: Sendable {
             let (result, recorded) = state.withLock {
                 s -> ((found: [WatchObservation], seen: [WatchObservation], passed: [WatchObservation])?, Int) in
                 var found: [WatchObservation] = []
+                var taken: Set<Int> = []
                 var end = s.cursor
                 for i in s.cursor..<s.events.count where found.count < count && pick(s.events[i]) {
                     found.append(s.events[i])
+                    taken.insert(i)
                     end = i + 1
                 }
                 if found.count >= count {
+                    s.skipped += (s.cursor..<end).filter { !taken.contains($0) }
                     s.cursor = end
                     return ((found, [], []), s.events.count)
                 }
                 if ContinuousClock.now >= deadline {
-                    let passed = Array(s.events[..<s.cursor].filter(pick).suffix(3))
+                    let passed = Array(s.skipped.map { s.events[$0] }.filter(pick).suffix(3))
                     return ((found, Array(s.events[s.cursor...].suffix(8)), passed), s.events.count)
                 }
                 return (nil, s.events.count)

@@ -43,7 +43,7 @@ public enum BenchClusterCommand {
         let seconds = try args.int("seconds", in: 1...600) ?? 10
         let window = try args.int("window", in: 1...1024) ?? 16
         let payload = try args.int("payload", in: 16...65536) ?? 256
-        let mode = args.string("mode") ?? "userInfo"
+        let mode = try args.string("mode") ?? "userInfo"
         guard mode == "message" || mode == "userInfo" else {
             throw Arguments.UsageError(description: "--mode must be message or userInfo")
         }

@@ -123,10 +123,10 @@ struct BenchOptions: Sendable {
             (curvePairs, backlogItems) = ([1, 10, 100], [10_000])
         }
         runs = try args.int("runs", in: 1...100) ?? runs
-        if let list = args.string("scenarios") {
+        if let list = try args.string("scenarios") {
             scenarios = try Set(Self.list(list, "scenarios", allowed: Scenario.allCases.map(\.rawValue).joined(separator: ", ")) { Scenario(rawValue: $0) })
         }
-        if let list = args.string("peers") {
+        if let list = try args.string("peers") {
             peers = list == "none" ? [] : try Self.list(list, "peers", allowed: (BenchTarget.peers.map(\.rawValue) + ["none"]).joined(separator: ", ")) { name in
                 BenchTarget(rawValue: name).flatMap { BenchTarget.peers.contains($0) ? $0 : nil }
             }
@@ -134,29 +134,29 @@ struct BenchOptions: Sendable {
         seconds = try Self.seconds(&args, "seconds") ?? seconds
         warmup = try Self.seconds(&args, "warmup", allowZero: true) ?? warmup
         latencySeconds = try Self.seconds(&args, "latency-seconds") ?? latencySeconds
-        if let list = args.string("latency-rates") {
+        if let list = try args.string("latency-rates") {
             latencyRates = try Self.list(list, "latency-rates", allowed: "integers in 1...1000000") { Int($0).flatMap { (1...1_000_000).contains($0) ? $0 : nil } }
         }
         latencyBytes = try args.int("latency-bytes", in: BenchFrameFactory.minimumPayloadBytes...65536) ?? latencyBytes
-        if let list = args.string("sizes") {
+        if let list = try args.string("sizes") {
             throughputSizes = try Self.list(list, "sizes", allowed: "byte counts in \(BenchFrameFactory.minimumPayloadBytes)...65536") {
                 Int($0).flatMap { (BenchFrameFactory.minimumPayloadBytes...65536).contains($0) ? $0 : nil }
             }
         }
-        if let list = args.string("queued-mib") {
+        if let list = try args.string("queued-mib") {
             queuedMebibytes = try Self.list(list, "queued-mib", allowed: "integers in 1...16384") { Int($0).flatMap { (1...16384).contains($0) ? $0 : nil } }
         }
-        if let list = args.string("curve-pairs") {
+        if let list = try args.string("curve-pairs") {
             curvePairs = try Self.list(list, "curve-pairs", allowed: "integers in 1...\(Self.maxPairs)") { Int($0).flatMap { (1...Self.maxPairs).contains($0) ? $0 : nil } }
         }
         curveRate = try args.int("curve-rate", in: 1...100_000) ?? curveRate
-        if let list = args.string("backlog-items") {
+        if let list = try args.string("backlog-items") {
             backlogItems = try Self.list(list, "backlog-items", allowed: "integers in 1...10000000") { Int($0).flatMap { (1...10_000_000).contains($0) ? $0 : nil } }
         }
         pairs = try args.int("pairs", in: 1...Self.maxPairs) ?? pairs
         pairSeconds = try Self.seconds(&args, "pair-seconds") ?? pairSeconds
         connections = try args.int("connections", in: 2...18000) ?? connections
-        if let sync = args.string("relay-sync") {
+        if let sync = try args.string("relay-sync") {
             guard ["full", "normal", "off"].contains(sync) else {
                 throw Arguments.UsageError(description: "--relay-sync must be full, normal or off")
             }
@@ -164,7 +164,7 @@ struct BenchOptions: Sendable {
         }
         relayCPU = try args.int("relay-cpu", in: 0...1023) ?? relayCPU
         relayRxBufferBytes = try args.int("relay-rx-buffer-bytes", in: 512...32768) ?? relayRxBufferBytes
-        if let text = args.string("max-other-cpu") {
+        if let text = try args.string("max-other-cpu") {
             guard let value = Double(text), value >= 0 else {
                 throw Arguments.UsageError(description: "--max-other-cpu must be a percentage, not '\(text)'")
             }
@@ -172,12 +172,12 @@ struct BenchOptions: Sendable {
         }
         retries = try args.int("retries", in: 0...10) ?? retries
         generatorCPU = try args.int("generator-cpu", in: 0...1023) ?? generatorCPU
-        output = args.string("output") ?? output
-        latencyTrace = args.string("latency-trace")
-        paths.watchrelay = args.string("watchrelay") ?? paths.watchrelay
-        paths.cRelay = args.string("c-relay") ?? paths.cRelay
-        paths.pythonRelay = args.string("python-relay") ?? paths.pythonRelay
-        paths.mosquitto = args.string("mosquitto") ?? paths.mosquitto
+        output = try args.string("output") ?? output
+        latencyTrace = try args.string("latency-trace")
+        paths.watchrelay = try args.string("watchrelay") ?? paths.watchrelay
+        paths.cRelay = try args.string("c-relay") ?? paths.cRelay
+        paths.pythonRelay = try args.string("python-relay") ?? paths.pythonRelay
+        paths.mosquitto = try args.string("mosquitto") ?? paths.mosquitto
     }
 
     /// Whether `scenario` is part of the run.
@@ -186,7 +186,7 @@ struct BenchOptions: Sendable {
     }
 
     private static func seconds(_ args: inout Arguments, _ name: String, allowZero: Bool = false) throws -> Double? {
-        guard let text = args.string(name) else { return nil }
+        guard let text = try args.string(name) else { return nil }
         guard let value = Double(text), value.isFinite, allowZero ? value >= 0 : value > 0, value <= 3600 else {
             throw Arguments.UsageError(
                 description: "--\(name) must be a number of seconds, \(allowZero ? "0" : "above 0") to 3600, not '\(text)'")

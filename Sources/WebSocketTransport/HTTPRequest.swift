@@ -1,6 +1,6 @@
 /// A plain-HTTP request to a ``WebSocketServer``, as the generic handler sees it.
 public struct HTTPRequest: Sendable, Equatable {
-    /// `GET`, `HEAD` or `POST`.
+    /// `GET`, `HEAD`, `POST`, `PUT`, `DELETE`, `PATCH` or `OPTIONS`.
     public var method: String
     /// The URI path, e.g. `/users/octocat/repos`.
     public var path: String

@@ -61,7 +61,7 @@ enum ServiceLoop {
                 }
             }
             return (created, errno)
-        }, drop: { $0.0 == nil && $0.1 == EADDRINUSE })
+        }, drop: { $0.0 == nil && $0.1 == EADDRINUSE && !role.isClient })
         guard let context = created else {
             tearDown(context: nil, core: retainedCore, resources: resources, inbox: inbox)
             var message =
@@ -183,29 +183,30 @@ enum LibraryLog {
         _ = configured
     }
 
-    /// Lines lws logs on the thread that is creating a context, held until it is known
-    /// whether they say more than the transport's own error (nil: not capturing).
-    private static let captured = LockedState<(thread: pthread_t, lines: [(Int32, String)])?>(nil)
+    /// Lines lws logs on a thread that is creating a context, by thread (several contexts
+    /// are created at once on their own service threads), held until it is known whether
+    /// they say more than the transport's own error.
+    private static let held = LockedState<[pthread_t: [(Int32, String)]]>([:])
 
     private static func emit(_ level: Int32, _ line: UnsafePointer<CChar>) {
-        let kept = captured.withLock { c -> Bool in
-            guard let capturing = c, pthread_equal(capturing.thread, pthread_self()) != 0 else { return false }
-            c?.lines.append((level, String(cString: line)))
+        let thread = pthread_self()
+        let kept = held.withLock { h -> Bool in
+            guard h[thread] != nil else { return false }
+            h[thread]?.append((level, String(cString: line)))
             return true
         }
         if !kept { lwsl_emit_stderr(level, line) }
     }
 
-    /// Runs `body` (a context's creation, on this thread) with lws's lines held back; they
-    /// are printed afterwards unless `drop` says the caller's own message covers them (a
-    /// port in use: lws's three lines per attempt only say the same, less clearly).
+    /// Runs `body` (a context's creation, on this thread) with the lines lws logs on this
+    /// thread held back; they are printed afterwards unless `drop` says the caller's own
+    /// message covers them (a port in use: lws's three lines per attempt say the same, less
+    /// clearly).
     static func holdingLines<T>(_ body: () -> T, drop: (T) -> Bool) -> T {
-        captured.withLock { $0 = (pthread_self(), []) }
+        let thread = pthread_self()
+        held.withLock { $0[thread] = [] }
         let result = body()
-        let lines = captured.withLock { c in
-            defer { c = nil }
-            return c?.lines ?? []
-        }
+        let lines = held.withLock { $0.removeValue(forKey: thread) ?? [] }
         if !drop(result) {
             for (level, line) in lines { lwsl_emit_stderr(level, line) }
         }

@@ -34,8 +34,8 @@ enum DemoCommand {
             print(help)
             return 0
         }
-        let fixtures = args.string("fixtures")
-        let out = URL(fileURLWithPath: args.string("out") ?? ".build/demo").standardizedFileURL.path
+        let fixtures = try args.string("fixtures")
+        let out = URL(fileURLWithPath: try args.string("out") ?? ".build/demo").standardizedFileURL.path
         let console = args.flag("console")
         try args.rejectUnknown()
         let started = Date()

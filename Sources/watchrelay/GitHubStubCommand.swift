@@ -30,10 +30,10 @@ enum GitHubStubCommand {
             print(help)
             return 0
         }
-        let fixtures = args.string("fixtures")
+        let fixtures = try args.string("fixtures")
         let catalog = try catalog(fixtures)
         let port = try args.int("port", in: 0...65535) ?? 8766
-        let host = args.string("host") ?? "127.0.0.1"
+        let host = try args.string("host") ?? "127.0.0.1"
         let rateLimit = try args.int("rate-limit", in: 0...1_000_000).map { GitHubStubRateLimit(limit: $0) }
         let log = try CLI.logger(&args, component: "github-stub")
         try args.rejectUnknown()

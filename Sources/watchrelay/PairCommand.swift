@@ -41,8 +41,8 @@ enum PairCommand {
             print(help)
             return 0
         }
-        guard let relay = args.string("relay"), let phoneState = args.string("phone-state"),
-            let watchState = args.string("watch-state")
+        guard let relay = try args.string("relay"), let phoneState = try args.string("phone-state"),
+            let watchState = try args.string("watch-state")
         else {
             throw Arguments.UsageError(description: "pair needs --relay, --phone-state and --watch-state\n\n\(help)")
         }
@@ -52,10 +52,10 @@ enum PairCommand {
             throw Arguments.UsageError(
                 description: "--phone-state and --watch-state are the same directory: a phone and its watch each need their own")
         }
-        let phoneName = args.string("phone-name") ?? "iPhone"
-        let watchName = args.string("watch-name") ?? "Apple Watch"
+        let phoneName = try args.string("phone-name") ?? "iPhone"
+        let watchName = try args.string("watch-name") ?? "Apple Watch"
         let json = args.flag("json")
-        let watchID = args.string("watch-id")
+        let watchID = try args.string("watch-id")
         let activate = args.flag("activate")
         if let watchID, !PhoneWatches.isValid(watchID) {
             throw Arguments.UsageError(description: "--watch-id: '\(watchID)' is not a watch id (1-64 of A-Z a-z 0-9 . _ -)")

@@ -66,7 +66,7 @@ enum PhoneCommand {
             print(help)
             return 0
         }
-        let state = args.string("state") ?? "./phone-state"
+        let state = try args.string("state") ?? "./phone-state"
         if !args.positionals.isEmpty {
             return try editState(&args, state: state)
         }
@@ -122,9 +122,9 @@ enum PhoneCommand {
     // MARK: - Running the companion
 
     private static func runCompanion(_ args: inout Arguments, state: String) async throws -> Int32 {
-        guard let relay = args.string("relay") else { throw Arguments.UsageError(description: "--relay URL is required") }
+        guard let relay = try args.string("relay") else { throw Arguments.UsageError(description: "--relay URL is required") }
         try CLI.requireWebSocketURL(relay)
-        var configuration = PhoneConfiguration(relayURL: relay, stateDirectory: state, deviceName: args.string("name") ?? "iPhone")
+        var configuration = PhoneConfiguration(relayURL: relay, stateDirectory: state, deviceName: try args.string("name") ?? "iPhone")
         configuration.refreshInterval = try seconds(&args, "refresh-interval") ?? configuration.refreshInterval
         configuration.refreshThrottle = try seconds(&args, "refresh-throttle") ?? configuration.refreshThrottle
         configuration.concurrency = try args.int("concurrency", in: 1...64) ?? configuration.concurrency
@@ -134,7 +134,7 @@ enum PhoneCommand {
                 + Double(timeout.components.attoseconds) / 1e18
         }
         if let backoff = try backoffList(&args) { configuration.session.backoff = backoff }
-        if let watch = args.string("watch") {
+        if let watch = try args.string("watch") {
             let allowed = watch.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
             guard (1...64).contains(watch.count), allowed, watch != ".", watch != ".." else {
                 throw Arguments.UsageError(description: "--watch: '\(watch)' is not a watch id (1-64 of A-Z a-z 0-9 . _ -)")
@@ -143,9 +143,9 @@ enum PhoneCommand {
         }
         let machine = args.flag("machine")
         let pairAtStart = args.flag("pair")
-        let githubURL = args.string("github")
-        let fixtures = args.string("fixtures")
-        let token = args.string("github-token")
+        let githubURL = try args.string("github")
+        let fixtures = try args.string("fixtures")
+        let token = try args.string("github-token")
         _ = args.flag("json")
         let log = try CLI.logger(&args, component: "phone")
         try args.rejectUnknown()
@@ -239,7 +239,7 @@ enum PhoneCommand {
 
     /// `--reconnect-backoff 0.05,0.1,0.2`: seconds between reconnect attempts.
     private static func backoffList(_ args: inout Arguments) throws -> [Double]? {
-        guard let text = args.string("reconnect-backoff") else { return nil }
+        guard let text = try args.string("reconnect-backoff") else { return nil }
         let values = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
         guard !values.isEmpty, values.allSatisfy({ $0 != nil && $0! >= 0 && $0! <= 3600 }) else {
             throw Arguments.UsageError(description: "--reconnect-backoff must be seconds separated by commas, not '\(text)'")
@@ -265,7 +265,7 @@ enum PhoneCommand {
 
     /// `--name S` as a duration in (possibly fractional) seconds.
     private static func seconds(_ args: inout Arguments, _ name: String) throws -> Duration? {
-        guard let text = args.string(name) else { return nil }
+        guard let text = try args.string(name) else { return nil }
         guard let value = Double(text), value >= 0, value <= 86_400 else {
             throw Arguments.UsageError(description: "--\(name) must be seconds in 0...86400, not '\(text)'")
         }

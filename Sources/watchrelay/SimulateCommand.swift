@@ -57,7 +57,7 @@ enum SimulateCommand {
         let processes = args.flag("processes")
         let memory = args.flag("memory")
         let cluster = args.flag("cluster")
-        let fixturesOption = args.string("fixtures")
+        let fixturesOption = try args.string("fixtures")
         try args.rejectUnknown(allowingPositionals: true)
         let fixtures = try GitHubStubCommand.fixturesDirectory(fixturesOption)
         let files = args.positionals

@@ -31,10 +31,10 @@ enum SwitchWatchCommand {
             print(help)
             return 0
         }
-        guard let phoneState = args.string("phone-state") else {
+        guard let phoneState = try args.string("phone-state") else {
             throw Arguments.UsageError(description: "switch-watch needs --phone-state\n\n\(help)")
         }
-        let watchID = args.string("watch-id")
+        let watchID = try args.string("watch-id")
         let list = args.flag("list")
         let json = args.flag("json")
         try args.rejectUnknown()

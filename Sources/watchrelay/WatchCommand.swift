@@ -57,20 +57,20 @@ enum WatchCommand {
             print(help)
             return 0
         }
-        guard let relay = args.string("relay") else { throw Arguments.UsageError(description: "--relay URL is required") }
+        guard let relay = try args.string("relay") else { throw Arguments.UsageError(description: "--relay URL is required") }
         try CLI.requireWebSocketURL(relay)
-        let code = args.string("pair")
+        let code = try args.string("pair")
         if let code { try CLI.requirePairingCode(code) }
-        let state = args.string("state") ?? "watch-state"
-        let name = args.string("name") ?? "Apple Watch"
+        let state = try args.string("state") ?? "watch-state"
+        let name = try args.string("name") ?? "Apple Watch"
         let background = args.flag("background")
         let noBudget = args.flag("no-budget")
         let once = args.flag("once")
         let json = args.flag("json")
         let machine = args.flag("machine")
-        let svgDirectory = args.string("snapshot")
+        let svgDirectory = try args.string("snapshot")
         let publishesFaces = args.flag("console")
-        let waitText = args.string("wait-s")
+        let waitText = try args.string("wait-s")
         guard let wait = Double(waitText ?? "5"), wait.isFinite, (0...3600).contains(wait) else {
             throw Arguments.UsageError(description: "--wait-s must be a number of seconds in 0...3600, not '\(waitText ?? "")'")
         }

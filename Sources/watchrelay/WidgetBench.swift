@@ -53,7 +53,7 @@ enum WidgetBench {
         let samples = try args.int("samples", in: 1...10_000) ?? 200
         let debounce = try args.int("debounce-ms", in: 0...10_000)
         var relaySync = SQLiteDatabase.Synchronous.full
-        if let sync = args.string("relay-sync") {
+        if let sync = try args.string("relay-sync") {
             guard let s = SQLiteSynchronousName(sync), s != .off else {
                 throw Arguments.UsageError(description: "--relay-sync must be full or normal")
             }

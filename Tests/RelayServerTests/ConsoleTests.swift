@@ -238,7 +238,9 @@ struct ConsoleTests {
         for method in ["PUT", "DELETE", "PATCH"] {
             let r = try await PlainHTTP.request(port: port, "/console/api/faults", method: method, headers: [bearer])
             #expect(r.status == 405, "\(method): \(r.status) \(r.body)")
+            #expect(r.headers.lowercased().contains("allow: get, head, post"), "\(r.headers)")
         }
+        #expect(try await PlainHTTP.request(port: port, "/console/api/state", method: "HEAD", headers: [bearer]).status == 200)
         #expect(try await PlainHTTP.request(port: port, "/console/api/state", method: "POST", headers: [bearer]).status == 405)
         let lowercase = "authorization: bearer \(Self.token)"
         #expect(try await PlainHTTP.request(port: port, "/console/api/state", headers: [lowercase]).status == 200)

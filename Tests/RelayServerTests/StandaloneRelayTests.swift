@@ -54,6 +54,8 @@ import WebSocketTransport
         (["--port"], "option --port needs a value"),
         (["--db", "--port", "0"], "option --db needs a value"),
         (["--console", "--console-token", ""], "--console-token must not be empty"),
+        (["--tls-cert", "--tls-key", "k.pem"], "option --tls-cert needs a value"),
+        (["--store", "--single-node"], "option --store needs a value"),
     ])
     func aMistypedOptionIsNamed(arguments: [String], message: String) async throws {
         let result = try await Self.run(["serve"] + arguments)

@@ -86,13 +86,16 @@ struct FailureReportTests {
         #expect(throws: ScenarioError.invalid(why)) { try Scenario.decode(Data(json.utf8)) }
     }
 
-    @Test func aTrailingCommaIsNotJSON() {
+    @Test func aTrailingCommaIsNotJSON() throws {
         let json = #"{"name": "x", "steps": [{"action": "start", "actor": "relay"}, ]}"#
         #expect {
             try Scenario.decode(Data(json.utf8))
         } throws: { error in
             "\(error)".hasPrefix("invalid scenario: not JSON")
         }
+        // A byte-order mark (some editors write one) is not a mistake in the scenario.
+        let marked = Data([0xEF, 0xBB, 0xBF]) + Data(#"{"name": "x", "steps": [{"action": "start", "actor": "relay"}]}"#.utf8)
+        #expect(try Scenario.decode(marked).steps.count == 1)
     }
 
     /// Two waits in the other order than the events came: the second one's failure says the
@@ -106,6 +109,22 @@ struct FailureReportTests {
         let message = try #require(result.failureMessage, "\(result.steps.map(\.line))")
         #expect(message.contains("step 8"), "\(message)")
         #expect(message.contains("an earlier wait already moved past a matching event: [snapshot(1"), "\(message)")
+
+        // An event a wait took is not one it moved past: no hint for waiting twice for it.
+        steps[7] = { var s = Self.step("wait", "watch"); s.event = "snapshot"; s.revision = 2; s.timeout = 0.3; return s }()
+        let twice = await ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures).run(Scenario(name: "twice", steps: steps))
+        let twiceMessage = try #require(twice.failureMessage)
+        #expect(twiceMessage.contains("step 8") && !twiceMessage.contains("moved past"), "\(twiceMessage)")
+    }
+
+    /// Every GitHub fault a scenario may name loads and runs (the load-time list once left
+    /// out `secondaryRateLimit`, which the runner and the README have).
+    @Test(arguments: ScenarioStep.gitHubFaults)
+    func everyGitHubFaultNameRuns(fault: String) async throws {
+        let json = #"{"name": "f", "steps": [{"action": "start", "actor": "github"}, {"action": "fault", "fault": "\#(fault)"}]}"#
+        let scenario = try Scenario.decode(Data(json.utf8))
+        let result = await ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures).run(scenario)
+        #expect(result.passed, "\(result.failureMessage ?? "")")
     }
 
     /// The CLI (built next to the tests): exit code 3 and the failure on standard output, with
