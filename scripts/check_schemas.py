@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import unicodedata
 import re
 import sys
 from pathlib import Path
@@ -99,10 +100,15 @@ def _reject_constant(name: str) -> None:
 
 def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
     seen: dict[str, object] = {}
+    normalized: set[str] = set()
     for key, value in pairs:
         if key in seen:
             raise NotStrictJSON(f"duplicate member name {key!r}")
+        # PROTOCOL.md 3.1: names that differ only by Unicode normalization are refused too.
+        if unicodedata.normalize("NFC", key) in normalized:
+            raise NotStrictJSON(f"member names differing only by Unicode normalization: {key!r}")
         seen[key] = value
+        normalized.add(unicodedata.normalize("NFC", key))
     return seen
 
 

@@ -254,6 +254,10 @@ def build() -> dict[str, bytes]:
     bad_json("bad-json-utf8-truncated", hello_head + b'\xea\xb8"}}\n',
              "a three-byte sequence cut after two bytes")
     bad_json("bad-json-empty", b"", "an empty text message")
+    bad_json("bad-json-keys-differ-by-normalization",
+             b'{"type":"send","id":"w-norm","mode":"message","payload":{"kind":"k","\\u00e9":1,"e\\u0301":2}}\n',
+             "two member names that differ only by Unicode normalization (U+00E9 and U+0065 U+0301): "
+             "a receiving app's dictionary cannot hold both (PROTOCOL.md 3.1)")
     bad_json("bad-json-bom", b'\xef\xbb\xbf{"type":"pair.begin","id":"p-002"}\n',
              "a UTF-8 byte order mark before the object")
     bad_json("bad-json-control-char", b'{"type":"pair.join","id":"w-003","code":"4829\n13"}\n',

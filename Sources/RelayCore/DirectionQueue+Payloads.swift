@@ -67,11 +67,11 @@ extension DirectionQueue {
 
     /// Puts payloads read from the store into their cold items (ids no longer held, or hot,
     /// are ignored) and ends the pending read.
-    mutating func fill(_ payloads: [String: Payload]) {
+    mutating func fill(_ payloads: [ExactID: Payload]) {
         loadPending = false
         var left = payloads.count
         rewriteUnsent(while: { _ in left > 0 }) { item in
-            guard !item.isPayloadLoaded, let payload = payloads[item.sendID] else { return nil }
+            guard !item.isPayloadLoaded, let payload = payloads[ExactID(item.sendID)] else { return nil }
             left -= 1
             return item.with(payload: payload)
         }

@@ -41,18 +41,18 @@ struct DirectionQueue: Sendable {
     var pendingTransferred: [String] = []
     /// Finished (acked or cancelled) durable send ids, most recent last.
     var finished = FIFOArray<String>()
-    var finishedSet: Set<String> = []
+    var finishedSet: Set<ExactID> = []
     /// Cancelled send ids (a repeated `cancel` is answered `cancelled` again); kept in
     /// memory only, and pruned with `finished`.
-    var cancelled: Set<String> = []
+    var cancelled: Set<ExactID> = []
     /// Recent message ids (for `cancel` → `not_supported`), most recent last.
     var recentMessages = RecentIDs(capacity: 256)
     /// Context send ids, so a `cancel` of one is `not_supported` even once it was replaced
     /// or acked; kept in memory only, and pruned with `finished`.
-    var contexts: Set<String> = []
+    var contexts: Set<ExactID> = []
     /// Acceptance rank of each held item: `outstanding` lists sent and unsent items
     /// interleaved, and several may share a millisecond, so `acceptedAt` cannot order them.
-    var ranks: [String: Int64] = [:]
+    var ranks: [ExactID: Int64] = [:]
     var nextRank: Int64 = 0
     /// Unsent items whose payload is in memory, and their payload bytes (see
     /// `DirectionQueue+Payloads`: at most the hot budget when payloads load on demand).
@@ -69,7 +69,7 @@ struct DirectionQueue: Sendable {
         var sentItems: [QueuedItem] = []
         for item in s.items {
             heldByMode[item.mode, default: 0] += 1
-            ranks[item.sendID] = nextRank  // the store keeps acceptance order
+            ranks[ExactID(item.sendID)] = nextRank  // the store keeps acceptance order
             nextRank += 1
             queuedBytes += item.size
             if item.seq != nil {
@@ -91,12 +91,12 @@ struct DirectionQueue: Sendable {
         lastSentContext = s.lastSentContext
         pendingTransferred = s.pendingTransferred
         finished = FIFOArray(s.finishedIDs)
-        finishedSet = Set(s.finishedIDs)
+        finishedSet = Set(s.finishedIDs.map(ExactID.init))
     }
 
     /// Durable sends not yet acked, cancelled or replaced, in acceptance order.
     var outstanding: [QueuedItem] {
-        (Array(sent) + unsentComplications + unsent).sorted { ranks[$0.sendID, default: .max] < ranks[$1.sendID, default: .max] }
+        (Array(sent) + unsentComplications + unsent).sorted { ranks[ExactID($0.sendID), default: .max] < ranks[ExactID($1.sendID), default: .max] }
     }
 
     var queuedCount: Int { sent.count + unsentComplications.count + unsent.count }
@@ -113,11 +113,11 @@ struct DirectionQueue: Sendable {
     func alreadyAccepted(_ id: String) -> Bool {
         // An empty table is not asked: a lookup hashes the id first, even then (a message's
         // check, with nothing durable held, was three hashes of its id).
-        (!ranks.isEmpty && holds(id)) || (!finishedSet.isEmpty && finishedSet.contains(id)) || recentMessages.contains(id)
+        (!ranks.isEmpty && holds(id)) || (!finishedSet.isEmpty && finishedSet.contains(ExactID(id))) || recentMessages.contains(id)
     }
 
     func holds(_ id: String) -> Bool {
-        ranks[id] != nil
+        ranks[ExactID(id)] != nil
     }
 
     /// Queues a newly accepted item (a complication ahead of the other unsent items); with a
@@ -127,10 +127,10 @@ struct DirectionQueue: Sendable {
         let item = keeps ? item : item.withoutPayload()
         count(item, by: 1)
         heldByMode[item.mode, default: 0] += 1
-        ranks[item.sendID] = nextRank
+        ranks[ExactID(item.sendID)] = nextRank
         nextRank += 1
         queuedBytes += item.size
-        if item.mode == .context { contexts.insert(item.sendID) }
+        if item.mode == .context { contexts.insert(ExactID(item.sendID)) }
         if item.mode == .complication { unsentComplications.append(item) } else { unsent.append(item) }
     }
 
@@ -207,11 +207,11 @@ struct DirectionQueue: Sendable {
 
     /// Removes an unsent item by id; `nil` if it is not unsent.
     mutating func removeUnsent(_ id: String) -> QueuedItem? {
-        ranks[id] = nil
+        ranks[ExactID(id)] = nil
         var removed: QueuedItem?
-        if let i = unsentComplications.firstIndex(where: { $0.sendID == id }) {
+        if let i = unsentComplications.firstIndex(where: { sameID($0.sendID, id) }) {
             removed = unsentComplications.remove(at: i)
-        } else if let i = unsent.firstIndex(where: { $0.sendID == id }) {
+        } else if let i = unsent.firstIndex(where: { sameID($0.sendID, id) }) {
             removed = unsent.remove(at: i)
         }
         queuedBytes -= removed?.size ?? 0
@@ -224,8 +224,8 @@ struct DirectionQueue: Sendable {
 
     /// Removes a sent (unacked) item by id, keeping the in-flight counters right.
     mutating func removeSent(_ id: String) -> QueuedItem? {
-        guard let i = sent.firstIndex(where: { $0.sendID == id }) else { return nil }
-        ranks[id] = nil
+        guard let i = sent.firstIndex(where: { sameID($0.sendID, id) }) else { return nil }
+        ranks[ExactID(id)] = nil
         let item = sent.remove(at: i)
         heldByMode[item.mode, default: 0] -= 1
         queuedBytes -= item.size
@@ -244,7 +244,7 @@ struct DirectionQueue: Sendable {
         let done = Array(sent[0..<n])
         sent.removeFirst(n)
         for item in done {
-            ranks[item.sendID] = nil
+            ranks[ExactID(item.sendID)] = nil
             queuedBytes -= item.size
             heldByMode[item.mode, default: 0] -= 1
         }
@@ -262,12 +262,13 @@ struct DirectionQueue: Sendable {
     }
 
     mutating func remember(finished ids: [String], keep: Int) {
-        for id in ids where finishedSet.insert(id).inserted { finished.append(id) }
+        for id in ids where finishedSet.insert(ExactID(id)).inserted { finished.append(id) }
         if finished.count > keep {
             for id in finished.prefix(finished.count - keep) {
-                finishedSet.remove(id)
-                cancelled.remove(id)
-                contexts.remove(id)
+                let key = ExactID(id)
+                finishedSet.remove(key)
+                cancelled.remove(key)
+                contexts.remove(key)
             }
             finished.removeFirst(finished.count - keep)
         }

@@ -1,3 +1,5 @@
+import RelayProtocol
+
 /// An array that pops from the front in O(1): a head index into its storage, compacted when
 /// the consumed prefix is at least half of it (so popping n items costs O(n) in total).
 ///
@@ -127,14 +129,14 @@ struct RecentIDs: Sendable {
     /// Where `id` lies in the ring, or nil.
     private func position(of id: String, hash h: UInt32) -> Int? {
         guard let index else {
-            for i in hashes.indices where hashes[i] == h && ids[i] == id { return i }
+            for i in hashes.indices where hashes[i] == h && sameID(ids[i], id) { return i }
             return nil
         }
         let mask = index.count - 1
         var slot = Int(h) & mask
         while index[slot] != 0 {
             let i = Int(index[slot]) - 1
-            if hashes[i] == h && ids[i] == id { return i }
+            if hashes[i] == h && sameID(ids[i], id) { return i }
             slot = (slot + 1) & mask
         }
         return nil

@@ -16,7 +16,7 @@ public enum RelayEvent: Sendable, Hashable {
     case tick
     /// Payloads read from the store for a ``RelayAction/loadPayloads(_:direction:sendIDs:)``
     /// (ids the store no longer holds are missing).
-    case payloadsLoaded(PairID, direction: Role, [String: Payload])
+    case payloadsLoaded(PairID, direction: Role, [ExactID: Payload])
 }
 
 /// Something the relay must do: the core's output, interpreted in order.

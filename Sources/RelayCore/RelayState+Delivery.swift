@@ -48,7 +48,9 @@ extension RelayState {
             var again = Accepted(re: f.id)
             if f.mode == .complication {
                 again.remaining = complicationsLeft(pairID)
-                if q.unsent.contains(where: { $0.sendID == f.id }) || q.sent.contains(where: { $0.sendID == f.id && $0.mode == .userInfo }) {
+                if q.unsent.contains(where: { sameID($0.sendID, f.id) })
+                    || q.sent.contains(where: { sameID($0.sendID, f.id) && $0.mode == .userInfo })
+                {
                     again.fallback = .userInfo
                 }
             }
@@ -133,7 +135,7 @@ extension RelayState {
                     wantsReply: wantsReply ? true : nil)), to: receiver)
         if wantsReply {
             let deadline = now.adding(milliseconds: Int64(configuration.limits.replyTimeoutMs))
-            replies[ReplyKey(pair: pairID, requesterRole: sender, sendID: f.id)] = PendingReply(
+            replies[ReplyKey(pair: pairID, requesterRole: sender, sendID: ExactID(f.id))] = PendingReply(
                 requester: link, replier: receiver, deadline: deadline)
         }
     }
@@ -266,7 +268,7 @@ extension RelayState {
 
     /// Payloads the store read back: into their items, then delivery goes on. With the receiver
     /// gone meanwhile they are dropped (it reads them again when it is back).
-    mutating func payloadsLoaded(_ pairID: PairID, sender: Role, _ payloads: [String: Payload]) {
+    mutating func payloadsLoaded(_ pairID: PairID, sender: Role, _ payloads: [ExactID: Payload]) {
         guard hasPair(pairID) else { return }
         guard connectedLink(of: sender.peer, in: pairID) != nil else {
             updatePair(pairID) { $0[sender].loadPending = false }
@@ -322,27 +324,28 @@ extension RelayState {
         guard var q = takeQueue(pairID, sender) else { return }
         defer { putQueue(q, pairID, sender) }
         let target = f.target
-        let unsentMode = (q.unsentComplications.first { $0.sendID == target } ?? q.unsent.first { $0.sendID == target })?.mode
-        let sentMode = q.sent.first { $0.sendID == target }?.mode
+        let key = ExactID(target)
+        let unsentMode = (q.unsentComplications.first { sameID($0.sendID, target) } ?? q.unsent.first { sameID($0.sendID, target) })?.mode
+        let sentMode = q.sent.first { sameID($0.sendID, target) }?.mode
         if unsentMode == .context || sentMode == .context || q.recentMessages.contains(target)
-            || q.contexts.contains(target) || q.lastSentContext?.id == target
+            || q.contexts.contains(key) || q.lastSentContext.map({ sameID($0.id, target) }) == true
         {
             throw ProtocolError(.notSupported, "only userInfo and complication transfers can be cancelled", re: f.id)
         }
-        if q.cancelled.contains(target) {
+        if q.cancelled.contains(key) {
             emit(.cancelled(Answer(re: f.id)), to: link)
             return
         }
         if unsentMode != nil, let gone = q.removeUnsent(target) {
             queuedBytesTotal -= gone.size
             q.remember(finished: [target], keep: configuration.finishedIDsKept)
-            q.cancelled.insert(target)
+            q.cancelled.insert(key)
             persist(.deleteItems(pairID, direction: sender, sendIDs: [target]))
             persist(.recordFinished(pairID, direction: sender, sendIDs: [target]))
             emit(.cancelled(Answer(re: f.id)), to: link)
             return
         }
-        if sentMode != nil || q.finishedSet.contains(target) {
+        if sentMode != nil || q.finishedSet.contains(key) {
             throw ProtocolError(.alreadyDelivered, "'\(target)' was already delivered", re: f.id)
         }
         throw ProtocolError(.unknownID, "no send '\(target)' from this device", re: f.id)
@@ -359,7 +362,7 @@ extension RelayState {
     mutating func reply(_ f: ClientReply, on link: LinkID) throws(ProtocolError) {
         let (session, pairID) = try pairedSession(link, re: f.id)
         try configuration.limits.check(.reply(f))
-        let key = ReplyKey(pair: pairID, requesterRole: session.role.peer, sendID: f.re)
+        let key = ReplyKey(pair: pairID, requesterRole: session.role.peer, sendID: ExactID(f.re))
         guard let pending = replies[key], pending.replier == link else {
             throw ProtocolError(.unknownID, "no message '\(f.re)' is waiting for a reply", re: f.id)
         }
@@ -374,12 +377,14 @@ extension RelayState {
         // Runs before every event: nothing to build while no request is due.
         guard !replies.isEmpty, replies.values.contains(where: { $0.deadline <= now }) else { return }
         // In the order the requests were sent, not the dictionary's.
-        let due = replies.filter { $0.value.deadline <= now }.sorted { ($0.value.deadline, $0.key.sendID) < ($1.value.deadline, $1.key.sendID) }
+        let due = replies.filter { $0.value.deadline <= now }.sorted {
+            ($0.value.deadline, $0.key.sendID.text) < ($1.value.deadline, $1.key.sendID.text)
+        }
         for (key, pending) in due {
             replies[key] = nil
             if let requester = pending.requester, links[requester]?.phase == .ready {
                 emit(
-                    .error(ProtocolError(.replyTimeout, "no reply within the reply timeout", re: key.sendID).frame),
+                    .error(ProtocolError(.replyTimeout, "no reply within the reply timeout", re: key.sendID.text).frame),
                     to: requester)
             }
         }

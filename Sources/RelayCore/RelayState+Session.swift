@@ -152,11 +152,12 @@ extension RelayState {
     /// relay's engine shows the picture on its console before the frame gets this far; a relay
     /// without a console accepts and forgets it (it never reaches the peer).
     mutating func faces(_ f: Faces, on link: LinkID) throws(ProtocolError) {
-        guard let session = links[link]?.session, session.role == .watch else {
-            throw ProtocolError(.notSupported, "only a watch publishes widget faces", re: f.id)
-        }
+        // §4.1: the session's state (step 4) before what its role supports (step 5).
         guard member(of: link) != nil else {
             throw ProtocolError(.notPaired, "pair before publishing widget faces", re: f.id)
+        }
+        guard links[link]?.session?.role == .watch else {
+            throw ProtocolError(.notSupported, "only a watch publishes widget faces", re: f.id)
         }
     }
 
@@ -201,10 +202,10 @@ extension RelayState {
             if notify { notifyPeer(of: device, presence: Presence(connected: false, reachable: false)) }
         }
         // After the `peer` frame (as §13.2 shows), in the order the requests were sent.
-        owed.sort { ($0.pending.deadline, $0.key.sendID) < ($1.pending.deadline, $1.key.sendID) }
+        owed.sort { ($0.pending.deadline, $0.key.sendID.text) < ($1.pending.deadline, $1.key.sendID.text) }
         for (key, pending) in owed {
             guard let r = pending.requester else { continue }
-            emit(.error(ProtocolError(.notReachable, "the peer disconnected before replying", re: key.sendID).frame), to: r)
+            emit(.error(ProtocolError(.notReachable, "the peer disconnected before replying", re: key.sendID.text).frame), to: r)
         }
     }
 }

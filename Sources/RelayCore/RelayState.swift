@@ -66,7 +66,7 @@ public struct RelayState: Sendable {
     struct ReplyKey: Hashable, Sendable {
         var pair: PairID
         var requesterRole: Role
-        var sendID: String
+        var sendID: ExactID
     }
 
     public let configuration: RelayConfiguration

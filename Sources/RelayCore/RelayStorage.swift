@@ -28,7 +28,7 @@ public protocol RelayStorage: AnyObject, Sendable {
 
     /// The stored payloads of the items `sendIDs` of `pair`'s `direction` (the sender's role),
     /// by send id; ids not stored (acked, cancelled, or the pair gone) are left out.
-    func loadPayloads(_ pair: PairID, direction: Role, sendIDs: [String]) throws -> [String: Payload]
+    func loadPayloads(_ pair: PairID, direction: Role, sendIDs: [String]) throws -> [ExactID: Payload]
 
     /// Applies `mutations` in order and atomically: when this returns, all of them are durable;
     /// when it throws, none is applied and the caller may retry the same batch.

@@ -44,9 +44,9 @@ extension StoreMutation {
         let stop = max(0, out.count - coalescingReach)
         while index >= stop {
             switch out[index] {
-            case .insertItem(let p, let d, let item) where item.sendID == sendID && d == direction && p == pair:
+            case .insertItem(let p, let d, let item) where sameID(item.sendID, sendID) && d == direction && p == pair:
                 return index
-            case .deleteItems(let p, let d, let ids) where p == pair && d == direction && ids.contains(sendID):
+            case .deleteItems(let p, let d, let ids) where p == pair && d == direction && ids.contains(where: { sameID($0, sendID) }):
                 return nil
             case .deletePair(let p) where p == pair:
                 return nil

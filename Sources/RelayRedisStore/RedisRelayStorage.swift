@@ -142,17 +142,17 @@ public final class RedisRelayStorage: RelayStorage, @unchecked Sendable {
     /// The stored payloads of `sendIDs` queued in `direction` of `pair` (one `HMGET`); ids not
     /// stored are left out.
     /// - Throws: ``RedisRelayStorageError``.
-    public func loadPayloads(_ pair: PairID, direction: Role, sendIDs: [String]) throws -> [String: Payload] {
+    public func loadPayloads(_ pair: PairID, direction: Role, sendIDs: [String]) throws -> [ExactID: Payload] {
         guard !sendIDs.isEmpty else { return [:] }
         let key = RedisRelayScripts.prefix + "pair:" + pair.rawValue + ":" + direction.rawValue + ":items"
         let reply = try single(RedisCommand(["HMGET", key] + sendIDs))
         guard let values = reply.elements, values.count == sendIDs.count else {
             throw RedisRelayStorageError.unexpectedReply("HMGET \(key): \(reply)")
         }
-        var payloads: [String: Payload] = [:]
+        var payloads: [ExactID: Payload] = [:]
         for (sendID, value) in zip(sendIDs, values) {
             guard case .bulk(let bytes) = value else { continue }
-            payloads[sendID] = try RedisSnapshotDecoder.item(sendID: sendID, bytes, seq: nil, key: key).payload
+            payloads[ExactID(sendID)] = try RedisSnapshotDecoder.item(sendID: sendID, bytes, seq: nil, key: key).payload
         }
         return payloads
     }

@@ -39,12 +39,14 @@ enum RedisSnapshotDecoder {
         guard let parts = reply.elements, parts.count == 6 else { throw corrupt(key, "direction reply has the wrong shape") }
         let hash = try fields(parts[0], key)
         let queue = (parts[1].elements ?? []).compactMap(\.text)
-        let items = try rawFields(parts[2], key + ":items")
-        let seqs = try fields(parts[3], key + ":seqs")
+        // Keyed by exact id: two ids that differ only by Unicode normalization are two items.
+        let items = try rawFields(parts[2], key + ":items", by: ExactID.init)
+        let seqs = try rawFields(parts[3], key + ":seqs", by: ExactID.init)
         var snapshot = DirectionSnapshot()
         for sendID in queue {
-            guard let value = items[sendID] else { continue }
-            snapshot.items.append(try item(sendID: sendID, value, seq: seqs[sendID], key: key + ":items"))
+            guard let value = items[ExactID(sendID)] else { continue }
+            let seq = seqs[ExactID(sendID)].map { String(decoding: $0, as: UTF8.self) }
+            snapshot.items.append(try item(sendID: sendID, value, seq: seq, key: key + ":items"))
         }
         if let context = hash["context"] {
             do {
@@ -109,17 +111,19 @@ enum RedisSnapshotDecoder {
 
     /// A flat HGETALL reply as text fields.
     private static func fields(_ reply: RedisValue, _ key: String) throws -> [String: String] {
-        try rawFields(reply, key).mapValues { String(decoding: $0, as: UTF8.self) }
+        try rawFields(reply, key, by: { $0 }).mapValues { String(decoding: $0, as: UTF8.self) }
     }
 
-    private static func rawFields(_ reply: RedisValue, _ key: String) throws -> [String: [UInt8]] {
+    private static func rawFields<Key: Hashable>(_ reply: RedisValue, _ key: String, by makeKey: (String) -> Key) throws
+        -> [Key: [UInt8]]
+    {
         guard let elements = reply.elements, elements.count % 2 == 0 else { throw corrupt(key, "not a hash") }
-        var out: [String: [UInt8]] = [:]
+        var out: [Key: [UInt8]] = [:]
         for i in stride(from: 0, to: elements.count, by: 2) {
             guard let name = elements[i].text, case .bulk(let value) = elements[i + 1] else {
                 throw corrupt(key, "a hash field is not a string")
             }
-            out[name] = value
+            out[makeKey(name)] = value
         }
         return out
     }

@@ -27,7 +27,7 @@ final class Committer: @unchecked Sendable {
     private let log: Logger
     private let committed: @Sendable (_ ticket: UInt64, _ mutations: Int) -> Void
     private let failed: @Sendable (_ ticket: UInt64) -> Void
-    private let loaded: @Sendable (_ read: CommitGate.PayloadRead, _ payloads: [String: Payload]) -> Void
+    private let loaded: @Sendable (_ read: CommitGate.PayloadRead, _ payloads: [ExactID: Payload]) -> Void
     private let fenced: @Sendable () -> Void
     /// The store refused a batch as a deposed leader's: nothing more is committed.
     private var isFenced = false
@@ -56,7 +56,7 @@ final class Committer: @unchecked Sendable {
         storage: any RelayStorage, log: Logger,
         committed: @escaping @Sendable (_ ticket: UInt64, _ mutations: Int) -> Void,
         failed: @escaping @Sendable (_ ticket: UInt64) -> Void,
-        loaded: @escaping @Sendable (_ read: CommitGate.PayloadRead, _ payloads: [String: Payload]) -> Void = { _, _ in },
+        loaded: @escaping @Sendable (_ read: CommitGate.PayloadRead, _ payloads: [ExactID: Payload]) -> Void = { _, _ in },
         fenced: @escaping @Sendable () -> Void = {}
     ) {
         self.fenced = fenced

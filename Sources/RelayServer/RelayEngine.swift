@@ -83,7 +83,7 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
     struct PayloadsLoaded: Sendable {
         let pair: PairID
         let direction: Role
-        let payloads: [String: Payload]
+        let payloads: [ExactID: Payload]
     }
 
     init(core: RelayState, metrics: RelayMetrics, clock: Clock, log: Logger, console: ConsoleHub? = nil) {

@@ -36,7 +36,7 @@ extension SQLiteRelayStorage {
             let key = DirectionKey(pair: pair, direction: direction)
             // The core never queues a send id twice in a direction; if it did, the newer item
             // replaces the older one (a row the map could not find would stay for good).
-            if let older = itemRows?[key]?.removeValue(forKey: item.sendID) { try deleteItemRows([older]) }
+            if let older = itemRows?[key]?.removeValue(forKey: ExactID(item.sendID)) { try deleteItemRows([older]) }
             // A pair that is gone fails the foreign key (enforced: `SQLiteDatabase` turns keys
             // on): the statement is undone and the item dropped, as for the other inserts.
             do {
@@ -47,11 +47,11 @@ extension SQLiteRelayStorage {
                         .utf8(item.payload.bytes), .integer(item.acceptedAt.millisecondsSinceEpoch),
                         item.seq.map { .integer($0) } ?? .null,
                     ])
-                itemRows?[key, default: [:]][item.sendID] = database.lastInsertRowID
+                itemRows?[key, default: [:]][ExactID(item.sendID)] = database.lastInsertRowID
             } catch where error.isForeignKeyViolation {}
 
         case .setItemSeq(let pair, let direction, let sendID, let seq):
-            guard let row = itemRows?[DirectionKey(pair: pair, direction: direction)]?[sendID] else { break }
+            guard let row = itemRows?[DirectionKey(pair: pair, direction: direction)]?[ExactID(sendID)] else { break }
             try database.execute(SQL.setItemSeq, [.integer(row), .integer(seq)])
 
         case .deleteItems(let pair, let direction, let sendIDs):
@@ -59,7 +59,7 @@ extension SQLiteRelayStorage {
             var rows: [Int64] = []
             rows.reserveCapacity(sendIDs.count)
             for sendID in sendIDs {
-                if let row = itemRows?[key]?.removeValue(forKey: sendID) { rows.append(row) }
+                if let row = itemRows?[key]?.removeValue(forKey: ExactID(sendID)) { rows.append(row) }
             }
             try deleteItemRows(rows)
             compactItemRows(key)
@@ -138,9 +138,9 @@ extension SQLiteRelayStorage {
         guard let rows = itemRows?[key], rows.isEmpty || (rows.capacity >= 4096 && rows.count * 8 < rows.capacity) else {
             return
         }
-        var smaller: [String: Int64]? = nil
+        var smaller: [ExactID: Int64]? = nil
         if !rows.isEmpty {
-            smaller = [String: Int64](minimumCapacity: rows.count)
+            smaller = [ExactID: Int64](minimumCapacity: rows.count)
             for (sendID, row) in rows { smaller?[sendID] = row }
         }
         itemRows?[key] = smaller

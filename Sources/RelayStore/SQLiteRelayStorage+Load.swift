@@ -72,7 +72,7 @@ extension SQLiteRelayStorage {
 
     /// Every stored item's row id by direction and send id (inside the caller's transaction),
     /// for ``SQLiteRelayStorage/itemRows``.
-    func readItemRows() throws -> [DirectionKey: [String: Int64]] {
+    func readItemRows() throws -> [DirectionKey: [ExactID: Int64]] {
         let read = try database.query(RelayStoreSchema.selectItemRows, []) { row in
             (DirectionKey(pair: PairID(row.text(0)), direction: try knownRole(row.text(1), table: "items")), row.text(2), row.int64(3))
         }
@@ -81,26 +81,26 @@ extension SQLiteRelayStorage {
 
     /// Row ids by direction and send id, each direction's map sized once (growing one to a
     /// million ids left the smaller tables it outgrew to the allocator).
-    private static func itemRowMap(_ rows: some Collection<(DirectionKey, String, Int64)>) -> [DirectionKey: [String: Int64]] {
+    private static func itemRowMap(_ rows: some Collection<(DirectionKey, String, Int64)>) -> [DirectionKey: [ExactID: Int64]] {
         var counts: [DirectionKey: Int] = [:]
         for (key, _, _) in rows { counts[key, default: 0] += 1 }
-        var map = counts.mapValues { [String: Int64](minimumCapacity: $0) }
-        for (key, sendID, id) in rows { map[key]?[sendID] = id }
+        var map = counts.mapValues { [ExactID: Int64](minimumCapacity: $0) }
+        for (key, sendID, id) in rows { map[key]?[ExactID(sendID)] = id }
         return map
     }
 
     /// The payloads of `sendIDs` in `direction` of `pair`, as stored (inside the caller's lock,
     /// with ``SQLiteRelayStorage/itemRows`` read).
-    func readPayloads(_ pair: PairID, direction: Role, sendIDs: [String]) throws -> [String: Payload] {
-        var payloads: [String: Payload] = [:]
+    func readPayloads(_ pair: PairID, direction: Role, sendIDs: [String]) throws -> [ExactID: Payload] {
+        var payloads: [ExactID: Payload] = [:]
         let rows = itemRows?[DirectionKey(pair: pair, direction: direction)] ?? [:]
         for sendID in sendIDs {
-            guard let row = rows[sendID],
+            guard let row = rows[ExactID(sendID)],
                 let bytes = try database.query(RelayStoreSchema.selectPayload, [.integer(row)], { $0.bytes(0) }).first
             else {
                 continue
             }
-            payloads[sendID] = try decode(table: "items") { () throws -> Payload in try Payload(bytes: bytes) }
+            payloads[ExactID(sendID)] = try decode(table: "items") { () throws -> Payload in try Payload(bytes: bytes) }
         }
         return payloads
     }

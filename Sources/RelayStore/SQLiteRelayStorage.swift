@@ -40,7 +40,7 @@ public final class SQLiteRelayStorage: RelayStorage, @unchecked Sendable {
     /// changes to the map are not undone): the next batch reads it from the file first, which
     /// reads every item row (about a second at a million items). A direction's map is dropped
     /// once empty and rebuilt smaller once mostly drained (a dictionary never shrinks).
-    var itemRows: [DirectionKey: [String: Int64]]?
+    var itemRows: [DirectionKey: [ExactID: Int64]]?
 
     /// A direction of a pair, the key of the per-direction bookkeeping.
     struct DirectionKey: Hashable {
@@ -164,7 +164,7 @@ public final class SQLiteRelayStorage: RelayStorage, @unchecked Sendable {
     /// - Throws: ``DatabaseFileError`` (``DatabaseFileError/Problem/damaged`` for a payload that
     ///   does not decode).
     public func loadPayloads(_ pair: PairID, direction: Role, sendIDs: [String]) throws(DatabaseFileError)
-        -> [String: Payload]
+        -> [ExactID: Payload]
     {
         do {
             return try locked {

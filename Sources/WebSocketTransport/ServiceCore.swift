@@ -61,6 +61,9 @@ final class ServiceCore {
     var unpublishedWrites = WriteCounts()
     /// When the handler's timer is due, while armed.
     private var handlerTimerDue: ContinuousClock.Instant?
+    /// Server connections: how long received traffic counts as proof of life before it is
+    /// reported to lws again (half the ping interval); nil for clients (lws's pongs only).
+    private let validityRefreshNanoseconds: UInt64?
 
     init(role: ServiceLoop.Role, inbox: CommandInbox, resources: LWSContextResources) {
         self.role = role
@@ -69,8 +72,10 @@ final class ServiceCore {
         self.resources = resources
         if case .server(let configuration, let continuation) = role {
             serverEvents = ServerEventBuffer(continuation, handler: configuration.eventHandler)
+            validityRefreshNanoseconds = UInt64(configuration.pingAfterSeconds) * 500_000_000
         } else {
             serverEvents = nil
+            validityRefreshNanoseconds = nil
         }
         writeBufferCapacity = relay_lws_pre + OutboundMessage.defaultFragmentSize
         writeBuffer = .allocate(byteCount: writeBufferCapacity, alignment: 16)
@@ -275,6 +280,18 @@ final class ServiceCore {
         _ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ data: UnsafeMutableRawPointer?, _ length: Int
     ) -> Int32 {
         guard let id = connectionID(wsi, user), let connection = connections[id], !connection.closeReported else { return 0 }
+        if let refresh = validityRefreshNanoseconds {
+            // PROTOCOL.md §2.2: the relay pings a connection from which nothing has arrived for
+            // `pingAfterSeconds`, and hangs up on one that sent nothing, not even a pong. lws
+            // counts only pongs: a client that sends but is slow to answer pings was dropped.
+            // Traffic confirms the connection at most every half ping interval (each
+            // confirmation re-sorts lws's timer list, O(connections) in lws 4.1).
+            let now = MonotonicClock.nanoseconds()
+            if now - connection.validityConfirmedAt >= refresh {
+                lws_validity_confirmed(wsi)
+                connection.validityConfirmedAt = now
+            }
+        }
         // lws owns `data` and reuses it after this callback; the reassembler copies what it keeps.
         let chunk = UnsafeRawBufferPointer(start: data, count: length)
         let outcome = connection.reassembler.consume(

@@ -3,6 +3,21 @@ import RelayProtocol
 import Testing
 
 @Suite struct ErrorTests {
+    /// §4.1: `not_paired` (step 4) comes before `not_supported` (step 5); `faces` from an
+    /// unpaired phone answered `not_supported`.
+    @Test func facesFromAnUnpairedDeviceIsNotPairedAndFromAPairedPhoneNotSupported() {
+        var h = RelayHarness()
+        let svg = "<svg/>"
+        for role in [Role.phone, .watch] {
+            let (link, _) = h.connect(role)
+            let out = h.send(link, .faces(Faces(id: "f-\(role)", svg: svg)))
+            #expect(out.errors(to: link).map(\.code) == [.notPaired], "\(role): \(out.trace)")
+        }
+        var paired = RelayHarness()
+        let (phone, _) = paired.pairDevices()
+        #expect(paired.send(phone, .faces(Faces(id: "f-p", svg: svg))).errors(to: phone).map(\.code) == [.notSupported])
+    }
+
     @Test func the101stErrorWithinAMinuteIsSentThenTheConnectionIsClosed1008() {
         var h = RelayHarness()
         let (link, _) = h.connect(.phone)

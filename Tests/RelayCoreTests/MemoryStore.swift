@@ -32,9 +32,11 @@ struct MemoryStore {
     }
 
     /// The stored payloads of `ids` in `sender`'s direction of `pair` (ids not stored left out).
-    func payloads(_ pair: PairID, _ sender: Role, _ ids: [String]) -> [String: Payload] {
-        var out: [String: Payload] = [:]
-        for item in direction(pair, sender).items where ids.contains(item.sendID) { out[item.sendID] = item.payload }
+    func payloads(_ pair: PairID, _ sender: Role, _ ids: [String]) -> [ExactID: Payload] {
+        var out: [ExactID: Payload] = [:]
+        for item in direction(pair, sender).items where ids.contains(where: { sameID($0, item.sendID) }) {
+            out[ExactID(item.sendID)] = item.payload
+        }
         return out
     }
 

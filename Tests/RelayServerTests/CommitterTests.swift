@@ -21,7 +21,7 @@ struct CommitterTests {
 
         func loadIndex(now: Timestamp) throws -> [PairSnapshot] { [] }
 
-        func loadPayloads(_ pair: PairID, direction: Role, sendIDs: [String]) throws -> [String: Payload] { [:] }
+        func loadPayloads(_ pair: PairID, direction: Role, sendIDs: [String]) throws -> [ExactID: Payload] { [:] }
 
         func loadWrongPairingCodes(now: Timestamp) throws -> [WrongPairingCode] { [] }
 
@@ -86,7 +86,7 @@ struct CommitterTests {
 
         func loadIndex(now: Timestamp) throws -> [PairSnapshot] { [] }
 
-        func loadPayloads(_ pair: PairID, direction: Role, sendIDs: [String]) throws -> [String: Payload] { [:] }
+        func loadPayloads(_ pair: PairID, direction: Role, sendIDs: [String]) throws -> [ExactID: Payload] { [:] }
 
         func loadWrongPairingCodes(now: Timestamp) throws -> [WrongPairingCode] { [] }
 

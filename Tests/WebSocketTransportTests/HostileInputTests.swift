@@ -149,6 +149,22 @@ struct HostileInputTests {
         try await stop(echo.server)
     }
 
+    /// PROTOCOL.md §2.2: the relay hangs up on a client that sent nothing, not even a pong. lws
+    /// counts pongs only, so a client that kept sending but never answered a ping was dropped at
+    /// the hang-up time; received traffic now confirms the connection too.
+    @Test func aPeerThatKeepsSendingIsKeptAliveWithoutAnsweringPings() async throws {
+        let echo = try EchoServer(ServerConfiguration(pingAfterSeconds: 1, hangupAfterSeconds: 2))
+        let socket = try RawSocket(port: echo.server.port)
+        #expect(try await socket.upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
+        let id = try await echo.openedID()
+        for n in 0..<14 {  // 4.2 s: twice the hang-up time; never reads, so never answers a ping
+            try socket.sendText("m\(n)")
+            try await Task.sleep(for: .milliseconds(300))
+        }
+        #expect(!echo.log.events.contains { if case .closed(id, _, _) = $0 { true } else { false } })
+        try await stop(echo.server)
+    }
+
     @Test func answeringPeerIsKeptAlivePastTheHangupTime() async throws {
         let echo = try EchoServer(ServerConfiguration(pingAfterSeconds: 1, hangupAfterSeconds: 2))
         let client = try plainClient()

@@ -20,6 +20,13 @@ final class RawSocket {
         try socket.send(Array(text.utf8))
     }
 
+    /// Sends one masked text frame (mask key 0: the payload goes as it is) of under 126 bytes.
+    func sendText(_ text: String) throws {
+        let payload = Array(text.utf8)
+        precondition(payload.count < 126)
+        try socket.send([0x81, 0x80 | UInt8(payload.count), 0, 0, 0, 0] + payload)
+    }
+
     /// Reads until `terminator` appears, the peer closes, or `timeoutMilliseconds` pass.
     func read(until terminator: String? = nil, timeoutMilliseconds: Int32 = 5000) async -> String {
         var received: [UInt8] = []

@@ -76,7 +76,8 @@ extension JSONParser {
                     for i in 0..<plainKeyCount { set.insert(string(plainKeys[i])) }
                     keySet = set
                 }
-                guard keySet!.insert(key).inserted else { throw fail("duplicate key '\(key)'") }
+                let (inserted, held) = keySet!.insert(key)
+                guard inserted else { throw fail(Self.duplicateKey(key, held)) }
                 size += Self.canonicalSize(of: key, rawBytes: pos - keyStart)
                 isKind = key == "kind"
             }
@@ -256,6 +257,16 @@ extension JSONParser {
             i += 8
         }
         return i - pos
+    }
+
+    /// The refusal of a member name `key` after `held`: the same name twice, or (§3.1) two names
+    /// that differ only by Unicode normalization, which a Swift dictionary (a payload's
+    /// `[String: Any]` on the receiving side) cannot hold both of.
+    static func duplicateKey(_ key: String, _ held: String) -> String {
+        if sameID(key, held) { return "duplicate key '\(key)'" }
+        let codePoints = { (s: String) in s.unicodeScalars.map { "U+" + String($0.value, radix: 16, uppercase: true) }.joined(separator: " ") }
+        return "keys '\(held)' (\(codePoints(held))) and '\(key)' (\(codePoints(key))) differ only by Unicode normalization: "
+            + "a dictionary on the receiving side holds one of them"
     }
 
     /// Nonzero lanes where a byte of `bytes` is ≥ 0x80 or < 0x20, `"` (0x22) or `\` (0x5C);

@@ -208,7 +208,9 @@ public struct JSONParser: ~Escapable {
             skipWhitespace()
             let keyOffset = pos
             if members.updateValue(try parseValue(depth: depth), forKey: key) != nil {
-                throw Failure(offset: keyOffset, reason: "duplicate key '\(key)'")
+                // The dictionary keeps the first spelling of the key: compare the two.
+                let held = members.index(forKey: key).map { members[$0].key } ?? key
+                throw Failure(offset: keyOffset, reason: Self.duplicateKey(key, held))
             }
             skipWhitespace()
             guard pos < buf.count else { throw fail("unexpected end of input") }
