@@ -64,6 +64,8 @@ final class ServiceCore {
     /// Server connections: how long received traffic counts as proof of life before it is
     /// reported to lws again (half the ping interval); nil for clients (lws's pongs only).
     private let validityRefreshNanoseconds: UInt64?
+    /// When this turn's first message arrived (nil until one did).
+    private var receivedAt: UInt64?
 
     init(role: ServiceLoop.Role, inbox: CommandInbox, resources: LWSContextResources) {
         self.role = role
@@ -97,6 +99,7 @@ final class ServiceCore {
             // On libev, one iteration of the loop is what `lws_service` is on poll(): wait for
             // activity or a timer, handle it (every callback runs inside), return.
             var status: Int32 = 0
+            receivedAt = nil
             if let loop = resources.eventLoop {
                 relay_ev_run_once(loop)
             } else {
@@ -286,7 +289,9 @@ final class ServiceCore {
             // counts only pongs: a client that sends but is slow to answer pings was dropped.
             // Traffic confirms the connection at most every half ping interval (each
             // confirmation re-sorts lws's timer list, O(connections) in lws 4.1).
-            let now = MonotonicClock.nanoseconds()
+            // One clock read per turn (its first arrival): a turn lasts milliseconds.
+            let now = receivedAt ?? MonotonicClock.nanoseconds()
+            receivedAt = now
             if now - connection.validityConfirmedAt >= refresh {
                 lws_validity_confirmed(wsi)
                 connection.validityConfirmedAt = now
