@@ -74,11 +74,11 @@ extension RelayState {
             var directions: [RelayInspection.Direction] = []
             for sender in [Role.phone, .watch] {
                 let q = pair[sender]
-                let inFlightIDs = Set(q.sent.prefix(q.inFlight).map(\.sendID))
+                let inFlightIDs = Set(q.sent.prefix(q.inFlight).map { ExactID($0.sendID) })
                 let items = q.outstanding.prefix(maxItems).map { item in
                     RelayInspection.Item(
                         id: item.sendID, mode: item.mode, kind: item.payload.kind ?? "", size: item.size,
-                        acceptedAt: item.acceptedAt, seq: item.seq, inFlight: inFlightIDs.contains(item.sendID))
+                        acceptedAt: item.acceptedAt, seq: item.seq, inFlight: inFlightIDs.contains(ExactID(item.sendID)))
                 }
                 let owed = replies.keys.filter { $0.pair == id && $0.requesterRole == sender }.count
                 directions.append(

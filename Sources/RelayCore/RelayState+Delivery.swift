@@ -377,8 +377,10 @@ extension RelayState {
         // Runs before every event: nothing to build while no request is due.
         guard !replies.isEmpty, replies.values.contains(where: { $0.deadline <= now }) else { return }
         // In the order the requests were sent, not the dictionary's.
-        let due = replies.filter { $0.value.deadline <= now }.sorted {
-            ($0.value.deadline, $0.key.sendID.text) < ($1.value.deadline, $1.key.sendID.text)
+        let due = replies.filter { $0.value.deadline <= now }.sorted { a, b in
+            a.value.deadline != b.value.deadline
+                ? a.value.deadline < b.value.deadline
+                : a.key.sendID.text.utf8.lexicographicallyPrecedes(b.key.sendID.text.utf8)
         }
         for (key, pending) in due {
             replies[key] = nil

@@ -202,7 +202,11 @@ extension RelayState {
             if notify { notifyPeer(of: device, presence: Presence(connected: false, reachable: false)) }
         }
         // After the `peer` frame (as §13.2 shows), in the order the requests were sent.
-        owed.sort { ($0.pending.deadline, $0.key.sendID.text) < ($1.pending.deadline, $1.key.sendID.text) }
+        owed.sort { a, b in
+            a.pending.deadline != b.pending.deadline
+                ? a.pending.deadline < b.pending.deadline
+                : a.key.sendID.text.utf8.lexicographicallyPrecedes(b.key.sendID.text.utf8)
+        }
         for (key, pending) in owed {
             guard let r = pending.requester else { continue }
             emit(.error(ProtocolError(.notReachable, "the peer disconnected before replying", re: key.sendID.text).frame), to: r)

@@ -62,7 +62,7 @@ final class ConnectionState {
     /// relay gives up on it, while its close frame still waits for the peer to read).
     var closeReported = false
     /// When received traffic last confirmed this connection to lws (``MonotonicClock``
-    /// nanoseconds; 0: never, so the first message confirms).
+    /// nanoseconds since boot; 0: never, so the first message confirms).
     var validityConfirmedAt: UInt64 = 0
     /// Client connections only, and only when asked for (``ClientConnection/observe(_:)``):
     /// told of each message with a timestamp. Nil costs the write and receive paths one check.

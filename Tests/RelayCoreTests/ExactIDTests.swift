@@ -62,4 +62,23 @@ import Testing
         let same = h.send(watch, #"{"type":"send","id":"k-2","mode":"message","payload":{"kind":"k","\u00e9":1,"\u00e9":2}}"#)
         #expect(same.worded(to: watch).first?.message.contains("duplicate key") == true, "\(same.trace)")
     }
+
+    /// Equivalent spellings are different ids, and must not share a hash either: with
+    /// `String`'s hash they all did, and a paired client could fill a queue with 10,000 ids of
+    /// one hash (21 letters with two combining marks: 2^21 spellings), making every lookup in
+    /// it walk them all on the relay's one thread.
+    @Test func equivalentSpellingsHashApart() {
+        let marks: [(Character, Character)] = [("\u{301}", "\u{316}"), ("\u{316}", "\u{301}")]
+        var ids: [ExactID] = []
+        for n in 0..<1024 {
+            let letters = (0..<10).map { bit in
+                let (first, second) = marks[(n >> bit) & 1]
+                return "a" + String(first) + String(second)
+            }
+            ids.append(ExactID(letters.joined()))
+        }
+        #expect(Set(ids.map(\.text)).count == 1, "one string as Swift compares them")
+        #expect(Set(ids).count == 1024, "1,024 ids")
+        #expect(Set(ids.map(\.hashValue)).count == 1024, "and 1,024 hashes")
+    }
 }
