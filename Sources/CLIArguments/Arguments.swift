@@ -85,7 +85,7 @@ public struct Arguments {
         let unknown = Set(options.keys).union(flags).union(missingValue).subtracting(consumed).sorted()
         if let first = unknown.first { throw UsageError(description: "unknown option --\(first)") }
         if !allowingPositionals, let extra = positionals.first {
-            throw UsageError(description: "unexpected argument '\(extra)'")
+            throw UsageError(description: "unexpected argument '\(extra)' (see --help)")
         }
     }
 }

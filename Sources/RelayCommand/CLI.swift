@@ -2,6 +2,7 @@ import CLIArguments
 import Dispatch
 import Foundation
 import Primitives
+import RelayProtocol
 import RelayServer
 import SQLite
 import Synchronization
@@ -71,7 +72,7 @@ public enum CLI {
     /// A pairing code is the six digits the phone shows (PROTOCOL.md §6.1). Anything else would
     /// only reach the relay to be refused as a wrong code, and count towards its lockout.
     public static func requirePairingCode(_ code: String) throws {
-        guard code.utf8.count == 6, code.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+        guard PairCode.isWellFormed(code) else {
             throw Arguments.UsageError(description: "--pair takes the 6-digit code the phone shows, not '\(code)'")
         }
     }

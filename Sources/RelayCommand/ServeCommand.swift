@@ -163,11 +163,7 @@ public enum ServeCommand {
             }
         }
         let log = try CLI.logger(&args, component: "relay")
-        if let extra = args.positionals.first {
-            // `watchrelay-relay phone` used to start a relay on the default port.
-            throw Arguments.UsageError(description: "unexpected argument '\(extra)' (see --help)")
-        }
-        try args.rejectUnknown()
+        try args.rejectUnknown()  // `watchrelay-relay phone` used to start a relay on the default port
 
         let server = try await RelayServer.start(c, log: log)
         CLI.printLine(server.url)

@@ -57,7 +57,7 @@ extension RelayState {
             throw ProtocolError(
                 .pairingLocked, "too many wrong codes on this relay (a guessing attack?); \(lockText(until))", re: f.id)
         }
-        let wellFormed = f.code.utf8.count == 6 && f.code.utf8.allSatisfy { $0 >= 48 && $0 <= 57 }
+        let wellFormed = PairCode.isWellFormed(f.code)
         guard wellFormed, let pending = codes[f.code], links[pending.link]?.phase == .ready else {
             let lock = wrongCode(on: link)
             let what = wellFormed ? "no such pairing code" : "not a pairing code: a code is the 6 digits the phone shows"

@@ -38,7 +38,7 @@ extension ScenarioRunner {
 
     /// The link faults the in-memory relay applies itself; the others happen on the socket
     /// relay's service thread.
-    static let memoryLinkFaults: Set<String> = ["unreachable", "disconnect", "complication-budget", "none"]
+    static let memoryLinkFaults = ["unreachable", "disconnect", "complication-budget", "none"]
 
     /// Why `scenario` cannot run on the in-memory relay (its first step setting a fault only the
     /// socket relay applies), or nil: such a scenario is skipped, not run to that step and failed.
@@ -76,7 +76,7 @@ extension ScenarioRunner {
             await memory.setComplicationBudgetLeft(found.pair, s.left ?? 0)
         default:
             throw StepFailure(
-                expected: "a link fault the in-memory relay applies (unreachable, disconnect, complication-budget, none)",
+                expected: "a link fault the in-memory relay applies (\(Self.memoryLinkFaults.joined(separator: ", ")))",
                 seen: "'\(kind)': it needs the relay over sockets (run without the in-memory mode)")
         }
     }

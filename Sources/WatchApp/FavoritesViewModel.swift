@@ -35,6 +35,11 @@ public struct FavoritesViewModel: Sendable, Hashable {
     /// The favorites' users, in the phone's order.
     public var users: [User] { snapshot?.users ?? [] }
 
+    /// Whether `login` is a favorite (logins compare case-insensitively, as GitHub's do).
+    public func contains(_ login: String) -> Bool {
+        users.contains { Self.same($0.login, login) }
+    }
+
     /// Whether `login` is awaiting the phone's confirmation of a delete.
     public func isPendingDelete(_ login: String) -> Bool {
         pendingDeletes.contains { Self.same($0, login) }
@@ -60,8 +65,8 @@ public struct FavoritesViewModel: Sendable, Hashable {
         return true
     }
 
-    /// Whether two logins name the same user (GitHub logins are case-insensitive).
-    public static func same(_ a: String, _ b: String) -> Bool {
+    /// GitHub logins are case-insensitive.
+    private static func same(_ a: String, _ b: String) -> Bool {
         a.lowercased() == b.lowercased()
     }
 }

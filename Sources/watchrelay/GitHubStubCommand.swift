@@ -56,20 +56,23 @@ enum GitHubStubCommand {
     /// compiled into the binary, so a copied binary works from any directory.
     static func catalog(_ explicit: String?) throws -> GitHubFixtureCatalog {
         guard let explicit else { return try GitHubFixtureCatalog.embedded() }
-        return try GitHubFixtureCatalog.load(directory: try fixturesDirectory(explicit) ?? explicit)
+        return try GitHubFixtureCatalog.load(directory: try checkedFixturesDirectory(explicit))
+    }
+
+    /// `path`, a fixture directory given with `--fixtures` (it must hold `users/`).
+    private static func checkedFixturesDirectory(_ path: String) throws -> String {
+        guard FileManager.default.fileExists(atPath: path + "/users") else {
+            throw Arguments.UsageError(description: "--fixtures \(path) has no users/ directory")
+        }
+        return path
     }
 
     /// The fixture directory: `explicit` if given (it must exist), else `Simulator/fixtures/github`
     /// under the working directory or under an ancestor of the executable (a build directory),
     /// else nil (use the catalog compiled into the binary).
     static func fixturesDirectory(_ explicit: String?) throws -> String? {
+        if let explicit { return try checkedFixturesDirectory(explicit) }
         let manager = FileManager.default
-        if let explicit {
-            guard manager.fileExists(atPath: explicit + "/users") else {
-                throw Arguments.UsageError(description: "--fixtures \(explicit) has no users/ directory")
-            }
-            return explicit
-        }
         let relative = "Simulator/fixtures/github"
         var candidates = [manager.currentDirectoryPath + "/" + relative]
         let executable = (try? manager.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]

@@ -224,7 +224,7 @@ enum WatchCommand {
                 printer.say("paired")
             case .delete(let login):
                 let favorites = await watch.current.favorites
-                if !favorites.users.contains(where: { FavoritesViewModel.same($0.login, login) }) {
+                if !favorites.contains(login) {
                     let logins = favorites.users.map(\.login)
                     printer.say("error: \(login) is not a favorite (\(logins.isEmpty ? "none yet" : logins.joined(separator: ", ")))")
                 } else if favorites.isPendingDelete(login) {
@@ -244,7 +244,7 @@ enum WatchCommand {
             case .select(let login):
                 try await watch.select(login)
                 let favorites = await watch.current.favorites
-                if let login, !favorites.users.contains(where: { FavoritesViewModel.same($0.login, login) }) {
+                if let login, !favorites.contains(login) {
                     printer.say("note: \(login) is not a favorite: the rectangular widget shows the first favorite instead")
                 }
             case .foreground(let on): await watch.setForeground(on)
@@ -259,21 +259,17 @@ enum WatchCommand {
             case .reload: await watch.requestReload()
             case .flush: await watch.flush()
             case .widget: try await printer.show(watch)
-            case .state: CLI.printLine(JSONRenderer.render(await watch.current, now: watch.clock.now()))
+            case .status where printer.json, .state:  // with --json, status is the state
+                CLI.printLine(JSONRenderer.render(await watch.current, now: watch.clock.now()))
             case .status:
                 let current = await watch.current
-                if printer.json {
-                    CLI.printLine(JSONRenderer.render(current, now: watch.clock.now()))
-                } else {
-                    let favorites = current.favorites
-                    let pending = favorites.pendingDeletes
-                    printer.say(
-                        "favorites r\(favorites.snapshot?.revision ?? 0): "
-                            + (favorites.users.isEmpty ? "none" : favorites.users.map(\.login).joined(separator: ", "))
-                            + (pending.isEmpty ? "" : "; pending delete: \(pending.joined(separator: ", "))"))
-                    printer.say(
-                        "\(current.widgets.isAppForeground ? "foreground" : "background"); clock \(watch.clock.now().iso8601)")
-                }
+                let favorites = current.favorites
+                let pending = favorites.pendingDeletes
+                printer.say(
+                    "favorites r\(favorites.snapshot?.revision ?? 0): "
+                        + (favorites.users.isEmpty ? "none" : favorites.users.map(\.login).joined(separator: ", "))
+                        + (pending.isEmpty ? "" : "; pending delete: \(pending.joined(separator: ", "))"))
+                printer.say("\(current.widgets.isAppForeground ? "foreground" : "background"); clock \(watch.clock.now().iso8601)")
             case .sync:
                 printer.say(await watch.caughtUpIfConnected() ? "caught up" : "not connected: nothing to wait for")
             case .help: printer.say(WatchConsoleCommand.helpText)

@@ -18,6 +18,12 @@ public struct PairCode: JSONRepresentable, Hashable {
     public var code: String
     public var expiresAt: Timestamp
 
+    /// Whether `code` has a pairing code's form: six ASCII digits (§6.1; anything else is
+    /// `pairing_code_invalid` at the relay, §6.3).
+    public static func isWellFormed(_ code: String) -> Bool {
+        code.utf8.count == 6 && code.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+    }
+
     public init(re: String, code: String, expiresAt: Timestamp) {
         self.re = re
         self.code = code
