@@ -61,6 +61,12 @@ final class ConnectionState {
     /// Whether the `closed` event went out already (a slow consumer is reported gone when the
     /// relay gives up on it, while its close frame still waits for the peer to read).
     var closeReported = false
+    /// Whether `localClose` went out (this side wrote its close frame and waits for the peer's).
+    /// Next to `closeReported` and before the 8-byte field below: the three share its padding.
+    var localCloseSent = false
+    /// How long the connection may take, once `localClose` is set, to flush its queue and then
+    /// to answer the close frame (each), before it is dropped.
+    var closeFlushSeconds: Int32 = 5
     /// When received traffic last confirmed this connection to lws (``MonotonicClock``
     /// nanoseconds since boot; 0: never, so the first message confirms).
     var validityConfirmedAt: UInt64 = 0

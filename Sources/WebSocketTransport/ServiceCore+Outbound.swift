@@ -23,16 +23,19 @@ extension ServiceCore {
     func requestClose(_ connection: ConnectionState, _ frame: CloseFrame, flushSeconds: Int32 = closeFlushSeconds) {
         guard connection.localClose == nil else { return }
         connection.localClose = frame
+        connection.closeFlushSeconds = flushSeconds
         if connection.outbound.isEmpty { lws_callback_on_writable(connection.wsi) }
         // Backstop: a peer that stops reading never lets the queue drain; lws closes the
         // connection (LWS_CALLBACK_CLOSED follows) if it is still open after this.
         lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, flushSeconds)
     }
 
-    /// How long a closing connection may take to flush its queue before it is dropped.
+    /// How long a closing connection may take to flush its queue, and then to answer the close
+    /// frame, before it is dropped.
     static let closeFlushSeconds: Int32 = 5
     /// How long a slow consumer may take to read what the kernel and lws already hold (at most
-    /// one fragment in lws, the socket buffers in the kernel) and then the close frame.
+    /// one fragment in lws, the socket buffers in the kernel) and then the close frame; and
+    /// then, again, to answer it.
     static let slowConsumerFlushSeconds: Int32 = 30
 
     /// The outbound cap was exceeded: drop the backlog and close with 1008 (PROTOCOL.md §2.2).
@@ -46,10 +49,15 @@ extension ServiceCore {
     ///
     /// The owner learns at once (`closed` with 1008 and the reason): nothing it sends reaches
     /// the connection any more, so it should not wait for the flush to treat it as gone.
+    ///
+    /// Such a peer cannot answer a ping either (it sits behind the backlog), so the keepalive
+    /// timer starts over here: its hang-up would otherwise end the flush early, without the close
+    /// frame (PROTOCOL.md §2.2).
     func closeForOverflow(_ connection: ConnectionState) {
         connection.outbound.removeAll()
         let frame = CloseFrame(code: 1008, reason: WebSocketServer.slowConsumerReason)
         requestClose(connection, frame, flushSeconds: Self.slowConsumerFlushSeconds)
+        lws_validity_confirmed(connection.wsi)
         connection.closeReported = true
         connection.sink.closed(connection.id, code: frame.code, reason: frame.reason)
     }
@@ -61,14 +69,9 @@ extension ServiceCore {
     /// nothing if the callback was spurious.
     func writeNext(_ connection: ConnectionState) -> Int32 {
         guard !connection.outbound.isEmpty else {
-            guard let close = connection.localClose else { return 0 }  // spurious WRITEABLE
-            var reason = CloseFrame.sendable(reason: close.reason)
-            let status = lws_close_status(rawValue: UInt32(CloseFrame.sendable(code: close.code ?? 1000)))
-            // lws copies the reason into the close frame it sends after we return -1.
-            reason.withUnsafeMutableBufferPointer { bytes in
-                lws_close_reason(connection.wsi, status, bytes.baseAddress, bytes.count)
-            }
-            return -1
+            // Spurious WRITEABLE, or the close frame is out already.
+            guard let close = connection.localClose, !connection.localCloseSent else { return 0 }
+            return writeClose(close, connection)
         }
         if connection.writesUnmaskedFrames {
             let batch = ServerFrameBatch.count(in: connection.outbound)
@@ -101,6 +104,39 @@ extension ServiceCore {
         observer?.wrote(message.payloadArray, at: stamp)
         connection.outbound.advanceFirst(by: count)
         requestWritableIfPending(connection)
+        return 0
+    }
+
+    /// Writes this side's close frame, after everything queued before it, and waits (the
+    /// connection's flush time again) for the peer's (see the `WS_PEER_INITIATED_CLOSE` case in
+    /// ``handle(_:_:_:_:_:)``).
+    ///
+    /// Not through `lws_close_reason` and a -1, which leaves the close to lws 4.1: it gives the
+    /// frame 5 s to be written and 5 s more for the answer, then closes the socket, whatever
+    /// the peer still has to read before the frame. A slow consumer's backlog takes longer, and
+    /// a pong it then wrote reached a closed socket, whose reset discarded everything it had not
+    /// read, the close frame included (`SlowReaderTests`). lws 4.1 also keeps that reason in the
+    /// buffer its keepalive writes a ping's timestamp into. Written here, the frame is in the
+    /// connection's own flush time and storage, and lws treats it as any other raw write.
+    private func writeClose(_ close: CloseFrame, _ connection: ConnectionState) -> Int32 {
+        let code = CloseFrame.sendable(code: close.code ?? 1000)
+        let body = [UInt8(code >> 8), UInt8(code & 0xFF)] + CloseFrame.sendable(reason: close.reason)
+        // One frame, FIN and opcode 8; the body is at most 125 bytes, so its length fits the
+        // second byte. A client's is masked (RFC 6455 §5.3), like its data frames.
+        var frame: [UInt8] = [0x88]
+        if connection.writesUnmaskedFrames {
+            frame.append(UInt8(body.count))
+            frame += body
+        } else {
+            let key = withUnsafeBytes(of: maskKeys.next()) { Array($0) }
+            frame.append(0x80 | UInt8(body.count))
+            frame += key
+            for (i, byte) in body.enumerated() { frame.append(byte ^ key[i & 3]) }
+        }
+        // Raw, like the data frames: lws sends its own unsent tail first, so this follows them.
+        guard writeRaw(&frame, connection) else { return -1 }
+        connection.localCloseSent = true
+        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, connection.closeFlushSeconds)
         return 0
     }
 
@@ -181,7 +217,7 @@ extension ServiceCore {
 
     /// After a write: asks for the next WRITEABLE while messages or a close are still queued.
     func requestWritableIfPending(_ connection: ConnectionState) {
-        if !connection.outbound.isEmpty || connection.localClose != nil {
+        if !connection.outbound.isEmpty || (connection.localClose != nil && !connection.localCloseSent) {
             lws_callback_on_writable(connection.wsi)
         }
     }

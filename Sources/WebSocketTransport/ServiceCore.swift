@@ -199,6 +199,9 @@ final class ServiceCore {
             // `data` is lws's buffer, valid only now: CloseFrame copies the code and reason out.
             let payload = UnsafeRawBufferPointer(start: data, count: length)
             if let id = connectionID(wsi, user), let connection = connections[id] {
+                // The answer to our close frame (writeClose): the handshake is done, close now
+                // (lws sends nothing more), and the close reported is ours.
+                if connection.localCloseSent { return -1 }
                 connection.peerClose = CloseFrame(payload: payload)
             }
             return refuseMalformedClose(wsi, payload)
@@ -282,7 +285,11 @@ final class ServiceCore {
     private func receive(
         _ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ data: UnsafeMutableRawPointer?, _ length: Int
     ) -> Int32 {
-        guard let id = connectionID(wsi, user), let connection = connections[id], !connection.closeReported else { return 0 }
+        // After our close frame (writeClose) only the peer's close matters (RFC 6455 §1.4;
+        // lws 4.1 drops data frames itself only in its own close states).
+        guard let id = connectionID(wsi, user), let connection = connections[id], !connection.closeReported,
+            !connection.localCloseSent
+        else { return 0 }
         if let refresh = validityRefreshNanoseconds {
             // PROTOCOL.md §2.2: the relay pings a connection from which nothing has arrived for
             // `pingAfterSeconds`, and hangs up on one that sent nothing, not even a pong. lws

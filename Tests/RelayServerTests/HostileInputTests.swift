@@ -109,6 +109,32 @@ struct HostileInputTests {
         await relay.stop()
     }
 
+    /// RFC 6455 §5.5.1: once the relay sent its close frame it reads on only for the answer.
+    /// A peer that ignores the 1008 and sends a good `hello` and `pair.begin` gets no answer:
+    /// the close frame, then the end of the connection.
+    @Test func framesAfterTheRelaysCloseFrameAreNotProcessed() async throws {
+        let relay = try await TestRelay.start()
+        let raw = try RawWebSocket(port: relay.server.port)
+        try await raw.upgrade(port: relay.server.port)
+        try raw.sendText(FrameCodec.encode(.pairBegin(Request(id: "early"))))
+        var frames: [RawWebSocket.Frame] = []
+        while let frame = try await raw.readFrame(), frames.count < 10 {
+            frames.append(frame)
+            if frame.opcode == 0x8 { break }
+        }
+        #expect(frames.last?.closeCode == 1008, "\(frames.map(\.opcode))")
+        try raw.sendFrames([
+            (0x1, FrameCodec.encode(.hello(Hello(id: "late", role: .phone, deviceName: "Late")))),
+            (0x1, FrameCodec.encode(.pairBegin(Request(id: "late-pb")))),
+        ])
+        var after: [String] = []
+        while let frame = try await raw.readFrame(timeoutMilliseconds: 1000) {
+            after.append(frame.opcode == 0x1 ? String(decoding: frame.payload, as: UTF8.self) : "opcode \(frame.opcode)")
+        }
+        #expect(after.isEmpty, "the relay answered after its close: \(after)")
+        await relay.stop()
+    }
+
     @Test func aBadTokenIsUnauthorizedAndClosed() async throws {
         let relay = try await TestRelay.start()
         let d = try await relay.device(.watch)

@@ -9,11 +9,13 @@ import Testing
 /// the bytes already in flight (PROTOCOL.md §2.2), not with a bare TCP close (seen as 1006).
 @Suite(.timeLimit(.minutes(2)))
 struct SlowReaderTests {
-    @Test func aWatchThatReadsSlowlyGetsA1008CloseFrameWithTheReason() async throws {
+    /// A relay with a 256 KiB outbound cap and the given keepalive, a paired phone, and the
+    /// watch on a raw socket (a 4 KiB receive buffer) that said `hello` and read its `welcome`.
+    private func slowWatch(pingAfter: Int, hangupAfter: Int) async throws -> (TestRelay, TestDevice, RawWebSocket, Welcome) {
         let relay = try await TestRelay.start { c in
             c.maxQueuedBytesPerConnection = 256 << 10
-            c.pingAfterSeconds = 600
-            c.hangupAfterSeconds = 700
+            c.pingAfterSeconds = pingAfter
+            c.hangupAfterSeconds = hangupAfter
         }
         let (phone, firstWatch, _, watchToken) = try await pairDevices(relay)
         firstWatch.connection.close()
@@ -26,6 +28,11 @@ struct SlowReaderTests {
         try slow.sendText(FrameCodec.encode(.hello(hello)))
         guard let first = try await slow.readFrame(), case .welcome(let welcome) = try FrameCodec.decodeRelayFrame(first.payload)
         else { throw TestFailure("the slow watch got no welcome") }
+        return (relay, phone, slow, welcome)
+    }
+
+    @Test func aWatchThatReadsSlowlyGetsA1008CloseFrameWithTheReason() async throws {
+        let (relay, phone, slow, welcome) = try await slowWatch(pingAfter: 600, hangupAfter: 700)
         #expect(welcome.limits.windowItems == 256 && welcome.limits.windowBytes == 1 << 20, "the window is announced")
 
         // 12 MB of messages at once: far more than the 256 KiB cap plus what loopback's socket
@@ -52,6 +59,44 @@ struct SlowReaderTests {
         #expect(close?.closeCode == 1008)
         #expect(close?.closeReason == "outbound queue limit exceeded")
         #expect(delivers < count, "the backlog past the cap was dropped")
+        await relay.stop()
+    }
+
+    /// The same, with keepalive on: the watch reads a frame every 30 ms and answers the pings it
+    /// finds, while the phone sends faster than that for a while. The close frame and what is in
+    /// flight ahead of it take the watch longer than lws 4.1's own close allowed (5 s to write the
+    /// frame, 5 s for the answer; then a bare close, and the pong the watch wrote after it made
+    /// the relay's kernel reset the connection, discarding what the watch had not read).
+    @Test func aWatchThatReadsSlowlyAndAnswersPingsStillGetsTheCloseFrame() async throws {
+        let (relay, phone, slow, _) = try await slowWatch(pingAfter: 1, hangupAfter: 30)
+
+        // 8 KB every 5 ms (1.6 MB/s) against 8 KB read every 30 ms: the cap is passed within
+        // seconds, with pings in the stream ahead of the close frame.
+        let filler = String(repeating: "m", count: 8_000)
+        let sender = Task {
+            for n in 0..<1_500 where !Task.isCancelled {
+                phone.send(.send(Send(id: "m-\(n)", mode: .message, payload: Payload(kind: "test.fill", ["s": .string(filler)]))))
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        defer { sender.cancel() }
+
+        var pings = 0
+        var close: RawWebSocket.Frame?
+        while let frame = try await slow.readFrame(timeoutMilliseconds: Int32(40_000 * timeoutScale)) {
+            if frame.opcode == 0x8 {
+                close = frame
+                break
+            }
+            if frame.opcode == 0x9 {
+                pings += 1
+                try? slow.sendFrame(opcode: 0xA, frame.payload)
+            }
+            try await Task.sleep(for: .milliseconds(30))
+        }
+        #expect(close != nil, "a close frame arrived (\(pings) pings answered on the way), not a reset or a bare end")
+        #expect(close?.closeCode == 1008)
+        #expect(close?.closeReason == "outbound queue limit exceeded")
         await relay.stop()
     }
 }

@@ -20,6 +20,10 @@ final class RawSocket {
         try socket.send(Array(text.utf8))
     }
 
+    func write(bytes: [UInt8]) throws {
+        try socket.send(bytes)
+    }
+
     /// Sends one masked text frame (mask key 0: the payload goes as it is) of under 126 bytes.
     func sendText(_ text: String) throws {
         let payload = Array(text.utf8)

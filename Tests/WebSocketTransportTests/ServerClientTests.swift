@@ -158,6 +158,28 @@ struct ServerClientTests {
         try await stop(echo.server)
     }
 
+    /// After the server's close frame only the peer's close counts (RFC 6455 §1.4): a text
+    /// frame the peer sends after it reaches no one, and the close reported is the server's.
+    @Test func framesAfterTheServersCloseFrameAreDropped() async throws {
+        let echo = try EchoServer()
+        let raw = try RawSocket(port: echo.server.port)
+        #expect(try await raw.upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
+        let id = try await echo.openedID()
+        echo.server.close(id, code: 4002, reason: "go")
+        let close = await raw.readBytes(6)
+        #expect(close.prefix(4) == [0x88, 4, 0x0F, 0xA2], "an unmasked close frame, 4002: \(close)")
+        try raw.sendText("late")
+        try raw.sendText("later")
+        try await Task.sleep(for: .milliseconds(300))
+        try raw.write(bytes: [0x88, 0x82, 0, 0, 0, 0, 0x0F, 0xA2])  // the answer: close 4002, mask key 0
+        let (code, reason) = try await echo.log.first("server closed") {
+            if case .closed(id, let code, let reason) = $0 { (code, reason) } else { nil }
+        }
+        #expect(code == 4002 && reason == "go")
+        #expect(!echo.log.events.contains { $0.text != nil }, "a frame after the close frame reached the server")
+        try await stop(echo.server)
+    }
+
     @Test func clientCloseCodeReachesServer() async throws {
         let echo = try EchoServer()
         let client = try plainClient()
