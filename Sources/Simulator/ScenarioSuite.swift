@@ -6,6 +6,9 @@ public struct ScenarioSuite: Sendable {
     public static let exitPassed: Int32 = 0
     /// The exit code when a scenario's expectation (or step) failed.
     public static let exitAssertionFailed: Int32 = 3
+    /// The exit code when nothing failed but nothing ran either: every scenario was skipped
+    /// (a CI job running `simulate --memory` on socket-only scenarios must not pass on them).
+    public static let exitNothingRan: Int32 = 1
 
     /// The results so far, in file order.
     public private(set) var results: [ScenarioResult] = []
@@ -49,13 +52,21 @@ public struct ScenarioSuite: Sendable {
     /// How many could not run in the runner's mode (``ScenarioResult/skipped``).
     public var skippedCount: Int { results.filter { $0.skipped != nil }.count }
 
-    /// `N passed, M failed` (and `, K skipped` when some could not run).
+    /// `N passed, M failed` (and `, K skipped` when some could not run; `: nothing ran` when
+    /// every one was skipped).
     public var summary: String {
         "\(passedCount) passed, \(failedCount) failed" + (skippedCount > 0 ? ", \(skippedCount) skipped" : "")
+            + (nothingRan ? ": nothing ran" : "")
     }
 
-    /// 0 if no scenario failed (some may have been skipped), else 3 (an assertion failed).
-    public var exitCode: Int32 { failedCount == 0 ? Self.exitPassed : Self.exitAssertionFailed }
+    /// 3 if a scenario failed (an assertion); else 1 if every scenario was skipped (nothing was
+    /// checked); else 0 (some may have been skipped).
+    public var exitCode: Int32 {
+        failedCount > 0 ? Self.exitAssertionFailed : nothingRan ? Self.exitNothingRan : Self.exitPassed
+    }
+
+    /// Every scenario was skipped (and there was at least one).
+    private var nothingRan: Bool { !results.isEmpty && skippedCount == results.count }
 
     /// The machine-readable report: every scenario with its steps, and the totals.
     public var json: String {

@@ -43,8 +43,8 @@ enum SimulateCommand {
                                 the binary)
           -h, --help            show this help
 
-        Exit codes: 0 no scenario failed (with --memory some may be skipped), 2 usage,
-        3 a scenario failed.
+        Exit codes: 0 no scenario failed (with --memory some may be skipped), 1 every
+        scenario was skipped (nothing was checked), 2 usage, 3 a scenario failed.
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {

@@ -153,4 +153,13 @@ struct FailureReportTests {
         #expect(text.contains("PASS widget-refresh"))
         #expect(text.contains("1 passed, 0 failed, 1 skipped"))
     }
+
+    /// The same with only scenarios that need the socket relay: nothing was checked, exit 1.
+    @Test func theCLIFailsARunThatSkippedEveryScenario() async throws {
+        let (status, text) = try await runWatchrelay(
+            ["simulate", "--fixtures", Repo.fixtures, "--memory", Repo.scenarios + "/link-flap-favorites.json"])
+        #expect(status == 1, "\(text)")
+        #expect(text.contains("SKIP link-flap-favorites: step "), "\(text)")
+        #expect(text.contains("0 passed, 0 failed, 1 skipped: nothing ran"), "\(text)")
+    }
 }
