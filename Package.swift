@@ -6,6 +6,8 @@ import PackageDescription
 let strict: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
+    // A function per section in release builds: the relay's linker orders them (watchrelay-relay).
+    .unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release)),
 ]
 
 // The relay's own modules: the compiler flags every unsafe construct in them (a warning, and
@@ -69,6 +71,8 @@ let package = Package(
         // shim), the one wall Clock and the table hash of counter-issued ids. No Foundation;
         // every other module may import it.
         .systemLibrary(name: "CThreadSanitizer"),
+        // glibc's malloc.h (mallopt), for the relay process's one malloc arena (RelayCommand).
+        .systemLibrary(name: "CMalloc"),
         .target(name: "Primitives", dependencies: ["CThreadSanitizer"], swiftSettings: strict),
         // A manual Clock that moves only when told: tests and the simulator (`watch --manual-clock`)
         // only, never a product module.
@@ -153,16 +157,26 @@ let package = Package(
         .target(name: "WatchRelayBench", dependencies: ["CLIArguments", "Primitives", "RelayCore", "RelayProtocol", "RelayServer", "Simulator", "WebSocketTransport"], swiftSettings: strict),
         // `watchrelay serve` and the CLI pieces every subcommand shares (logging, signals, stdout).
         .target(
-            name: "RelayCommand", dependencies: ["CLIArguments", "Primitives", "RelayConsole", "RelayCore", "RelayProtocol", "RedisClient", "RelayServer", "SQLite"],
+            name: "RelayCommand", dependencies: ["CLIArguments", "CMalloc", "Primitives", "RelayConsole", "RelayCore", "RelayProtocol", "RedisClient", "RelayServer", "SQLite"],
             swiftSettings: strict),
         // The relay alone (`watchrelay serve` without the phone, watch, GitHub and bench code):
         // what a deployment or CI runs. A release build links the Swift runtime and Foundation
-        // statically, so the process maps only the code it uses (BENCHMARKS.md, "Memory").
+        // statically, so the process maps only the code it uses (BENCHMARKS.md, "Memory"), with
+        // lld, which puts the functions the relay runs side by side: the list in
+        // Benchmarks/relay-symbol-order.txt (scripts/relay-symbol-order.py), each in a section of
+        // its own (`-function-sections`, in `strict`). The kernel maps code 64 KiB around each
+        // fault, so scattered it cost 2 MiB more of RSS (BENCHMARKS.md, "in the order it runs").
         .executableTarget(
             name: "watchrelay-relay", dependencies: ["RelayCommand"],
             swiftSettings: strict,
             linkerSettings: [
-                .unsafeFlags(["-static-stdlib", "-Xclang-linker", "-no-pie"], .when(configuration: .release)),
+                .unsafeFlags(
+                    [
+                        "-static-stdlib", "-Xclang-linker", "-no-pie", "-use-ld=lld",
+                        "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Benchmarks/relay-symbol-order.txt",
+                        // A name the code no longer has is skipped: a stale list costs memory, not the build.
+                        "-Xlinker", "--no-warn-symbol-ordering",
+                    ], .when(configuration: .release)),
                 // What Foundation's static archives need: the modules here are compiled against the
                 // dynamic Foundation, whose objects do not name these for the linker.
                 .linkedLibrary("CoreFoundation", .when(configuration: .release)),

@@ -11,6 +11,7 @@ let usage = """
 
     """
 
+MallocArenas.useOne()  // first, before any other thread allocates
 var argv = Array(CommandLine.arguments.dropFirst())
 if argv.first == "serve" { argv.removeFirst() }
 let options = argv

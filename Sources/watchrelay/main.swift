@@ -65,6 +65,8 @@ let usage = """
     """
 
 let argv = Array(CommandLine.arguments.dropFirst())
+// `serve` is the relay: one malloc arena, set before any other thread allocates (RelayCommand).
+if argv.first == "serve" { MallocArenas.useOne() }
 await CLI.exit(program: "watchrelay") {
     if let name = argv.first, let command = subcommands.first(where: { $0.name == name }) {
         return try await command.run(Array(argv.dropFirst()))
