@@ -3,7 +3,7 @@
 
 A release `watchrelay-relay` is linked by lld with this list as its --symbol-ordering-file
 (Package.swift), so the code the relay runs lies together. The kernel maps an executable's
-pages 64 KiB at a time around each page fault, so code scattered over the 16 MB of text left
+pages 64 KiB at a time around each page fault, so code scattered over its 16 MB of `.text` left
 7.3 MiB of it resident for 0.8 MB that ever runs (BENCHMARKS.md, "The relay's code, in the order
 it runs").
 
@@ -19,6 +19,7 @@ import collections
 import glob
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -44,12 +45,15 @@ def build():
 def profile(relay, watchrelay, out):
     """Runs the bench with the relay under callgrind; returns the profile files."""
     wrapper = os.path.join(out, "relay-under-callgrind")
+    profiles = shlex.quote(os.path.join(out, "cg.%p"))
+    log = shlex.quote(os.path.join(out, "valgrind.log"))
     with open(wrapper, "w") as f:
         f.write("#!/bin/sh\n"
-                # Dumps every 2 s: the bench SIGKILLs its relay, which loses what was not dumped.
-                "(while sleep 2; do callgrind_control -d $$ >/dev/null 2>&1 || exit 0; done) &\n"
-                f"exec valgrind --tool=callgrind --demangle=no --callgrind-out-file={out}/cg.%p "
-                f"{relay} \"$@\" 2>>{out}/valgrind.log\n")
+                # Dumps every 2 s while the relay lives: the bench SIGKILLs its relay, which loses
+                # what was not dumped (callgrind_control exits 0 for a pid that is gone).
+                "(while sleep 2; do kill -0 $$ 2>/dev/null || exit 0; callgrind_control -d $$ >/dev/null 2>&1; done) &\n"
+                f"exec valgrind --tool=callgrind --demangle=no --callgrind-out-file={profiles} "
+                f"{shlex.quote(relay)} \"$@\" 2>>{log}\n")
     os.chmod(wrapper, 0o755)
     subprocess.run([watchrelay, "bench", *BENCH_ARGS, "--watchrelay", wrapper, "--output",
                     os.path.join(out, "bench.json")], check=True, stdout=subprocess.DEVNULL)
@@ -67,7 +71,8 @@ def self_costs(paths):
                 m = re.match(r"^(c?fn)=\((\d+)\)(?: (.*))?$", line)
                 if m:
                     if m.group(3):
-                        names[m.group(2)] = m.group(3)
+                        # A recursive call's name carries its depth ("f'2"): the function is f.
+                        names[m.group(2)] = re.sub(r"'\d+$", "", m.group(3))
                     if m.group(1) == "fn":
                         current, after_calls = names.get(m.group(2)), False
                         cost[current] += 0

@@ -33,6 +33,8 @@ public enum MachineProtocol {
     /// Input that is not a request: answered with a `bad_request` response.
     public struct BadRequest: Error, Sendable {
         public var id: JSONValue?
+        /// The request's command when it could be read (its `args` were wrong), lowercased.
+        public var command: String? = nil
         public var message: String
     }
 
@@ -57,17 +59,19 @@ public enum MachineProtocol {
             return .failure(BadRequest(id: id, message: "a request needs a \"command\" string"))
         }
         var words = [command]
+        if let args = object["args"], args.arrayValue == nil {
+            return .failure(BadRequest(id: id, command: command.lowercased(), message: "\"args\" must be an array"))
+        }
         for arg in object["args"]?.arrayValue ?? [] {
             switch arg {
             case .string(let s): words.append(s)
             case .int(let i): words.append(String(i))
             case .double(let d): words.append(String(d))
             case .bool(let b): words.append(String(b))
-            default: return .failure(BadRequest(id: id, message: "\"args\" must hold strings or numbers"))
+            default:
+                return .failure(
+                    BadRequest(id: id, command: command.lowercased(), message: "\"args\" must hold strings or numbers"))
             }
-        }
-        if let args = object["args"], args.arrayValue == nil {
-            return .failure(BadRequest(id: id, message: "\"args\" must be an array"))
         }
         return .success(Request(id: id, words: words))
     }
@@ -95,9 +99,9 @@ public enum MachineProtocol {
         return line(object)
     }
 
-    /// The answer to input that is not a request.
+    /// The answer to input that is not a request (naming its command when it had one).
     public static func failure(_ bad: BadRequest) -> String {
-        failure(id: bad.id, command: nil, code: "bad_request", message: bad.message)
+        failure(id: bad.id, command: bad.command, code: "bad_request", message: bad.message)
     }
 
     /// `{"type": "event", "event": name, …fields}`.

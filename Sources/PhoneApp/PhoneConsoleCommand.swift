@@ -55,8 +55,12 @@ public enum PhoneConsoleCommand: Sendable, Hashable {
         guard let verb = args.first?.lowercased() else { return .failure(ParseError("empty command")) }
         let operands = Array(args.dropFirst())
         func one(_ make: (String) -> PhoneConsoleCommand) -> Result<PhoneConsoleCommand, ParseError> {
-            guard operands.count == 1 else { return .failure(ParseError("usage: \(verb) <login>")) }
-            return .success(make(operands[0]))
+            guard operands.count <= 1 else {
+                let got = operands.joined(separator: ", ")
+                return .failure(ParseError("usage: \(verb) <login>: one login at a time (got \(operands.count): \(got))"))
+            }
+            guard let login = operands.first else { return .failure(ParseError("usage: \(verb) <login>")) }
+            return .success(make(login))
         }
         func none(_ command: PhoneConsoleCommand) -> Result<PhoneConsoleCommand, ParseError> {
             operands.isEmpty ? .success(command) : .failure(ParseError("\(verb) takes no operands"))

@@ -8,7 +8,7 @@ public struct ScenarioSuite: Sendable {
     public static let exitAssertionFailed: Int32 = 3
     /// The exit code when nothing failed but nothing ran either: every scenario was skipped
     /// (a CI job running `simulate --memory` on socket-only scenarios must not pass on them).
-    public static let exitNothingRan: Int32 = 1
+    public static let exitNothingRan: Int32 = 4
 
     /// The results so far, in file order.
     public private(set) var results: [ScenarioResult] = []
@@ -59,7 +59,7 @@ public struct ScenarioSuite: Sendable {
             + (nothingRan ? ": nothing ran" : "")
     }
 
-    /// 3 if a scenario failed (an assertion); else 1 if every scenario was skipped (nothing was
+    /// 3 if a scenario failed (an assertion); else 4 if every scenario was skipped (nothing was
     /// checked); else 0 (some may have been skipped).
     public var exitCode: Int32 {
         failedCount > 0 ? Self.exitAssertionFailed : nothingRan ? Self.exitNothingRan : Self.exitPassed

@@ -51,8 +51,8 @@ extension ServiceCore {
     /// the connection any more, so it should not wait for the flush to treat it as gone.
     ///
     /// Such a peer cannot answer a ping either (it sits behind the backlog), so the keepalive
-    /// timer starts over here: its hang-up would otherwise end the flush early, without the close
-    /// frame (PROTOCOL.md §2.2).
+    /// timer starts over here and again when the close frame is written: its hang-up would
+    /// otherwise end the flush early, without the close frame (PROTOCOL.md §2.2).
     func closeForOverflow(_ connection: ConnectionState) {
         connection.outbound.removeAll()
         let frame = CloseFrame(code: 1008, reason: WebSocketServer.slowConsumerReason)
@@ -117,7 +117,9 @@ extension ServiceCore {
     /// a pong it then wrote reached a closed socket, whose reset discarded everything it had not
     /// read, the close frame included (`SlowReaderTests`). lws 4.1 also keeps that reason in the
     /// buffer its keepalive writes a ping's timestamp into. Written here, the frame is in the
-    /// connection's own flush time and storage, and lws treats it as any other raw write.
+    /// connection's own flush time and storage, and lws treats it as any other raw write. lws
+    /// still counts the connection as open, so its keepalive ping or a pong to the peer's ping
+    /// may follow the frame: control frames, which RFC 6455 §5.5.1 allows after a close.
     private func writeClose(_ close: CloseFrame, _ connection: ConnectionState) -> Int32 {
         let code = CloseFrame.sendable(code: close.code ?? 1000)
         let body = [UInt8(code >> 8), UInt8(code & 0xFF)] + CloseFrame.sendable(reason: close.reason)
@@ -137,6 +139,11 @@ extension ServiceCore {
         guard writeRaw(&frame, connection) else { return -1 }
         connection.localCloseSent = true
         lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, connection.closeFlushSeconds)
+        // A slow consumer reads the backlog ahead of this frame before it can see lws's next
+        // ping, so the keepalive starts over once more: at its defaults its hang-up (40 s) then
+        // comes after the wait for the answer (30 s). Not for the short closes: each call
+        // re-sorts lws 4.1's timer list, and a shutdown closes every connection.
+        if connection.closeFlushSeconds > Self.closeFlushSeconds { lws_validity_confirmed(connection.wsi) }
         return 0
     }
 

@@ -43,8 +43,9 @@ enum SimulateCommand {
                                 the binary)
           -h, --help            show this help
 
-        Exit codes: 0 no scenario failed (with --memory some may be skipped), 1 every
-        scenario was skipped (nothing was checked), 2 usage, 3 a scenario failed.
+        Exit codes: 0 no scenario failed (with --memory some may be skipped), 1 an error
+        (e.g. no fixtures), 2 usage, 3 a scenario failed, 4 every scenario was skipped
+        (nothing was checked).
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {

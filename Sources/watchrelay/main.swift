@@ -61,7 +61,7 @@ let usage = """
     \(subcommands.map { "  " + $0.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n"))
 
     Run `watchrelay <subcommand> --help` (or `watchrelay help <subcommand>`) for its options.
-    Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario assertion failed.
+    Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario assertion failed, 4 simulate ran no scenario.
     """
 
 let argv = Array(CommandLine.arguments.dropFirst())

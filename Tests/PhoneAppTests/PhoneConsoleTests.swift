@@ -29,6 +29,13 @@ struct PhoneConsoleTests {
         }
     }
 
+    @Test func severalLoginsAreRefusedSayingOneAtATime() {
+        #expect(
+            PhoneConsoleCommand.parse(["add", "octocat", "mattt"])
+                == .failure(PhoneConsoleCommand.ParseError("usage: add <login>: one login at a time (got 2: octocat, mattt)")))
+        #expect(PhoneConsoleCommand.parse(["rm"]) == .failure(PhoneConsoleCommand.ParseError("usage: rm <login>")))
+    }
+
     @Test func blankLinesAndCommentsAreSkipped() {
         #expect(PhoneConsoleCommand.parse(line: "") == nil)
         #expect(PhoneConsoleCommand.parse(line: "   ") == nil)

@@ -104,6 +104,7 @@ struct LineProtocolTests {
         let moveMessage = responses.first { $0["id"] == 2 }?["error"]?["message"]?.stringValue ?? ""
         #expect(moveMessage.contains("usage: move"), "\(moveMessage)")
         #expect(responses.contains { $0["id"] == 3 }, "the id is echoed when it could be read")
+        #expect(responses.first { $0["id"] == 4 }?["command"] == "add", "and the command, when only its args were wrong")
         #expect(responses.first { $0["id"] == 5 }?["ok"] == true)
         #expect(responses.first { $0["id"] == 6 }?["logins"] == ["octocat"])
         // A command that fails (not bad input) names its code.
@@ -134,6 +135,7 @@ struct LineProtocolTests {
         let all = try await watch.wait(for: "advance's answer") { $0.contains { $0["id"] == 1 } }
         let bad = all.filter { $0["type"] == "response" && $0["id"] == nil }
         #expect(bad.count == 5 && bad.allSatisfy { $0["error"]?["code"] == "bad_request" }, "\(bad)")
+        #expect(bad.contains { $0["command"] == "state" }, "args that are not an array: the command is named")
         let answer = try #require(all.firstIndex { $0["id"] == 1 })
         #expect(all[answer]["ok"] == true)
         #expect(all[answer]["nowMs"] == 1_796_000_001_000)
