@@ -155,6 +155,19 @@ public final class ConsoleHub: Sendable {
         logLine("fault set", [("kind", fault.kind.rawValue), ("target", fault.target.description), ("param", fault.parameter)])
     }
 
+    /// Whether the console's latest view of the relay has `target` (a pair, or a device of a
+    /// pair). The view lags the relay by up to 150 ms, so a target just paired may be missing.
+    public func knows(_ target: FaultTarget) -> Bool {
+        state.withLock { s in
+            s.inspection.pairs.contains { pair in
+                switch target {
+                case .pair(let id): pair.id == id
+                case .device(let id): pair.phone.id == id || pair.watch.id == id
+                }
+            }
+        }
+    }
+
     /// Clears the faults on `target` (all when nil) and logs what went.
     @discardableResult
     public func clear(_ target: FaultTarget?) -> [Fault] {

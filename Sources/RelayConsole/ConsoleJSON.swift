@@ -88,6 +88,9 @@ public enum ConsoleJSON {
         public var p: Double?
         public var left: Int?
         public var setAt: String
+        /// In the answer to setting it only: the console has not seen the target (a typo, or a
+        /// pair too new for the console's view); the fault is set and applies if it appears.
+        public var warning: String? = nil
     }
 
     public struct Frames: Codable, Equatable, Sendable {

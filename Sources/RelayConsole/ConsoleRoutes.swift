@@ -68,7 +68,13 @@ public struct ConsoleRoutes: Sendable {
             do {
                 let fault = try Self.fault(from: query, at: clock())
                 try hub.set(fault)
-                return json(ConsoleJSON.fault(fault))
+                var view = ConsoleJSON.fault(fault)
+                if !hub.knows(fault.target) {
+                    // Not a 404: the console's view lags a fresh pair by up to 150 ms.
+                    view.warning = "no \(fault.target) in the console's view of the relay (it lags by up to 150 ms): "
+                        + "check the id in /console/api/state; the fault is set and applies if it appears"
+                }
+                return json(view)
             } catch {
                 // A JSON body is not read: say where the fields go.
                 let hint = query.isEmpty ? " (the fault's fields are query parameters: ?target=pair:ID&kind=delay&ms=500)" : ""

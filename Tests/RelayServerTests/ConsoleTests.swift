@@ -124,7 +124,8 @@ struct ConsoleTests {
         let (phone, _, _, _) = try await pairDevices(relay)
         let pair = try await consolePair(relay)
         let watchID = try deviceID(pair, "watch")
-        try await post(relay, "/console/api/faults?target=device:\(watchID)&kind=unreachable")
+        let set = try await post(relay, "/console/api/faults?target=device:\(watchID)&kind=unreachable")
+        #expect(!set.contains("warning"), "a device the console shows: \(set)")
         guard case .peer(let off) = try await phone.next() else { throw TestFailure("peer") }
         #expect(off.connected && !off.reachable)
         phone.send(.send(Send(id: "m1", mode: .message, payload: Payload(kind: "ping"))))
@@ -136,6 +137,9 @@ struct ConsoleTests {
         try await post(relay, "/console/api/faults/clear")
         guard case .peer(let on) = try await phone.next() else { throw TestFailure("peer") }
         #expect(on.connected && on.reachable)
+        // A mistyped id is set, with a warning that names it.
+        let typo = try await post(relay, "/console/api/faults?target=device:\(watchID)x&kind=unreachable")
+        #expect(typo.contains(#""warning":"no device:\#(watchID)x in the console's view"#), "\(typo)")
         await relay.stop()
     }
 
