@@ -69,8 +69,11 @@ extension ServiceCore {
     /// nothing if the callback was spurious.
     func writeNext(_ connection: ConnectionState) -> Int32 {
         guard !connection.outbound.isEmpty else {
-            // Spurious WRITEABLE, or the close frame is out already.
-            guard let close = connection.localClose, !connection.localCloseSent else { return 0 }
+            // Spurious WRITEABLE, or the close frame is out already, or the peer closed first
+            // (lws answers that itself; a second close frame must not follow its answer).
+            guard let close = connection.localClose, !connection.localCloseSent, connection.peerClose == nil else {
+                return 0
+            }
             return writeClose(close, connection)
         }
         if connection.writesUnmaskedFrames {
