@@ -61,6 +61,9 @@ test: imports-check build-tests schema-check
 	@WATCHRELAY_BIN=$$($(SWIFT) build --show-bin-path)/watchrelay python3 Tests/conformance/conformance_client.py
 	@echo "conformance again on a cluster: two relay nodes on one redis-server, every phone on the leader, every watch on the other node"
 	@WATCHRELAY_BIN=$$($(SWIFT) build --show-bin-path)/watchrelay python3 Tests/conformance/conformance_client.py --cluster
+	@echo "conformance against the release relay (watchrelay-relay: static runtime, linked by lld in the order its code runs)"
+	@set -o pipefail; $(SWIFT) build -c release --product watchrelay-relay 2>&1 | tail -1
+	@WATCHRELAY_BIN=$$($(SWIFT) build -c release --show-bin-path)/watchrelay-relay python3 Tests/conformance/conformance_client.py
 	@echo "scenarios: every user flow in-process, then again with the relay, phone and watch as child processes (kill = SIGKILL)"
 	@$$($(SWIFT) build --show-bin-path)/watchrelay simulate Simulator/scenarios/*.json
 	@$$($(SWIFT) build --show-bin-path)/watchrelay simulate --processes Simulator/scenarios/*.json
