@@ -31,7 +31,7 @@ final class RelayChildProcess: ScenarioRelay {
         let process = try ChildProcess(
             name: "relay", executable: executable,
             arguments: [
-                "serve", "--port", String(port), "--db", database, "--sync", "normal", "--reply-timeout-ms", "1500",
+                "serve", "--port", String(port), "--db", database, "--sync", "normal", "--reply-timeout-ms", String(ScenarioRunner.replyTimeoutMilliseconds),
                 "--pairing-code-ttl-s", "1", "--log-level", "error", "--exit-on-stdin-eof",
             ] + console + cluster,
             logPath: database + (node.map { ".\($0.id)" } ?? "") + ".stderr.log",
@@ -85,7 +85,7 @@ struct InProcessRelay: ScenarioRelay {
         c.port = port
         c.databasePath = database
         c.synchronous = .normal
-        c.relay.limits.replyTimeoutMs = 1500
+        c.relay.limits.replyTimeoutMs = ScenarioRunner.replyTimeoutMilliseconds
         c.relay.pairingCodeTTLms = 1500
         return InProcessRelay(server: try await RelayServer.start(c, log: .silent))
     }

@@ -15,7 +15,7 @@ extension ScenarioRunner {
     /// the wall (the scenario relays' short reply timeout and pairing code life, as over sockets).
     func prepareMemoryRelay() async {
         var configuration = RelayConfiguration()
-        configuration.limits.replyTimeoutMs = 1500
+        configuration.limits.replyTimeoutMs = Self.replyTimeoutMilliseconds
         configuration.pairingCodeTTLms = 1500
         let memory = InMemoryRelay(configuration: configuration)
         await memory.setRunning(false)

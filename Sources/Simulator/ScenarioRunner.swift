@@ -16,6 +16,12 @@ import InMemoryRelay
 /// relay is an ``InMemoryRelay`` and the phones and watches take their sessions from it (see
 /// `ScenarioRunner+Memory.swift` for what that mode cannot stand for).
 public actor ScenarioRunner {
+    /// How long a scenario's relay waits for a reply before `reply_timeout` (every mode): short,
+    /// so a scenario of a swallowed reply stays quick, and long enough for a phone that fetches
+    /// from the fixture GitHub while a loaded CI machine runs every mode at once (1.5 s was
+    /// not: a first `open` timed out in a fresh-clone run).
+    static let replyTimeoutMilliseconds = 3_000
+
     /// Where the fixture GitHub users and repos are (`Simulator/fixtures/github`); nil: the
     /// catalog compiled into the binary (the same files, so a copied binary runs scenarios).
     public nonisolated let fixturesDirectory: String?
