@@ -59,8 +59,9 @@ public enum MachineProtocol {
             return .failure(BadRequest(id: id, message: "a request needs a \"command\" string"))
         }
         var words = [command]
+        let name = command.lowercased()
         if let args = object["args"], args.arrayValue == nil {
-            return .failure(BadRequest(id: id, command: command.lowercased(), message: "\"args\" must be an array"))
+            return .failure(BadRequest(id: id, command: name, message: "\"args\" must be an array"))
         }
         for arg in object["args"]?.arrayValue ?? [] {
             switch arg {
@@ -69,8 +70,7 @@ public enum MachineProtocol {
             case .double(let d): words.append(String(d))
             case .bool(let b): words.append(String(b))
             default:
-                return .failure(
-                    BadRequest(id: id, command: command.lowercased(), message: "\"args\" must hold strings or numbers"))
+                return .failure(BadRequest(id: id, command: name, message: "\"args\" must hold strings or numbers"))
             }
         }
         return .success(Request(id: id, words: words))

@@ -126,18 +126,17 @@ extension ServiceCore {
     private func writeClose(_ close: CloseFrame, _ connection: ConnectionState) -> Int32 {
         let code = CloseFrame.sendable(code: close.code ?? 1000)
         let body = [UInt8(code >> 8), UInt8(code & 0xFF)] + CloseFrame.sendable(reason: close.reason)
-        // One frame, FIN and opcode 8; the body is at most 125 bytes, so its length fits the
-        // second byte. A client's is masked (RFC 6455 §5.3), like its data frames.
-        var frame: [UInt8] = [0x88]
+        // Framed as the data frames are (a client's masked, RFC 6455 §5.3), then the first byte
+        // set to FIN and opcode 8: the rest of a header does not depend on the opcode.
+        var frame: [UInt8] = []
         if connection.writesUnmaskedFrames {
-            frame.append(UInt8(body.count))
+            ServerFrameBatch.appendHeader(kind: .text, length: body.count, into: &frame)
             frame += body
         } else {
-            let key = withUnsafeBytes(of: maskKeys.next()) { Array($0) }
-            frame.append(0x80 | UInt8(body.count))
-            frame += key
-            for (i, byte) in body.enumerated() { frame.append(byte ^ key[i & 3]) }
+            ClientFrameBatch.appendFrame(
+                body[...], opcode: .text, isFirst: true, isFinal: true, key: maskKeys.next(), into: &frame)
         }
+        frame[0] = 0x88
         // Raw, like the data frames: lws sends its own unsent tail first, so this follows them.
         guard writeRaw(&frame, connection) else { return -1 }
         connection.localCloseSent = true

@@ -37,6 +37,27 @@ struct SlowReaderTests {
         return (relay, phone, slow, welcome)
     }
 
+    /// Reads one frame, pauses, reads the next, answering pings, until the close frame (returned)
+    /// or the end of the connection or `silence` ms (scaled) without a frame (nil).
+    private func readSlowly(
+        _ slow: RawWebSocket, pause: Duration, silence: Int
+    ) async throws -> (close: RawWebSocket.Frame?, delivers: Int, pings: Int) {
+        var delivers = 0
+        var pings = 0
+        while let frame = try await slow.readFrame(timeoutMilliseconds: Int32(Double(silence) * timeoutScale)) {
+            switch frame.opcode {
+            case 0x8: return (frame, delivers, pings)
+            case 0x1: delivers += 1
+            case 0x9:
+                pings += 1
+                try? slow.sendFrame(opcode: 0xA, frame.payload)
+            default: break
+            }
+            try await Task.sleep(for: pause)
+        }
+        return (nil, delivers, pings)
+    }
+
     @Test func aWatchThatReadsSlowlyGetsA1008CloseFrameWithTheReason() async throws {
         let (relay, phone, slow, welcome) = try await slowWatch(pingAfter: 600, hangupAfter: 700)
         #expect(welcome.limits.windowItems == 256 && welcome.limits.windowBytes == 1 << 20, "the window is announced")
@@ -51,16 +72,7 @@ struct SlowReaderTests {
         }
 
         // One frame, a pause, the next: slower than the relay writes, never stopped.
-        var delivers = 0
-        var close: RawWebSocket.Frame?
-        while let frame = try await slow.readFrame(timeoutMilliseconds: Int32(20_000 * timeoutScale)) {
-            if frame.opcode == 0x8 {
-                close = frame
-                break
-            }
-            if frame.opcode == 0x1 { delivers += 1 }
-            try await Task.sleep(for: .milliseconds(2))
-        }
+        let (close, delivers, _) = try await readSlowly(slow, pause: .milliseconds(2), silence: 20_000)
         #expect(close != nil, "a close frame arrived (after \(delivers) delivers), not just the end of the TCP stream")
         #expect(close?.closeCode == 1008)
         #expect(close?.closeReason == "outbound queue limit exceeded")
@@ -87,19 +99,7 @@ struct SlowReaderTests {
         }
         defer { sender.cancel() }
 
-        var pings = 0
-        var close: RawWebSocket.Frame?
-        while let frame = try await slow.readFrame(timeoutMilliseconds: Int32(40_000 * timeoutScale)) {
-            if frame.opcode == 0x8 {
-                close = frame
-                break
-            }
-            if frame.opcode == 0x9 {
-                pings += 1
-                try? slow.sendFrame(opcode: 0xA, frame.payload)
-            }
-            try await Task.sleep(for: .milliseconds(30))
-        }
+        let (close, _, pings) = try await readSlowly(slow, pause: .milliseconds(30), silence: 40_000)
         #expect(close != nil, "a close frame arrived (\(pings) pings answered on the way), not a reset or a bare end")
         #expect(close?.closeCode == 1008)
         #expect(close?.closeReason == "outbound queue limit exceeded")
