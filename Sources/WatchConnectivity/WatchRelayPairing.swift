@@ -32,7 +32,8 @@ public enum WatchRelayPairing {
     ///     makes its first one active anyway.
     /// - Throws: the relay session's error (the relay is unreachable, the code was refused),
     ///   `WCError.invalidParameter` for a malformed `watchID`, or a `CocoaError` when a state
-    ///   directory can't be created.
+    ///   directory can't be created. A pairing that throws leaves no new session store and no
+    ///   new directory behind (a device that was paired keeps its store).
     public static func pair(
         relayURL: String, phoneState: String, watchState: String, phoneName: String = "iPhone",
         watchName: String = "Apple Watch",
@@ -45,11 +46,55 @@ public enum WatchRelayPairing {
             throw WCError(.invalidParameter, userInfo: [NSLocalizedDescriptionKey: "'\(id)' is not a watch id."])
         }
         let first = watches.ids.isEmpty
-        let result = try await pairDirectories(
-            relayURL: relayURL, phoneState: watches.directory(of: id), watchState: watchState, phoneName: phoneName,
-            watchName: watchName, requestTimeoutSeconds: requestTimeoutSeconds)
+        let phoneDirectory = watches.directory(of: id)
+        let created = NewState(directories: [phoneDirectory, watchState])
+        let result: Result
+        do {
+            result = try await pairDirectories(
+                relayURL: relayURL, phoneState: phoneDirectory, watchState: watchState, phoneName: phoneName,
+                watchName: watchName, requestTimeoutSeconds: requestTimeoutSeconds)
+        } catch {
+            // An unpaired store left behind would count as a watch (PhoneWatches.ids): the next
+            // pairing would not make its watch active, and `switch-watch` would list this one.
+            created.remove()
+            throw error
+        }
         if makeActive || (first && id != PhoneWatches.defaultID) { try watches.setActive(id) }
         return result
+    }
+
+    /// What a pairing is about to create: the session stores and the directories that do not
+    /// exist yet, so that a failed pairing leaves the state directories as it found them. A
+    /// store that was there (a paired device pairing again) is never removed.
+    private struct NewState {
+        var stores: [String] = []
+        var directories: [String] = []
+
+        init(directories roots: [String]) {
+            let fm = FileManager.default
+            for root in roots {
+                let directory = URL(fileURLWithPath: root).standardizedFileURL
+                if !fm.fileExists(atPath: directory.path + "/session.db") { stores.append(directory.path + "/session.db") }
+                var missing = directory
+                while !fm.fileExists(atPath: missing.path), missing.path != "/" {
+                    directories.append(missing.path)
+                    missing = missing.deletingLastPathComponent()
+                }
+            }
+        }
+
+        /// Removes the stores (with their WAL files), then the directories created for them
+        /// that are empty, deepest first.
+        func remove() {
+            let fm = FileManager.default
+            for store in stores {
+                for suffix in ["", "-wal", "-shm", "-journal"] { try? fm.removeItem(atPath: store + suffix) }
+            }
+            for directory in directories.sorted(by: { $0.count > $1.count })
+            where (try? fm.contentsOfDirectory(atPath: directory))?.isEmpty == true {
+                try? fm.removeItem(atPath: directory)
+            }
+        }
     }
 
     private static func pairDirectories(

@@ -242,6 +242,39 @@ struct WatchSwitchingTests {
         await relay.shutdown()
     }
 
+    @Test func aFailedPairingLeavesNoWatchBehindAndTheNextOneIsActive() async throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory.path("phone"), withIntermediateDirectories: true)
+        try Data("keep\n".utf8).write(to: URL(fileURLWithPath: directory.path("phone") + "/notes.txt"))
+        // Nothing listens on port 1: every step fails, here at the connect.
+        await #expect(throws: (any Error).self) {
+            try await WatchRelayPairing.pair(
+                relayURL: "ws://127.0.0.1:1/v1", phoneState: directory.path("phone"), watchState: directory.path("new/watchB"),
+                requestTimeoutSeconds: 1, watchID: "B")
+        }
+        let fm = FileManager.default
+        #expect(PhoneWatches(root: directory.path("phone")).ids.isEmpty, "an unpaired store would count as a watch")
+        #expect(!fm.fileExists(atPath: directory.path("phone") + "/watches"))
+        #expect(!fm.fileExists(atPath: directory.path("new")), "directories the pairing created are gone")
+        #expect(fm.fileExists(atPath: directory.path("phone") + "/notes.txt"), "what was there stays")
+
+        let relay = try await RelayServer.startForTest(in: directory.path)
+        _ = try await WatchRelayPairing.pair(
+            relayURL: relay.url, phoneState: directory.path("phone"), watchState: directory.path("new/watchB"), watchID: "B")
+        let watches = PhoneWatches(root: directory.path("phone"))
+        #expect(watches.ids == ["B"] && watches.activeID == "B", "the phone's first watch is its active one")
+        // A paired phone that fails to pair again keeps its store.
+        await relay.shutdown()
+        await #expect(throws: (any Error).self) {
+            try await WatchRelayPairing.pair(
+                relayURL: relay.url, phoneState: directory.path("phone"), watchState: directory.path("watchC"),
+                requestTimeoutSeconds: 1, watchID: "B")
+        }
+        #expect(fm.fileExists(atPath: directory.path("phone") + "/watches/B/session.db"))
+        #expect(!fm.fileExists(atPath: directory.path("watchC")))
+        #expect(PhoneWatches(root: directory.path("phone")).ids == ["B"])
+    }
+
     @Test func switchingToAWatchThePhoneHasNoStateForIsRefused() async throws {
         let h = try await TwoWatchHarness.start()
         await #expect(throws: WCError(.deviceNotPaired)) { try await h.phone.switchWatch(to: "C") }
