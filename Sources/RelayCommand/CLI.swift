@@ -6,9 +6,20 @@ import RelayProtocol
 import RelayServer
 import SQLite
 import Synchronization
+import WebSocketTransport
 
 /// Shared pieces of the subcommands (of `watchrelay` and `watchrelay-relay`).
 public enum CLI {
+    /// The release of WatchRelay this build is: one number for every binary of the package.
+    public static let release = "0.1.0"
+
+    /// What `--version` prints: the release, the wire protocol, and the versions of the C
+    /// libraries loaded at run time (what a bug report needs).
+    public static func versionLine(program: String) -> String {
+        "\(program) \(release) (protocol watchrelay.v1; libwebsockets \(LibWebSockets.version); "
+            + "SQLite \(SQLiteDatabase.libraryVersion))"
+    }
+
     /// `--log-level` into a logfmt logger on standard error.
     public static func logger(_ args: inout Arguments, component: String) throws -> Logger {
         let name = try args.string("log-level") ?? "info"

@@ -60,7 +60,8 @@ let usage = """
     SUBCOMMANDS:
     \(subcommands.map { "  " + $0.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n"))
 
-    Run `watchrelay <subcommand> --help` (or `watchrelay help <subcommand>`) for its options.
+    Run `watchrelay <subcommand> --help` (or `watchrelay help <subcommand>`) for its options,
+    `watchrelay --version` for the release, the protocol and the libraries loaded.
     Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario assertion failed, 4 simulate ran no scenario.
     """
 
@@ -77,6 +78,9 @@ await CLI.exit(program: "watchrelay") {
             throw Arguments.UsageError(description: "no subcommand '\(argv[1])'\n\n\(usage)")
         }
         return try await command.run(["--help"])
+    case "--version", "version":
+        print(CLI.versionLine(program: "watchrelay"))
+        return 0
     case "-h", "--help", "help":
         print(usage)
         return 0

@@ -39,6 +39,26 @@ import WebSocketTransport
         #expect(result.out.contains("--store redis://"))
     }
 
+    /// `--version` (of both executables) names the release, the protocol and the C libraries
+    /// loaded at run time, what a bug report needs.
+    @Test func versionNamesTheReleaseTheProtocolAndTheLibrariesLoaded() async throws {
+        let relay = try await Self.run(["--version"])
+        #expect(relay.status == 0)
+        #expect(relay.out.hasPrefix("watchrelay-relay 0.1.0 (protocol watchrelay.v1; libwebsockets 4.1."), "\(relay.out)")
+        #expect(relay.out.contains("; SQLite 3.") && relay.out.hasSuffix(")\n"), "\(relay.out)")
+        let p = TestProcess()
+        p.executableURL = URL(fileURLWithPath: watchrelayBinary)
+        p.arguments = ["--version"]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        let text = try await withTimeout(30, "watchrelay --version") { await readToEnd(out.fileHandleForReading) }
+        await p.ended()
+        #expect(p.terminationStatus == 0)
+        #expect(text == relay.out.replacingOccurrences(of: "watchrelay-relay ", with: "watchrelay "))
+    }
+
     @Test func aBadOptionIsAUsageErrorWithExit2() async throws {
         let result = try await Self.run(["serve", "--no-such-option", "1"])
         #expect(result.status == 2)
