@@ -57,7 +57,8 @@ struct BenchOptions: Sendable {
         Measures the relay (`watchrelay-relay`, the same as `watchrelay serve`) and its peers with one
         load generator: each relay runs as a child process pinned to --relay-cpu with taskset; this
         process (the generator, on the lws client) re-executes itself pinned to --generator-cpu.
-        Every point gets a fresh relay. Progress goes to standard error; the table of results (medians over --runs) to
+        Every point gets a fresh relay. Progress goes to standard error; the table of results (medians over --runs),
+        the ratios to each peer and the relay's targets (met, missed, or not measured by the scenarios run) to
         standard output; JSON with every run to --output. See BENCHMARKS.md.
 
         SCENARIOS (--scenarios, comma-separated; default all but curve and backlog):

@@ -14,7 +14,8 @@ struct BenchReport: Codable, Sendable {
         var reading: String
     }
 
-    /// One goal of the issue and where the run landed.
+    /// One target of the relay (``BenchGoals``) and where the run landed: `met` is nil when
+    /// the run did not measure it.
     struct Goal: Codable, Sendable {
         var goal: String
         var measured: String
@@ -64,7 +65,7 @@ struct BenchReport: Codable, Sendable {
         }
         medians = order.map { BenchResult.median(of: byID[$0]!) }
         ratios = Self.ratios(medians)
-        goals = Self.goals(medians, ratios: ratios)
+        goals = BenchGoals.evaluate(medians)
     }
 
     private static func find(_ rows: [BenchResult], _ scenario: String, _ target: String, _ label: String)
@@ -101,40 +102,6 @@ struct BenchReport: Codable, Sendable {
             }
         }
         return ratios
-    }
-
-    private static func goals(_ rows: [BenchResult], ratios: [Ratio]) -> [Goal] {
-        var goals: [Goal] = []
-        for (peer, wanted) in [(BenchTarget.lwsC.rawValue, 0.7), (BenchTarget.python.rawValue, 3.0)] {
-            let found = ratios.filter { $0.peer == peer && $0.figure.hasPrefix("throughput") && $0.figure.hasSuffix("msg/s") }
-            let text = found.map { "\($0.figure.dropFirst("throughput ".count).dropLast(" msg/s".count)): \(Self.number($0.ratio, 2))×" }
-            goals.append(
-                Goal(
-                    goal: "throughput ≥ \(Self.number(wanted, 1))× \(peer)",
-                    measured: text.isEmpty ? "not measured" : text.joined(separator: ", "),
-                    met: found.isEmpty ? nil : found.allSatisfy { $0.ratio >= wanted }))
-        }
-        if let row = find(rows, "latency", BenchTarget.watchrelay.rawValue, "10000/s"), let p99 = row.p99Milliseconds {
-            let saturated = (row.note ?? "").contains("saturated")
-            goals.append(
-                Goal(
-                    goal: "p99 < 2 ms at 10,000 messages/s", measured: "p99 \(Self.number(p99, 2)) ms" + (saturated ? " (saturated)" : ""),
-                    met: p99 < 2 && !saturated))
-        } else {
-            goals.append(Goal(goal: "p99 < 2 ms at 10,000 messages/s", measured: "not measured", met: nil))
-        }
-        if let row = rows.first(where: { $0.scenario == "connections" && $0.target == BenchTarget.watchrelay.rawValue && $0.status == "ok" }),
-            let perConnection = row.rssPerConnectionKiB
-        {
-            goals.append(
-                Goal(
-                    goal: "10,000 connections at ≤ 16 KiB RSS each",
-                    measured: "\(Self.number(perConnection, 1)) KiB per connection (\(row.label))",
-                    met: perConnection <= 16 && (row.count ?? 0) >= 10_000))
-        } else {
-            goals.append(Goal(goal: "10,000 connections at ≤ 16 KiB RSS each", measured: "not measured", met: nil))
-        }
-        return goals
     }
 
     /// The Markdown tables for standard output.
