@@ -126,10 +126,7 @@ extension WCSession {
         case (false, true):
             await withDelegate { s, d in
                 d.session(s, didReceiveMessage: PropertyListPayload.dictionary(of: delivery.payload)) { reply in
-                    let payload =
-                        (try? PropertyListPayload.encode(reply, channel: .reply))
-                        ?? Self.replyError(.payloadUnsupportedTypes)
-                    s.enqueue(.reply(delivery, payload))
+                    s.enqueue(.reply(delivery, s.replyPayload { () throws(WCError) in try PropertyListPayload.encode(reply, channel: .reply) }))
                 }
             }
         case (true, false):
@@ -139,13 +136,27 @@ extension WCSession {
         case (true, true):
             await withDelegate { s, d in
                 d.session(s, didReceiveMessageData: PropertyListPayload.data(of: delivery.payload) ?? Data()) { reply in
-                    s.enqueue(.reply(delivery, PropertyListPayload.encode(data: reply, channel: .replyData)))
+                    s.enqueue(.reply(delivery, s.replyPayload { PropertyListPayload.encode(data: reply, channel: .replyData) }))
                 }
             }
         }
         if delivery.wantsReply, state.withLock({ $0.replyVariantMissing }) {
             // WatchConnectivity fails such a send: the app did not implement the reply variant.
             enqueue(.reply(delivery, Self.replyError(.deliveryFailed)))
+        }
+    }
+
+    /// What a reply handler's answer becomes on the wire: the reply, or the error the sender's
+    /// `errorHandler` gets when it is not a property list (`payloadUnsupportedTypes`) or is
+    /// larger than a message may be (`payloadTooLarge`; the relay would refuse it, and the sender
+    /// would wait for its reply timeout).
+    func replyPayload(_ encode: () throws(WCError) -> Payload) -> Payload {
+        do {
+            let payload = try encode()
+            try Self.checkSize(payload, limit: state.withLock { $0.limits.messageBytes })
+            return payload
+        } catch {
+            return Self.replyError(error.code)
         }
     }
 

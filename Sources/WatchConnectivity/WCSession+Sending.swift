@@ -130,7 +130,9 @@ extension WCSession {
             wakeDrainer()
             return transfer
         } catch {
-            let transfer = WCSessionUserInfoTransfer(id: id, payload: payload, sentAsComplication: isCurrent, session: self)
+            // Nothing was sent: the budget spent above is given back (the relay never counted it).
+            if isCurrent { state.withLock { $0.remainingComplications += 1 } }
+            let transfer = WCSessionUserInfoTransfer(id: id, payload: payload, sentAsComplication: false, session: self, unsent: userInfo)
             let wcError = Self.wcError(error)
             delegateQueue.async {
                 self.delegateOnQueue()?.session(self, didFinish: transfer, error: wcError)

@@ -16,13 +16,27 @@ import RelayProtocol
 /// `transferUserInfo`) are written to the device's store before the call returns and sent to the
 /// relay in order by a background task; live messages are sent in order by another. Delegate
 /// methods run serially on one non-main serial queue.
-public final class WCSession: Sendable {
+public final class WCSession: NSObject, Sendable {
     /// The session of this process, configured from the environment.
     public static let `default` = WCSession(environment: WCSessionEnvironment())
 
     /// Whether this process can use sessions: true when the environment names a relay, a role
-    /// and a state directory (on iOS: false on an iPad).
-    public static func isSupported() -> Bool { WCSessionEnvironment() != nil }
+    /// and a state directory (on iOS: false on an iPad). When false, the first call says why on
+    /// standard error (a variable missing or misspelled looks like an iPad otherwise).
+    public static func isSupported() -> Bool {
+        guard let problem = WCSessionEnvironment.problem() else { return true }
+        if unsupportedSaid.withLock({ said in defer { said = true }; return !said }) {
+            FileHandle.standardError.write(
+                Data(
+                    ("WatchConnectivity (WatchRelay): WCSession.isSupported() is false: \(problem). Start the app with "
+                        + "WATCHRELAY_URL=ws://HOST:PORT/v1, WATCHRELAY_ROLE=phone|watch and WATCHRELAY_STATE=<a directory "
+                        + "`watchrelay pair` paired>.\n").utf8))
+        }
+        return false
+    }
+
+    /// Whether ``isSupported()`` has said why it is false (once per process).
+    private static let unsupportedSaid = LockedState(false)
 
     /// Where the delegate methods run: one serial queue, never the main one.
     let delegateQueue = DispatchQueue(label: "WatchConnectivity.WCSession.delegate")

@@ -12,7 +12,7 @@ import RelayProtocol
 /// | `WATCHRELAY_STATE` | the device's state directory, paired by `watchrelay pair` (required) |
 /// | `WATCHRELAY_DEVICE_NAME` | shown to the counterpart (default "iPhone" / "Apple Watch") |
 /// | `WATCHRELAY_FOREGROUND` | watch only: `0` starts the app in the background (default `1`) |
-/// | `WATCHRELAY_COMPLICATION` | phone only: `0` when the complication is not on the face (default `1`) |
+/// | `WATCHRELAY_COMPLICATION` | phone only (it is the phone's `isComplicationEnabled`): `0` when the watch face does not show the app's complication (default `1`) |
 /// | `WATCHRELAY_REQUEST_TIMEOUT_S` | how long activation and each request wait for the relay, in seconds (default 10; raise it on a slow CI machine) |
 public struct WCSessionEnvironment: Sendable, Hashable {
     /// The relay's URL.
@@ -44,6 +44,20 @@ public struct WCSessionEnvironment: Sendable, Hashable {
         self.foreground = environment["WATCHRELAY_FOREGROUND"] != "0"
         self.complicationEnabled = environment["WATCHRELAY_COMPLICATION"] != "0"
         self.requestTimeoutSeconds = RelaySessionConfiguration.requestTimeout(from: environment)
+    }
+
+    /// Why `environment` selects no device (what ``init(_:)`` returns `nil` for), or `nil`
+    /// when it does: for the one line `WCSession.isSupported()` writes to standard error.
+    public static func problem(in environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        var missing: [String] = []
+        for name in ["WATCHRELAY_URL", "WATCHRELAY_ROLE", "WATCHRELAY_STATE"] where (environment[name] ?? "").isEmpty {
+            missing.append(name)
+        }
+        if !missing.isEmpty { return "\(missing.joined(separator: ", ")) not set" }
+        if let role = environment["WATCHRELAY_ROLE"], Self.role(named: role) == nil {
+            return "WATCHRELAY_ROLE is '\(role)', not phone or watch"
+        }
+        return nil
     }
 
     private static func role(named name: String) -> Role? {

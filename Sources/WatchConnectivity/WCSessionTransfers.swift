@@ -5,21 +5,27 @@ import RelayProtocol
 ///
 /// It stays in ``WCSession/outstandingUserInfoTransfers`` until the counterpart received it,
 /// it failed, or it was cancelled. The session hands the same object to
-/// `session(_:didFinish:error:)`.
-public final class WCSessionUserInfoTransfer: Sendable {
+/// `session(_:didFinish:error:)`. An `NSObject`, as Apple's (so are ``WCSession``,
+/// ``WCSessionFile`` and ``WCSessionFileTransfer``): equal only to itself, so
+/// `outstandingUserInfoTransfers.contains(transfer)`, `firstIndex(of:)` and sets work as on iOS.
+public final class WCSessionUserInfoTransfer: NSObject, Sendable {
     /// The transfer id (`tid` in the payload; the receiver drops a second copy).
     let id: String
     let payload: Payload
+    /// A transfer that failed before it was encoded keeps the app's own dictionary to hand
+    /// back as ``userInfo`` (the payload then holds only the transfer id).
+    private let unsent: UnsentDictionary?
     private weak let session: WCSession?
 
     /// Sent by `transferCurrentComplicationUserInfo` within the budget.
     private let sentAsComplication: Bool
 
-    init(id: String, payload: Payload, sentAsComplication: Bool, session: WCSession) {
+    init(id: String, payload: Payload, sentAsComplication: Bool, session: WCSession, unsent: [String: Any]? = nil) {
         self.id = id
         self.payload = payload
         self.sentAsComplication = sentAsComplication
         self.session = session
+        self.unsent = unsent.map(UnsentDictionary.init)
     }
 
     /// Whether it is the current complication info: sent by `transferCurrentComplicationUserInfo`
@@ -30,8 +36,9 @@ public final class WCSessionUserInfoTransfer: Sendable {
         return session?.isCurrentComplication(id) ?? true
     }
 
-    /// The dictionary that was sent.
-    public var userInfo: [String: Any] { PropertyListPayload.dictionary(of: payload) }
+    /// The dictionary that was sent (for a transfer that failed before it could be encoded,
+    /// the one the app passed).
+    public var userInfo: [String: Any] { unsent?.dictionary ?? PropertyListPayload.dictionary(of: payload) }
 
     /// Whether it is still on its way (not received, failed or cancelled).
     public var isTransferring: Bool { session?.isOutstanding(self) ?? false }
@@ -40,11 +47,20 @@ public final class WCSessionUserInfoTransfer: Sendable {
     public func cancel() { session?.cancel(self) }
 }
 
+/// The dictionary of a transfer that failed before it was encoded (not a property list, or
+/// sent from the watch as complication info), exactly as the app passed it.
+///
+/// `@unchecked Sendable`: `[String: Any]` is not `Sendable`; it is never changed here, only
+/// handed back to the app that made it, as Apple's `userInfo` property hands back its own.
+private struct UnsentDictionary: @unchecked Sendable {
+    let dictionary: [String: Any]
+}
+
 /// `WCSessionFile`: a file that arrived, with its metadata.
 ///
 /// `fileURL` lies in the session's temporary inbox, which is deleted when
 /// `session(_:didReceive:)` returns: move the file during the call to keep it.
-public final class WCSessionFile: Sendable {
+public final class WCSessionFile: NSObject, Sendable {
     /// Where the file is during the delegate call.
     public let fileURL: URL
     private let metadataPayload: Payload?
@@ -63,7 +79,7 @@ public final class WCSessionFile: Sendable {
 ///
 /// `@unchecked Sendable`: `Progress` is a thread-safe Foundation class that is not marked
 /// `Sendable`; every other stored property is immutable.
-public final class WCSessionFileTransfer: @unchecked Sendable {
+public final class WCSessionFileTransfer: NSObject, @unchecked Sendable {
     /// The file and metadata being sent.
     public let file: WCSessionFile
     /// Completed and total unit counts of the transfer (bytes).

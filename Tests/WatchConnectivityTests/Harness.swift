@@ -82,7 +82,11 @@ final class RecordingDelegate: NSObject, WCSessionDelegate, @unchecked Sendable 
     }
     func session(_ session: WCSession, didReceiveMessage message: [String: Any], replyHandler: @escaping ([String: Any]) -> Void) {
         record("messageWithReply", Self.detail(message))
-        replyHandler(["echo": message["n"] ?? "none"])
+        if let size = message["replyBytes"] as? Int {
+            replyHandler(["big": String(repeating: "r", count: size)])  // a reply of about that size
+        } else {
+            replyHandler(["echo": message["n"] ?? "none"])
+        }
     }
     func session(_ session: WCSession, didReceiveMessageData messageData: Data, replyHandler: @escaping (Data) -> Void) {
         record("messageData", "\(messageData.count)")

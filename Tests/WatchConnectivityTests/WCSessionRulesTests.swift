@@ -150,9 +150,62 @@ struct WCSessionRulesTests {
         let failed = LockedState<WCError.Code?>(nil)
         h.watch.sendMessage(["id": UUID()], replyHandler: nil) { error in failed.withLock { $0 = (error as? WCError)?.code } }
         try await eventually { failed.withLock { $0 } == .payloadUnsupportedTypes }
-        h.watch.transferUserInfo(["null": NSNull()])
+        let refused = h.watch.transferUserInfo(["null": NSNull(), "n": 1])
         try await waitForCalls(h.watchDelegate, "didFinish")
         #expect(h.watchDelegate.details("didFinish") == ["7010"])
+        // The failed transfer's userInfo is the app's dictionary (it was the relay's `kind`
+        // and `tid`), and a refused complication transfer spends no budget.
+        #expect(refused.userInfo["n"] as? Int == 1 && refused.userInfo["null"] is NSNull && refused.userInfo.count == 2)
+        let budget = h.phone.remainingComplicationUserInfoTransfers
+        let complication = h.phone.transferCurrentComplicationUserInfo(["null": NSNull()])
+        try await waitForCalls(h.phoneDelegate, "didFinish")
+        #expect(h.phoneDelegate.details("didFinish") == ["7010"])
+        #expect(h.phone.remainingComplicationUserInfoTransfers == budget && !complication.isCurrentComplicationInfo)
+        #expect(complication.userInfo.keys.sorted() == ["null"])
+        await h.stop()
+    }
+
+    /// A reply larger than a message may be fails the sender at once with `payloadTooLarge`
+    /// (it was dropped without a word, and the sender waited for its reply timeout).
+    @Test func aReplyTooLargeForAMessageFailsTheSenderWithPayloadTooLarge() async throws {
+        let h = try await WCHarness.start()
+        try await eventually { h.phone.isReachable }
+        let failed = LockedState<WCError.Code?>(nil)
+        let started = ContinuousClock.now
+        h.phone.sendMessage(["replyBytes": 70_000], replyHandler: { _ in }) { error in failed.withLock { $0 = (error as? WCError)?.code } }
+        try await eventually { failed.withLock { $0 } != nil }
+        #expect(failed.withLock { $0 } == .payloadTooLarge)
+        #expect(ContinuousClock.now - started < .seconds(10 * timeoutScale), "not the reply timeout")
+        // A reply within the limit still arrives.
+        let reply = LockedState<Int?>(nil)
+        h.phone.sendMessage(["replyBytes": 60_000], replyHandler: { r in reply.withLock { $0 = (r["big"] as? String)?.count } })
+        try await eventually { reply.withLock { $0 } == 60_000 }
+        await h.stop()
+    }
+
+    /// What `isSupported()` says on stderr when it is false: the variable missing or wrong.
+    @Test func anEnvironmentThatSelectsNoDeviceSaysWhy() {
+        let complete = ["WATCHRELAY_URL": "ws://127.0.0.1:1/v1", "WATCHRELAY_ROLE": "watch", "WATCHRELAY_STATE": "/tmp/w"]
+        #expect(WCSessionEnvironment.problem(in: complete) == nil && WCSessionEnvironment(complete) != nil)
+        #expect(WCSessionEnvironment.problem(in: [:]) == "WATCHRELAY_URL, WATCHRELAY_ROLE, WATCHRELAY_STATE not set")
+        var wrong = complete
+        wrong["WATCHRELAY_ROLE"] = "iphone"
+        #expect(WCSessionEnvironment.problem(in: wrong) == "WATCHRELAY_ROLE is 'iphone', not phone or watch")
+        #expect(WCSessionEnvironment(wrong) == nil)
+        wrong["WATCHRELAY_STATE"] = ""
+        #expect(WCSessionEnvironment.problem(in: wrong) == "WATCHRELAY_STATE not set")
+    }
+
+    /// Sessions and transfers are `NSObject`s, as Apple's: the idioms of iOS code compile and work.
+    @Test func sessionsAndTransfersAreEqualOnlyToThemselvesAsNSObjects() async throws {
+        let h = try await WCHarness.start(activate: false)
+        try await h.activate(h.phone, h.phoneDelegate)
+        let first = h.phone.transferUserInfo(["n": 1])
+        let second = h.phone.transferUserInfo(["n": 2])
+        let outstanding = h.phone.outstandingUserInfoTransfers
+        #expect(outstanding.contains(first) && outstanding.firstIndex(of: second) == 1)
+        #expect(Set(outstanding) == Set([first, second]) && first != second && first.isEqual(first))
+        #expect(h.phone == h.phone && h.phone != h.watch && !h.phone.isEqual(h.watch))
         await h.stop()
     }
 
