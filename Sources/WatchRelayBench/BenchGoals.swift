@@ -15,16 +15,23 @@ enum BenchGoals {
             }
         }
         for (peer, wanted) in [(BenchTarget.python, 1.0), (.lwsC, 0.95)] {
-            let labels = table.ours("throughput").map(\.label)
-            let found = labels.compactMap { label in table.ratio("throughput", label, peer, \.messagesPerSecond).map { (label, $0) } }
+            // Every size ours measured: one the peer has no row for is not measured, and the
+            // target ("at every size") is then not judged unless a measured size missed it.
+            let found = table.ours("throughput").map(\.label).map { label in
+                (label, table.ratio("throughput", label, peer, \.messagesPerSecond))
+            }
+            let ratios = found.compactMap(\.1)
+            let missed = ratios.contains { $0 < wanted }
             goals.append(
                 .init(
                     goal: "throughput ≥ \(BenchReport.number(wanted, 2))× \(peer.rawValue) at every size",
-                    measured: found.isEmpty ? "not measured" : found.map { "\($0.0): \(times($0.1))" }.joined(separator: ", "),
-                    met: found.isEmpty ? nil : found.allSatisfy { $0.1 >= wanted }))
+                    measured: ratios.isEmpty
+                        ? "not measured" : found.map { "\($0.0): \($0.1.map(times) ?? "not measured")" }.joined(separator: ", "),
+                    met: ratios.isEmpty ? nil : (missed ? false : (ratios.count == found.count ? true : nil))))
         }
         if let row = table.find("latency", .watchrelay, "10000/s"), let p99 = row.p99Milliseconds {
-            let saturated = (row.note ?? "").contains("saturated")
+            // From the median rate (a row's note is its first run's).
+            let saturated = (row.messagesPerSecond ?? 0) < 0.95 * 10_000
             goals.append(
                 .init(
                     goal: "p99 ≤ 1 ms at 10,000 messages/s",
@@ -61,6 +68,8 @@ enum BenchGoals {
     /// Relay CPU per message at 1,000 and 5,000 pairs (the same total rate) within 1.5× of one
     /// pair's, and below python-websockets' at the same point.
     private static func curve(_ table: Rows) -> BenchReport.Goal {
+        // The point is 1 msg/s per pair; the curve runs every point at `--curve-rate` in
+        // all (5,000/s is 1/s per pair at 5,000 pairs), so the rate is part of what is reported.
         let goal = "relay CPU per message at 1,000 and 5,000 pairs ≤ 1.5× 1 pair's and < python-websockets'"
         let points = Dictionary(
             table.ours("curve").compactMap { row in pairCount(row.label).map { ($0, row) } }, uniquingKeysWith: { a, _ in a })
@@ -87,11 +96,13 @@ enum BenchGoals {
             }
             parts.append(part)
         }
-        return .init(goal: goal, measured: parts.joined(separator: "; "), met: missed ? false : (incomplete ? nil : true))
+        let rate = points[1].flatMap { $0.label.split(separator: ",").last }.map { "; at" + $0 } ?? ""
+        return .init(goal: goal, measured: parts.joined(separator: "; ") + rate, met: missed ? false : (incomplete ? nil : true))
     }
 
     /// 10,000 pairs × 1 msg/s sustained with p99 < 10 ms: met or missed only at 10,000 pairs or
-    /// more; a smaller `--pairs` run is reported, not judged.
+    /// more, which `bench` cannot open here (``BenchOptions/maxPairs``: 20,000 connections need
+    /// more descriptors than a process gets); a smaller `--pairs` run is reported, not judged.
     private static func tenThousandPairs(_ table: Rows) -> BenchReport.Goal {
         let goal = "10,000 pairs × 1/s sustained, p99 < 10 ms"
         let largest = table.ours("manyPairs").compactMap { row in pairCount(row.label).map { ($0, row) } }.max { $0.0 < $1.0 }
@@ -99,7 +110,12 @@ enum BenchGoals {
             return .init(goal: goal, measured: "not measured", met: nil)
         }
         let measured = "\(count) pairs: p99 \(BenchReport.number(p99, 3)) ms, relay CPU \(BenchReport.number(row.relayCPUPercent ?? 0, 0)) %"
-        guard count >= 10_000 else { return .init(goal: goal, measured: measured + " (not the point: --pairs 10000)", met: nil) }
+        guard count >= 10_000 else {
+            return .init(
+                goal: goal,
+                measured: measured + " (not the point; --pairs stops at \(BenchOptions.maxPairs): 10,000 pairs need 20,000+ descriptors per process)",
+                met: nil)
+        }
         let sustained = (row.messagesPerSecond ?? 0) >= Double(count) * 0.95
         return .init(goal: goal, measured: measured, met: p99 < 10 && sustained)
     }

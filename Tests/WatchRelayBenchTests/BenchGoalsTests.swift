@@ -57,10 +57,11 @@ struct BenchGoalsTests {
         #expect(try goal(goals, "p99 ≤ 1 ms").met == true)
         let curve = try goal(goals, "relay CPU per message at 1,000")
         #expect(curve.met == false, "5,000 pairs is 1.57× one pair's")
-        #expect(curve.measured.contains("5000 pairs: 1.57× of 1 pair's, 0.35× python-websockets'"))
+        #expect(curve.measured.contains("5000 pairs: 1.57× of 1 pair's, 0.35× python-websockets'; at 5000/s in all"))
         let tenThousand = try goal(goals, "10,000 pairs")
         #expect(tenThousand.met == nil, "9,950 pairs is reported, not judged")
         #expect(tenThousand.measured.hasPrefix("9950 pairs: p99 1.900 ms"))
+        #expect(tenThousand.measured.contains("--pairs stops at 9950"), "not a hint to an option that is refused")
         #expect(try goal(goals, "1,000 pairs ≤ 24 MiB").met == true)
         #expect(try goal(goals, "10,000 idle connections").met == true)
         #expect(try goal(goals, "durable userInfo").met == true)
@@ -89,6 +90,28 @@ struct BenchGoalsTests {
         }
         let curve = try goal(BenchGoals.evaluate(flat), "relay CPU per message at 1,000")
         #expect(curve.met == nil && curve.measured.contains("python-websockets not measured"))
+    }
+
+    /// "At every size": a size the peer has no row for (it failed there) is not measured, and
+    /// the target is not met on the sizes that were.
+    @Test func aSizeThePeerFailedAtIsNotMeasuredNotMet() throws {
+        var rows = measured.filter { !($0.target == BenchTarget.lwsC.rawValue && $0.label == "65536 B") }
+        rows.append(.placeholder(scenario: "throughput", target: "lws-c", label: "65536 B", status: "failed: timeout"))
+        let lwsC = try goal(BenchGoals.evaluate(rows), "throughput ≥ 0.95× lws-c")
+        #expect(lwsC.met == nil && lwsC.measured == "64 B: 3.31×, 65536 B: not measured")
+        // A measured size that misses decides it anyway.
+        let python = try goal(BenchGoals.evaluate(rows.filter { $0.target != BenchTarget.python.rawValue || $0.label == "65536 B" }), "throughput ≥ 1.00× python")
+        #expect(python.met == false && python.measured == "64 B: not measured, 65536 B: 0.96×")
+    }
+
+    /// Saturation is the median rate's, not the first run's note.
+    @Test func theLatencyPointIsSaturatedByItsMedianRate() throws {
+        var row = row("latency", .watchrelay, "10000/s", rate: 9999, p99: 0.2)
+        row.note = "1 pair, saturated: delivered only 9100/s"  // the first run's
+        #expect(try goal(BenchGoals.evaluate([row]), "p99 ≤ 1 ms").met == true)
+        row.messagesPerSecond = 9100
+        let slow = try goal(BenchGoals.evaluate([row]), "p99 ≤ 1 ms")
+        #expect(slow.met == false && slow.measured.hasSuffix("(saturated)"))
     }
 
     @Test func tenThousandPairsIsJudgedOnlyAtThatPoint() throws {
