@@ -106,14 +106,8 @@ extension WCSession {
 
     private func transfer(_ userInfo: [String: Any], complication: Bool) -> WCSessionUserInfoTransfer {
         let id = Self.newID()
-        let isCurrent =
-            complication
-            && state.withLock { s in
-                guard s.isPaired, s.complicationEnabled, s.remainingComplications > 0 else { return false }
-                s.remainingComplications -= 1
-                return true
-            }
         var payload = Payload(kind: PropertyListPayload.Channel.userInfo.rawValue, ["tid": .string(id)])
+        var isCurrent = false
         do {
             if complication && environment?.role != .phone {
                 throw WCError(.sessionNotSupported, userInfo: [NSLocalizedDescriptionKey: "Complications go phone → watch."])
@@ -121,6 +115,15 @@ extension WCSession {
             payload = try PropertyListPayload.encode(userInfo, channel: .userInfo, extra: ["tid": .string(id)])
             let (outbox, limit) = try readyForDurableSend(\.userInfoBytes)
             try Self.checkSize(payload, limit: limit)
+            // The budget is taken only for a transfer that goes: a refused one spends nothing
+            // (the relay never counts it), and nothing can overwrite the count in between.
+            isCurrent =
+                complication
+                && state.withLock { s in
+                    guard s.isPaired, s.complicationEnabled, s.remainingComplications > 0 else { return false }
+                    s.remainingComplications -= 1
+                    return true
+                }
             let transfer = WCSessionUserInfoTransfer(id: id, payload: payload, sentAsComplication: isCurrent, session: self)
             try outbox.enqueue(id: id, channel: isCurrent ? .complication : .userInfo, payload: payload)
             state.withLock { s in
@@ -130,7 +133,7 @@ extension WCSession {
             wakeDrainer()
             return transfer
         } catch {
-            // Nothing was sent: the budget spent above is given back (the relay never counted it).
+            // Only a failed save gets here with the budget taken.
             if isCurrent { state.withLock { $0.remainingComplications += 1 } }
             let transfer = WCSessionUserInfoTransfer(id: id, payload: payload, sentAsComplication: false, session: self, unsent: userInfo)
             let wcError = Self.wcError(error)

@@ -24,7 +24,8 @@ public final class WCSession: NSObject, Sendable {
     /// and a state directory (on iOS: false on an iPad). When false, the first call says why on
     /// standard error (a variable missing or misspelled looks like an iPad otherwise).
     public static func isSupported() -> Bool {
-        guard let problem = WCSessionEnvironment.problem() else { return true }
+        guard WCSessionEnvironment() == nil else { return true }
+        let problem = WCSessionEnvironment.problem() ?? "the environment selects no device"
         if unsupportedSaid.withLock({ said in defer { said = true }; return !said }) {
             FileHandle.standardError.write(
                 Data(

@@ -32,8 +32,10 @@ public enum WatchRelayPairing {
     ///     makes its first one active anyway.
     /// - Throws: the relay session's error (the relay is unreachable, the code was refused),
     ///   `WCError.invalidParameter` for a malformed `watchID`, or a `CocoaError` when a state
-    ///   directory can't be created. A pairing that throws leaves no new session store and no
-    ///   new directory behind (a device that was paired keeps its store).
+    ///   directory can't be created. When the pairing itself fails, the session stores and
+    ///   directories it created are removed (a device that was paired keeps its store); one
+    ///   that failed after the relay had paired the two (the phone's `paired` frame never came)
+    ///   leaves that pair without tokens on either side: pair again.
     public static func pair(
         relayURL: String, phoneState: String, watchState: String, phoneName: String = "iPhone",
         watchName: String = "Apple Watch",
@@ -63,18 +65,23 @@ public enum WatchRelayPairing {
         return result
     }
 
-    /// What a pairing is about to create: the session stores and the directories that do not
-    /// exist yet, so that a failed pairing leaves the state directories as it found them. A
-    /// store that was there (a paired device pairing again) is never removed.
+    /// What a pairing is about to create: the session stores (with their SQLite side files)
+    /// and the directories that do not exist yet, so that a failed pairing leaves the state
+    /// directories as it found them. Anything that was there is kept: a store (a paired device
+    /// pairing again), a side file, a symbolic link, even a dangling one. Paths are kept as
+    /// given (made absolute, not standardized), so `..` after a symbolic link resolves as the
+    /// session's own file operations resolve it.
     private struct NewState {
-        var stores: [String] = []
+        var files: [String] = []
         var directories: [String] = []
 
         init(directories roots: [String]) {
             let fm = FileManager.default
             for root in roots {
-                let directory = URL(fileURLWithPath: root).standardizedFileURL
-                if !fm.fileExists(atPath: directory.path + "/session.db") { stores.append(directory.path + "/session.db") }
+                let directory = URL(fileURLWithPath: root)
+                for suffix in ["", "-wal", "-shm", "-journal"] where !Self.entryExists(directory.path + "/session.db" + suffix) {
+                    files.append(directory.path + "/session.db" + suffix)
+                }
                 var missing = directory
                 while !fm.fileExists(atPath: missing.path), missing.path != "/" {
                     directories.append(missing.path)
@@ -83,13 +90,16 @@ public enum WatchRelayPairing {
             }
         }
 
-        /// Removes the stores (with their WAL files), then the directories created for them
-        /// that are empty, deepest first.
+        /// Whether `path` names anything, a symbolic link included (not followed).
+        private static func entryExists(_ path: String) -> Bool {
+            (try? FileManager.default.attributesOfItem(atPath: path)) != nil
+        }
+
+        /// Removes the files, then the directories created for them that are empty, deepest
+        /// first.
         func remove() {
             let fm = FileManager.default
-            for store in stores {
-                for suffix in ["", "-wal", "-shm", "-journal"] { try? fm.removeItem(atPath: store + suffix) }
-            }
+            for file in files { try? fm.removeItem(atPath: file) }
             for directory in directories.sorted(by: { $0.count > $1.count })
             where (try? fm.contentsOfDirectory(atPath: directory))?.isEmpty == true {
                 try? fm.removeItem(atPath: directory)

@@ -90,7 +90,8 @@ final class RecordingDelegate: NSObject, WCSessionDelegate, @unchecked Sendable 
     }
     func session(_ session: WCSession, didReceiveMessageData messageData: Data, replyHandler: @escaping (Data) -> Void) {
         record("messageData", "\(messageData.count)")
-        replyHandler(Data(messageData.reversed()))
+        // "big" asks for a reply larger than a message may be.
+        replyHandler(messageData == Data("big".utf8) ? Data(count: 70_000) : Data(messageData.reversed()))
     }
     func session(_ session: WCSession, didReceiveApplicationContext applicationContext: [String: Any]) {
         let property = Self.detail(session.receivedApplicationContext)

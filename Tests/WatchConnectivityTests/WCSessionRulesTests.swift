@@ -176,6 +176,11 @@ struct WCSessionRulesTests {
         try await eventually { failed.withLock { $0 } != nil }
         #expect(failed.withLock { $0 } == .payloadTooLarge)
         #expect(ContinuousClock.now - started < .seconds(10 * timeoutScale), "not the reply timeout")
+        // The same for messageData's reply.
+        let failedData = LockedState<WCError.Code?>(nil)
+        h.phone.sendMessageData(Data("big".utf8), replyHandler: { _ in }) { error in failedData.withLock { $0 = (error as? WCError)?.code } }
+        try await eventually { failedData.withLock { $0 } != nil }
+        #expect(failedData.withLock { $0 } == .payloadTooLarge)
         // A reply within the limit still arrives.
         let reply = LockedState<Int?>(nil)
         h.phone.sendMessage(["replyBytes": 60_000], replyHandler: { r in reply.withLock { $0 = (r["big"] as? String)?.count } })

@@ -273,6 +273,17 @@ struct WatchSwitchingTests {
         #expect(fm.fileExists(atPath: directory.path("phone") + "/watches/B/session.db"))
         #expect(!fm.fileExists(atPath: directory.path("watchC")))
         #expect(PhoneWatches(root: directory.path("phone")).ids == ["B"])
+        // What was there stays even when it looks new: a store that is a dangling link.
+        try fm.createDirectory(atPath: directory.path("watchD"), withIntermediateDirectories: true)
+        try fm.createDirectory(atPath: directory.path("elsewhere"), withIntermediateDirectories: true)
+        try fm.createSymbolicLink(atPath: directory.path("watchD") + "/session.db", withDestinationPath: directory.path("elsewhere") + "/real.db")
+        await #expect(throws: (any Error).self) {
+            try await WatchRelayPairing.pair(
+                relayURL: relay.url, phoneState: directory.path("phone"), watchState: directory.path("watchD"),
+                requestTimeoutSeconds: 1, watchID: "D")
+        }
+        #expect((try? fm.destinationOfSymbolicLink(atPath: directory.path("watchD") + "/session.db")) != nil, "the link is the user's")
+        #expect(!fm.fileExists(atPath: directory.path("phone") + "/watches/D"))
     }
 
     @Test func switchingToAWatchThePhoneHasNoStateForIsRefused() async throws {
