@@ -157,7 +157,7 @@ let package = Package(
         .target(name: "WatchRelayBench", dependencies: ["CLIArguments", "Primitives", "RelayCore", "RelayProtocol", "RelayServer", "Simulator", "WebSocketTransport"], swiftSettings: strict),
         // `watchrelay serve` and the CLI pieces every subcommand shares (logging, signals, stdout).
         .target(
-            name: "RelayCommand", dependencies: ["CLIArguments", "CMalloc", "Primitives", "RelayConsole", "RelayCore", "RelayProtocol", "RedisClient", "RelayServer", "SQLite", "WebSocketTransport"],
+            name: "RelayCommand", dependencies: ["CLIArguments", "CMalloc", "Primitives", "RelayConsole", "RelayCore", "RelayProtocol", "RedisClient", "RelayServer", "SQLite"],
             swiftSettings: strict),
         // The relay alone (`watchrelay serve` without the phone, watch, GitHub and bench code):
         // what a deployment or CI runs. A release build links the Swift runtime and Foundation

@@ -6,7 +6,6 @@ import RelayProtocol
 import RelayServer
 import SQLite
 import Synchronization
-import WebSocketTransport
 
 /// Shared pieces of the subcommands (of `watchrelay` and `watchrelay-relay`).
 public enum CLI {
@@ -16,7 +15,7 @@ public enum CLI {
     /// What `--version` prints: the release, the wire protocol, and the versions of the C
     /// libraries loaded at run time (what a bug report needs).
     public static func versionLine(program: String) -> String {
-        "\(program) \(release) (protocol watchrelay.v1; libwebsockets \(LibWebSockets.version); "
+        "\(program) \(release) (protocol watchrelay.v1; libwebsockets \(RelayServer.libwebsocketsVersion); "
             + "SQLite \(SQLiteDatabase.libraryVersion))"
     }
 

@@ -62,14 +62,21 @@ public enum ServeCommand {
           --console-token TOKEN       the console's token (default: a fresh random one)
           --console-allow-insecure    allow the console on a non-loopback interface without TLS
           --log-level LEVEL           debug, info, warn, error (default info)
+          --version                   print the release, the protocol and the libraries loaded
           -h, --help                  show this help
         """
 
     /// Runs the relay with `argv` (the options after `serve`) until SIGINT or SIGTERM; the exit code.
     public static func run(_ argv: [String]) async throws -> Int32 {
-        var args = try Arguments(argv, booleanFlags: ["help", "exit-on-stdin-eof", "console", "console-allow-insecure", "single-node"])
+        var args = try Arguments(
+            argv, booleanFlags: ["help", "version", "exit-on-stdin-eof", "console", "console-allow-insecure", "single-node"])
         if args.flag("help") {
             print(help)
+            return 0
+        }
+        if args.flag("version") {
+            // `watchrelay serve --version` and `watchrelay-relay --version`: the executable's name.
+            print(CLI.versionLine(program: URL(fileURLWithPath: CommandLine.arguments[0]).lastPathComponent))
             return 0
         }
         let stdinEnds = args.flag("exit-on-stdin-eof")

@@ -16,10 +16,6 @@ var argv = Array(CommandLine.arguments.dropFirst())
 if argv.first == "serve" { argv.removeFirst() }
 let options = argv
 await CLI.exit(program: "watchrelay-relay") {
-    if options == ["--version"] {
-        print(CLI.versionLine(program: "watchrelay-relay"))
-        return 0
-    }
     guard !options.contains("-h") && !options.contains("--help") else {
         print(usage + ServeCommand.help)
         return 0

@@ -48,12 +48,12 @@ import WebSocketTransport
         #expect(relay.out.contains("; SQLite 3.") && relay.out.hasSuffix(")\n"), "\(relay.out)")
         let p = TestProcess()
         p.executableURL = URL(fileURLWithPath: watchrelayBinary)
-        p.arguments = ["--version"]
+        p.arguments = ["serve", "--version"]
         let out = Pipe()
         p.standardOutput = out
         p.standardInput = FileHandle.nullDevice
         try p.run()
-        let text = try await withTimeout(30, "watchrelay --version") { await readToEnd(out.fileHandleForReading) }
+        let text = try await withTimeout(30, "watchrelay serve --version") { await readToEnd(out.fileHandleForReading) }
         await p.ended()
         #expect(p.terminationStatus == 0)
         #expect(text == relay.out.replacingOccurrences(of: "watchrelay-relay ", with: "watchrelay "))
