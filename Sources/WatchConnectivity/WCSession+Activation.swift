@@ -82,6 +82,14 @@ extension WCSession {
             FileHandle.standardError.write(Data(message.utf8))
         }
         await refresh(from: relay)
+        if !state.withLock({ $0.isPaired }) {
+            // As on a device without its counterpart (isPaired false, sends fail with
+            // deviceNotPaired); a mistyped WATCHRELAY_STATE looks the same, so say it once.
+            let message =
+                "WatchConnectivity: the device state in \(directory) is not paired: isPaired is false and sends fail with "
+                + "deviceNotPaired until `watchrelay pair --relay \(environment.url) --phone-state … --watch-state …` pairs it\n"
+            FileHandle.standardError.write(Data(message.utf8))
+        }
         let (messages, messageSink) = AsyncStream.makeStream(of: SessionOperation.self)
         let (replies, replySink) = AsyncStream.makeStream(of: SessionOperation.self)
         let (wake, wakeSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))

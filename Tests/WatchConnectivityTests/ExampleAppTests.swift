@@ -91,6 +91,30 @@ struct ExampleAppTests {
         await relay.shutdown()
     }
 
+    /// A newcomer's two silent mistakes say what they are on stderr: a role the environment
+    /// misspells (`isSupported()` false, as on an iPad) and a state directory never paired.
+    @Test func aMisspelledRoleAndAnUnpairedStateDirectorySayWhyOnStderr() async throws {
+        let bin = try await ExampleBuild.shared.products().binDirectory
+        let directory = TemporaryDirectory()
+        let relay = try await RelayServer.startForTest(in: directory.path)
+        let misspelled = try AppProcess(
+            "GitExplorerPhone", executable: bin + "/GitExplorerPhone", relayURL: relay.url, role: "iphone",
+            state: directory.path("phone"))
+        defer { misspelled.terminate() }
+        misspelled.type("quit")
+        let refused = try await misspelled.exit()
+        #expect(refused.stderr.contains("WCSession.isSupported() is false: WATCHRELAY_ROLE is 'iphone', not phone or watch"), "\(refused.stderr)")
+        let unpaired = try AppProcess(
+            "GitExplorerPhone", executable: bin + "/GitExplorerPhone", relayURL: relay.url, role: "phone",
+            state: directory.path("typo"))
+        defer { unpaired.terminate() }
+        try await unpaired.line(startingWith: "activated")
+        unpaired.type("quit")
+        let result = try await unpaired.exit()
+        #expect(result.stderr.contains("the device state in \(directory.path("typo")) is not paired"), "\(result.stderr)")
+        await relay.shutdown()
+    }
+
     @Test func aDeleteFromTheWatchWhileThePhoneIsAwayArrivesByUserInfo() async throws {
         let bin = try await ExampleBuild.shared.products().binDirectory
         let (relay, directory) = try await pairedRelay()
