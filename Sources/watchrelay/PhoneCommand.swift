@@ -209,7 +209,9 @@ enum PhoneCommand {
     private static func runMachine(
         _ companion: PhoneCompanion, github: URL, state: String, pairAtStart: Bool, stub: GitHubStubServer?
     ) async -> Int32 {
-        let reporters = PhoneMachine.reporters(companion)
+        // `ready` is the first line (Simulator/README.md): what start() reports waits for it.
+        let (readyLine, readyPrinted) = AsyncStream.makeStream(of: Void.self)
+        let reporters = PhoneMachine.reporters(companion, after: Task { for await _ in readyLine {} })
         await companion.start()
         let status = await companion.status()
         CLI.printLine(
@@ -220,6 +222,7 @@ enum PhoneCommand {
                     "activated": .bool(status.activated), "paired": .bool(status.paired),
                     "favorites": .int(Int64(status.favorites)), "revision": .int(status.revision),
                 ]))
+        readyPrinted.finish()
         if pairAtStart {
             let request = MachineProtocol.Request(id: nil, words: ["pair"])
             CLI.printLine(await PhoneMachine.run(request, on: companion).0)

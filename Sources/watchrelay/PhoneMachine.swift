@@ -122,8 +122,10 @@ enum PhoneMachine {
     /// Prints the companion's activity and errors as event lines until both streams end
     /// (``PhoneCompanion/shutdown()`` finishes them). A change of the list also carries the
     /// favorites in order, as they are when the line is printed.
-    static func reporters(_ companion: PhoneCompanion) -> [Task<Void, Never>] {
+    static func reporters(_ companion: PhoneCompanion, after ready: Task<Void, Never>) -> [Task<Void, Never>] {
+        // Events wait in the companion's streams until `ready` is out: it is the first line.
         let activity = Task {
+            await ready.value
             for await activity in companion.activity {
                 var (name, fields) = event(activity)
                 switch activity {
@@ -137,6 +139,7 @@ enum PhoneMachine {
             }
         }
         let errors = Task {
+            await ready.value
             for await error in companion.errors {
                 CLI.printLine(
                     MachineProtocol.event(

@@ -183,6 +183,22 @@ struct NewUserTests {
         #expect(serveStray == 2)
     }
 
+    /// `ready` is the first line of `phone --machine`, as Simulator/README.md says: the
+    /// `activated` event of the start came before it.
+    @Test func thePhoneMachinesFirstLineIsReady() async throws {
+        let relay = try await TestRelay.start()
+        let state = TemporaryDirectory()
+        let phone = try ChildProcess(["--relay", relay.url, "--state", state.path("phone"), "--machine", "--log-level", "error"])
+        defer { phone.terminate() }
+        phone.closeInput()  // the end of input stops it once started
+        let lines = try await phone.output()
+        #expect(try await phone.exitStatus() == 0)
+        let first = try JSONParser.parse(Array(try #require(lines.first).utf8))
+        #expect(first["type"] == "ready", "\(lines)")
+        #expect(lines.dropFirst().contains { $0.contains(#""event":"activated""#) }, "\(lines)")
+        await relay.stop()
+    }
+
     @Test func theWatchMachineAnswersPairOnlyAfterThePairedEvent() async throws {
         let (relay, state, phone, code) = try await Self.phoneWaitingToPair()
         let watch = try ChildProcess(
