@@ -4,6 +4,9 @@ import Foundation
 public struct ScenarioSuite: Sendable {
     /// The exit code when every scenario passed.
     public static let exitPassed: Int32 = 0
+    /// The exit code when a scenario file could not be loaded (missing, unreadable, not a
+    /// scenario): the run is an error, not a failed check, whatever the other files did.
+    public static let exitError: Int32 = 1
     /// The exit code when a scenario's expectation (or step) failed.
     public static let exitAssertionFailed: Int32 = 3
     /// The exit code when nothing failed but nothing ran either: every scenario was skipped
@@ -16,8 +19,9 @@ public struct ScenarioSuite: Sendable {
     /// An empty suite.
     public init() {}
 
-    /// Loads and runs each file with `runner`; a file that cannot be loaded is a failed
-    /// scenario (step 0). `onResult` sees each scenario's result as it finishes.
+    /// Loads and runs each file with `runner`; a file that cannot be loaded is reported as a
+    /// failed scenario (step 0, `load`) and makes the exit code 1. `onResult` sees each
+    /// scenario's result as it finishes.
     public mutating func run(
         files: [String], runner: ScenarioRunner, onStart: @Sendable (String) -> Void = { _ in },
         onResult: @Sendable (ScenarioResult) -> Void = { _ in }
@@ -59,10 +63,11 @@ public struct ScenarioSuite: Sendable {
             + (nothingRan ? ": nothing ran" : "")
     }
 
-    /// 3 if a scenario failed (an assertion); else 4 if every scenario was skipped (nothing was
-    /// checked); else 0 (some may have been skipped).
+    /// 1 if a scenario file did not load; else 3 if a scenario failed (an assertion); else 4 if
+    /// every scenario was skipped (nothing was checked); else 0 (some may have been skipped).
     public var exitCode: Int32 {
-        failedCount > 0 ? Self.exitAssertionFailed : nothingRan ? Self.exitNothingRan : Self.exitPassed
+        if results.contains(where: \.didNotLoad) { return Self.exitError }
+        return failedCount > 0 ? Self.exitAssertionFailed : nothingRan ? Self.exitNothingRan : Self.exitPassed
     }
 
     /// Every scenario was skipped (and there was at least one).

@@ -44,7 +44,7 @@ enum SimulateCommand {
           -h, --help            show this help
 
         Exit codes: 0 no scenario failed (with --memory some may be skipped), 1 an error
-        (e.g. no fixtures), 2 usage, 3 a scenario failed, 4 every scenario was skipped
+        (e.g. a scenario file that does not load), 2 usage, 3 a scenario failed, 4 every scenario was skipped
         (nothing was checked).
         """
 

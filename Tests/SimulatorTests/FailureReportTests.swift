@@ -52,6 +52,23 @@ struct FailureReportTests {
         #expect((scenarios.first?["failure"] as? String)?.contains("step 9") == true)
     }
 
+    /// A file that does not load is an error (exit 1), not a failed check (3), whatever the
+    /// other files did; it is still reported as its step 0.
+    @Test func aScenarioFileThatDoesNotLoadMakesTheRunAnError() async throws {
+        let file = NSTemporaryDirectory() + "not-a-scenario-\(UUID().uuidString).json"
+        try Data("{not json".utf8).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        var suite = ScenarioSuite()
+        await suite.run(files: [file, "/nonexistent/x.json"], runner: ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures))
+        #expect(suite.exitCode == 1 && suite.summary == "0 passed, 2 failed")
+        #expect(suite.results.filter(\.didNotLoad).count == 2)
+        suite.append(await ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures).run(Self.broken))
+        #expect(suite.exitCode == 1, "a load error outranks a failed check")
+        let (status, text) = try await runWatchrelay(["simulate", "--memory", file])
+        #expect(status == 1)
+        #expect(text.contains("step 0 (load)"), "\(text)")
+    }
+
     @Test func anUnknownActionIsAnInvalidScenario() throws {
         let json = #"{"name": "x", "steps": [{"action": "teleport", "actor": "watch"}]}"#
         #expect(throws: ScenarioError.invalid("step 1 (teleport): unknown action 'teleport'")) {
