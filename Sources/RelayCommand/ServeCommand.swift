@@ -5,6 +5,7 @@ import RelayCore
 import RelayProtocol
 import RedisClient
 import RelayServer
+import SQLite
 
 /// `watchrelay serve`: run the relay until SIGINT or SIGTERM.
 public enum ServeCommand {
@@ -19,7 +20,8 @@ public enum ServeCommand {
         OPTIONS:
           --host HOST                 interface to bind (default 127.0.0.1)
           --port PORT                 port, 0 = any free port (default 8765)
-          --db PATH                   SQLite database (default watchrelay-relay.db)
+          --db PATH                   SQLite database (default watchrelay-relay.db); one relay per
+                                      file: a second one on it exits 1 (PATH-lock holds the claim)
           --sync full|normal|off      SQLite synchronous mode (default full: fsync per group commit)
           --store redis://HOST:PORT[/DB]  keep the durable state in Redis instead of the SQLite file
                                       (run it with appendonly yes, appendfsync always: docs/REDIS.md);
@@ -172,6 +174,11 @@ public enum ServeCommand {
         let log = try CLI.logger(&args, component: "relay")
         try args.rejectUnknown()  // `watchrelay-relay phone` used to start a relay on the default port
 
+        // One relay per SQLite file: a second one on the same --db refuses to start (exit 1)
+        // instead of serving from a copy of the state that the first keeps changing.
+        let ownerLock =
+            c.redis == nil && c.databasePath != ":memory:"
+            ? try DatabaseOwnerLock.take(databasePath: c.databasePath, option: "--db") : nil
         let server = try await RelayServer.start(c, log: log)
         CLI.printLine(server.url)
         if let consoleURL = server.consoleURL {
@@ -187,6 +194,7 @@ public enum ServeCommand {
             group.cancelAll()
         }
         await server.shutdown()
+        withExtendedLifetime(ownerLock) {}  // held until the store is closed
         return 0
     }
 }

@@ -23,6 +23,8 @@ public struct DatabaseFileError: Error, Sendable, Equatable, CustomStringConvert
         case damaged
         /// Written by a newer WatchRelay (its schema version is above this program's).
         case schemaTooNew(found: Int32, supported: Int32)
+        /// Another process (a relay) has the file open (``DatabaseOwnerLock``).
+        case inUse(lockFile: String)
         /// Anything else SQLite refused (I/O errors, a full disk, a lock held too long).
         case failed
     }
@@ -100,6 +102,8 @@ public struct DatabaseFileError: Error, Sendable, Equatable, CustomStringConvert
             what =
                 "written by a newer WatchRelay (schema \(found), this program reads up to \(supported)):"
                 + " use a newer WatchRelay or pass another \(option)"
+        case .inUse:
+            what = "in use by another process (a relay on the same file): stop it or pass another \(option)"
         case .failed:
             what = "cannot be used"
         }

@@ -59,6 +59,25 @@ import WebSocketTransport
         #expect(text == relay.out.replacingOccurrences(of: "watchrelay-relay ", with: "watchrelay "))
     }
 
+    /// A second relay on the same --db refuses to start (it would serve from its own copy of
+    /// the state while the first changes the rows); once the first is gone, even by SIGKILL,
+    /// the file is free again.
+    @Test func aSecondRelayOnTheSameDatabaseRefusesToStart() async throws {
+        let directory = TemporaryDirectory()
+        let db = directory.path("relay.db")
+        let first = try await RelayProcess.start(db: db, binary: Self.binary, leading: [])
+        let second = try await Self.run(["--port", "0", "--db", db, "--exit-on-stdin-eof"])
+        #expect(second.status == 1)
+        #expect(second.err.contains("relay.db: in use by another process (a relay on the same file): stop it or pass another --db"), "\(second.err)")
+        await first.kill9()
+        let third = try await RelayProcess.start(db: db, binary: Self.binary, leading: [])
+        #expect(third.url.hasPrefix("ws://"))
+        await third.stop()
+        // Another file in the same directory is another relay's.
+        let other = try await RelayProcess.start(db: directory.path("other.db"), binary: Self.binary, leading: [])
+        await other.stop()
+    }
+
     @Test func aBadOptionIsAUsageErrorWithExit2() async throws {
         let result = try await Self.run(["serve", "--no-such-option", "1"])
         #expect(result.status == 2)
