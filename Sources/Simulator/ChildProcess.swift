@@ -179,3 +179,23 @@ public enum ChildProcesses {
 
     private static let ignored = LockedState(false)
 }
+
+/// The scenario runs' temporary directories not yet removed, so that an interrupted run
+/// (`simulate` on SIGINT, SIGTERM or SIGHUP) leaves none behind.
+public enum RunDirectories {
+    static let live = LockedState<Set<String>>([])
+
+    static func add(_ directory: String) { live.withLock { _ = $0.insert(directory) } }
+    static func remove(_ directory: String) { live.withLock { _ = $0.remove(directory) } }
+
+    /// Removes every run directory still there; returns how many there were.
+    @discardableResult
+    public static func removeAll() -> Int {
+        let directories = live.withLock { live in
+            defer { live.removeAll() }
+            return live
+        }
+        for directory in directories { try? FileManager.default.removeItem(atPath: directory) }
+        return directories.count
+    }
+}

@@ -113,6 +113,7 @@ public actor ScenarioRunner {
         }
         directory = NSTemporaryDirectory() + "watchrelay-sim-" + UUID().uuidString
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        RunDirectories.add(directory)
         var results: [StepResult] = []
         if isInMemory { await prepareMemoryRelay() }
         for (i, step) in scenario.steps.enumerated() {
@@ -158,6 +159,7 @@ public actor ScenarioRunner {
         relayPorts = []
         githubPort = 0
         try? FileManager.default.removeItem(atPath: directory)
+        RunDirectories.remove(directory)
         return records
     }
 

@@ -70,8 +70,8 @@ enum SimulateCommand {
             throw Arguments.UsageError(description: "--cluster and --memory exclude each other")
         }
 
-        // An interrupted run leaves no child behind.
-        let signalSources = processes || cluster ? killChildrenOnTermination() : []
+        // An interrupted run leaves no child and no run directory behind, in every mode.
+        let signalSources = cleanUpOnTermination()
         defer { withExtendedLifetime(signalSources) {} }
         let onStep: @Sendable (StepResult) -> Void = { step in
             if !json { CLI.printLine(step.line) }
@@ -99,16 +99,20 @@ enum SimulateCommand {
         return suite.exitCode
     }
 
-    /// On SIGINT, SIGTERM or SIGHUP: SIGKILL every child still running, then exit with 128 + signal.
-    /// Returns the dispatch sources, which must stay alive for the handlers to run.
-    private static func killChildrenOnTermination() -> [any DispatchSourceSignal] {
+    /// On SIGINT, SIGTERM or SIGHUP: SIGKILL every child still running, remove the runs'
+    /// temporary directories, then exit with 128 + signal. Returns the dispatch sources, which
+    /// must stay alive for the handlers to run.
+    private static func cleanUpOnTermination() -> [any DispatchSourceSignal] {
         [SIGINT, SIGTERM, SIGHUP].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 let killed = ChildProcesses.killAll()
+                let removed = RunDirectories.removeAll()
                 FileHandle.standardError.write(
-                    Data("simulate: interrupted (signal \(number)); \(killed) child process(es) killed\n".utf8))
+                    Data(
+                        ("simulate: interrupted (signal \(number)); \(killed) child process(es) killed, "
+                            + "\(removed) run director\(removed == 1 ? "y" : "ies") removed\n").utf8))
                 exit(128 + number)
             }
             source.resume()

@@ -69,6 +69,32 @@ struct FailureReportTests {
         #expect(text.contains("step 0 (load)"), "\(text)")
     }
 
+    /// SIGTERM in the middle of a scenario (here on the in-memory relay, which used to die of
+    /// the signal itself) removes the run's temporary directory and says so.
+    @Test func anInterruptedRunLeavesNoRunDirectoryBehind() async throws {
+        let directory = TemporaryDirectory()
+        let file = directory.path("long.json")
+        try Data(#"{"name": "long", "steps": [{"action": "sleep", "seconds": 60}]}"#.utf8).write(to: URL(fileURLWithPath: file))
+        let process = TestProcess()
+        process.executableURL = URL(fileURLWithPath: try #require(ProcessModeTests.binary))
+        process.arguments = ["simulate", "--memory", file]
+        process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": directory.path]) { $1 }
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let runDirectories: @Sendable () -> [String] = {
+            ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasPrefix("watchrelay-sim-") }
+        }
+        try await eventually(30, "the run's directory") { !runDirectories().isEmpty }
+        kill(process.processIdentifier, SIGTERM)
+        let stderr = await readToEnd(errors.fileHandleForReading)
+        await waitForExit(process)
+        #expect(process.terminationStatus == 128 + SIGTERM)
+        #expect(stderr.contains("simulate: interrupted (signal 15); 0 child process(es) killed, 1 run directory removed"), "\(stderr)")
+        #expect(runDirectories().isEmpty)
+    }
+
     @Test func anUnknownActionIsAnInvalidScenario() throws {
         let json = #"{"name": "x", "steps": [{"action": "teleport", "actor": "watch"}]}"#
         #expect(throws: ScenarioError.invalid("step 1 (teleport): unknown action 'teleport'")) {
