@@ -62,7 +62,11 @@ public enum PhoneError: Error, Sendable, Equatable, CustomStringConvertible {
         case .github(let login, let error): "\(login): \(error)"
         case .relay(let error): "relay: \(error)"
         case .store(let what): "store: \(what)"
-        case .invalidLogin(let text): "'\(text)' is not a GitHub login"
+        case .invalidLogin(let text):
+            // A login is at most 39 characters; what a script sent by mistake may be megabytes.
+            text.count > 80
+                ? "'\(text.prefix(40))…' (\(text.utf8.count) bytes) is not a GitHub login"
+                : "'\(text)' is not a GitHub login"
         case .notAFavorite(let login): "'\(login)' is not a favorite"
         case .invalidPayload(let kind, let reason): "bad payload \(kind ?? "without kind") from the watch: \(reason)"
         case .shutDown: "the phone companion is shut down"

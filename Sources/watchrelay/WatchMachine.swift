@@ -63,6 +63,17 @@ enum WatchMachine {
                 try await watch.pair(code: code)
                 return (MachineProtocol.ok(request), false)
             case .delete(let login):
+                let favorites = await watch.current.favorites
+                guard favorites.contains(login) else {
+                    // As the interactive watch says it (it used to answer ok and send nothing).
+                    let logins = favorites.users.map(\.login)
+                    return (
+                        MachineProtocol.failure(
+                            id: request.id, command: request.verb, code: "not_a_favorite",
+                            message: "\(login) is not a favorite (\(logins.isEmpty ? "none yet" : logins.joined(separator: ", ")))"),
+                        false
+                    )
+                }
                 try await watch.delete(login)
                 return (MachineProtocol.ok(request, ["login": .string(login)]), false)
             case .open(let login):
@@ -71,7 +82,10 @@ enum WatchMachine {
                 return (MachineProtocol.ok(request, ["profile": screen.map { JSONRenderer.json($0, now: now) } ?? .null]), false)
             case .select(let login):
                 try await watch.select(login)
-                return (MachineProtocol.ok(request, ["login": login.map(JSONValue.string) ?? .null]), false)
+                var fields: [String: JSONValue] = ["login": login.map(JSONValue.string) ?? .null]
+                // Allowed (the rectangular widget then shows the first favorite), but said.
+                if let login { fields["favorite"] = .bool(await watch.current.favorites.contains(login)) }
+                return (MachineProtocol.ok(request, fields), false)
             case .foreground(let on):
                 await watch.setForeground(on)
                 return (MachineProtocol.ok(request, ["foreground": .bool(on)]), false)

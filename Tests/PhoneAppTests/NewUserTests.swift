@@ -215,6 +215,23 @@ struct NewUserTests {
         }
         #expect(seen.last?["ok"] == true)
         #expect(seen.dropLast().contains { $0["type"] == "event" && $0["event"] == "paired" }, "\(seen)")
+        // A login the watch does not list: the interactive watch's error, as a failure (it
+        // answered ok and sent nothing); `select` of one is allowed and said.
+        try await Self.push(phone, 1, ["octocat"])
+        _ = try await watch.line(startingWith: #"{"event":"snapshot""#)
+        func response(_ id: Int) async throws -> JSONValue {
+            while true {
+                let object = try JSONParser.parse(Array(try await watch.line(startingWith: "{").utf8))
+                if object["type"] == "response" && object["id"] == .int(Int64(id)) { return object }
+            }
+        }
+        watch.type(#"{"id":2,"command":"delete","args":["nobody"]}"#)
+        let refused = try await response(2)
+        #expect(refused["ok"] == false && refused["error"]?["code"] == "not_a_favorite", "\(refused)")
+        #expect(refused["error"]?["message"] == "nobody is not a favorite (octocat)")
+        watch.type(#"{"id":3,"command":"select","args":["nobody"]}"#)
+        let selected = try await response(3)
+        #expect(selected["ok"] == true && selected["favorite"] == false, "\(selected)")
         watch.closeInput()
         #expect(try await watch.exitStatus() == 0)
         await phone.close()

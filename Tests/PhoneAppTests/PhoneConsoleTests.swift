@@ -47,6 +47,9 @@ struct PhoneConsoleTests {
         #expect(
             PhoneConsole.errorLine("add", .invalidLogin("a b"))
                 == #"error add source=input code=invalid_login msg="'a b' is not a GitHub login""#)
+        // A script's runaway argument is not echoed whole (a 5 MB login was, on one line).
+        let huge = PhoneError.invalidLogin(String(repeating: "a", count: 5_000_000)).description
+        #expect(huge == "'\(String(repeating: "a", count: 40))…' (5000000 bytes) is not a GitHub login")
         #expect(PhoneConsole.refreshLine(.throttled(retryAfter: .milliseconds(8_500))) == "throttled refresh retry_after_ms=8500")
     }
 
