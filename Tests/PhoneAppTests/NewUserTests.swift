@@ -217,6 +217,9 @@ struct NewUserTests {
         #expect(seen.dropLast().contains { $0["type"] == "event" && $0["event"] == "paired" }, "\(seen)")
         // A login the watch does not list: the interactive watch's error, as a failure (it
         // answered ok and sent nothing); `select` of one is allowed and said.
+        try await withTimeout(20, "the phone to see the pair") {
+            for await event in phone.events { if case .paired = event { return } }
+        }
         try await Self.push(phone, 1, ["octocat"])
         _ = try await watch.line(startingWith: #"{"event":"snapshot""#)
         func response(_ id: Int) async throws -> JSONValue {
