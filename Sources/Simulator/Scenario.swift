@@ -24,11 +24,11 @@ public struct Scenario: Sendable, Codable, Hashable {
     /// Decodes a scenario from JSON bytes.
     /// - Throws: ``ScenarioError/invalid(_:)`` naming what is wrong.
     public static func decode(_ data: Data) throws -> Scenario {
+        var json = JSONValue.null
         do {
             // Strict JSON first (no trailing commas, no duplicate keys), and every field known:
             // a mistyped field (`equal` for `equals`) would otherwise be ignored, and the step
             // would check nothing and pass.
-            let json: JSONValue
             do {
                 // A byte-order mark some editors write is not JSON; the decoder skips it too.
                 let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
@@ -45,8 +45,66 @@ public struct Scenario: Sendable, Codable, Hashable {
             return scenario
         } catch let error as ScenarioError {
             throw error
+        } catch let error as DecodingError {
+            throw ScenarioError.invalid(explain(error, in: json))
         } catch {
             throw ScenarioError.invalid("not a scenario: \(error)")
+        }
+    }
+
+    /// A decoding error in the file's words: which step and field, what it needs, what it has
+    /// (`step 1 (advance): 'seconds' must be a number, not the string "ten"`), instead of
+    /// Foundation's coding path and debug description.
+    static func explain(_ error: DecodingError, in json: JSONValue) -> String {
+        func place(_ path: [any CodingKey]) -> String {
+            var text = ""
+            var value: JSONValue? = json
+            for (n, key) in path.enumerated() {
+                if let index = key.intValue {
+                    value = value?.arrayValue.flatMap { index < $0.count ? $0[index] : nil }
+                    let action = value?.objectValue?["action"]?.stringValue.map { " (\($0))" } ?? ""
+                    text = "step \(index + 1)\(action)"
+                } else {
+                    value = value?.objectValue?[key.stringValue]
+                    // `steps` before an index reads as "step N"; alone, it is the field.
+                    if key.stringValue != "steps" || n == path.count - 1 {
+                        text += (text.isEmpty ? "" : ": ") + "'\(key.stringValue)'"
+                    }
+                }
+            }
+            return text.isEmpty ? "the scenario" : text
+        }
+        func found(_ path: [any CodingKey]) -> String {
+            var value: JSONValue? = json
+            for key in path {
+                value = key.intValue.map { i in value?.arrayValue.flatMap { i < $0.count ? $0[i] : nil } } ?? value?.objectValue?[key.stringValue]
+            }
+            switch value {
+            case .string(let s)?: return "the string \"\(s.prefix(40))\""
+            case .int?, .double?: return "a number"
+            case .bool(let b)?: return "\(b)"
+            case .array?: return "an array"
+            case .object?: return "an object"
+            case .null?, nil: return "null"
+            }
+        }
+        func kind(_ type: Any.Type) -> String {
+            switch type {
+            case is Double.Type, is Int.Type, is Int64.Type, is Float.Type: "a number"
+            case is String.Type: "a string"
+            case is Bool.Type: "true or false"
+            default: "\(type)"
+            }
+        }
+        switch error {
+        case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
+            return "\(place(context.codingPath)) must be \(kind(type)), not \(found(context.codingPath))"
+        case .keyNotFound(let key, let context):
+            return "\(place(context.codingPath + [key])) is missing"
+        case .dataCorrupted(let context):
+            return "\(place(context.codingPath)): \(context.debugDescription)"
+        @unknown default:
+            return "not a scenario: \(error)"
         }
     }
 

@@ -120,6 +120,14 @@ struct FailureReportTests {
             #"{"name": "x", "steps": [{"action": "wait", "event": "snapshots"}]}"#,
             "step 1 (wait): event 'snapshots' is not one of snapshot, reload, stale, deleteAccepted, deleteCompleted, reachable, unreachable, paired"
         ),
+        // Wrong types and missing fields in the file's words (they were Foundation's
+        // `DecodingError.typeMismatch … Path: steps[0].seconds. Debug description: …`).
+        (#"{"name": "x", "steps": [{"action": "advance", "seconds": "ten"}]}"#, #"step 1 (advance): 'seconds' must be a number, not the string "ten""#),
+        (#"{"name": "x", "steps": [{"action": "expectRelay", "pairs": true}]}"#, "step 1 (expectRelay): 'pairs' must be a number, not true"),
+        (#"{"name": 7, "steps": [{"action": "start", "actor": "relay"}]}"#, "'name' must be a string, not a number"),
+        (#"{"steps": [{"action": "start", "actor": "relay"}]}"#, "'name' is missing"),
+        (#"{"name": "x", "steps": [{"actor": "relay"}]}"#, "step 1: 'action' is missing"),
+        (#"{"name": "x"}"#, "'steps' is missing"),
         (
             #"{"name": "x", "steps": [{"action": "linkFault", "fault": "dealy"}]}"#,
             "step 1 (linkFault): fault 'dealy' is not one of unreachable, flap, delay, drop, no-reply, complication-budget, disconnect, slow-writes, none"
