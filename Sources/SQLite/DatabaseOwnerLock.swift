@@ -1,8 +1,11 @@
+import Foundation
+
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// One relay process at a time on a database file: an advisory lock (`flock`) on `PATH-lock`,
+/// One relay process at a time on a database file: an advisory lock (`flock`) on `PATH-lock`
+/// (PATH with its symbolic links resolved),
 /// held while this object lives and released by the kernel when the process ends (`kill -9`
 /// included, so a restart right after one never finds it taken).
 ///
@@ -27,7 +30,8 @@ public final class DatabaseOwnerLock {
     /// file cannot be created (a missing or read-only directory): opening the database then
     /// says what is wrong, as it would have.
     public static func take(databasePath: String, option: String) throws(DatabaseFileError) -> DatabaseOwnerLock? {
-        let path = databasePath + "-lock"
+        // The file SQLite opens: a symbolic link to it (or `..` through one) names the same lock.
+        let path = URL(fileURLWithPath: databasePath).resolvingSymlinksInPath().path + "-lock"
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return nil }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {

@@ -185,8 +185,16 @@ public enum ChildProcesses {
 public enum RunDirectories {
     static let live = LockedState<Set<String>>([])
 
-    static func add(_ directory: String) { live.withLock { _ = $0.insert(directory) } }
-    static func remove(_ directory: String) { live.withLock { _ = $0.remove(directory) } }
+    /// Registers `directory`, then creates it (registered first: a signal in between finds it).
+    static func create(_ directory: String) {
+        live.withLock { _ = $0.insert(directory) }
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    /// Removes `directory` and forgets it once it is gone.
+    static func remove(_ directory: String) {
+        if removeTree(directory) { live.withLock { _ = $0.remove(directory) } }
+    }
 
     /// Removes every run directory still there; returns how many there were.
     @discardableResult
@@ -195,7 +203,18 @@ public enum RunDirectories {
             defer { live.removeAll() }
             return live
         }
-        for directory in directories { try? FileManager.default.removeItem(atPath: directory) }
+        for directory in directories { _ = removeTree(directory) }
         return directories.count
+    }
+
+    /// Removes the tree at `path`, again if a file vanished under the walk (a relay's SQLite
+    /// connection closing late deletes its `-wal` and `-shm` meanwhile, and the walk then stops
+    /// short of the directory); whether it is gone.
+    private static func removeTree(_ path: String) -> Bool {
+        for _ in 0..<5 {
+            try? FileManager.default.removeItem(atPath: path)
+            if !FileManager.default.fileExists(atPath: path) { return true }
+        }
+        return false
     }
 }

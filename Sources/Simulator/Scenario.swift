@@ -62,8 +62,12 @@ public struct Scenario: Sendable, Codable, Hashable {
             for (n, key) in path.enumerated() {
                 if let index = key.intValue {
                     value = value?.arrayValue.flatMap { index < $0.count ? $0[index] : nil }
-                    let action = value?.objectValue?["action"]?.stringValue.map { " (\($0))" } ?? ""
-                    text = "step \(index + 1)\(action)"
+                    if n == 1 && path[0].stringValue == "steps" {
+                        let action = value?.objectValue?["action"]?.stringValue.map { " (\($0))" } ?? ""
+                        text = "step \(index + 1)\(action)"
+                    } else {
+                        text += " item \(index + 1)"  // of a list inside a step: 'repos' item 2
+                    }
                 } else {
                     value = value?.objectValue?[key.stringValue]
                     // `steps` before an index reads as "step N"; alone, it is the field.
@@ -93,6 +97,8 @@ public struct Scenario: Sendable, Codable, Hashable {
             case is Double.Type, is Int.Type, is Int64.Type, is Float.Type: "a number"
             case is String.Type: "a string"
             case is Bool.Type: "true or false"
+            case is [Any].Type: "a list"
+            case is [String: Any].Type: "an object"
             default: "\(type)"
             }
         }
@@ -102,7 +108,11 @@ public struct Scenario: Sendable, Codable, Hashable {
         case .keyNotFound(let key, let context):
             return "\(place(context.codingPath + [key])) is missing"
         case .dataCorrupted(let context):
-            return "\(place(context.codingPath)): \(context.debugDescription)"
+            // Foundation's words for a number it cannot hold (1.5 for a count, 20 digits): the
+            // file passed the strict JSON parser, so that is what "not valid JSON" means here.
+            let why = context.debugDescription.contains("not valid JSON")
+                ? "a number that is not a whole number or is out of range" : context.debugDescription
+            return "\(place(context.codingPath)): \(why)"
         @unknown default:
             return "not a scenario: \(error)"
         }

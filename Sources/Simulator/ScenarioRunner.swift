@@ -112,8 +112,7 @@ public actor ScenarioRunner {
             return result
         }
         directory = NSTemporaryDirectory() + "watchrelay-sim-" + UUID().uuidString
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        RunDirectories.add(directory)
+        RunDirectories.create(directory)
         var results: [StepResult] = []
         if isInMemory { await prepareMemoryRelay() }
         for (i, step) in scenario.steps.enumerated() {
@@ -158,7 +157,6 @@ public actor ScenarioRunner {
         relayRecords = []
         relayPorts = []
         githubPort = 0
-        try? FileManager.default.removeItem(atPath: directory)
         RunDirectories.remove(directory)
         return records
     }

@@ -69,6 +69,9 @@ import WebSocketTransport
         let second = try await Self.run(["--port", "0", "--db", db, "--exit-on-stdin-eof"])
         #expect(second.status == 1)
         #expect(second.err.contains("relay.db: in use by another process (a relay on the same file): stop it or pass another --db"), "\(second.err)")
+        // The same file through a symbolic link is the same file.
+        try FileManager.default.createSymbolicLink(atPath: directory.path("link.db"), withDestinationPath: db)
+        #expect(try await Self.run(["--port", "0", "--db", directory.path("link.db"), "--exit-on-stdin-eof"]).status == 1)
         await first.kill9()
         let third = try await RelayProcess.start(db: db, binary: Self.binary, leading: [])
         #expect(third.url.hasPrefix("ws://"))

@@ -128,6 +128,11 @@ struct FailureReportTests {
         (#"{"steps": [{"action": "start", "actor": "relay"}]}"#, "'name' is missing"),
         (#"{"name": "x", "steps": [{"actor": "relay"}]}"#, "step 1: 'action' is missing"),
         (#"{"name": "x"}"#, "'steps' is missing"),
+        (#"{"name": "x", "steps": "start"}"#, "'steps' must be a list, not the string \"start\""),
+        (
+            #"{"name": "x", "steps": [{"action": "start", "actor": "relay"}, {"action": "expectPhoneFavorites", "favorites": ["a", 3]}]}"#,
+            "step 2 (expectPhoneFavorites): 'favorites' item 2 must be a string, not a number"
+        ),
         (
             #"{"name": "x", "steps": [{"action": "linkFault", "fault": "dealy"}]}"#,
             "step 1 (linkFault): fault 'dealy' is not one of unreachable, flap, delay, drop, no-reply, complication-budget, disconnect, slow-writes, none"
