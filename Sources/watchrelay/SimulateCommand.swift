@@ -71,7 +71,7 @@ enum SimulateCommand {
         }
 
         // An interrupted run leaves no child and no run directory behind, in every mode.
-        let signalSources = cleanUpOnTermination()
+        let signalSources = await cleanUpOnTermination()
         defer { withExtendedLifetime(signalSources) {} }
         let onStep: @Sendable (StepResult) -> Void = { step in
             if !json { CLI.printLine(step.line) }
@@ -101,11 +101,16 @@ enum SimulateCommand {
 
     /// On SIGINT, SIGTERM or SIGHUP: SIGKILL every child still running, remove the runs'
     /// temporary directories, then exit with 128 + signal. Returns the dispatch sources, which
-    /// must stay alive for the handlers to run.
-    private static func cleanUpOnTermination() -> [any DispatchSourceSignal] {
-        [SIGINT, SIGTERM, SIGHUP].map { number in
+    /// must stay alive for the handlers to run. Returns once the kernel delivers the signals
+    /// to them: a signal between `SIG_IGN` and the source's registration would be lost (a
+    /// loaded machine's first-second SIGTERM was, and the run went on).
+    private static func cleanUpOnTermination() async -> [any DispatchSourceSignal] {
+        let numbers = [SIGINT, SIGTERM, SIGHUP]
+        let (registered, registration) = AsyncStream.makeStream(of: Void.self)
+        let sources = numbers.map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setRegistrationHandler { registration.yield() }
             source.setEventHandler {
                 let killed = ChildProcesses.killAll()
                 let removed = RunDirectories.removeAll()
@@ -118,6 +123,12 @@ enum SimulateCommand {
             source.resume()
             return source
         }
+        var count = 0
+        for await _ in registered {
+            count += 1
+            if count == numbers.count { break }
+        }
+        return sources
     }
 
     /// This binary (`watchrelay`), to run `serve`, `phone` and `watch` as child processes.
