@@ -56,7 +56,8 @@ public struct Scenario: Sendable, Codable, Hashable {
     /// (`step 1 (advance): 'seconds' must be a number, not the string "ten"`), instead of
     /// Foundation's coding path and debug description.
     static func explain(_ error: DecodingError, in json: JSONValue) -> String {
-        func place(_ path: [any CodingKey]) -> String {
+        /// Where `path` points, in the file's words, and the value there (nil: absent).
+        func place(_ path: [any CodingKey]) -> (text: String, value: JSONValue?) {
             var text = ""
             var value: JSONValue? = json
             for (n, key) in path.enumerated() {
@@ -76,18 +77,14 @@ public struct Scenario: Sendable, Codable, Hashable {
                     }
                 }
             }
-            return text.isEmpty ? "the scenario" : text
+            return (text.isEmpty ? "the scenario" : text, value)
         }
-        func found(_ path: [any CodingKey]) -> String {
-            var value: JSONValue? = json
-            for key in path {
-                value = key.intValue.map { i in value?.arrayValue.flatMap { i < $0.count ? $0[i] : nil } } ?? value?.objectValue?[key.stringValue]
-            }
+        func found(_ value: JSONValue?) -> String {
             switch value {
             case .string(let s)?: return "the string \"\(s.prefix(40))\""
             case .int?, .double?: return "a number"
             case .bool(let b)?: return "\(b)"
-            case .array?: return "an array"
+            case .array?: return "a list"
             case .object?: return "an object"
             case .null?, nil: return "null"
             }
@@ -104,15 +101,16 @@ public struct Scenario: Sendable, Codable, Hashable {
         }
         switch error {
         case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
-            return "\(place(context.codingPath)) must be \(kind(type)), not \(found(context.codingPath))"
+            let (text, value) = place(context.codingPath)
+            return "\(text) must be \(kind(type)), not \(found(value))"
         case .keyNotFound(let key, let context):
-            return "\(place(context.codingPath + [key])) is missing"
+            return "\(place(context.codingPath + [key]).text) is missing"
         case .dataCorrupted(let context):
             // Foundation's words for a number it cannot hold (1.5 for a count, 20 digits): the
             // file passed the strict JSON parser, so that is what "not valid JSON" means here.
             let why = context.debugDescription.contains("not valid JSON")
                 ? "a number that is not a whole number or is out of range" : context.debugDescription
-            return "\(place(context.codingPath)): \(why)"
+            return "\(place(context.codingPath).text): \(why)"
         @unknown default:
             return "not a scenario: \(error)"
         }

@@ -26,6 +26,7 @@ extension ScenarioRunner {
     static func check(error: any Error, against expected: String) throws {
         var text = String(describing: error)
         if let p = error as? PhoneError { text = "\(p.code): \(p.description)" }
+        if let w = error as? WatchAppError { text = "\(w.code): \(w.description)" }
         guard text.localizedCaseInsensitiveContains(expected) else {
             throw StepFailure(expected: "an error containing '\(expected)'", seen: text)
         }

@@ -88,16 +88,7 @@ actor SimulatedWatch: ScenarioWatch {
     }
 
     func delete(_ login: String) async throws {
-        let watch = try running()
-        let favorites = await watch.current.favorites
-        guard favorites.contains(login) else {
-            // As `watch --machine` answers it (the --processes mode): the same step, the same error.
-            let logins = favorites.users.map(\.login)
-            throw ChildCommandError(
-                command: "delete", code: "not_a_favorite",
-                message: "\(login) is not a favorite (\(logins.isEmpty ? "none yet" : logins.joined(separator: ", ")))")
-        }
-        try await watch.delete(login)
+        try await running().delete(login)
         await settle()
     }
 

@@ -182,8 +182,15 @@ public actor HeadlessWatch {
     }
 
     /// `delete <login>`: marks the user pending and sends `favorites.delete` by userInfo;
-    /// returns once the relay accepted it (the phone may be offline).
+    /// returns once the relay accepted it (the phone may be offline). A login already pending
+    /// is not sent again.
+    ///
+    /// - Throws: ``WatchAppError/notAFavorite(_:favorites:)`` for a login the watch does not
+    ///   list; the session's or the store's error.
     public func delete(_ login: String) async throws {
+        guard state.favorites.contains(login) else {
+            throw WatchAppError.notAFavorite(login, favorites: state.favorites.users.map(\.login))
+        }
         guard let command = state.delete(login) else { return }
         try store.setPendingDelete(command.login, accepted: false)
         try await sendDelete(command.login)

@@ -223,11 +223,8 @@ enum WatchCommand {
                 try await watch.pair(code: code)
                 printer.say("paired")
             case .delete(let login):
-                let favorites = await watch.current.favorites
-                if !favorites.contains(login) {
-                    let logins = favorites.users.map(\.login)
-                    printer.say("error: \(login) is not a favorite (\(logins.isEmpty ? "none yet" : logins.joined(separator: ", ")))")
-                } else if favorites.isPendingDelete(login) {
+                // A login the watch does not list: the watch's error, said below.
+                if await watch.current.favorites.isPendingDelete(login) {
                     printer.say("delete \(login): already sent, waiting for the phone")
                 } else {
                     try await watch.delete(login)

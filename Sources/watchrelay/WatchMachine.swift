@@ -63,17 +63,6 @@ enum WatchMachine {
                 try await watch.pair(code: code)
                 return (MachineProtocol.ok(request), false)
             case .delete(let login):
-                let favorites = await watch.current.favorites
-                guard favorites.contains(login) else {
-                    // As the interactive watch says it (it used to answer ok and send nothing).
-                    let logins = favorites.users.map(\.login)
-                    return (
-                        MachineProtocol.failure(
-                            id: request.id, command: request.verb, code: "not_a_favorite",
-                            message: "\(login) is not a favorite (\(logins.isEmpty ? "none yet" : logins.joined(separator: ", ")))"),
-                        false
-                    )
-                }
                 try await watch.delete(login)
                 return (MachineProtocol.ok(request, ["login": .string(login)]), false)
             case .open(let login):
@@ -177,7 +166,7 @@ enum WatchMachine {
             case .relay(let code, _): code.rawValue
             case .persistFailed: "persist_failed"
             }
-        case is WatchAppError: "invalid_widget"
+        case let e as WatchAppError: e.code
         default: "failed"
         }
     }

@@ -97,16 +97,17 @@ struct ExampleAppTests {
         let bin = try await ExampleBuild.shared.products().binDirectory
         let directory = TemporaryDirectory()
         let relay = try await RelayServer.startForTest(in: directory.path)
-        let misspelled = try AppProcess(
-            "GitExplorerPhone", executable: bin + "/GitExplorerPhone", relayURL: relay.url, role: "iphone",
-            state: directory.path("phone"))
+        func phoneApp(role: String, state: String) throws -> AppProcess {
+            try AppProcess(
+                "GitExplorerPhone", executable: bin + "/GitExplorerPhone", relayURL: relay.url, role: role,
+                state: directory.path(state))
+        }
+        let misspelled = try phoneApp(role: "iphone", state: "phone")
         defer { misspelled.terminate() }
         misspelled.type("quit")
         let refused = try await misspelled.exit()
         #expect(refused.stderr.contains("WCSession.isSupported() is false: WATCHRELAY_ROLE is 'iphone', not phone or watch"), "\(refused.stderr)")
-        let unpaired = try AppProcess(
-            "GitExplorerPhone", executable: bin + "/GitExplorerPhone", relayURL: relay.url, role: "phone",
-            state: directory.path("typo"))
+        let unpaired = try phoneApp(role: "phone", state: "typo")
         defer { unpaired.terminate() }
         try await unpaired.line(startingWith: "activated")
         unpaired.type("quit")
