@@ -28,21 +28,6 @@ public enum CLI {
         return Logger(level: level, fields: [("component", component)])
     }
 
-    /// Returns after SIGINT or SIGTERM (their default actions are disabled for the process).
-    public static func waitForTerminationSignal() async {
-        let (signals, continuation) = AsyncStream.makeStream(of: Int32.self)
-        var sources: [any DispatchSourceSignal] = []
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { continuation.yield(sig) }
-            source.resume()
-            sources.append(source)
-        }
-        for await _ in signals { break }
-        withExtendedLifetime(sources) {}
-    }
-
     /// Standard input as lines. A blocking `readLine` loop on its own thread: nothing waits for
     /// the thread (it ends at end of input, or with the process), only for the lines it yields.
     public static func standardInputLines() -> AsyncStream<String> {

@@ -1,9 +1,10 @@
 import CLIArguments
 import Foundation
+import Primitives
+import RedisClient
 import RelayConsole
 import RelayCore
 import RelayProtocol
-import RedisClient
 import RelayServer
 import SQLite
 
@@ -179,13 +180,15 @@ public enum ServeCommand {
         let ownerLock =
             c.redis == nil && c.databasePath != ":memory:"
             ? try DatabaseOwnerLock.take(databasePath: c.databasePath, option: "--db") : nil
+        // Before the URL line: a script that sends SIGTERM as soon as it reads it is heard.
+        let termination = await TerminationSignal.install()
         let server = try await RelayServer.start(c, log: log)
         CLI.printLine(server.url)
         if let consoleURL = server.consoleURL {
             FileHandle.standardError.write(Data("console: \(consoleURL)\n".utf8))
         }
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await CLI.waitForTerminationSignal() }
+            group.addTask { await termination.wait() }
             if stdinEnds {
                 let lines = CLI.standardInputLines()
                 group.addTask { for await _ in lines {} }

@@ -49,7 +49,7 @@ public enum BenchClusterCommand {
         }
         let cpu = try args.int("relay-cpu", in: 0...1023) ?? 1
         try args.rejectUnknown()
-        let signalSources = BenchChildren.killOnTermination()
+        let signalSources = await BenchChildren.killOnTermination()
         defer { withExtendedLifetime(signalSources) {} }
         _ = BenchSystem.raiseOpenFileLimit()
         let directory = NSTemporaryDirectory() + "watchrelay-bench-cluster-\(getpid())"

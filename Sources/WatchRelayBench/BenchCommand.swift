@@ -17,7 +17,7 @@ public enum BenchCommand {
         try args.rejectUnknown()
         // Returns only if already pinned (or re-executing failed).
         BenchSystem.pinSelf(to: options.generatorCPU)
-        let signalSources = BenchChildren.killOnTermination()
+        let signalSources = await BenchChildren.killOnTermination()
         defer { withExtendedLifetime(signalSources) {} }
         let fileLimit = BenchSystem.raiseOpenFileLimit()
         if fileLimit < options.connections + 512 {

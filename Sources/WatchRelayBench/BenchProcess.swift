@@ -111,19 +111,12 @@ final class BenchChild: Sendable {
 /// An interrupted benchmark does not leave relays behind.
 enum BenchChildren {
     /// On SIGINT, SIGTERM or SIGHUP: SIGKILL every live child, then exit with 128 + signal.
-    ///
-    /// Returns the dispatch sources, which must stay alive for the handlers to run.
-    static func killOnTermination() -> [any DispatchSourceSignal] {
-        [SIGINT, SIGTERM, SIGHUP].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                ChildProcesses.killAll()
-                FileHandle.standardError.write(Data("bench: interrupted (signal \(number)); relays killed\n".utf8))
-                exit(128 + number)
-            }
-            source.resume()
-            return source
+    /// Returns once a signal is sure to reach the handler; keep the result alive.
+    static func killOnTermination() async -> SignalHandlers {
+        await SignalHandlers.install([SIGINT, SIGTERM, SIGHUP]) { number in
+            ChildProcesses.killAll()
+            FileHandle.standardError.write(Data("bench: interrupted (signal \(number)); relays killed\n".utf8))
+            exit(128 + number)
         }
     }
 }

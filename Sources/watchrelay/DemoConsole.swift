@@ -1,5 +1,6 @@
 import Foundation
 import PhoneApp
+import Primitives
 import RelayCommand
 import RelayServer
 import WatchApp
@@ -11,6 +12,7 @@ enum DemoConsole {
     /// Runs until `quit`, the end of standard input, SIGINT or SIGTERM.
     static func run(relay: RelayServer, phone: PhoneCompanion, watch: HeadlessWatch) async {
         guard let url = relay.consoleURL else { return }
+        let termination = await TerminationSignal.install()  // before the lines a script waits for
         print("\n── The link stays up " + String(repeating: "─", count: 41))
         print("  console: \(url)")
         print("  type: add LOGIN / remove LOGIN (phone), delete LOGIN (watch), quit; set faults on the page")
@@ -21,7 +23,7 @@ enum DemoConsole {
         // commands go out unbuffered through CLI.printLine.)
         fflush(nil)
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await CLI.waitForTerminationSignal() }
+            group.addTask { await termination.wait() }
             let lines = CLI.standardInputLines()
             group.addTask {
                 for await line in lines {

@@ -1,6 +1,7 @@
 import CLIArguments
 import Foundation
 import GitHubAPI
+import Primitives
 import RelayCommand
 import RelayServer
 
@@ -38,12 +39,13 @@ enum GitHubStubCommand {
         let log = try CLI.logger(&args, component: "github-stub")
         try args.rejectUnknown()
 
+        let termination = await TerminationSignal.install()  // before the URL line a script waits for
         let server = try GitHubStubServer.start(catalog: catalog, port: port, host: host, rateLimit: rateLimit)
         CLI.printLine(server.baseURL.absoluteString)
         log.info(
             "serving GitHub fixtures", ("url", server.baseURL.absoluteString), ("fixtures", fixtures ?? "embedded"),
             ("users", "\(server.catalog.accounts.count)"), ("rate_limit", rateLimit.map { "\($0.limit)/h" } ?? "none"))
-        await CLI.waitForTerminationSignal()
+        await termination.wait()
         let counters = server.counters
         await server.stop()
         log.info(

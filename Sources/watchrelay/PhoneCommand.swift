@@ -3,6 +3,7 @@ import Foundation
 import GitHubAPI
 import LineProtocol
 import PhoneApp
+import Primitives
 import RelayCommand
 import RelayServer
 
@@ -150,6 +151,9 @@ enum PhoneCommand {
         let log = try CLI.logger(&args, component: "phone")
         try args.rejectUnknown()
 
+        // Before `ready` and the start lines: a driver that sends SIGTERM as soon as it reads
+        // them is heard.
+        let termination = await TerminationSignal.install()
         var stub: GitHubStubServer?
         let baseURL: URL
         if let githubURL {
@@ -164,7 +168,8 @@ enum PhoneCommand {
         }
         let companion = try PhoneCompanion(configuration: configuration, github: .live(baseURL: baseURL, token: token))
         if machine {
-            return await runMachine(companion, github: baseURL, state: state, pairAtStart: pairAtStart, stub: stub)
+            return await runMachine(
+                companion, github: baseURL, state: state, pairAtStart: pairAtStart, stub: stub, until: termination)
         }
         let reporters = PhoneReporters.start(companion, log: log)
         CLI.printLine("github: \(baseURL.absoluteString)")
@@ -187,7 +192,7 @@ enum PhoneCommand {
         let lines = CLI.standardInputLines()
         await withTaskGroup(of: Bool.self) { group in
             group.addTask {
-                await CLI.waitForTerminationSignal()
+                await termination.wait()
                 return true
             }
             group.addTask {
@@ -207,7 +212,8 @@ enum PhoneCommand {
 
     /// `--machine`: the line protocol; stops on a signal, `quit` or the end of stdin.
     private static func runMachine(
-        _ companion: PhoneCompanion, github: URL, state: String, pairAtStart: Bool, stub: GitHubStubServer?
+        _ companion: PhoneCompanion, github: URL, state: String, pairAtStart: Bool, stub: GitHubStubServer?,
+        until termination: TerminationSignal
     ) async -> Int32 {
         // `ready` is the first line (Simulator/README.md): what start() reports waits for it.
         let (readyLine, readyPrinted) = AsyncStream.makeStream(of: Void.self)
@@ -229,7 +235,7 @@ enum PhoneCommand {
         }
         let lines = CLI.standardInputLines()
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await CLI.waitForTerminationSignal() }
+            group.addTask { await termination.wait() }
             group.addTask { _ = await PhoneMachine.console(companion, lines: lines) }
             await group.next()
             group.cancelAll()

@@ -1,5 +1,6 @@
 import CLIArguments
 import Foundation
+import Primitives
 import RelayCommand
 import Simulator
 
@@ -100,35 +101,19 @@ enum SimulateCommand {
     }
 
     /// On SIGINT, SIGTERM or SIGHUP: SIGKILL every child still running, remove the runs'
-    /// temporary directories, then exit with 128 + signal. Returns the dispatch sources, which
-    /// must stay alive for the handlers to run. Returns once the kernel delivers the signals
-    /// to them: a signal between `SIG_IGN` and the source's registration would be lost (a
-    /// loaded machine's first-second SIGTERM was, and the run went on).
-    private static func cleanUpOnTermination() async -> [any DispatchSourceSignal] {
-        let numbers = [SIGINT, SIGTERM, SIGHUP]
-        let (registered, registration) = AsyncStream.makeStream(of: Void.self)
-        let sources = numbers.map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setRegistrationHandler { registration.yield() }
-            source.setEventHandler {
-                let killed = ChildProcesses.killAll()
-                let removed = RunDirectories.removeAll()
-                FileHandle.standardError.write(
-                    Data(
-                        ("simulate: interrupted (signal \(number)); \(killed) child process(es) killed, "
-                            + "\(removed) run director\(removed == 1 ? "y" : "ies") removed\n").utf8))
-                exit(128 + number)
-            }
-            source.resume()
-            return source
+    /// temporary directories, then exit with 128 + signal. Returns once a signal is sure to
+    /// reach the handler (``SignalHandlers``: a loaded machine's first-second SIGTERM was once
+    /// lost, and the run went on).
+    private static func cleanUpOnTermination() async -> SignalHandlers {
+        await SignalHandlers.install([SIGINT, SIGTERM, SIGHUP]) { number in
+            let killed = ChildProcesses.killAll()
+            let removed = RunDirectories.removeAll()
+            FileHandle.standardError.write(
+                Data(
+                    ("simulate: interrupted (signal \(number)); \(killed) child process(es) killed, "
+                        + "\(removed) run director\(removed == 1 ? "y" : "ies") removed\n").utf8))
+            exit(128 + number)
         }
-        var count = 0
-        for await _ in registered {
-            count += 1
-            if count == numbers.count { break }
-        }
-        return sources
     }
 
     /// This binary (`watchrelay`), to run `serve`, `phone` and `watch` as child processes.

@@ -90,7 +90,9 @@ enum WatchCommand {
             relayURL: relay, stateDirectory: state, deviceName: name, foreground: !background, rules: rules,
             clock: manualClock.map { Clock.manual($0) } ?? .system, publishesFaces: publishesFaces)
         if noBudget { try await watch.setNoBudget(true) }
-        if machine {
+        // Before `ready`: a driver that sends SIGTERM as soon as it reads that line is heard.
+        let termination = once ? nil : await TerminationSignal.install()
+        if machine, let termination {
             try await watch.start()
             let paired = await watch.session.status().isPaired
             CLI.printLine(
@@ -104,7 +106,7 @@ enum WatchCommand {
                 let request = MachineProtocol.Request(id: nil, words: ["pair", code])
                 CLI.printLine(await WatchMachine.run(request, on: watch, clock: manualClock).0)
             }
-            await WatchMachine.run(watch, manualClock: manualClock)
+            await WatchMachine.run(watch, manualClock: manualClock, until: termination)
             return 0
         }
         try await watch.start()
@@ -125,7 +127,7 @@ enum WatchCommand {
             return 0
         }
         log.info("watch running", ("relay", relay), ("state", state))
-        try await interactive(watch, printer: printer, clock: manualClock)
+        if let termination { await interactive(watch, printer: printer, clock: manualClock, until: termination) }
         await watch.stop()
         return 0
     }
@@ -158,7 +160,10 @@ enum WatchCommand {
         }
     }
 
-    private static func interactive(_ watch: HeadlessWatch, printer: WatchPrinter, clock: ManualClock?) async throws {
+    /// Until `quit`, the end of standard input, SIGINT or SIGTERM.
+    private static func interactive(
+        _ watch: HeadlessWatch, printer: WatchPrinter, clock: ManualClock?, until termination: TerminationSignal
+    ) async {
         let lines = CLI.standardInputLines()
         // One snapshot reloads every widget at once: the faces are printed once the burst is
         // over (nothing new for 100 ms, at most a second), not once per reload.
@@ -198,6 +203,7 @@ enum WatchCommand {
                     if await !command(line, watch: watch, printer: printer, clock: clock) { break }
                 }
             }
+            group.addTask { await termination.wait() }
             await group.next()
             group.cancelAll()
         }

@@ -1,5 +1,6 @@
 import Foundation
 import LineProtocol
+import Primitives
 import RelayClient
 import RelayCommand
 import RelayProtocol
@@ -15,7 +16,7 @@ import WatchApp
 /// already seen the reloads it caused.
 enum WatchMachine {
     /// Prints events and answers requests until `quit`, the end of stdin or a signal.
-    static func run(_ watch: HeadlessWatch, manualClock: ManualClock?) async {
+    static func run(_ watch: HeadlessWatch, manualClock: ManualClock?, until termination: TerminationSignal) async {
         let printed = EventCount()  // event lines printed, so a response can wait for them
         let lines = CLI.standardInputLines()
         await withTaskGroup(of: Void.self) { group in
@@ -27,7 +28,7 @@ enum WatchMachine {
                 printed.finish()
             }
             await withTaskGroup(of: Void.self) { inner in
-                inner.addTask { await CLI.waitForTerminationSignal() }
+                inner.addTask { await termination.wait() }
                 inner.addTask {
                     for await text in lines {
                         guard let parsed = MachineProtocol.parse(text) else { continue }

@@ -1,0 +1,71 @@
+import Dispatch
+import Foundation
+
+/// Signals handled by a closure instead of their default action, installed so that none is
+/// lost: ``install(_:handler:)`` returns only once the kernel delivers every one of them to
+/// its dispatch source.
+///
+/// The order matters. A signal's default action (ending the process) must be disabled with
+/// `SIG_IGN` before libdispatch watches it, and an ignored signal that arrives before the source
+/// is registered is dropped. A command that prints "ready" (or its URL) between the two, and a
+/// script that sends SIGTERM as soon as it reads that line, loses the signal and waits forever;
+/// a loaded machine made that window wide enough to hit. Install first, announce after.
+public final class SignalHandlers: @unchecked Sendable {
+    // @unchecked: Dispatch's source protocols are not marked Sendable. This immutable array is
+    // never used after init; it only keeps the sources alive, for their handlers to run.
+    private let sources: [any DispatchSourceSignal]
+
+    private init(sources: [any DispatchSourceSignal]) {
+        self.sources = sources
+    }
+
+    /// Disables the default action of each of `numbers` and runs `handler` with the signal's
+    /// number, on a global queue, each time one arrives. Returns after every source is
+    /// registered: a signal sent after the return reaches `handler`.
+    public static func install(
+        _ numbers: [Int32], handler: @escaping @Sendable (Int32) -> Void
+    ) async -> SignalHandlers {
+        let (registered, registration) = AsyncStream.makeStream(of: Void.self)
+        var sources: [any DispatchSourceSignal] = []
+        for number in numbers {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setRegistrationHandler { registration.yield() }
+            source.setEventHandler { handler(number) }
+            source.resume()
+            sources.append(source)
+        }
+        var count = 0
+        for await _ in registered {
+            count += 1
+            if count == numbers.count { break }
+        }
+        return SignalHandlers(sources: sources)
+    }
+}
+
+/// SIGINT and SIGTERM as an end-of-run event: ``install()`` before the command announces that
+/// it is ready, ``wait()`` where it serves until told to stop.
+public final class TerminationSignal: Sendable {
+    private let received: AsyncStream<Int32>
+    private let handlers: SignalHandlers
+
+    private init(received: AsyncStream<Int32>, handlers: SignalHandlers) {
+        self.received = received
+        self.handlers = handlers
+    }
+
+    /// Takes SIGINT and SIGTERM from their default action. Returns once a signal sent after
+    /// it is sure to end ``wait()``, even one sent before anyone waits.
+    public static func install() async -> TerminationSignal {
+        let (received, continuation) = AsyncStream.makeStream(of: Int32.self, bufferingPolicy: .bufferingOldest(1))
+        let handlers = await SignalHandlers.install([SIGINT, SIGTERM]) { continuation.yield($0) }
+        return TerminationSignal(received: received, handlers: handlers)
+    }
+
+    /// Returns after SIGINT or SIGTERM (at once if one came since ``install()``), or when the
+    /// calling task is cancelled. Meant for one waiter.
+    public func wait() async {
+        for await _ in received { break }
+    }
+}
