@@ -27,6 +27,8 @@ public actor HeadlessWatch {
     private let store: WatchStore
     private var state: WatchAppState
     private var tasks: [Task<Void, Never>] = []
+    /// The resend of unaccepted deletes started by the latest activation (each waits for the one before).
+    private var resending: Task<Void, Never>?
     /// The one widget timer and the wake-up date it is armed for.
     private var widgetTimer: Task<Void, Never>?
     private var armedWake: Timestamp?
@@ -120,20 +122,22 @@ public actor HeadlessWatch {
         }
         rearmWidgetTimer()
         try await session.activate()
-        // Deletes the relay never accepted (the app died first) go again.
-        for (login, accepted) in (try? store.pendingDeletes()) ?? [] where !accepted {
-            try? await sendDelete(login)
-        }
+        // Deletes the relay never accepted (the app died first) go again; the activated event
+        // does the same on every later connection.
+        await resendUnacceptedDeletes()
     }
 
     /// Stops the loops and closes the session.
     public func stop() async {
         for t in tasks { t.cancel() }
+        resending?.cancel()
         facesSink?.finish()
         widgetTimer?.cancel()
         widgetTimer = nil
         await session.close()
         for t in tasks { await t.value }
+        await resending?.value
+        resending = nil
         tasks = []
         releaseWaiters()
         sink.finish()
@@ -194,6 +198,19 @@ public actor HeadlessWatch {
         guard let command = state.delete(login) else { return }
         try store.setPendingDelete(command.login, accepted: false)
         try await sendDelete(command.login)
+    }
+
+    /// Sends again, one at a time, every pending delete the relay has not accepted and nothing
+    /// is sending now. The store is read again before each: another resend running beside this
+    /// one (the start's, and the activation event's) may have had it accepted meanwhile.
+    private func resendUnacceptedDeletes() async {
+        var tried: Set<String> = []
+        while let login = ((try? store.pendingDeletes()) ?? []).first(where: { login, accepted in
+            !accepted && !deletesInFlight.contains(login) && !tried.contains(login)
+        })?.0 {
+            tried.insert(login)
+            try? await sendDelete(login)
+        }
     }
 
     private func sendDelete(_ login: String) async throws {
@@ -329,6 +346,13 @@ public actor HeadlessWatch {
         case .activated(let paired):
             lastFaces = nil  // a new connection (the relay may have restarted): send them again
             publish(.activated(paired: paired))
+            // A delete that failed while the relay was unreachable is still pending here: it goes
+            // now, as a queued transferUserInfo would (not from this loop: it waits for `accepted`).
+            let previous = resending
+            resending = Task {
+                await previous?.value
+                await self.resendUnacceptedDeletes()
+            }
         case .unpaired(let reason):
             publish(.error("unpaired: \(reason)"))
         case .disconnected:

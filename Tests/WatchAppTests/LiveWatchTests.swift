@@ -64,6 +64,56 @@ struct LiveWatchTests {
         await h.stop()
     }
 
+    /// A delete made while the relay is down past the request timeout fails to the caller but
+    /// stays pending on the watch (the row stays struck through). It must reach the phone when
+    /// the watch connects again, as a transferUserInfo would, not only at the next app start.
+    @Test func aDeleteTheRelayNeverAcceptedGoesOnceTheWatchReconnects() async throws {
+        let directory = TemporaryDirectory()
+        let relay = try await RelayServer.startForTest(in: directory.path)
+        let port = relay.port
+        let phone = try RelaySession(
+            configuration: RelaySessionConfiguration(
+                url: relay.url, role: .phone, deviceName: "iPhone", stateDirectory: directory.path("phone")))
+        try await phone.activate()
+        let session = try RelaySession(
+            configuration: RelaySessionConfiguration(
+                url: relay.url, role: .watch, deviceName: "Apple Watch",
+                stateDirectory: HeadlessWatch.sessionDirectory(of: directory.path("watch")),
+                backoff: [0.05, 0.1], requestTimeoutSeconds: 1))
+        let watch = try HeadlessWatch(
+            relayURL: relay.url, stateDirectory: directory.path("watch"), clock: .manual(ManualClock(Fx.t0)),
+            session: .live(session))
+        let events = EventBuffer(watch.events)
+        try await watch.start()
+        try await watch.pair(code: try await phone.beginPairing().code)
+        try await phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)
+        _ = try await events.collect(1) { if case .snapshotStored(1, _) = $0 { true } else { nil } }
+
+        await phone.close()
+        await relay.shutdown()
+        await #expect(throws: (any Error).self) { try await watch.delete("torvalds") }
+        #expect(await watch.current.favorites.isPendingDelete("torvalds"))
+
+        var c = RelayServerConfiguration()
+        c.port = port
+        c.databasePath = directory.path("relay.db")
+        let relay2 = try await RelayServer.start(c, log: .silent)
+        _ = try await events.collect(1) { if case .deleteAccepted("torvalds") = $0 { true } else { nil } }
+        let phone2 = try RelaySession(
+            configuration: RelaySessionConfiguration(
+                url: relay2.url, role: .phone, deviceName: "iPhone", stateDirectory: directory.path("phone")))
+        try await phone2.activate()
+        let d = try await withTimeout(10, "the delete by userInfo") {
+            for await e in phone2.events { if case .userInfo(let d) = e { return d } }
+            throw TestFailure("no userInfo")
+        }
+        #expect(try LoginCommand(json: d.payload.json) == .favoritesDelete("torvalds"))
+        await phone2.acknowledge(d)
+        await watch.stop()
+        await phone2.close()
+        await relay2.shutdown()
+    }
+
     @Test func aDeletedSelectedUserFallsBackToTheFirstFavorite() async throws {
         let h = try await LiveHarness.start()
         try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)
