@@ -44,6 +44,11 @@ actor WatchChildProcess: ScenarioWatch {
             onEvent: { event, fields in
                 if let observation = WatchObservation(event: event, fields) { log.append(observation) }
             })
+        // The process keeps reconnecting, as the in-process watch does after its start threw.
+        if channel?.ready["activated"] == .bool(false) {
+            throw StepFailure(
+                expected: "watch '\(name)' to activate", seen: "no welcome from the relay within the request timeout")
+        }
         if first {
             try await advance(seconds: 1)
             log.markNow()

@@ -93,15 +93,22 @@ enum WatchCommand {
         // Before `ready`: a driver that sends SIGTERM as soon as it reads that line is heard.
         let termination = once ? nil : await TerminationSignal.install()
         if machine, let termination {
-            try await watch.start()
+            // Like the phone: a relay that cannot be reached is said in `ready` (`activated`
+            // false) and an `error` event, and the watch keeps trying (`activated` follows).
+            var activationError: (any Error)?
+            do { try await watch.start() } catch { activationError = error }
             let paired = await watch.session.status().isPaired
             CLI.printLine(
                 MachineProtocol.ready(
                     role: "watch",
                     [
                         "state": .string(state), "pid": .int(Int64(getpid())), "paired": .bool(paired),
+                        "activated": .bool(activationError == nil),
                         "nowMs": .int(watch.clock.now().millisecondsSinceEpoch), "manualClock": .bool(manualClock != nil),
                     ]))
+            if let activationError {
+                CLI.printLine(MachineProtocol.event("error", ["message": .string("relay: \(activationError)")]))
+            }
             if let code {
                 let request = MachineProtocol.Request(id: nil, words: ["pair", code])
                 CLI.printLine(await WatchMachine.run(request, on: watch, clock: manualClock).0)

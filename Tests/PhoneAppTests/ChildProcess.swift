@@ -9,15 +9,19 @@ final class ChildProcess: Sendable {
     private let lines: ChildOutput
 
     /// Starts `watchrelay <subcommand>` with `arguments` (stderr is discarded); `executable`
-    /// and `directory` name another copy of the binary and the working directory.
+    /// and `directory` name another copy of the binary and the working directory, `environment`
+    /// variables set on top of this process's.
     init(
         _ arguments: [String], subcommand: String = "phone", executable: String = watchrelayBinary,
-        directory: String? = nil
+        directory: String? = nil, environment: [String: String] = [:]
     ) throws {
         process = TestProcess()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = [subcommand] + arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let input = Pipe()
         let output = Pipe()
         process.standardInput = input

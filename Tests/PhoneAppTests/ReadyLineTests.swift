@@ -1,4 +1,6 @@
 import Foundation
+import Primitives
+import RelayServer
 import TestSupport
 import Testing
 
@@ -58,5 +60,34 @@ struct SignalAtReadyTests {
             #expect(try await phone.exitStatus() == 0)
         }
         await relay.stop()
+    }
+}
+
+/// The `ready` line of a device whose relay is not there yet.
+@Suite(.timeLimit(.minutes(2)))
+struct ReadyWithoutARelayTests {
+    /// `watch --machine` with no relay behind its URL: `ready` says `activated: false`, an
+    /// `error` event says why, and the watch keeps trying: it activates once a relay listens
+    /// there. (It used to exit 1 with nothing on stdout, where the phone printed `ready`.)
+    @Test func machineWatchWithoutARelaySaysSoAndConnectsWhenOneStarts() async throws {
+        let port = try LoopbackPort.free()
+        let state = TemporaryDirectory()
+        let watch = try ChildProcess(
+            ["--machine", "--relay", "ws://127.0.0.1:\(port)/v1", "--state", state.path, "--log-level", "error"],
+            subcommand: "watch", environment: ["WATCHRELAY_REQUEST_TIMEOUT_S": "1"])
+        defer { watch.terminate() }
+        let ready = try await watch.line(startingWith: "{")
+        #expect(ready.contains(#""type":"ready""#) && ready.contains(#""activated":false"#))
+        let error = try await watch.line(startingWith: "{")
+        #expect(error.contains(#""event":"error""#) && error.contains("relay: "))
+
+        var configuration = RelayServerConfiguration()
+        configuration.port = port
+        configuration.databasePath = state.path + "/relay.db"
+        let relay = try await RelayServer.start(configuration, log: .silent)
+        #expect(try await watch.line(startingWith: #"{"event":"activated""#).contains(#""paired":false"#))
+        watch.type("quit")
+        #expect(try await watch.exitStatus() == 0)
+        await relay.shutdown()
     }
 }
