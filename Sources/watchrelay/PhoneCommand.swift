@@ -21,7 +21,8 @@ enum PhoneCommand {
         the relay and the store are logged as logfmt on stderr. SIGINT/SIGTERM or `quit` stop it.
 
         COMMANDS (stdin lines, or subcommands against --state; a running companion on the same
-        state picks a change up at once (inotify), fetches new users and pushes a snapshot):
+        state picks a change up at once (inotify), fetches new users and pushes a snapshot; as
+        subcommands, only add makes a state directory that does not exist yet):
           add <login>            add a favorite at the end
           remove <login>         remove a favorite (also rm, delete)
           move <login> <index>   move a favorite to a 0-based place (also reorder)
@@ -91,6 +92,12 @@ enum PhoneCommand {
         case .repos, .pair, .status, .help, .quit:
             throw Arguments.UsageError(description: "'\(verb)' needs the running companion: type it on its stdin")
         default: break
+        }
+        // Only `add` may make a state directory (favorites chosen before the first run); a
+        // misspelt --state must not turn into an empty one that lists "(no favorites)".
+        if case .add = command {
+        } else if !FileManager.default.fileExists(atPath: state + "/" + PhoneStore.fileName) {
+            throw NoPhoneState(directory: state, verb: verb)
         }
         let store = try PhoneStore(directory: state)
         do throws(PhoneError) {
@@ -310,5 +317,16 @@ private struct PhoneReporters {
     /// Waits until both streams ended (``PhoneCompanion/shutdown()`` finishes them).
     func finish() async {
         for task in tasks { await task.value }
+    }
+}
+
+/// A subcommand other than `add` named a directory that holds no phone state.
+struct NoPhoneState: Error, CustomStringConvertible {
+    let directory: String
+    let verb: String
+
+    var description: String {
+        "\(verb): no phone state in '\(directory)' (no \(PhoneStore.fileName)); check --state, "
+            + "or create it with 'watchrelay phone add LOGIN --state \(directory)' or a first run of the phone"
     }
 }

@@ -65,6 +65,20 @@ import Testing
         #expect(stderr.contains("\(state)/phone.db: not a WatchRelay database: move it away or pass another --state"))
     }
 
+    /// A misspelt --state used to become a new, empty state: `list` answered "(no favorites)".
+    /// Only `add` may make one (favorites chosen before the phone's first run).
+    @Test func phoneSubcommandsOtherThanAddDoNotMakeAStateDirectory() async throws {
+        let state = directory.path("typo")
+        for words in [["list"], ["remove", "octocat"], ["move", "octocat", "0"], ["refresh"]] {
+            let (status, stderr) = try await runToExit(["phone"] + words + ["--state", state])
+            #expect(status == 1, "\(words)")
+            #expect(stderr.contains("\(words[0]): no phone state in '\(state)' (no phone.db)"), "\(stderr)")
+            #expect(!FileManager.default.fileExists(atPath: state), "\(words) made the directory")
+        }
+        #expect(try await runToExit(["phone", "add", "octocat", "--state", state]).0 == 0)
+        #expect(try await runToExit(["phone", "list", "--state", state]).0 == 0)
+    }
+
     @Test func watchOnAGarbageFileSaysItIsNotAWatchRelayDatabase() async throws {
         let state = directory.path("watch-state")
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false)
