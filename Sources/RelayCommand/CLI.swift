@@ -15,7 +15,7 @@ public enum CLI {
     /// What `--version` prints: the release, the wire protocol, and the versions of the C
     /// libraries loaded at run time (what a bug report needs).
     public static func versionLine(program: String) -> String {
-        "\(program) \(release) (protocol watchrelay.v1; libwebsockets \(RelayServer.libwebsocketsVersion); "
+        "\(program) \(release) (protocol \(RelayServer.subprotocol); libwebsockets \(RelayServer.libwebsocketsVersion); "
             + "SQLite \(SQLiteDatabase.libraryVersion))"
     }
 

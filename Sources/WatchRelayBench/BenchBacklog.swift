@@ -66,7 +66,7 @@ extension BenchRunner {
     {
         let context = clients.context(forPair: 0)
         let maxQueued = BenchConnector.maxQueuedBytes
-        let phone = try await context.connect(to: url, subprotocol: "watchrelay.v1", maxMessageBytes: 1 << 20, maxQueuedBytes: maxQueued)
+        let phone = try await context.connect(to: url, subprotocol: ServerConfiguration.watchRelaySubprotocol, maxMessageBytes: 1 << 20, maxQueuedBytes: maxQueued)
         phone.send(BenchConnector.hello(role: "phone", id: "hp-backlog"))
         _ = try await BenchConnector.awaitFrame(phone, type: .welcome)
         phone.send(Array(#"{"type":"pair.begin","id":"pb-backlog"}"#.utf8))
@@ -74,7 +74,7 @@ extension BenchRunner {
         guard let code = BenchConnector.stringValue(of: "code", in: codeFrame) else {
             throw BenchError.scenario("pair.code without a code")
         }
-        let watch = try await context.connect(to: url, subprotocol: "watchrelay.v1", maxMessageBytes: 1 << 20, maxQueuedBytes: maxQueued)
+        let watch = try await context.connect(to: url, subprotocol: ServerConfiguration.watchRelaySubprotocol, maxMessageBytes: 1 << 20, maxQueuedBytes: maxQueued)
         watch.send(BenchConnector.hello(role: "watch", id: "hw-backlog"))
         _ = try await BenchConnector.awaitFrame(watch, type: .welcome)
         watch.send(Array(#"{"type":"pair.join","id":"pj-backlog","code":"\#(code)"}"#.utf8))
@@ -89,7 +89,7 @@ extension BenchRunner {
     /// Connects the watch with `token` and reads deliveries until `items` arrived; returns how many.
     private static func drain(items: Int, token: String, clients: BenchClients, url: String) async throws -> Int {
         let watch = try await clients.context(forPair: 0).connect(
-            to: url, subprotocol: "watchrelay.v1", maxMessageBytes: 1 << 20, maxQueuedBytes: BenchConnector.maxQueuedBytes)
+            to: url, subprotocol: ServerConfiguration.watchRelaySubprotocol, maxMessageBytes: 1 << 20, maxQueuedBytes: BenchConnector.maxQueuedBytes)
         watch.send(
             Array(
                 #"{"type":"hello","id":"hw-again","protocol":1,"role":"watch","device":{"name":"bench-watch"},"token":"\#(token)","lastSeq":0}"#

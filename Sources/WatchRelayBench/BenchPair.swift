@@ -144,7 +144,7 @@ struct BenchConnector: Sendable {
 
     /// `hello` on both sides, `pair.begin` / `pair.join`, and both `paired` frames.
     private func openWatchRelay(_ index: Int, _ context: WebSocketClientContext) async throws -> BenchPair {
-        let phone = try await connect(url, subprotocol: "watchrelay.v1", on: context)
+        let phone = try await connect(url, subprotocol: ServerConfiguration.watchRelaySubprotocol, on: context)
         phone.send(Self.hello(role: "phone", id: "hp\(index)"))
         _ = try await Self.awaitFrame(phone, type: .welcome)
         phone.send(Array(#"{"type":"pair.begin","id":"pb\#(index)"}"#.utf8))
@@ -152,7 +152,7 @@ struct BenchConnector: Sendable {
         guard let code = Self.stringValue(of: "code", in: codeFrame) else {
             throw BenchError.scenario("pair.code without a code: \(String(decoding: codeFrame, as: UTF8.self))")
         }
-        let watch = try await connect(watchURL ?? url, subprotocol: "watchrelay.v1", on: context)
+        let watch = try await connect(watchURL ?? url, subprotocol: ServerConfiguration.watchRelaySubprotocol, on: context)
         watch.send(Self.hello(role: "watch", id: "hw\(index)"))
         _ = try await Self.awaitFrame(watch, type: .welcome)
         watch.send(Array(#"{"type":"pair.join","id":"pj\#(index)","code":"\#(code)"}"#.utf8))

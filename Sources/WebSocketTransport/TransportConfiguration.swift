@@ -54,7 +54,7 @@ public struct ServerConfiguration: Sendable {
         host: String = "127.0.0.1",
         port: Int = 0,
         path: String = "/v1",
-        subprotocol: String = "watchrelay.v1",
+        subprotocol: String = ServerConfiguration.watchRelaySubprotocol,
         tlsCertificatePath: String? = nil,
         tlsPrivateKeyPath: String? = nil,
         maxMessageBytes: Int = 1 << 20,
@@ -86,6 +86,10 @@ public struct ServerConfiguration: Sendable {
 
     /// The default of ``receiveBufferBytes``, also the buffer of every client connection.
     public static let defaultReceiveBufferBytes = 16384
+
+    /// The WebSocket subprotocol of the wire contract (Protocol/PROTOCOL.md), the default of
+    /// both ends: the one place it is written.
+    public static let watchRelaySubprotocol = "watchrelay.v1"
     /// The range of ``receiveBufferBytes``: lws reads at most its 32 KiB service buffer at once.
     public static let receiveBufferRange = 512...32768
 

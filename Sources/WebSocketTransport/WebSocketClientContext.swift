@@ -61,7 +61,7 @@ public final class WebSocketClientContext: Sendable {
     ///   ``TransportError/shutDown``, or `CancellationError` if the task was cancelled.
     public func connect(
         to url: String,
-        subprotocol: String? = "watchrelay.v1",
+        subprotocol: String? = ServerConfiguration.watchRelaySubprotocol,
         allowSelfSigned: Bool = false,
         maxMessageBytes: Int = 1 << 20,
         maxQueuedBytes: Int = 8 << 20,
