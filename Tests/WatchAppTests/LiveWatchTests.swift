@@ -79,7 +79,7 @@ struct LiveWatchTests {
             configuration: RelaySessionConfiguration(
                 url: relay.url, role: .watch, deviceName: "Apple Watch",
                 stateDirectory: HeadlessWatch.sessionDirectory(of: directory.path("watch")),
-                backoff: [0.05, 0.1], requestTimeoutSeconds: 1))
+                backoff: [0.05, 0.1], requestTimeoutSeconds: 2 * timeoutScale))
         let watch = try HeadlessWatch(
             relayURL: relay.url, stateDirectory: directory.path("watch"), clock: .manual(ManualClock(Fx.t0)),
             session: .live(session))
@@ -221,7 +221,7 @@ struct LiveHarness {
 
     static func start(rules: WidgetRules = WidgetRules(), foreground: Bool = true) async throws -> LiveHarness {
         let directory = TemporaryDirectory()
-        let relay = try await RelayServer.startForTest(in: directory.path) { $0.relay.limits.replyTimeoutMs = Int(800 * timeoutScale) }
+        let relay = try await RelayServer.startForTest(in: directory.path) { $0.relay.limits.replyTimeoutMs = Int(3000 * timeoutScale) }
         let phoneConfig = RelaySessionConfiguration(
             url: relay.url, role: .phone, deviceName: "iPhone", stateDirectory: directory.path("phone"))
         let phone = try RelaySession(configuration: phoneConfig)
