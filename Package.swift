@@ -257,6 +257,11 @@ package.targets.append(contentsOf: [
     .target(name: "WidgetKit", dependencies: ["AppIntents", "RelayProtocol", "Primitives"], swiftSettings: strict),
     .testTarget(
         name: "WidgetKitTests", dependencies: ["WidgetKit", "AppIntents", "Primitives"], swiftSettings: strict),
+    // App code as Xcode 26 compiles a new target (Swift 5 mode, main-actor default isolation):
+    // WidgetKit's declarations must take it as Apple's do, without a warning.
+    .testTarget(
+        name: "WidgetKitAppDefaultsTests", dependencies: ["WidgetKit"],
+        swiftSettings: [.swiftLanguageMode(.v5), .defaultIsolation(MainActor.self)]),
     // Examples/: widgets a developer would copy, each a provider plus the app code that feeds
     // it, and the tests that run their day under WidgetKit's rules.
     .target(

@@ -8,8 +8,9 @@ import RelayProtocol
 /// string-keyed dictionaries map to their JSON forms; `Data` becomes `{"$data": base64}`, `Date`
 /// `{"$date": seconds since 1970}`, and a dictionary whose only key starts with `$` is wrapped
 /// as `{"$dict": …}` so it is never mistaken for one of those. Anything else (`NSNull`,
-/// optionals, URLs, custom types, non-finite doubles) is `payloadUnsupportedTypes`, as in
-/// WatchConnectivity.
+/// optionals, URLs, custom types) is `payloadUnsupportedTypes`, as in WatchConnectivity; so are
+/// the numbers JSON has no form for (NaN, infinities, integers above `Int64.max`), which a
+/// property list would hold (README, "What differs").
 enum PropertyListPayload {
     /// The channel kinds: one per WatchConnectivity transfer.
     enum Channel: String, Sendable {
@@ -96,6 +97,13 @@ enum PropertyListPayload {
             var items: [JSONValue] = []
             for item in v { items.append(try encodeValue(item)) }
             return .array(items)
+        // The types are property-list types; these values are not in JSON (the cases above
+        // took every finite double and every integer up to Int64.max).
+        case let v as Double: throw unrepresentable(v)
+        case let v as Float: throw unrepresentable(v)
+        case let v as CGFloat: throw unrepresentable(v)
+        case let v as UInt: throw unrepresentable(v)
+        case let v as UInt64: throw unrepresentable(v)
         default:
             throw unsupported(value)
         }
@@ -112,11 +120,11 @@ enum PropertyListPayload {
             break
         case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"), UInt8(ascii: "S"), UInt8(ascii: "C"):
             if number.uint64Value <= UInt64(Int64.max) { return .int(Int64(number.uint64Value)) }
-            throw unsupported(number)
+            throw unrepresentable(number.uint64Value)
         default:
             return .int(number.int64Value)
         }
-        guard number.doubleValue.isFinite else { throw unsupported(number) }
+        guard number.doubleValue.isFinite else { throw unrepresentable(number.doubleValue) }
         return .double(number.doubleValue)
     }
 
@@ -124,6 +132,18 @@ enum PropertyListPayload {
         WCError(
             .payloadUnsupportedTypes,
             userInfo: [NSLocalizedDescriptionKey: "Payload contains unsupported type: \(type(of: value))."])
+    }
+
+    /// A number of a property-list type that JSON cannot hold (NaN, an infinity, an integer
+    /// above `Int64.max`): said as the value, since its type is one the payload supports.
+    private static func unrepresentable(_ value: some CustomStringConvertible) -> WCError {
+        WCError(
+            .payloadUnsupportedTypes,
+            userInfo: [
+                NSLocalizedDescriptionKey:
+                    "Payload contains the number \(value), which the relay's JSON cannot carry "
+                    + "(no NaN or infinity, no integer above \(Int64.max))."
+            ])
     }
 
     // MARK: - Decoding

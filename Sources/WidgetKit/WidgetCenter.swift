@@ -52,6 +52,11 @@ public final class WidgetCenter: Sendable {
     }
 
     /// The configured widgets: kind, family and configuration of each instance.
+    ///
+    /// `@preconcurrency`, as Apple declares it: code not yet checked for concurrency (Swift 5
+    /// mode, Xcode 26's default for a new target) may pass a handler that is not `@Sendable`,
+    /// and Swift 6 mode says a non-`Sendable` use in the handler with a warning, not an error.
+    @preconcurrency
     public func getCurrentConfigurations(_ completion: @escaping @Sendable (Result<[WidgetInfo], any Error>) -> Void) {
         completion(.success(Self.target?.currentConfigurations() ?? []))
     }

@@ -67,6 +67,32 @@ struct PropertyListTests {
         }
     }
 
+    /// NaN, the infinities and integers above Int64.max are of property-list types: the error
+    /// names the value the JSON wire cannot carry, not the type (it used to say "unsupported
+    /// type: Double", a type every other double is sent as).
+    static func unrepresentable(_ shown: String) -> Any {
+        let values: [String: Any] = [
+            "nan": Double.nan, "inf": Double.infinity, "-inf": -Float.infinity,
+            "18446744073709551615": UInt64.max, "9223372036854775808": UInt(1) << 63,
+            "NSNumber nan": NSNumber(value: Double.nan), "NSNumber 18446744073709551615": NSNumber(value: UInt64.max),
+        ]
+        return values[shown]!
+    }
+
+    @Test(arguments: [
+        "nan", "inf", "-inf", "18446744073709551615", "9223372036854775808", "NSNumber nan",
+        "NSNumber 18446744073709551615",
+    ])
+    func numbersJSONCannotCarryAreSaidByValue(_ key: String) throws {
+        let error = try #require(throws: WCError.self) {
+            _ = try PropertyListPayload.encode(["score": Self.unrepresentable(key)], channel: .context)
+        }
+        let shown = key.replacingOccurrences(of: "NSNumber ", with: "")
+        #expect(error.code == .payloadUnsupportedTypes)
+        #expect(error.localizedDescription.contains("the number \(shown),"), "\(error.localizedDescription)")
+        #expect(!error.localizedDescription.contains("unsupported type"))
+    }
+
     @Test func aTopLevelDictionaryWithOneDollarKeyRoundTrips() throws {
         let payload = try PropertyListPayload.encode(["$date": "not a date"], channel: .message)
         #expect(payload.members["dict"] == .object(["$dict": .object(["$date": .string("not a date")])]))
