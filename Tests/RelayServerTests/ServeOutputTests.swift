@@ -1,10 +1,26 @@
 import Foundation
+import RelayConsole
 import TestSupport
 import Testing
 
-/// What `watchrelay serve` writes for its operator: its log on a standard error nobody reads
-/// any more.
+@testable import RelayServer
+
+/// What `watchrelay serve` writes for its operator: the URLs it prints, and its log on a
+/// standard error nobody reads any more.
 @Suite struct ServeOutputTests {
+    /// `--host ::1`: the URL line and the console line are what clients and browsers can use,
+    /// with the IPv6 address in brackets (RFC 3986 §3.2.2), not `ws://::1:8765/v1`.
+    @Test func anIPv6InterfaceIsBracketedInThePrintedURLs() {
+        var configuration = RelayServerConfiguration()
+        configuration.host = "::1"
+        #expect(configuration.url(port: 8765) == "ws://[::1]:8765/v1")
+        configuration.host = "127.0.0.1"
+        #expect(configuration.url(port: 8765) == "ws://127.0.0.1:8765/v1")
+        let console = ConsoleConfiguration(token: "t")
+        #expect(console.url(host: "::1", port: 8765, tls: true) == "https://[::1]:8765/console?token=t")
+        #expect(console.url(host: "0.0.0.0", port: 8765, tls: false) == "http://0.0.0.0:8765/console?token=t")
+    }
+
     /// A relay whose standard error is a pipe whose reader is gone (a log shipper that died,
     /// `serve 2>&1 | head`) still shuts down cleanly on SIGTERM, exit 0: a log line it cannot
     /// write is lost, not a crash (Foundation's `FileHandle.write(_:)` traps on EPIPE).
