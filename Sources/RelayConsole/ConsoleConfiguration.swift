@@ -32,7 +32,12 @@ public struct ConsoleConfiguration: Sendable, Equatable {
 
     /// `http(s)://host:port/console?token=TOKEN`: the line `serve --console` prints.
     public func url(host: String, port: Int, tls: Bool) -> String {
-        "\(tls ? "https" : "http")://\(host):\(port)/console?token=\(token)"
+        "\(tls ? "https" : "http")://\(Self.urlHost(host)):\(port)/console?token=\(token)"
+    }
+
+    /// `host` as a URL's host: an IPv6 address (it has colons) in brackets (RFC 3986 §3.2.2).
+    public static func urlHost(_ host: String) -> String {
+        host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
     }
 }
 

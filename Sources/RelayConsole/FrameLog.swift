@@ -79,16 +79,31 @@ public struct FrameLog: Sendable {
         return String(decoding: bytes[..<cut], as: UTF8.self) + "…"
     }
 
-    /// The value of the frame's `"type"` member, read without parsing the whole frame.
+    /// The value of the frame's `"type"` member, read without parsing the whole frame
+    /// (JSON whitespace may stand around its colon: a pretty-printed frame has a type too).
     public static func type(of bytes: [UInt8]) -> String? {
-        let key = Array(#""type":""#.utf8)
-        guard bytes.count > key.count else { return nil }
+        let key = Array(#""type""#.utf8)
+        func skipSpace(_ j: inout Int) {
+            while j < bytes.count {
+                switch bytes[j] {
+                case 0x20, 0x09, 0x0A, 0x0D: j += 1
+                default: return
+                }
+            }
+        }
         var i = 0
         while i + key.count <= bytes.count {
             if bytes[i] == key[0], Array(bytes[i..<(i + key.count)]) == key {
-                let from = i + key.count
-                guard let end = bytes[from...].firstIndex(of: UInt8(ascii: "\"")), end - from <= 32 else { return nil }
-                return String(decoding: bytes[from..<end], as: UTF8.self)
+                var j = i + key.count
+                skipSpace(&j)
+                if j < bytes.count, bytes[j] == UInt8(ascii: ":") {
+                    j += 1
+                    skipSpace(&j)
+                    guard j < bytes.count, bytes[j] == UInt8(ascii: "\"") else { return nil }
+                    let from = j + 1
+                    guard let end = bytes[from...].firstIndex(of: UInt8(ascii: "\"")), end - from <= 32 else { return nil }
+                    return String(decoding: bytes[from..<end], as: UTF8.self)
+                }
             }
             i += 1
         }

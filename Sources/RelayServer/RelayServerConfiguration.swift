@@ -44,8 +44,8 @@ public struct RelayServerConfiguration: Sendable {
 
     public init() {}
 
-    /// The URL clients connect to.
+    /// The URL clients connect to (an IPv6 address in brackets: `ws://[::1]:8765/v1`).
     func url(port: Int) -> String {
-        "\(tlsCertificatePath == nil ? "ws" : "wss")://\(host):\(port)/v1"
+        "\(tlsCertificatePath == nil ? "ws" : "wss")://\(ConsoleConfiguration.urlHost(host)):\(port)/v1"
     }
 }

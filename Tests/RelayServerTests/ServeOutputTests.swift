@@ -1,0 +1,48 @@
+import Foundation
+import RelayConsole
+import TestSupport
+import Testing
+
+@testable import RelayServer
+
+/// What `watchrelay serve` writes for its operator: the URLs it prints, and its log on a
+/// standard error nobody reads any more.
+@Suite struct ServeOutputTests {
+    /// `--host ::1`: the URL line and the console line are what clients and browsers can use,
+    /// with the IPv6 address in brackets (RFC 3986 §3.2.2), not `ws://::1:8765/v1`.
+    @Test func anIPv6InterfaceIsBracketedInThePrintedURLs() {
+        var configuration = RelayServerConfiguration()
+        configuration.host = "::1"
+        #expect(configuration.url(port: 8765) == "ws://[::1]:8765/v1")
+        configuration.host = "127.0.0.1"
+        #expect(configuration.url(port: 8765) == "ws://127.0.0.1:8765/v1")
+        let console = ConsoleConfiguration(token: "t")
+        #expect(console.url(host: "::1", port: 8765, tls: true) == "https://[::1]:8765/console?token=t")
+        #expect(console.url(host: "0.0.0.0", port: 8765, tls: false) == "http://0.0.0.0:8765/console?token=t")
+    }
+
+    /// A relay whose standard error is a pipe whose reader is gone (a log shipper that died,
+    /// `serve 2>&1 | head`) still shuts down cleanly on SIGTERM, exit 0: a log line it cannot
+    /// write is lost, not a crash (Foundation's `FileHandle.write(_:)` traps on EPIPE).
+    @Test(.timeLimit(.minutes(2))) func aLogReaderThatWentAwayDoesNotCrashTheRelay() async throws {
+        let directory = TemporaryDirectory()
+        let p = TestProcess()
+        p.executableURL = URL(fileURLWithPath: watchrelayBinary)
+        p.arguments = ["serve", "--port", "0", "--db", directory.path("relay.db"), "--exit-on-stdin-eof"]
+        let out = Pipe()
+        let err = Pipe()
+        let stdin = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = stdin
+        try p.run()
+        let output = ChildOutput(reading: out.fileHandleForReading)
+        let url = try await output.line(startingWith: "", from: "the relay", within: 60)
+        #expect(url.hasPrefix("ws://"))
+        try err.fileHandleForReading.close()
+        kill(p.processIdentifier, SIGTERM)  // the relay logs "relay shutting down" into the closed pipe
+        await p.ended()
+        #expect(p.terminationReason == .exit && p.terminationStatus == 0, "status \(p.terminationStatus)")
+        withExtendedLifetime(stdin) {}
+    }
+}
