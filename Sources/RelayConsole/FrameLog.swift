@@ -38,7 +38,8 @@ public struct FrameLog: Sendable {
         _ bytes: [UInt8], direction: String, link: LinkID, member: (pair: PairID, role: Role)?, at: Timestamp,
         fault: String = ""
     ) {
-        let preview = Self.preview(bytes)
+        // A token straddling the cut is hidden too: redact a little past the preview's length.
+        let preview = Self.preview(Self.hidingTokens(bytes.prefix(Self.previewBytes + 64)))
         let entry = Entry(
             number: nextNumber, at: at, direction: direction, link: link, pair: member?.pair, role: member?.role,
             type: Self.type(of: bytes) ?? "?", preview: preview, fault: fault)
@@ -77,6 +78,55 @@ public struct FrameLog: Sendable {
         // Never split a UTF-8 sequence: back up over continuation bytes.
         while cut > 0, bytes[cut] & 0xC0 == 0x80 { cut -= 1 }
         return String(decoding: bytes[..<cut], as: UTF8.self) + "…"
+    }
+
+    /// What a hidden token shows as.
+    public static let hiddenToken = "<hidden>"
+
+    /// `bytes` with the string value of every `"token"` member replaced by ``hiddenToken``.
+    /// Device tokens are secrets (PROTOCOL.md §6.2: the relay keeps only their hash); the frame
+    /// log would otherwise show each `hello`'s and `paired`'s token to whoever sees the console.
+    /// A cut-off value (no closing quote) is hidden to the end.
+    static func hidingTokens(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+        let key = Array(#""token""#.utf8)
+        let bytes = Array(bytes)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        while i < bytes.count {
+            guard bytes[i] == key[0], i + key.count <= bytes.count, Array(bytes[i..<(i + key.count)]) == key,
+                let (valueStart, valueEnd) = stringValue(in: bytes, after: i + key.count)
+            else {
+                out.append(bytes[i])
+                i += 1
+                continue
+            }
+            out += bytes[i..<valueStart]
+            out += Array(hiddenToken.utf8)
+            i = valueEnd
+        }
+        return out
+    }
+
+    /// After a member name ending before `j`: the range of its string value's characters
+    /// (between the quotes; to the end of `bytes` when the closing quote is missing), or nil
+    /// when no `:` and string follow.
+    private static func stringValue(in bytes: [UInt8], after j: Int) -> (Int, Int)? {
+        var j = j
+        func skipSpace() {
+            while j < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[j]) { j += 1 }
+        }
+        skipSpace()
+        guard j < bytes.count, bytes[j] == UInt8(ascii: ":") else { return nil }
+        j += 1
+        skipSpace()
+        guard j < bytes.count, bytes[j] == UInt8(ascii: "\"") else { return nil }
+        let start = j + 1
+        var end = start
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\"") {
+            end += bytes[end] == UInt8(ascii: "\\") ? 2 : 1
+        }
+        return (start, min(end, bytes.count))
     }
 
     /// The value of the frame's `"type"` member, read without parsing the whole frame
