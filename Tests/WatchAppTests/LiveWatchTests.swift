@@ -86,6 +86,7 @@ struct LiveWatchTests {
         let events = EventBuffer(watch.events)
         try await watch.start()
         try await watch.pair(code: try await phone.beginPairing().code)
+        try await eventually { await phone.isPaired }  // the phone learns of it by its own frame
         try await phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)
         _ = try await events.collect(1) { if case .snapshotStored(1, _) = $0 { true } else { nil } }
 
