@@ -47,10 +47,10 @@ public enum CLI {
         do {
             code = try await body()
         } catch let error as Arguments.UsageError {
-            FileHandle.standardError.write(Data("\(program): \(error)\n".utf8))
+            StandardError.write("\(program): \(error)\n")
             code = 2
         } catch {
-            FileHandle.standardError.write(Data("\(program): \(error)\n".utf8))
+            StandardError.write("\(program): \(error)\n")
             code = 1
         }
         Foundation.exit(code)
@@ -74,9 +74,19 @@ public enum CLI {
 
     /// Writes a line to standard output at once (unbuffered, for scripts reading it). Lines
     /// from different tasks never interleave: a pipe write over `PIPE_BUF` bytes is not atomic.
+    /// When the reader is gone (`watchrelay watch --machine | head -5`), the process ends as a
+    /// Unix tool does, by SIGPIPE and without a word (`FileHandle.write(_:)` trapped instead,
+    /// with a backtrace; the process ignores SIGPIPE, so the write fails with EPIPE).
     public static func printLine(_ line: String) {
         let data = Data((line + "\n").utf8)
-        outputLock.withLock { _ in FileHandle.standardOutput.write(data) }
+        outputLock.withLock { _ in
+            do {
+                try FileHandle.standardOutput.write(contentsOf: data)
+            } catch {
+                signal(SIGPIPE, SIG_DFL)
+                raise(SIGPIPE)
+            }
+        }
     }
 
     private static let outputLock = LockedState<Void>(())

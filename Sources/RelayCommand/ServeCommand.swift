@@ -185,7 +185,7 @@ public enum ServeCommand {
         let server = try await RelayServer.start(c, log: log)
         CLI.printLine(server.url)
         if let consoleURL = server.consoleURL {
-            FileHandle.standardError.write(Data("console: \(consoleURL)\n".utf8))
+            StandardError.write("console: \(consoleURL)\n")
         }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await termination.wait() }

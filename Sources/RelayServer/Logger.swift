@@ -87,11 +87,7 @@ public struct Logger: Sendable {
         return Timestamp(millisecondsSinceEpoch: ms).iso8601
     }
 
-    private static let lock = LockedState<Void>(())
-
     /// A line that cannot be written (standard error is a pipe whose reader is gone) is lost,
-    /// not fatal: `FileHandle.write(_:)` traps on EPIPE, and a relay must outlive its log reader.
-    private static let standardError: @Sendable (String) -> Void = { line in
-        lock.withLock { _ in try? FileHandle.standardError.write(contentsOf: Data((line + "\n").utf8)) }
-    }
+    /// not fatal (``StandardError``): a relay must outlive its log reader.
+    private static let standardError: @Sendable (String) -> Void = { line in StandardError.write(line + "\n") }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import RelayClient
 import RelayProtocol
 
@@ -79,7 +80,7 @@ extension WCSession {
             // Activation completes as on a device (a session activates without its
             // counterpart); say why nothing will arrive yet, once, for the developer.
             let message = "WatchConnectivity: no answer from the relay at \(environment.url) (\(error)); the session is activated and keeps trying to connect\n"
-            FileHandle.standardError.write(Data(message.utf8))
+            StandardError.write(message)
         }
         await refresh(from: relay)
         if !state.withLock({ $0.isPaired }) {
@@ -88,7 +89,7 @@ extension WCSession {
             let message =
                 "WatchConnectivity: the device state in \(directory) is not paired: isPaired is false and sends fail with "
                 + "deviceNotPaired until `watchrelay pair --relay \(environment.url) --phone-state … --watch-state …` pairs it\n"
-            FileHandle.standardError.write(Data(message.utf8))
+            StandardError.write(message)
         }
         let (messages, messageSink) = AsyncStream.makeStream(of: SessionOperation.self)
         let (replies, replySink) = AsyncStream.makeStream(of: SessionOperation.self)

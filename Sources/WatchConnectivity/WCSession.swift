@@ -27,11 +27,10 @@ public final class WCSession: NSObject, Sendable {
         guard WCSessionEnvironment() == nil else { return true }
         let problem = WCSessionEnvironment.problem() ?? "the environment selects no device"
         if unsupportedSaid.withLock({ said in defer { said = true }; return !said }) {
-            FileHandle.standardError.write(
-                Data(
-                    ("WatchConnectivity (WatchRelay): WCSession.isSupported() is false: \(problem). Start the app with "
-                        + "WATCHRELAY_URL=ws://HOST:PORT/v1, WATCHRELAY_ROLE=phone|watch and WATCHRELAY_STATE=<a directory "
-                        + "`watchrelay pair` paired>.\n").utf8))
+            StandardError.write(
+                "WatchConnectivity (WatchRelay): WCSession.isSupported() is false: \(problem). Start the app with "
+                    + "WATCHRELAY_URL=ws://HOST:PORT/v1, WATCHRELAY_ROLE=phone|watch and WATCHRELAY_STATE=<a directory "
+                    + "`watchrelay pair` paired>.\n")
         }
         return false
     }
@@ -208,7 +207,7 @@ public final class WCSession: NSObject, Sendable {
             Declare the class `nonisolated` and send only Sendable values to the main actor.
 
             """
-        FileHandle.standardError.write(Data(message.utf8))
+        StandardError.write(message)
         MainActor.assumeIsolated {}
         fatalError(message)
     }

@@ -115,7 +115,7 @@ enum BenchChildren {
     static func killOnTermination() async -> SignalHandlers {
         await SignalHandlers.install([SIGINT, SIGTERM, SIGHUP]) { number in
             ChildProcesses.killAll()
-            FileHandle.standardError.write(Data("bench: interrupted (signal \(number)); relays killed\n".utf8))
+            StandardError.write("bench: interrupted (signal \(number)); relays killed\n")
             exit(128 + number)
         }
     }

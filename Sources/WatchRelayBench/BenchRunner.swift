@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import Synchronization
 import WebSocketTransport
 
@@ -202,7 +203,7 @@ enum BenchProgress {
     static func note(_ line: String) {
         let (seconds, attoseconds) = (ContinuousClock.now - start).components
         let elapsed = Double(seconds) + Double(attoseconds) / 1e18
-        FileHandle.standardError.write(Data((String(format: "[%6.1fs] ", elapsed) + line + "\n").utf8))
+        StandardError.write((String(format: "[%6.1fs] ", elapsed) + line + "\n"))
     }
 
     private static let start = ContinuousClock.now

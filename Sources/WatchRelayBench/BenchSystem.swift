@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// What the benchmark reads from `/proc` and sets with `setrlimit`: CPU time, RSS, affinity,
 /// the open-file limit, the machine description.
@@ -98,7 +99,7 @@ enum BenchSystem {
         cArguments.append(nil)
         // execv only returns on failure; the strdup copies then stay leaked (a handful of bytes).
         execv(BenchChild.tasksetPath, &cArguments)
-        FileHandle.standardError.write(Data("bench: cannot re-exec under taskset; running unpinned\n".utf8))
+        StandardError.write("bench: cannot re-exec under taskset; running unpinned\n")
     }
 
     /// The load averages from `/proc/loadavg` (1, 5, 15 minutes).

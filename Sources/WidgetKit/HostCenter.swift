@@ -130,7 +130,7 @@ enum RunningHosts {
                 from the host's event.
 
                 """
-            FileHandle.standardError.write(Data(message.utf8))
+            StandardError.write(message)
         }
         return nil
     }

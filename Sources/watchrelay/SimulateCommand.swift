@@ -108,10 +108,9 @@ enum SimulateCommand {
         await SignalHandlers.install([SIGINT, SIGTERM, SIGHUP]) { number in
             let killed = ChildProcesses.killAll()
             let removed = RunDirectories.removeAll()
-            FileHandle.standardError.write(
-                Data(
-                    ("simulate: interrupted (signal \(number)); \(killed) child process(es) killed, "
-                        + "\(removed) run director\(removed == 1 ? "y" : "ies") removed\n").utf8))
+            StandardError.write(
+                "simulate: interrupted (signal \(number)); \(killed) child process(es) killed, "
+                    + "\(removed) run director\(removed == 1 ? "y" : "ies") removed\n")
             exit(128 + number)
         }
     }

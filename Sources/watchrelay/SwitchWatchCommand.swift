@@ -1,6 +1,7 @@
 #if os(Linux)
 import CLIArguments
 import Foundation
+import Primitives
 import RelayCommand
 import WatchConnectivity
 
@@ -45,10 +46,9 @@ enum SwitchWatchCommand {
         guard !watches.ids.isEmpty else {
             // A mistyped path must not answer with an empty list (or create a directory).
             let exists = FileManager.default.fileExists(atPath: phoneState)
-            FileHandle.standardError.write(
-                Data(
-                    ("watchrelay: " + (exists ? "no watch is paired with \(phoneState)" : "\(phoneState) does not exist")
-                        + " (the phone's state directory is the one `watchrelay pair --phone-state DIR` paired)\n").utf8))
+            StandardError.write(
+                "watchrelay: " + (exists ? "no watch is paired with \(phoneState)" : "\(phoneState) does not exist")
+                    + " (the phone's state directory is the one `watchrelay pair --phone-state DIR` paired)\n")
             return 1
         }
         if let watchID {
@@ -56,8 +56,7 @@ enum SwitchWatchCommand {
                 throw Arguments.UsageError(description: "--watch-id: '\(watchID)' is not a watch id (1-64 of A-Z a-z 0-9 . _ -)")
             }
             guard watches.ids.contains(watchID) else {
-                FileHandle.standardError.write(
-                    Data("watchrelay: no watch '\(watchID)' is paired with \(phoneState) (watches: \(watches.ids))\n".utf8))
+                StandardError.write("watchrelay: no watch '\(watchID)' is paired with \(phoneState) (watches: \(watches.ids))\n")
                 return 1
             }
             try watches.setActive(watchID)

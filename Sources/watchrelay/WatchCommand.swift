@@ -297,7 +297,7 @@ struct WatchPrinter: Sendable {
     /// standard error with `--json`, whose standard output is JSON only.
     func say(_ line: String) {
         if json {
-            FileHandle.standardError.write(Data((line + "\n").utf8))
+            StandardError.write((line + "\n"))
         } else {
             CLI.printLine(line)
         }

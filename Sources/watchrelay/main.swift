@@ -1,5 +1,6 @@
 import CLIArguments
 import Foundation
+import Primitives
 import RelayCommand
 import WatchRelayBench
 
@@ -85,10 +86,10 @@ await CLI.exit(program: "watchrelay") {
         print(usage)
         return 0
     case nil:
-        FileHandle.standardError.write(Data((usage + "\n").utf8))
+        StandardError.write((usage + "\n"))
         return 2
     default:
-        FileHandle.standardError.write(Data("watchrelay: unknown subcommand '\(argv[0])'\n\n\(usage)\n".utf8))
+        StandardError.write("watchrelay: unknown subcommand '\(argv[0])'\n\n\(usage)\n")
         return 2
     }
 }

@@ -45,4 +45,28 @@ import Testing
         #expect(p.terminationReason == .exit && p.terminationStatus == 0, "status \(p.terminationStatus)")
         withExtendedLifetime(stdin) {}
     }
+
+    /// Standard output whose reader is gone before the URL line: the relay ends as a Unix tool
+    /// does, by SIGPIPE and quietly, not by the trap in `FileHandle.write(_:)` (SIGILL and a
+    /// backtrace on stderr). The same line printer serves `phone`/`watch --machine | head -5`.
+    @Test(.timeLimit(.minutes(2))) func aStdoutReaderThatWentAwayEndsItBySIGPIPE() async throws {
+        let directory = TemporaryDirectory()
+        let p = TestProcess()
+        p.executableURL = URL(fileURLWithPath: watchrelayBinary)
+        p.arguments = ["serve", "--port", "0", "--db", directory.path("relay.db"), "--exit-on-stdin-eof"]
+        let out = Pipe()
+        let err = Pipe()
+        let stdin = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = stdin
+        try out.fileHandleForReading.close()
+        try p.run()
+        let stderr = ChildOutput(reading: err.fileHandleForReading)
+        await p.ended()
+        #expect(p.terminationReason == .uncaughtSignal && p.terminationStatus == SIGPIPE, "status \(p.terminationStatus)")
+        try await eventually { stderr.isClosed }
+        #expect(!stderr.takeAll().contains { $0.contains("Fatal error") || $0.contains("backtrace") })
+        withExtendedLifetime(stdin) {}
+    }
 }
