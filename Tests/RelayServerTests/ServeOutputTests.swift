@@ -26,16 +26,7 @@ import Testing
     /// write is lost, not a crash (Foundation's `FileHandle.write(_:)` traps on EPIPE).
     @Test(.timeLimit(.minutes(2))) func aLogReaderThatWentAwayDoesNotCrashTheRelay() async throws {
         let directory = TemporaryDirectory()
-        let p = TestProcess()
-        p.executableURL = URL(fileURLWithPath: watchrelayBinary)
-        p.arguments = ["serve", "--port", "0", "--db", directory.path("relay.db"), "--exit-on-stdin-eof"]
-        let out = Pipe()
-        let err = Pipe()
-        let stdin = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = stdin
-        try p.run()
+        let (p, out, err, stdin) = try Self.serve(directory)
         let output = ChildOutput(reading: out.fileHandleForReading)
         let url = try await output.line(startingWith: "", from: "the relay", within: 60)
         #expect(url.hasPrefix("ws://"))
@@ -51,22 +42,29 @@ import Testing
     /// backtrace on stderr). The same line printer serves `phone`/`watch --machine | head -5`.
     @Test(.timeLimit(.minutes(2))) func aStdoutReaderThatWentAwayEndsItBySIGPIPE() async throws {
         let directory = TemporaryDirectory()
-        let p = TestProcess()
-        p.executableURL = URL(fileURLWithPath: watchrelayBinary)
-        p.arguments = ["serve", "--port", "0", "--db", directory.path("relay.db"), "--exit-on-stdin-eof"]
-        let out = Pipe()
-        let err = Pipe()
-        let stdin = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = stdin
-        try out.fileHandleForReading.close()
-        try p.run()
+        let (p, _, err, stdin) = try Self.serve(directory, closingStdout: true)
         let stderr = ChildOutput(reading: err.fileHandleForReading)
         await p.ended()
         #expect(p.terminationReason == .uncaughtSignal && p.terminationStatus == SIGPIPE, "status \(p.terminationStatus)")
         try await eventually { stderr.isClosed }
         #expect(!stderr.takeAll().contains { $0.contains("Fatal error") || $0.contains("backtrace") })
         withExtendedLifetime(stdin) {}
+    }
+
+    /// `watchrelay serve` on a database in `directory`, its three streams pipes (stdout's read
+    /// end closed before the start when `closingStdout`).
+    private static func serve(
+        _ directory: TemporaryDirectory, closingStdout: Bool = false
+    ) throws -> (TestProcess, out: Pipe, err: Pipe, stdin: Pipe) {
+        let p = TestProcess()
+        p.executableURL = URL(fileURLWithPath: watchrelayBinary)
+        p.arguments = ["serve", "--port", "0", "--db", directory.path("relay.db"), "--exit-on-stdin-eof"]
+        let (out, err, stdin) = (Pipe(), Pipe(), Pipe())
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = stdin
+        if closingStdout { try out.fileHandleForReading.close() }
+        try p.run()
+        return (p, out, err, stdin)
     }
 }
