@@ -44,7 +44,8 @@ public final class SignalHandlers: @unchecked Sendable {
     }
 }
 
-/// SIGINT and SIGTERM as an end-of-run event: ``install()`` before the command announces that
+/// SIGINT, SIGTERM and SIGHUP (the terminal went away) as an end-of-run event, so a command
+/// shuts down cleanly on each: ``install()`` before the command announces that
 /// it is ready, ``wait()`` where it serves until told to stop.
 public final class TerminationSignal: Sendable {
     private let received: AsyncStream<Int32>
@@ -55,15 +56,15 @@ public final class TerminationSignal: Sendable {
         self.handlers = handlers
     }
 
-    /// Takes SIGINT and SIGTERM from their default action. Returns once a signal sent after
+    /// Takes SIGINT, SIGTERM and SIGHUP from their default action. Returns once a signal sent after
     /// it is sure to end ``wait()``, even one sent before anyone waits.
     public static func install() async -> TerminationSignal {
         let (received, continuation) = AsyncStream.makeStream(of: Int32.self, bufferingPolicy: .bufferingOldest(1))
-        let handlers = await SignalHandlers.install([SIGINT, SIGTERM]) { continuation.yield($0) }
+        let handlers = await SignalHandlers.install([SIGINT, SIGTERM, SIGHUP]) { continuation.yield($0) }
         return TerminationSignal(received: received, handlers: handlers)
     }
 
-    /// Returns after SIGINT or SIGTERM (at once if one came since ``install()``), or when the
+    /// Returns after SIGINT, SIGTERM or SIGHUP (at once if one came since ``install()``), or when the
     /// calling task is cancelled. Meant for one waiter.
     public func wait() async {
         for await _ in received { break }

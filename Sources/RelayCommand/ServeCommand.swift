@@ -8,7 +8,7 @@ import RelayProtocol
 import RelayServer
 import SQLite
 
-/// `watchrelay serve`: run the relay until SIGINT or SIGTERM.
+/// `watchrelay serve`: run the relay until SIGINT, SIGTERM or SIGHUP.
 public enum ServeCommand {
     /// The `--help` text.
     public static let help = """
@@ -16,7 +16,7 @@ public enum ServeCommand {
 
         Runs the relay (WatchConnectivity stand-in) on libwebsockets. Prints the URL it listens
         on as the first line of standard output (with --port 0, the chosen port).
-        SIGINT/SIGTERM close every client with 1001 and exit 0.
+        SIGINT, SIGTERM and SIGHUP close every client with 1001 and exit 0.
 
         OPTIONS:
           --host HOST                 interface to bind (default 127.0.0.1)
@@ -69,7 +69,7 @@ public enum ServeCommand {
           -h, --help                  show this help
         """
 
-    /// Runs the relay with `argv` (the options after `serve`) until SIGINT or SIGTERM; the exit code.
+    /// Runs the relay with `argv` (the options after `serve`) until SIGINT, SIGTERM or SIGHUP; the exit code.
     public static func run(_ argv: [String]) async throws -> Int32 {
         var args = try Arguments(
             argv, booleanFlags: ["help", "version", "exit-on-stdin-eof", "console", "console-allow-insecure", "single-node"])

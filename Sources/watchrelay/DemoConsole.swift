@@ -9,7 +9,7 @@ import WatchApp
 /// (started with `publishesFaces`) sends its widget faces to the console over its own
 /// connection whenever they may have changed, and the terminal takes `add`/`remove`/`delete`/`quit`.
 enum DemoConsole {
-    /// Runs until `quit`, the end of standard input, SIGINT or SIGTERM.
+    /// Runs until `quit`, the end of standard input, SIGINT, SIGTERM or SIGHUP.
     static func run(relay: RelayServer, phone: PhoneCompanion, watch: HeadlessWatch) async {
         guard let url = relay.consoleURL else { return }
         let termination = await TerminationSignal.install()  // before the lines a script waits for

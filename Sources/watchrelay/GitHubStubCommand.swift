@@ -5,7 +5,7 @@ import Primitives
 import RelayCommand
 import RelayServer
 
-/// `watchrelay github-stub`: serve the fixture GitHub API until SIGINT or SIGTERM.
+/// `watchrelay github-stub`: serve the fixture GitHub API until SIGINT, SIGTERM or SIGHUP.
 enum GitHubStubCommand {
     static let help = """
         USAGE: watchrelay github-stub [options]
@@ -13,7 +13,7 @@ enum GitHubStubCommand {
         Serves the fixture GitHub REST API (GET /users/{login}, GET /users/{login}/repos with
         Link pagination, ETag/304, rate-limit headers, GitHub's 404 and 403 bodies) from a
         fixture catalog (compiled into the binary, or --fixtures DIR). Prints its base URL as the first line of standard output (with
-        --port 0, the chosen port). SIGINT/SIGTERM stop it and exit 0.
+        --port 0, the chosen port). SIGINT, SIGTERM and SIGHUP stop it and exit 0.
 
         OPTIONS:
           --fixtures DIR        fixture directory with users/ and repos/ (default: the catalog

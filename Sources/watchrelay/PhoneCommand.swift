@@ -18,7 +18,7 @@ enum PhoneCommand {
         `state: DIR`, then `ok start activated=… paired=… favorites=N revision=R`; with --pair,
         `pairing code: 123456`. Then reads commands on stdin, one per line, answering each with
         one `ok|throttled|error <command> key=value…` line (type `help`). Errors from GitHub,
-        the relay and the store are logged as logfmt on stderr. SIGINT/SIGTERM or `quit` stop it.
+        the relay and the store are logged as logfmt on stderr. SIGINT, SIGTERM, SIGHUP or `quit` stop it.
 
         COMMANDS (stdin lines, or subcommands against --state; a running companion on the same
         state picks a change up at once (inotify), fetches new users and pushes a snapshot; as

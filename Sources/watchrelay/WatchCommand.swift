@@ -167,7 +167,7 @@ enum WatchCommand {
         }
     }
 
-    /// Until `quit`, the end of standard input, SIGINT or SIGTERM.
+    /// Until `quit`, the end of standard input, SIGINT, SIGTERM or SIGHUP.
     private static func interactive(
         _ watch: HeadlessWatch, printer: WatchPrinter, clock: ManualClock?, until termination: TerminationSignal
     ) async {

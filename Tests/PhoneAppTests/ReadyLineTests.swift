@@ -13,12 +13,15 @@ import Testing
 struct SignalAtReadyTests {
     static let rounds = 4
 
-    @Test func serveStopsOnSIGTERMRightAfterItsURL() async throws {
+    /// SIGHUP too: the terminal that started it went away (it used to end the relay at once,
+    /// status 129, without the 1001 close).
+    @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
+    func serveStopsCleanlyOnASignalRightAfterItsURL(_ number: Int32) async throws {
         for _ in 0..<Self.rounds {
             let relay = try ChildProcess(["--port", "0", "--db", ":memory:", "--log-level", "error"], subcommand: "serve")
             defer { relay.terminate() }
             _ = try await relay.line(startingWith: "ws://127.0.0.1:")
-            relay.signal(SIGTERM)
+            relay.signal(number)
             #expect(try await relay.exitStatus() == 0)
         }
     }
