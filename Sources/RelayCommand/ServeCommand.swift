@@ -19,7 +19,8 @@ public enum ServeCommand {
         SIGINT, SIGTERM and SIGHUP close every client with 1001 and exit 0.
 
         OPTIONS:
-          --host HOST                 interface to bind (default 127.0.0.1)
+          --host HOST                 address, interface name or host name to bind (default
+                                      127.0.0.1; a host name binds its first IPv4 address)
           --port PORT                 port, 0 = any free port (default 8765)
           --db PATH                   SQLite database (default watchrelay-relay.db); one relay per
                                       file: a second one on it exits 1 (PATH-lock holds the claim)
@@ -84,7 +85,7 @@ public enum ServeCommand {
         }
         let stdinEnds = args.flag("exit-on-stdin-eof")
         var c = RelayServerConfiguration()
-        c.host = try args.string("host") ?? c.host
+        c.host = try args.string("host").map { try BindHost.resolve($0) } ?? c.host
         c.port = try args.int("port", in: 0...65535) ?? c.port
         c.databasePath = try args.string("db") ?? c.databasePath
         if let store = try args.string("store") {

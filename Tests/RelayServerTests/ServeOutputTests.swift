@@ -51,14 +51,34 @@ import Testing
         withExtendedLifetime(stdin) {}
     }
 
+    /// `--host localhost` binds what the name resolves to (lws takes only addresses and
+    /// interface names: it failed with "iface localhost … DOESN'T EXIST"), and a name nothing
+    /// resolves is a usage error that says what `--host` takes.
+    @Test(.timeLimit(.minutes(2))) func aHostNameIsResolvedAndAnUnknownOneIsAUsageError() async throws {
+        let directory = TemporaryDirectory()
+        let (p, out, _, stdin) = try Self.serve(directory, ["--host", "localhost"])
+        let url = try await ChildOutput(reading: out.fileHandleForReading).line(startingWith: "", from: "the relay", within: 60)
+        #expect(url.hasPrefix("ws://127.0.0.1:") || url.hasPrefix("ws://[::1]:"), "\(url)")
+        try stdin.fileHandleForWriting.close()
+        await p.ended()
+        #expect(p.terminationStatus == 0)
+
+        let (q, _, err, _) = try Self.serve(TemporaryDirectory(), ["--host", "no-such-host.invalid"])
+        let stderr = ChildOutput(reading: err.fileHandleForReading)
+        await q.ended()
+        #expect(q.terminationReason == .exit && q.terminationStatus == 2)
+        try await eventually { stderr.isClosed }
+        #expect(stderr.takeAll().contains { $0.contains("--host: 'no-such-host.invalid' is not an IP address") })
+    }
+
     /// `watchrelay serve` on a database in `directory`, its three streams pipes (stdout's read
     /// end closed before the start when `closingStdout`).
     private static func serve(
-        _ directory: TemporaryDirectory, closingStdout: Bool = false
+        _ directory: TemporaryDirectory, closingStdout: Bool = false, _ more: [String] = []
     ) throws -> (TestProcess, out: Pipe, err: Pipe, stdin: Pipe) {
         let p = TestProcess()
         p.executableURL = URL(fileURLWithPath: watchrelayBinary)
-        p.arguments = ["serve", "--port", "0", "--db", directory.path("relay.db"), "--exit-on-stdin-eof"]
+        p.arguments = ["serve", "--port", "0", "--db", directory.path("relay.db"), "--exit-on-stdin-eof"] + more
         let (out, err, stdin) = (Pipe(), Pipe(), Pipe())
         p.standardOutput = out
         p.standardError = err
