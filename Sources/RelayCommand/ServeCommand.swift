@@ -63,7 +63,8 @@ public enum ServeCommand {
           --console                   serve the browser console and its fault API at /console; prints
                                       `console: http://HOST:PORT/console?token=TOKEN` on standard error
                                       (on a cluster, every node's; the leading node's shows the devices)
-          --console-token TOKEN       the console's token (default: a fresh random one)
+          --console-token TOKEN       the console's token, of A-Z a-z 0-9 - . _ ~ (default: a fresh
+                                      random one)
           --console-allow-insecure    allow the console on a non-loopback interface without TLS
           --log-level LEVEL           debug, info, warn, error (default info)
           --version                   print the release, the protocol and the libraries loaded
@@ -160,6 +161,11 @@ public enum ServeCommand {
         }
         let consoleToken = try args.string("console-token")
         if consoleToken?.isEmpty == true { throw Arguments.UsageError(description: "--console-token must not be empty") }
+        // It goes into the printed URL's query as it is: a character a URL would have to encode
+        // made a link that did not open the console.
+        if let consoleToken, !consoleToken.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-._~".contains($0)) }) {
+            throw Arguments.UsageError(description: "--console-token may hold only A-Z a-z 0-9 - . _ ~ (it goes into a URL)")
+        }
         let consoleInsecure = args.flag("console-allow-insecure")
         if args.flag("console") {
             c.console = ConsoleConfiguration(token: consoleToken, allowsInsecureInterface: consoleInsecure)

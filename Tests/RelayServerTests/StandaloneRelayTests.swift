@@ -96,6 +96,8 @@ import WebSocketTransport
         (["--port"], "option --port needs a value"),
         (["--db", "--port", "0"], "option --db needs a value"),
         (["--console", "--console-token", ""], "--console-token must not be empty"),
+        (["--console", "--console-token", "a&b c"], "--console-token may hold only A-Z a-z 0-9 - . _ ~"),
+        (["--host", "no-such-host.invalid"], "--host: 'no-such-host.invalid' is not an IP address"),
         (["--tls-cert", "--tls-key", "k.pem"], "option --tls-cert needs a value"),
         (["--store", "--single-node"], "option --store needs a value"),
     ])
