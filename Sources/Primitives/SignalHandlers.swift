@@ -20,16 +20,23 @@ public final class SignalHandlers: @unchecked Sendable {
     }
 
     /// Disables the default action of each of `numbers` and runs `handler` with the signal's
-    /// number, on a global queue, each time one arrives. Returns after every source is
-    /// registered: a signal sent after the return reaches `handler`.
+    /// number each time one arrives, one call at a time (a serial queue: two signals at once do
+    /// not run two handlers that both call `exit`). Returns after every source is registered: a
+    /// signal sent after the return reaches `handler`.
+    ///
+    /// SIGHUP that the parent set to be ignored stays ignored: `nohup watchrelay serve` must
+    /// outlive its terminal. (SIGINT and SIGTERM are taken even then: a script's `cmd &` ignores
+    /// SIGINT in the child, and `kill -INT` of it used to stop it cleanly.)
     public static func install(
         _ numbers: [Int32], handler: @escaping @Sendable (Int32) -> Void
     ) async -> SignalHandlers {
+        let numbers = numbers.filter { $0 != SIGHUP || !isIgnored($0) }
+        let queue = DispatchQueue(label: "signal-handlers")
         let (registered, registration) = AsyncStream.makeStream(of: Void.self)
         var sources: [any DispatchSourceSignal] = []
         for number in numbers {
             signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setRegistrationHandler { registration.yield() }
             source.setEventHandler { handler(number) }
             source.resume()
@@ -41,6 +48,15 @@ public final class SignalHandlers: @unchecked Sendable {
             if count == numbers.count { break }
         }
         return SignalHandlers(sources: sources)
+    }
+
+    /// Whether `number`'s disposition is SIG_IGN now (as the parent left it).
+    static func isIgnored(_ number: Int32) -> Bool {
+        var current = sigaction()
+        guard sigaction(number, nil, &current) == 0 else { return false }
+        // Handlers are C function pointers (not Equatable): compared by address; SIG_IGN is 1.
+        guard let handler = current.__sigaction_handler.sa_handler else { return false }
+        return unsafeBitCast(handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
     }
 }
 
@@ -56,11 +72,21 @@ public final class TerminationSignal: Sendable {
         self.handlers = handlers
     }
 
-    /// Takes SIGINT, SIGTERM and SIGHUP from their default action. Returns once a signal sent after
-    /// it is sure to end ``wait()``, even one sent before anyone waits.
+    /// Takes SIGINT, SIGTERM and SIGHUP from their default action (SIGHUP not when ignored:
+    /// ``SignalHandlers/install(_:handler:)``). Returns once a signal sent after it is sure to
+    /// end ``wait()``, even one sent before anyone waits. A second signal ends the process at
+    /// once with 128 + its number: a shutdown that hangs can still be interrupted.
     public static func install() async -> TerminationSignal {
         let (received, continuation) = AsyncStream.makeStream(of: Int32.self, bufferingPolicy: .bufferingOldest(1))
-        let handlers = await SignalHandlers.install([SIGINT, SIGTERM, SIGHUP]) { continuation.yield($0) }
+        let seen = LockedState(0)
+        let handlers = await SignalHandlers.install([SIGINT, SIGTERM, SIGHUP]) { number in
+            let count = seen.withLock { count in
+                count += 1
+                return count
+            }
+            if count > 1 { _exit(128 + number) }
+            continuation.yield(number)
+        }
         return TerminationSignal(received: received, handlers: handlers)
     }
 

@@ -10,15 +10,16 @@
             @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
 
         /// Sets `attributes` for a child that starts with an empty signal mask and default
-        /// SIGINT, SIGTERM and SIGPIPE (a cooperative-pool thread blocks some of them, and a child
-        /// inherits the spawning thread's mask); `ownProcessGroup` also gives it a group of its own.
+        /// SIGINT, SIGTERM, SIGHUP and SIGPIPE (a cooperative-pool thread blocks some of them, a
+        /// child inherits the spawning thread's mask, and a test run under `nohup` would pass its
+        /// ignored SIGHUP on); `ownProcessGroup` also gives it a group of its own.
         public static func resetSignals(_ attributes: inout posix_spawnattr_t, ownProcessGroup: Bool = false) {
             var mask = sigset_t()
             sigemptyset(&mask)
             posix_spawnattr_setsigmask(&attributes, &mask)
             var defaults = sigset_t()
             sigemptyset(&defaults)
-            for signal in [SIGINT, SIGTERM, SIGPIPE] { sigaddset(&defaults, signal) }
+            for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] { sigaddset(&defaults, signal) }
             posix_spawnattr_setsigdefault(&attributes, &defaults)
             var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
             if ownProcessGroup {

@@ -26,6 +26,21 @@ struct SignalAtReadyTests {
         }
     }
 
+    /// `nohup watchrelay serve …`: a SIGHUP the parent set to be ignored stays ignored (the relay
+    /// must outlive the terminal it was started from), while SIGTERM still stops it cleanly.
+    @Test func serveStartedWithSIGHUPIgnoredOutlivesIt() async throws {
+        let relay = try ChildProcess(
+            [#"trap '' HUP; exec "$0" serve --port 0 --db :memory: --log-level error"#, watchrelayBinary],
+            subcommand: "-c", executable: "/bin/sh")
+        defer { relay.terminate() }
+        _ = try await relay.line(startingWith: "ws://127.0.0.1:")
+        relay.signal(SIGHUP)
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(relay.process.isRunning, "SIGHUP ended a relay started with it ignored")
+        relay.signal(SIGTERM)
+        #expect(try await relay.exitStatus() == 0)
+    }
+
     @Test func githubStubStopsOnSIGTERMRightAfterItsURL() async throws {
         for _ in 0..<Self.rounds {
             let stub = try ChildProcess(["--port", "0", "--log-level", "error"], subcommand: "github-stub")
