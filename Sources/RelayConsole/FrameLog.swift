@@ -39,7 +39,8 @@ public struct FrameLog: Sendable {
         fault: String = ""
     ) {
         // A token straddling the cut is hidden too: redact a little past the preview's length.
-        let preview = Self.preview(Self.hidingTokens(bytes.prefix(Self.previewBytes + 64)))
+        let head = bytes.prefix(Self.previewBytes + 64)
+        let preview = Self.preview(Self.hidingTokens(head), cut: head.count < bytes.count)
         let entry = Entry(
             number: nextNumber, at: at, direction: direction, link: link, pair: member?.pair, role: member?.role,
             type: Self.type(of: bytes) ?? "?", preview: preview, fault: fault)
@@ -71,9 +72,10 @@ public struct FrameLog: Sendable {
         return out
     }
 
-    /// The text of the first `previewBytes` bytes, with `…` when cut.
-    static func preview(_ bytes: [UInt8]) -> String {
-        guard bytes.count > previewBytes else { return String(decoding: bytes, as: UTF8.self) }
+    /// The text of the first `previewBytes` bytes, with `…` when they are not the whole frame
+    /// (`cut`: `bytes` is already only its head, whatever hiding its tokens left of it).
+    static func preview(_ bytes: [UInt8], cut: Bool) -> String {
+        guard bytes.count > previewBytes else { return String(decoding: bytes, as: UTF8.self) + (cut ? "…" : "") }
         var cut = previewBytes
         // Never split a UTF-8 sequence: back up over continuation bytes.
         while cut > 0, bytes[cut] & 0xC0 == 0x80 { cut -= 1 }

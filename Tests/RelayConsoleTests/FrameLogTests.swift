@@ -37,4 +37,17 @@ import Testing
         #expect(previews.filter { $0.contains(FrameLog.hiddenToken) }.count == 2, "\(previews)")
         #expect(log.entries().map(\.type) == ["hello", "paired", "hello"])
     }
+
+    /// A frame whose long token shrinks to fewer than `previewBytes` once hidden is still shown
+    /// as cut; one that fits whole once hidden is not.
+    @Test func aPreviewShortenedByHidingATokenStillSaysItWasCut() {
+        var log = FrameLog()
+        let long = #"{"type":"hello","token":"\#(String(repeating: "A", count: 400))"}"#
+        let fits = #"{"type":"hello","token":"\#(String(repeating: "A", count: 230))"}"#
+        for frame in [long, fits] {
+            log.append(Array(frame.utf8), direction: "in", link: LinkID(1), member: nil, at: Timestamp(millisecondsSinceEpoch: 0))
+        }
+        let previews = log.entries().map(\.preview)
+        #expect(previews == [#"{"type":"hello","token":"<hidden>"}"#, #"{"type":"hello","token":"<hidden>…"#])
+    }
 }
