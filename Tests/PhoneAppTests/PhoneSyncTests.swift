@@ -120,7 +120,7 @@ struct PhoneSyncTests {
         let userPath = "/users/octocat"
         let before = h.github.server.counters.paths[userPath, default: 0]
         try await h.watch.message(FavoritesRefresh().payload, wantsReply: false)
-        try await eventually(2, "the refresh") { h.github.server.counters.paths[userPath, default: 0] == before + 1 }
+        try await eventually(10, "the refresh") { h.github.server.counters.paths[userPath, default: 0] == before + 1 }
         try await h.watch.message(FavoritesRefresh().payload, wantsReply: false)
         try await h.watch.message(FavoritesRefresh().payload, wantsReply: false)
         try await Task.sleep(for: .milliseconds(300))

@@ -99,12 +99,13 @@ struct LiveWatchTests {
         c.port = port
         c.databasePath = directory.path("relay.db")
         let relay2 = try await RelayServer.start(c, log: .silent)
-        _ = try await events.collect(1) { if case .deleteAccepted("torvalds") = $0 { true } else { nil } }
+        // A relay restart, a reconnect and the resend's `accepted`: scaled, as under ThreadSanitizer.
+        _ = try await events.collect(1, within: 5 * timeoutScale) { if case .deleteAccepted("torvalds") = $0 { true } else { nil } }
         let phone2 = try RelaySession(
             configuration: RelaySessionConfiguration(
                 url: relay2.url, role: .phone, deviceName: "iPhone", stateDirectory: directory.path("phone")))
         try await phone2.activate()
-        let d = try await withTimeout(10, "the delete by userInfo") {
+        let d = try await withTimeout(10 * timeoutScale, "the delete by userInfo") {
             for await e in phone2.events { if case .userInfo(let d) = e { return d } }
             throw TestFailure("no userInfo")
         }
@@ -294,9 +295,12 @@ actor EventBuffer {
     }
 
     /// Takes the next `n` events that `pick` maps (skipping others), waiting at most 5 s.
-    func collect<T: Sendable>(_ n: Int, _ pick: @escaping @Sendable (WatchEvent) -> T?) async throws -> [T] {
+    /// The next `n` events `pick` takes; fails after `seconds` (5 unless given; not scaled).
+    func collect<T: Sendable>(
+        _ n: Int, within seconds: Double = 5, _ pick: @escaping @Sendable (WatchEvent) -> T?
+    ) async throws -> [T] {
         var out: [T] = []
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while out.count < n {
             if !buffered.isEmpty {
                 let e = buffered.removeFirst()
