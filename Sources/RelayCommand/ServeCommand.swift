@@ -128,6 +128,13 @@ public enum ServeCommand {
         if (c.tlsCertificatePath == nil) != (c.tlsPrivateKeyPath == nil) {
             throw Arguments.UsageError(description: "--tls-cert and --tls-key go together")
         }
+        // lws's own lines say it less plainly, after a failed start with a stale errno.
+        for (option, path) in [("--tls-cert", c.tlsCertificatePath), ("--tls-key", c.tlsPrivateKeyPath)] {
+            if let path, !FileManager.default.isReadableFile(atPath: path) {
+                throw Arguments.UsageError(
+                    description: "\(option) \(path): " + (FileManager.default.fileExists(atPath: path) ? "not readable" : "no such file"))
+            }
+        }
         c.maxFrameBytes = try args.int("max-frame-bytes", in: 1024...(64 << 20)) ?? c.maxFrameBytes
         c.maxQueuedBytesPerConnection = try args.int("max-queued-bytes", in: 65536...(1 << 30)) ?? c.maxQueuedBytesPerConnection
         c.receiveBufferBytes =

@@ -51,14 +51,19 @@ enum ServiceLoop {
             if created == nil, resources.dropEventLoop() {
                 // Either the libev plugin (package libwebsockets-evlib-ev) is missing or unusable,
                 // or the failure is not the loop's (port in use): lws's own poll() loop tells.
+                let libevLines = LibraryLog.takeHeldLines()
                 info = resources.creationInfo(user: retainedCore.toOpaque())
                 errno = 0
                 created = lws_create_context(&info)
                 if created != nil {
                     // It was the plugin: poll() works, only its cost grows with the connection count.
+                    // What lws said of the libev attempt is why.
+                    LibraryLog.holdAgain(libevLines)
                     let note = "watchrelay: lws could not use its libev plugin; running on poll() instead\n"
                     _ = note.withCString { write(2, $0, strlen($0)) }
                 }
+                // Else the second attempt's lines say the cause once (a TLS key that does not
+                // match its certificate was printed twice, once per attempt).
             }
             return (created, errno)
         }, drop: { $0.0 == nil && $0.1 == EADDRINUSE && !role.isClient })
@@ -202,6 +207,23 @@ enum LibraryLog {
     /// thread held back; they are printed afterwards unless `drop` says the caller's own
     /// message covers them (a port in use: lws's three lines per attempt say the same, less
     /// clearly).
+    /// The lines held so far on this thread, no longer held (inside ``holdingLines(_:drop:)``).
+    static func takeHeldLines() -> [(Int32, String)] {
+        let thread = pthread_self()
+        return held.withLock { h in
+            defer { if h[thread] != nil { h[thread] = [] } }
+            return h[thread] ?? []
+        }
+    }
+
+    /// Holds `lines` again, before those held since (inside ``holdingLines(_:drop:)``).
+    static func holdAgain(_ lines: [(Int32, String)]) {
+        let thread = pthread_self()
+        held.withLock { h in
+            if let since = h[thread] { h[thread] = lines + since }
+        }
+    }
+
     static func holdingLines<T>(_ body: () -> T, drop: (T) -> Bool) -> T {
         let thread = pthread_self()
         held.withLock { $0[thread] = [] }

@@ -107,6 +107,20 @@ import WebSocketTransport
         #expect(result.err.contains(message), "\(result.err)")
     }
 
+    /// TLS files that do not go together (a key of another certificate): lws's cause is said
+    /// once (it was printed twice: once for the libev attempt, once for poll()), and a file that
+    /// is not there is a usage error before lws is asked.
+    @Test func aTLSProblemIsSaidOnceAndAMissingFileBeforeTheStart() async throws {
+        let first = try await makeSelfSignedCertificate()
+        let second = try await makeSelfSignedCertificate()
+        let mismatch = try await Self.run(["--port", "0", "--db", ":memory:", "--tls-cert", first.certificate, "--tls-key", second.key])
+        #expect(mismatch.status == 1)
+        #expect(mismatch.err.components(separatedBy: "key values mismatch").count == 2, "\(mismatch.err)")
+        let missing = try await Self.run(["--port", "0", "--db", ":memory:", "--tls-cert", "/nonexistent/cert.pem", "--tls-key", first.key])
+        #expect(missing.status == 2)
+        #expect(missing.err.contains("--tls-cert /nonexistent/cert.pem: no such file"), "\(missing.err)")
+    }
+
     /// A second relay on a port in use says so in one line, without lws's own error lines
     /// (three per attempt, before the transport's message), and exits 1.
     @Test func aPortInUseIsOneLineAndExit1() async throws {
