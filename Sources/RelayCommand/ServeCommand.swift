@@ -191,12 +191,24 @@ public enum ServeCommand {
 
         // One relay per SQLite file: a second one on the same --db refuses to start (exit 1)
         // instead of serving from a copy of the state that the first keeps changing.
-        let ownerLock =
-            c.redis == nil && c.databasePath != ":memory:"
-            ? try DatabaseOwnerLock.take(databasePath: c.databasePath, option: "--db") : nil
+        let onFile = c.redis == nil && c.databasePath != ":memory:"
+        let newDatabase = onFile && !FileManager.default.fileExists(atPath: c.databasePath)
+        let ownerLock = onFile ? try DatabaseOwnerLock.take(databasePath: c.databasePath, option: "--db") : nil
         // Before the URL line: a script that sends SIGTERM as soon as it reads it is heard.
         let termination = await TerminationSignal.install()
-        let server = try await RelayServer.start(c, log: log)
+        let server: RelayServer
+        do {
+            server = try await RelayServer.start(c, log: log)
+        } catch {
+            // A relay that never started leaves no new database behind (a port in use used to
+            // leave an empty one, and its lock file, for a typo in --port).
+            if newDatabase {
+                for file in ["", "-wal", "-shm"].map({ c.databasePath + $0 }) + (ownerLock.map { [$0.path] } ?? []) {
+                    try? FileManager.default.removeItem(atPath: file)
+                }
+            }
+            throw error
+        }
         CLI.printLine(server.url)
         if let consoleURL = server.consoleURL {
             StandardError.write("console: \(consoleURL)\n")

@@ -132,6 +132,9 @@ import WebSocketTransport
         #expect(second.status == 1)
         #expect(second.err.contains("port \(port) on 127.0.0.1 is in use"), "\(second.err)")
         #expect(!second.err.contains("E: "), "\(second.err)")
+        // The relay that did not start left no database (nor its lock file) behind.
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("second.db") }
+        #expect(left.isEmpty, "\(left)")
     }
 
     /// With or without the `serve` word, it is the relay: it pairs, stores a userInfo durably,
