@@ -82,6 +82,9 @@ final class ClusterLeadership: @unchecked Sendable {
         var leading: RedisLease?
         var seen: RedisLease??
         var firstRound = true
+        // Failed rounds in a row: the first is logged, the rest only counted until one works
+        // (Redis down made a line every third of the TTL, 3 a second at --lease-ttl-ms 1000).
+        var failures = 0
         while !isStopping {
             do {
                 if let current = leading {
@@ -108,8 +111,16 @@ final class ClusterLeadership: @unchecked Sendable {
                     }
                 }
                 if firstRound { first.resume(.success(())) }
+                if failures > 0 {
+                    context.log.info("cluster: lease rounds work again", ("failed_rounds", String(failures)))
+                    failures = 0
+                }
             } catch {
-                context.log.warning("cluster: lease round failed", ("error", "\(error)"))
+                failures += 1
+                if failures == 1 {
+                    context.log.warning(
+                        "cluster: lease round failed (again silently until one works)", ("error", "\(error)"))
+                }
                 if firstRound {
                     first.resume(.failure(error))
                     break

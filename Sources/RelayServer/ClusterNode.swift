@@ -111,9 +111,11 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
                 edgeReceived(inbound.message, &outbound)
             }
         case let subscription as Subscription:
+            let wasSubscribed = subscribed
             subscribed = subscription.up
             if !subscription.up {
-                log.warning("cluster subscription lost: forwarded connections are closed")
+                // Said only when it was up: at a start with Redis away there was nothing to lose.
+                if wasSubscribed { log.warning("cluster subscription lost: forwarded connections are closed") }
                 closeForwarded(&outbound)
                 dropRemote(&outbound)
             }
@@ -124,7 +126,8 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
             leader = seen.lease
         case let become as BecomeLeader:
             guard engine == nil else { return }
-            log.info("cluster: this node leads", ("lease", become.lease.description))
+            // ClusterLeadership's "cluster: leading" (with the pairs loaded) says it at info.
+            log.debug("cluster: this node leads", ("lease", become.lease.description))
             closeForwarded(&outbound)
             leader = nil
             lease = become.lease

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import RedisClient
 import RelayCore
 import RelayProtocol
@@ -386,6 +387,29 @@ struct ClusterTests {
         await cluster.stop()
     }
 
+    /// Redis down under a leading node: the failed lease rounds are said once, not every third
+    /// of the TTL (3 lines a second at a 1 s TTL), and their end once it works again. The node
+    /// started with Redis up, so nothing says a subscription was lost that never was.
+    @Test func aRedisOutageIsLoggedOnceAndItsEndOnce() async throws {
+        let redis = try await RedisServerProcess.start()
+        let dir = TemporaryDirectory()
+        let lines = LockedLines()
+        var configuration = RelayServerConfiguration()
+        configuration.port = 0
+        configuration.databasePath = dir.path("relay.db")
+        configuration.redis = redis.endpoint
+        configuration.cluster = ClusterConfiguration(nodeID: "a", leaseTTLMilliseconds: 600)
+        let node = try await RelayServer.start(configuration, log: Logger(level: .info) { lines.append($0) })
+        await redis.kill9()
+        try await Task.sleep(for: .milliseconds(1500))  // about 7 rounds at TTL / 3
+        #expect(lines.count { $0.contains("lease round failed") } == 1, "\(lines.all)")
+        try await redis.restart()
+        try await eventually(10, "the lease rounds to work again") { lines.count { $0.contains("lease rounds work again") } == 1 }
+        #expect(lines.count { $0.contains("this node leads") } == 0, "said once, by 'cluster: leading'")
+        await node.shutdown()
+        await redis.stop()
+    }
+
     @Test func aNodeRestartedWithinItsLeaseWaitsForItAndLeadsWithANewEpoch() async throws {
         let cluster = try await Cluster(["a"])
         let (phone, _, phoneToken, _) = try await Self.pair(cluster, phone: "a", watch: "a")
@@ -412,4 +436,12 @@ struct ClusterTests {
         }
         await cluster.stop()
     }
+}
+
+/// Log lines a test's `Logger` sink collects, from any thread.
+final class LockedLines: Sendable {
+    private let lines = LockedState<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+    func count(where matches: (String) -> Bool) -> Int { all.filter(matches).count }
 }
