@@ -4,11 +4,15 @@ import Foundation
 /// `--host`: what libwebsockets can bind. lws takes an IP address or an interface name, and
 /// answered a host name (`--host localhost`) with "iface localhost port 0 DOESN'T EXIST" twice
 /// and "last errno: Success". A host name is resolved here, to its first IPv4 address (else its
-/// first IPv6 one); anything that is none of the three is a usage error that says so.
+/// first IPv6 one), and an interface name to its IPv4 address (so the printed URL is one a
+/// client can use, not `ws://lo:8765/v1`); anything that is none of the three is a usage error
+/// that says so.
 public enum BindHost {
-    /// The address or interface name to give lws for `host`.
+    /// The address (or, for an interface without an IPv4 address, the interface name) to give
+    /// lws for `host`.
     public static func resolve(_ host: String, option: String = "--host") throws -> String {
-        if isAddress(host) || if_nametoindex(host) != 0 { return host }
+        if isAddress(host) { return host }
+        if if_nametoindex(host) != 0 { return interfaceAddress(host) ?? host }
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?
@@ -27,6 +31,30 @@ public enum BindHost {
             throw Arguments.UsageError(description: "\(option): '\(host)' resolves to no IPv4 or IPv6 address")
         }
         return chosen.text
+    }
+
+    /// The first IPv4 address of the interface named `name`, if it has one.
+    static func interfaceAddress(_ name: String) -> String? {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return nil }
+        defer { freeifaddrs(first) }
+        var node: UnsafeMutablePointer<ifaddrs>? = first
+        while let entry = node {
+            let item = entry.pointee
+            if let address = item.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET),
+                String(cString: item.ifa_name) == name
+            {
+                var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+                if getnameinfo(
+                    address, socklen_t(MemoryLayout<sockaddr_in>.size), &buffer, socklen_t(buffer.count), nil, 0,
+                    NI_NUMERICHOST) == 0
+                {
+                    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                }
+            }
+            node = item.ifa_next
+        }
+        return nil
     }
 
     /// Whether `text` is an IPv4 or IPv6 address literal.
