@@ -133,6 +133,38 @@ struct FailureReportTests {
             #"{"name": "x", "steps": [{"action": "start", "actor": "relay"}, {"action": "expectPhoneFavorites", "favorites": ["a", 3]}]}"#,
             "step 2 (expectPhoneFavorites): 'favorites' item 2 must be a string, not a number"
         ),
+        // An expectation with nothing to check passed as a no-op.
+        (
+            #"{"name": "x", "steps": [{"action": "expectWidget", "widget": "circular"}]}"#,
+            "step 1 (expectWidget): checks nothing: give 'equals', 'contains', 'stale' (at least one)"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "expectRelay", "timeout": 2}]}"#,
+            "step 1 (expectRelay): checks nothing: give 'pairs', 'queued', 'connections' (at least one)"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "expectProfile", "actor": "watch"}]}"#,
+            "step 1 (expectProfile): checks nothing: give 'state', 'errorCode', 'message', 'repos', 'count', 'stale' (at least one)"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "expectProfile", "state": "load"}]}"#,
+            "step 1 (expectProfile): state 'load' is not one of loaded, failed, offline, loading"
+        ),
+        // A fraction where a whole number goes was "the scenario: a number that is not a whole
+        // number or is out of range" (Foundation's error has no coding path).
+        (
+            #"{"name": "x", "steps": [{"action": "start", "actor": "relay"}, {"action": "wait", "event": "reload", "count": 1.5}]}"#,
+            "step 2 (wait): 'count' must be a whole number, not 1.5"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "move", "login": "a", "index": 12345678901234567890}]}"#,
+            "step 1 (move): 'index' must be a whole number, not 1.2345678901234567e+19"
+        ),
+        // The fixture server's rate limit counts every request: a login was silently ignored.
+        (
+            #"{"name": "x", "steps": [{"action": "fault", "fault": "rateLimit", "login": "torvalds"}]}"#,
+            "step 1 (fault): a rate limit counts every request: 'login' does not apply to it"
+        ),
         (
             #"{"name": "x", "steps": [{"action": "linkFault", "fault": "dealy"}]}"#,
             "step 1 (linkFault): fault 'dealy' is not one of unreachable, flap, delay, drop, no-reply, complication-budget, disconnect, slow-writes, none"
@@ -181,6 +213,12 @@ struct FailureReportTests {
         let scenario = try Scenario.decode(Data(json.utf8))
         let result = await ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures).run(scenario)
         #expect(result.passed, "\(result.failureMessage ?? "")")
+    }
+
+    /// A whole number written as `2.0` is still one.
+    @Test func aWholeNumberWrittenWithAPointLoads() throws {
+        let json = #"{"name": "x", "steps": [{"action": "wait", "event": "reload", "count": 2.0}]}"#
+        #expect(try Scenario.decode(Data(json.utf8)).steps[0].count == 2)
     }
 
     /// The CLI (built next to the tests): exit code 3 and the failure on standard output, with
