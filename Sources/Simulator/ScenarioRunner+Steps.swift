@@ -234,12 +234,15 @@ extension ScenarioRunner {
         case "wrongShape": fault = .wrongShape
         case "secondaryRateLimit": fault = .secondaryRateLimit(retryAfterSeconds: 60)
         case "rateLimit":
-            gh.setRateLimit(GitHubStubRateLimit(limit: s.count ?? 0))
+            // `count` more requests from this step on (the server's window may have charged
+            // the phone's start and earlier steps already).
+            gh.restartRateLimit(GitHubStubRateLimit(limit: s.count ?? 0))
             return
         case "none":
             gh.setRateLimit(nil)
             gh.setGlobalFault(nil)
-            if let login = s.login { gh.setFault(nil, for: login) }
+            // With a login, that login's fault; without, every login's too.
+            if let login = s.login { gh.setFault(nil, for: login) } else { gh.clearFaults() }
             return
         default:
             throw StepFailure(

@@ -221,6 +221,50 @@ struct FailureReportTests {
         #expect(try Scenario.decode(Data(json.utf8)).steps[0].count == 2)
     }
 
+    /// Runs a scenario given as JSON (through the loader) on the in-memory relay.
+    static func runJSON(_ json: String) async throws -> ScenarioResult {
+        let scenario = try Scenario.decode(Data(json.utf8))
+        return await ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures).run(scenario)
+    }
+
+    static let pairedWithTwoFavorites = #"""
+        {"action": "start", "actor": "relay"}, {"action": "start", "actor": "github"},
+        {"action": "start", "actor": "phone"}, {"action": "start", "actor": "watch"},
+        {"action": "pair", "phone": "phone", "watch": "watch"},
+        {"action": "add", "actor": "phone", "login": "octocat"},
+        {"action": "add", "actor": "phone", "login": "torvalds"},
+        """#
+
+    /// `fault none` clears every GitHub fault: a login's stayed (the profile still failed).
+    @Test func githubFaultNoneClearsALoginsFault() async throws {
+        let result = try await Self.runJSON(
+            #"{"name": "none-clears-login-faults", "steps": ["# + Self.pairedWithTwoFavorites + #"""
+              {"action": "fault", "fault": "down", "login": "gaearon"},
+              {"action": "open", "actor": "watch", "login": "gaearon"},
+              {"action": "expectProfile", "actor": "watch", "state": "failed", "errorCode": "github_unavailable"},
+              {"action": "fault", "fault": "none"},
+              {"action": "open", "actor": "watch", "login": "gaearon"},
+              {"action": "expectProfile", "actor": "watch", "state": "loaded"}
+            ]}
+            """#)
+        #expect(result.passed, "\(result.failureMessage ?? "")")
+    }
+
+    /// `rateLimit` `count` allows that many requests from the step on: the server's window had
+    /// charged the phone's adds, so the first open was refused.
+    @Test func githubRateLimitCountCountsFromTheStep() async throws {
+        let result = try await Self.runJSON(
+            #"{"name": "rate-limit-from-the-step", "steps": ["# + Self.pairedWithTwoFavorites + #"""
+              {"action": "fault", "fault": "rateLimit", "count": 1},
+              {"action": "open", "actor": "watch", "login": "mojombo"},
+              {"action": "expectProfile", "actor": "watch", "state": "loaded"},
+              {"action": "open", "actor": "watch", "login": "tj"},
+              {"action": "expectProfile", "actor": "watch", "state": "failed", "errorCode": "rate_limited"}
+            ]}
+            """#)
+        #expect(result.passed, "\(result.failureMessage ?? "")")
+    }
+
     /// The CLI (built next to the tests): exit code 3 and the failure on standard output, with
     /// the actors in this process, as child processes, and on the in-memory relay.
     @Test(arguments: [[], ["--processes"], ["--memory"]])
