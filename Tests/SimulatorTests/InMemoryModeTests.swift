@@ -106,4 +106,23 @@ struct InMemoryModeTests {
             """#)
         #expect(result.passed, "\(result.failureMessage ?? "")")
     }
+
+    /// What the phone changed while on its second watch reaches its first watch when it
+    /// switches back, with no change after the switch: the second watch's push was stored as
+    /// the first watch's revision sent, so the phone's start pushed nothing to the first.
+    @Test func aPhoneSwitchedBackToItsFirstWatchPushesWhatThatWatchMissed() async throws {
+        let result = try await FailureReportTests.runJSON(
+            #"{"name": "switch-back-pushes-the-latest", "steps": ["# + FailureReportTests.pairedWithTwoFavorites + #"""
+              {"action": "wait", "actor": "watch", "event": "snapshot", "favorites": ["octocat", "torvalds"]},
+              {"action": "start", "actor": "watch2"},
+              {"action": "switchWatch", "actor": "phone", "watch": "watch2"},
+              {"action": "pair", "phone": "phone", "watch": "watch2"},
+              {"action": "remove", "actor": "phone", "login": "octocat"},
+              {"action": "wait", "actor": "watch2", "event": "snapshot", "favorites": ["torvalds"]},
+              {"action": "switchWatch", "actor": "phone", "watch": "watch"},
+              {"action": "wait", "actor": "watch", "event": "snapshot", "favorites": ["torvalds"], "timeout": 5}
+            ]}
+            """#)
+        #expect(result.passed, "\(result.failureMessage ?? "")")
+    }
 }
