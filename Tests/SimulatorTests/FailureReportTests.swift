@@ -205,6 +205,18 @@ struct FailureReportTests {
         #expect(twiceMessage.contains("step 8") && !twiceMessage.contains("moved past"), "\(twiceMessage)")
     }
 
+    /// A wait for events that came before the last mark says the mark moved past them (a mark
+    /// after a watch's restart races its first events: the failure said only "recent events: []").
+    @Test func aWaitForAnEventTheMarkMovedPastSaysSo() async throws {
+        var steps = Array(Self.broken.steps.prefix(8))  // … add, wait for the snapshot, advance: reloads
+        steps.append(Self.step("mark", "watch"))
+        steps.append({ var s = Self.step("wait", "watch"); s.event = "reload"; s.widget = "circular"; s.timeout = 0.3; return s }())
+        let result = await ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures).run(Scenario(name: "mark", steps: steps))
+        let message = try #require(result.failureMessage, "\(result.steps.map(\.line))")
+        #expect(message.contains("step 10"), "\(message)")
+        #expect(message.contains("the last mark moved past a matching event: [reload(face.circular"), "\(message)")
+    }
+
     /// Every GitHub fault a scenario may name loads and runs (the load-time list once left
     /// out `secondaryRateLimit`, which the runner and the README have).
     @Test(arguments: ScenarioStep.gitHubFaults)
