@@ -61,6 +61,19 @@ public struct GitHubStub: Sendable {
         faults[login.lowercased()] = fault
     }
 
+    /// Clears every fault: the global one and every login's.
+    public mutating func clearFaults() {
+        globalFault = nil
+        faults = [:]
+    }
+
+    /// Sets the primary rate limit (`nil`: none) with a fresh window: `limit` more requests
+    /// are answered from now on, whatever the current window had charged.
+    public mutating func restartRateLimit(_ rateLimit: GitHubStubRateLimit?) {
+        self.rateLimit = rateLimit
+        window = nil
+    }
+
     /// The fault set for `login`, if any (``globalFault`` first).
     public func fault(for login: String) -> GitHubStubFault? {
         globalFault ?? faults[login.lowercased()]

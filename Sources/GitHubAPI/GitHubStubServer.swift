@@ -99,6 +99,17 @@ public final class GitHubStubServer: Sendable {
         state.withStub { $0.globalFault = fault }
     }
 
+    /// Clears every fault: the global one and every login's.
+    public func clearFaults() {
+        state.withStub { $0.clearFaults() }
+    }
+
+    /// Sets the primary rate limit (`nil`: none) with a fresh window: `limit` more requests are
+    /// answered from now on.
+    public func restartRateLimit(_ rateLimit: GitHubStubRateLimit?) {
+        state.withStub { $0.restartRateLimit(rateLimit) }
+    }
+
     /// Replaces the primary rate limit (`nil`: none); the current window keeps its count.
     public func setRateLimit(_ rateLimit: GitHubStubRateLimit?) {
         state.withStub { $0.rateLimit = rateLimit }

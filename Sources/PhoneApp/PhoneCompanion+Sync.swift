@@ -32,12 +32,7 @@ extension PhoneCompanion {
             return .queued(revision: latest.revision)
         }
         sentRevision = max(sentRevision, latest.revision)
-        do {
-            try store.setSentRevision(sentRevision)
-        } catch {
-            // Only costs a repeated push after a restart, which the watch ignores by revision.
-            report(error)
-        }
+        persistSentRevision()
         record(.snapshotPushed(revision: latest.revision, users: latest.users.count))
         return .pushed(revision: latest.revision)
     }
@@ -45,9 +40,18 @@ extension PhoneCompanion {
     /// A new pair (or none) holds no snapshot of ours: the latest must go out again.
     func forgetPushedRevision() {
         sentRevision = 0
+        persistSentRevision()
+    }
+
+    /// Stores the revision sent when it is the first watch's (no watch id), the only one a
+    /// start reads back: a push to another watch must not tell the first one's next start it
+    /// already has that revision (it would never get what it missed while the phone was away).
+    private func persistSentRevision() {
+        guard configuration.watchID == nil else { return }
         do {
-            try store.setSentRevision(0)
+            try store.setSentRevision(sentRevision)
         } catch {
+            // Only costs a repeated push after a restart, which the watch ignores by revision.
             report(error)
         }
     }

@@ -60,7 +60,8 @@ actor PhoneChildProcess: ScenarioPhone {
     func move(_ login: String, to index: Int) async throws { _ = try await running().request("move", [login, String(index)]) }
     func refresh() async throws { _ = try await running().request("refresh") }
 
-    func useWatch(_ watch: String) { self.watch = watch }
+    func useWatch(_ watch: String?) { self.watch = watch }
+    var activeWatch: String? { watch }
 
     func favorites() async throws -> [String] {
         let answer = try await running().request("list")

@@ -124,10 +124,20 @@ public struct Scenario: Sendable, Codable, Hashable {
         let known = ScenarioStep.fieldNames
         for (i, step) in steps.enumerated() {
             guard let fields = step.objectValue else { throw .invalid("step \(i + 1) is not a JSON object") }
-            if let why = unknownField(in: fields, known: known) {
+            if let why = unknownField(in: fields, known: known) ?? notWhole(in: fields) {
                 throw .invalid("step \(i + 1)\(fields["action"]?.stringValue.map { " (\($0))" } ?? ""): \(why)")
             }
         }
+    }
+
+    /// A whole-number field holding a fraction or a number too large, named: Foundation's
+    /// decoder reports one with no coding path at all ("The given data was not valid JSON").
+    private static func notWhole(in object: [String: JSONValue]) -> String? {
+        for field in ScenarioStep.wholeNumberFields.sorted() {
+            guard case .double(let d)? = object[field], d.rounded() != d || Int(exactly: d) == nil else { continue }
+            return "'\(field)' must be a whole number, not \(d)"
+        }
+        return nil
     }
 
     private static func unknownField(in object: [String: JSONValue], known: [String]) -> String? {
@@ -274,6 +284,10 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
 
     /// The fields a step may have (its stored properties, which are its JSON keys).
     static let fieldNames: [String] = Mirror(reflecting: ScenarioStep(action: "")).children.compactMap(\.label)
+    /// The fields that hold a whole number (`count`, `index`, `ms`…).
+    static let wholeNumberFields: [String] = Mirror(reflecting: ScenarioStep(action: "")).children.compactMap {
+        $0.value is Int? || $0.value is Int64? ? $0.label : nil
+    }
 
     /// The events a `wait` step waits for.
     public static let waitEvents = [
@@ -281,6 +295,8 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
     ]
     /// The fixture GitHub server's faults (`fault`).
     public static let gitHubFaults = ["down", "garbage", "wrongShape", "secondaryRateLimit", "rateLimit", "none"]
+    /// The profile screen's phases (`expectProfile`'s `state`).
+    public static let profileStates = ["loaded", "failed", "offline", "loading"]
     /// The relay's link faults (`linkFault`): the console's kinds, and `none`.
     public static let linkFaults = FaultKind.allCases.map(\.rawValue) + ["none"]
 
@@ -293,10 +309,29 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
             guard let value, !allowed.contains(value) else { return nil }
             return "\(field) '\(value)' is not one of \(allowed.joined(separator: ", "))"
         }
+        /// An expectation must check something: with none of its fields it would pass as a no-op.
+        func oneGiven(_ fields: [(String, Bool)]) -> String? {
+            guard !fields.contains(where: \.1) else { return nil }
+            return "checks nothing: give \(fields.map { "'\($0.0)'" }.joined(separator: ", ")) (at least one)"
+        }
         switch action {
         case .wait: return oneOf(event, Self.waitEvents, "event")
-        case .fault: return oneOf(fault, Self.gitHubFaults, "fault")
+        case .fault:
+            if fault == "rateLimit", login != nil {
+                return "a rate limit counts every request: 'login' does not apply to it"
+            }
+            return oneOf(fault, Self.gitHubFaults, "fault")
         case .linkFault: return oneOf(fault, Self.linkFaults, "fault")
+        case .expectWidget:
+            return oneGiven([("equals", equals != nil), ("contains", contains != nil), ("stale", stale != nil)])
+        case .expectRelay:
+            return oneGiven([("pairs", pairs != nil), ("queued", queued != nil), ("connections", connections != nil)])
+        case .expectProfile:
+            return oneOf(state, Self.profileStates, "state")
+                ?? oneGiven([
+                    ("state", state != nil), ("errorCode", errorCode != nil), ("message", message != nil),
+                    ("repos", repos != nil), ("count", count != nil), ("stale", stale != nil),
+                ])
         default: return nil
         }
     }

@@ -23,8 +23,11 @@ protocol ScenarioPhone: Actor {
     /// The favorites' logins, in order.
     func favorites() async throws -> [String]
     /// The watch the phone talks to from its next start: one relay pair per watch, kept in
-    /// `<state>/watches/<watch>` (PROTOCOL.md §6.5); the favorites stay the phone's.
-    func useWatch(_ watch: String)
+    /// `<state>/watches/<watch>` (PROTOCOL.md §6.5); the favorites stay the phone's. `nil`: the
+    /// phone's first watch, whose pair is the top-level session state (no `--watch`).
+    func useWatch(_ watch: String?)
+    /// The watch given to ``useWatch(_:)`` (nil: the first watch's top-level session).
+    var activeWatch: String? { get }
     /// The child processes this phone ran (none in-process).
     var processes: [ChildProcessRecord] { get }
 }

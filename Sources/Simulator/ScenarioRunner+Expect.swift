@@ -48,13 +48,17 @@ extension ScenarioRunner {
             throw StepFailure(expected: "an event (\(ScenarioStep.waitEvents.joined(separator: ", ")))", seen: "'\(event)'")
         }
         let count = s.count ?? 1
-        let (found, seen, passed) = await w.log.waitFor(count, timeout: s.timeout ?? 3, pick)
+        let (found, seen, passed, marked) = await w.log.waitFor(count, timeout: s.timeout ?? 3, pick)
         if found.count < count {
-            let earlier =
+            var earlier =
                 passed.isEmpty
                 ? ""
                 : "; an earlier wait already moved past \(passed.count == 1 ? "a matching event" : "matching events"): "
                     + "[\(passed.map(\.summary).joined(separator: ", "))] (waits take events in the order they came)"
+            if !marked.isEmpty {
+                earlier += "; the last mark moved past \(marked.count == 1 ? "a matching event" : "matching events"): "
+                    + "[\(marked.map(\.summary).joined(separator: ", "))] (a wait looks after the mark: mark before the step that causes it)"
+            }
             throw StepFailure(
                 expected: "\(count) × \(event)\(s.revision.map { " \($0)" } ?? "")\(s.favorites.map { " \($0)" } ?? "") within \(s.timeout ?? 3) s",
                 seen: "\(found.count); recent events: [\(seen.map(\.summary).joined(separator: ", "))]\(earlier)")

@@ -168,6 +168,10 @@ extension ScenarioRunner {
         if let expected = s.expectError {
             throw StepFailure(expected: "pairing to fail with '\(expected)'", seen: "paired")
         }
+        let phoneName = s.phone ?? "phone"
+        if await phone.activeWatch == nil, firstWatches[phoneName] == nil {
+            firstWatches[phoneName] = s.watch ?? "watch"
+        }
     }
 
     /// The phone switches to another of its watches: the phone app stops, and starts again
@@ -180,7 +184,8 @@ extension ScenarioRunner {
         guard let target = s.watch else { throw StepFailure(expected: "a 'watch' field", seen: "none") }
         let wasRunning = await p.isRunning
         await p.stop()
-        await p.useWatch(target)
+        // The watch it paired before switching is its first pair (no watch id), not a new one.
+        await p.useWatch(firstWatches[name] == target ? nil : target)
         if wasRunning { try await p.start(relayURL: try relayAddress(), githubURL: try runningGitHubURL()) }
     }
 
@@ -234,12 +239,15 @@ extension ScenarioRunner {
         case "wrongShape": fault = .wrongShape
         case "secondaryRateLimit": fault = .secondaryRateLimit(retryAfterSeconds: 60)
         case "rateLimit":
-            gh.setRateLimit(GitHubStubRateLimit(limit: s.count ?? 0))
+            // `count` more requests from this step on (the server's window may have charged
+            // the phone's start and earlier steps already).
+            gh.restartRateLimit(GitHubStubRateLimit(limit: s.count ?? 0))
             return
         case "none":
             gh.setRateLimit(nil)
             gh.setGlobalFault(nil)
-            if let login = s.login { gh.setFault(nil, for: login) }
+            // With a login, that login's fault; without, every login's too.
+            if let login = s.login { gh.setFault(nil, for: login) } else { gh.clearFaults() }
             return
         default:
             throw StepFailure(

@@ -47,6 +47,9 @@ public actor ScenarioRunner {
     var githubPort = 0
     var phones: [String: any ScenarioPhone] = [:]
     var watches: [String: any ScenarioWatch] = [:]
+    /// Per phone, the watch actor it paired before any `switchWatch` (its top-level session):
+    /// a later `switchWatch` back to that actor goes back to that pair.
+    var firstWatches: [String: String] = [:]
     /// The child processes of the current run that ended (relay restarts).
     var relayRecords: [ChildProcessRecord] = []
     /// The console token of the run's relay: it always runs with its console, whose events the
@@ -154,6 +157,7 @@ public actor ScenarioRunner {
         github = nil
         watches = [:]
         phones = [:]
+        firstWatches = [:]
         relayRecords = []
         relayPorts = []
         githubPort = 0

@@ -66,5 +66,6 @@ actor SimulatedPhone: ScenarioPhone {
     func move(_ login: String, to index: Int) async throws { _ = try await running().move(login, to: index) }
     func refresh() async throws { _ = try await running().refresh() }
     func favorites() async throws -> [String] { try await running().favorites().map(\.login) }
-    func useWatch(_ watch: String) { self.watch = watch }
+    func useWatch(_ watch: String?) { self.watch = watch }
+    var activeWatch: String? { watch }
 }

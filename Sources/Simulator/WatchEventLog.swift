@@ -16,6 +16,8 @@ final class WatchEventLog: Sendable {
         var markIndex = 0
         /// Events a successful wait moved past without taking them (before its matches).
         var skipped: [Int] = []
+        /// Events the last mark moved past that no wait had taken.
+        var markedPast: [Int] = []
         var nextWaiter = 0
         /// Who waits for the next append.
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
@@ -70,6 +72,7 @@ final class WatchEventLog: Sendable {
     /// Moves the cursor and the mark to the end of the log.
     func markNow() {
         state.withLock {
+            $0.markedPast = Array($0.cursor..<$0.events.count)
             $0.cursor = $0.events.count
             $0.markIndex = $0.events.count
             $0.skipped = []
@@ -84,14 +87,15 @@ final class WatchEventLog: Sendable {
     /// Waits until `count` events after the cursor match `pick`; moves the cursor past the
     /// last one and returns them, or returns what it found by the deadline (fewer) with the
     /// latest events seen, and the matching events an earlier wait moved past without taking
-    /// them (the usual cause: two waits in the other order than the events came).
+    /// them (the usual cause: two waits in the other order than the events came) or the last
+    /// mark did (`marked`: a mark placed after the step that caused them, e.g. after a start).
     func waitFor(
         _ count: Int, timeout: Double, _ pick: @Sendable (WatchObservation) -> Bool
-    ) async -> (found: [WatchObservation], seen: [WatchObservation], passed: [WatchObservation]) {
+    ) async -> (found: [WatchObservation], seen: [WatchObservation], passed: [WatchObservation], marked: [WatchObservation]) {
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
         while true {
             let (result, recorded) = state.withLock {
-                s -> ((found: [WatchObservation], seen: [WatchObservation], passed: [WatchObservation])?, Int) in
+                s -> ((found: [WatchObservation], seen: [WatchObservation], passed: [WatchObservation], marked: [WatchObservation])?, Int) in
                 var found: [WatchObservation] = []
                 var taken: Set<Int> = []
                 var end = s.cursor
@@ -103,11 +107,12 @@ final class WatchEventLog: Sendable {
                 if found.count >= count {
                     s.skipped += (s.cursor..<end).filter { !taken.contains($0) }
                     s.cursor = end
-                    return ((found, [], []), s.events.count)
+                    return ((found, [], [], []), s.events.count)
                 }
                 if ContinuousClock.now >= deadline {
                     let passed = Array(s.skipped.map { s.events[$0] }.filter(pick).suffix(3))
-                    return ((found, Array(s.events[s.cursor...].suffix(8)), passed), s.events.count)
+                    let marked = Array(s.markedPast.map { s.events[$0] }.filter(pick).suffix(3))
+                    return ((found, Array(s.events[s.cursor...].suffix(8)), passed, marked), s.events.count)
                 }
                 return (nil, s.events.count)
             }

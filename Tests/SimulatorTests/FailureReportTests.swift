@@ -133,6 +133,38 @@ struct FailureReportTests {
             #"{"name": "x", "steps": [{"action": "start", "actor": "relay"}, {"action": "expectPhoneFavorites", "favorites": ["a", 3]}]}"#,
             "step 2 (expectPhoneFavorites): 'favorites' item 2 must be a string, not a number"
         ),
+        // An expectation with nothing to check passed as a no-op.
+        (
+            #"{"name": "x", "steps": [{"action": "expectWidget", "widget": "circular"}]}"#,
+            "step 1 (expectWidget): checks nothing: give 'equals', 'contains', 'stale' (at least one)"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "expectRelay", "timeout": 2}]}"#,
+            "step 1 (expectRelay): checks nothing: give 'pairs', 'queued', 'connections' (at least one)"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "expectProfile", "actor": "watch"}]}"#,
+            "step 1 (expectProfile): checks nothing: give 'state', 'errorCode', 'message', 'repos', 'count', 'stale' (at least one)"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "expectProfile", "state": "load"}]}"#,
+            "step 1 (expectProfile): state 'load' is not one of loaded, failed, offline, loading"
+        ),
+        // A fraction where a whole number goes was "the scenario: a number that is not a whole
+        // number or is out of range" (Foundation's error has no coding path).
+        (
+            #"{"name": "x", "steps": [{"action": "start", "actor": "relay"}, {"action": "wait", "event": "reload", "count": 1.5}]}"#,
+            "step 2 (wait): 'count' must be a whole number, not 1.5"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "move", "login": "a", "index": 12345678901234567890}]}"#,
+            "step 1 (move): 'index' must be a whole number, not 1.2345678901234567e+19"
+        ),
+        // The fixture server's rate limit counts every request: a login was silently ignored.
+        (
+            #"{"name": "x", "steps": [{"action": "fault", "fault": "rateLimit", "login": "torvalds"}]}"#,
+            "step 1 (fault): a rate limit counts every request: 'login' does not apply to it"
+        ),
         (
             #"{"name": "x", "steps": [{"action": "linkFault", "fault": "dealy"}]}"#,
             "step 1 (linkFault): fault 'dealy' is not one of unreachable, flap, delay, drop, no-reply, complication-budget, disconnect, slow-writes, none"
@@ -173,6 +205,18 @@ struct FailureReportTests {
         #expect(twiceMessage.contains("step 8") && !twiceMessage.contains("moved past"), "\(twiceMessage)")
     }
 
+    /// A wait for events that came before the last mark says the mark moved past them (a mark
+    /// after a watch's restart races its first events: the failure said only "recent events: []").
+    @Test func aWaitForAnEventTheMarkMovedPastSaysSo() async throws {
+        var steps = Array(Self.broken.steps.prefix(8))  // … add, wait for the snapshot, advance: reloads
+        steps.append(Self.step("mark", "watch"))
+        steps.append({ var s = Self.step("wait", "watch"); s.event = "reload"; s.widget = "circular"; s.timeout = 0.3; return s }())
+        let result = await ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures).run(Scenario(name: "mark", steps: steps))
+        let message = try #require(result.failureMessage, "\(result.steps.map(\.line))")
+        #expect(message.contains("step 10"), "\(message)")
+        #expect(message.contains("the last mark moved past a matching event: [reload(face.circular"), "\(message)")
+    }
+
     /// Every GitHub fault a scenario may name loads and runs (the load-time list once left
     /// out `secondaryRateLimit`, which the runner and the README have).
     @Test(arguments: ScenarioStep.gitHubFaults)
@@ -180,6 +224,56 @@ struct FailureReportTests {
         let json = #"{"name": "f", "steps": [{"action": "start", "actor": "github"}, {"action": "fault", "fault": "\#(fault)"}]}"#
         let scenario = try Scenario.decode(Data(json.utf8))
         let result = await ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures).run(scenario)
+        #expect(result.passed, "\(result.failureMessage ?? "")")
+    }
+
+    /// A whole number written as `2.0` is still one.
+    @Test func aWholeNumberWrittenWithAPointLoads() throws {
+        let json = #"{"name": "x", "steps": [{"action": "wait", "event": "reload", "count": 2.0}]}"#
+        #expect(try Scenario.decode(Data(json.utf8)).steps[0].count == 2)
+    }
+
+    /// Runs a scenario given as JSON (through the loader) on the in-memory relay.
+    static func runJSON(_ json: String) async throws -> ScenarioResult {
+        let scenario = try Scenario.decode(Data(json.utf8))
+        return await ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures).run(scenario)
+    }
+
+    static let pairedWithTwoFavorites = #"""
+        {"action": "start", "actor": "relay"}, {"action": "start", "actor": "github"},
+        {"action": "start", "actor": "phone"}, {"action": "start", "actor": "watch"},
+        {"action": "pair", "phone": "phone", "watch": "watch"},
+        {"action": "add", "actor": "phone", "login": "octocat"},
+        {"action": "add", "actor": "phone", "login": "torvalds"},
+        """#
+
+    /// `fault none` clears every GitHub fault: a login's stayed (the profile still failed).
+    @Test func githubFaultNoneClearsALoginsFault() async throws {
+        let result = try await Self.runJSON(
+            #"{"name": "none-clears-login-faults", "steps": ["# + Self.pairedWithTwoFavorites + #"""
+              {"action": "fault", "fault": "down", "login": "gaearon"},
+              {"action": "open", "actor": "watch", "login": "gaearon"},
+              {"action": "expectProfile", "actor": "watch", "state": "failed", "errorCode": "github_unavailable"},
+              {"action": "fault", "fault": "none"},
+              {"action": "open", "actor": "watch", "login": "gaearon"},
+              {"action": "expectProfile", "actor": "watch", "state": "loaded"}
+            ]}
+            """#)
+        #expect(result.passed, "\(result.failureMessage ?? "")")
+    }
+
+    /// `rateLimit` `count` allows that many requests from the step on: the server's window had
+    /// charged the phone's adds, so the first open was refused.
+    @Test func githubRateLimitCountCountsFromTheStep() async throws {
+        let result = try await Self.runJSON(
+            #"{"name": "rate-limit-from-the-step", "steps": ["# + Self.pairedWithTwoFavorites + #"""
+              {"action": "fault", "fault": "rateLimit", "count": 1},
+              {"action": "open", "actor": "watch", "login": "mojombo"},
+              {"action": "expectProfile", "actor": "watch", "state": "loaded"},
+              {"action": "open", "actor": "watch", "login": "tj"},
+              {"action": "expectProfile", "actor": "watch", "state": "failed", "errorCode": "rate_limited"}
+            ]}
+            """#)
         #expect(result.passed, "\(result.failureMessage ?? "")")
     }
 

@@ -85,4 +85,44 @@ struct InMemoryModeTests {
         #expect(suite.summary == "0 passed, 0 failed, 1 skipped: nothing ran")
         #expect(suite.exitCode == 4, "nothing was checked: a CI job must not pass on it")
     }
+
+    /// A phone paired with `watch` before any `switchWatch` (its first, top-level pair), then
+    /// switched to `watch2`: `switchWatch` back to `watch` is that first pair again. It was a
+    /// new, unpaired watch id: the phone's change never reached `watch` (only `unreachable`).
+    @Test func switchingBackToTheFirstPairedWatchUsesItsPair() async throws {
+        let result = try await FailureReportTests.runJSON(
+            #"{"name": "switch-back-to-first-watch", "steps": ["# + FailureReportTests.pairedWithTwoFavorites + #"""
+              {"action": "wait", "actor": "watch", "event": "snapshot", "favorites": ["octocat", "torvalds"]},
+              {"action": "start", "actor": "watch2"},
+              {"action": "switchWatch", "actor": "phone", "watch": "watch2"},
+              {"action": "pair", "phone": "phone", "watch": "watch2"},
+              {"action": "wait", "actor": "watch2", "event": "snapshot", "favorites": ["octocat", "torvalds"]},
+              {"action": "switchWatch", "actor": "phone", "watch": "watch"},
+              {"action": "remove", "actor": "phone", "login": "octocat"},
+              {"action": "wait", "actor": "watch", "event": "snapshot", "favorites": ["torvalds"], "timeout": 5},
+              {"action": "expectWatchFavorites", "actor": "watch2", "favorites": ["octocat", "torvalds"]},
+              {"action": "expectRelay", "pairs": 2}
+            ]}
+            """#)
+        #expect(result.passed, "\(result.failureMessage ?? "")")
+    }
+
+    /// What the phone changed while on its second watch reaches its first watch when it
+    /// switches back, with no change after the switch: the second watch's push was stored as
+    /// the first watch's revision sent, so the phone's start pushed nothing to the first.
+    @Test func aPhoneSwitchedBackToItsFirstWatchPushesWhatThatWatchMissed() async throws {
+        let result = try await FailureReportTests.runJSON(
+            #"{"name": "switch-back-pushes-the-latest", "steps": ["# + FailureReportTests.pairedWithTwoFavorites + #"""
+              {"action": "wait", "actor": "watch", "event": "snapshot", "favorites": ["octocat", "torvalds"]},
+              {"action": "start", "actor": "watch2"},
+              {"action": "switchWatch", "actor": "phone", "watch": "watch2"},
+              {"action": "pair", "phone": "phone", "watch": "watch2"},
+              {"action": "remove", "actor": "phone", "login": "octocat"},
+              {"action": "wait", "actor": "watch2", "event": "snapshot", "favorites": ["torvalds"]},
+              {"action": "switchWatch", "actor": "phone", "watch": "watch"},
+              {"action": "wait", "actor": "watch", "event": "snapshot", "favorites": ["torvalds"], "timeout": 5}
+            ]}
+            """#)
+        #expect(result.passed, "\(result.failureMessage ?? "")")
+    }
 }
