@@ -6,6 +6,7 @@ import PhoneApp
 import Primitives
 import RelayCommand
 import RelayServer
+import WatchConnectivity
 
 /// `watchrelay phone`: the phone companion (interactive), or one edit of a companion's state.
 enum PhoneCommand {
@@ -36,7 +37,8 @@ enum PhoneCommand {
           --pair                   ask for a pairing code at start and print it
           --name NAME              the device name the watch sees (default iPhone)
           --watch ID               several watches: talk to watch ID, whose pair is kept in
-                                   DIR/watches/ID (pair it with --pair); the favorites stay the
+                                   DIR/watches/ID (pair it with --pair; `default` is the watch
+                                   paired without an id, in DIR); the favorites stay the
                                    phone's, and the latest snapshot goes to the watch at start
           --github URL             GitHub API root (default: start the built-in fixture server on
                                    a free loopback port; https://api.github.com for the real one)
@@ -147,7 +149,9 @@ enum PhoneCommand {
             guard (1...64).contains(watch.count), allowed, watch != ".", watch != ".." else {
                 throw Arguments.UsageError(description: "--watch: '\(watch)' is not a watch id (1-64 of A-Z a-z 0-9 . _ -)")
             }
-            configuration.useWatch(watch)
+            // `default` is the watch paired without --watch-id, kept at the top of DIR (as
+            // `pair` and `switch-watch` name it), not a DIR/watches/default of its own.
+            configuration.useWatch(watch == PhoneWatches.defaultID ? nil : watch)
         }
         let machine = args.flag("machine")
         let pairAtStart = args.flag("pair")

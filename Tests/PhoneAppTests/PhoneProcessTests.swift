@@ -51,6 +51,15 @@ struct PhoneProcessTests {
         second.type("quit")
         #expect(try await second.exitStatus() == 0)
 
+        // `--watch default` names that same watch (the one paired without an id, at the top of
+        // the state), as `pair` and `switch-watch` do; it was a new, unpaired DIR/watches/default.
+        let third = try ChildProcess(arguments + ["--watch", "default"])
+        defer { third.terminate() }
+        #expect(try await third.line(startingWith: "ok start").contains("paired=true"))
+        third.type("quit")
+        #expect(try await third.exitStatus() == 0)
+        #expect(!FileManager.default.fileExists(atPath: state.path + "/watches/default"))
+
         await watch.close()
         await relay.stop()
         await github.stop()
