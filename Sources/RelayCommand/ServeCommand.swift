@@ -192,7 +192,7 @@ public enum ServeCommand {
         // One relay per SQLite file: a second one on the same --db refuses to start (exit 1)
         // instead of serving from a copy of the state that the first keeps changing.
         let onFile = c.redis == nil && c.databasePath != ":memory:"
-        let newDatabase = onFile && !FileManager.default.fileExists(atPath: c.databasePath)
+        let newDatabase = onFile && access(c.databasePath, F_OK) != 0  // not FileManager: its pages stay resident
         let ownerLock = onFile ? try DatabaseOwnerLock.take(databasePath: c.databasePath, option: "--db") : nil
         // Before the URL line: a script that sends SIGTERM as soon as it reads it is heard.
         let termination = await TerminationSignal.install()
