@@ -90,75 +90,80 @@ public struct FrameLog: Sendable {
     /// log would otherwise show each `hello`'s and `paired`'s token to whoever sees the console.
     /// A cut-off value (no closing quote) is hidden to the end.
     static func hidingTokens(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
-        let key = Array(#""token""#.utf8)
         let bytes = Array(bytes)
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
+        var copied = 0
         var i = 0
-        while i < bytes.count {
-            guard bytes[i] == key[0], i + key.count <= bytes.count, Array(bytes[i..<(i + key.count)]) == key,
-                let (valueStart, valueEnd) = stringValue(in: bytes, after: i + key.count)
-            else {
-                out.append(bytes[i])
-                i += 1
-                continue
-            }
-            out += bytes[i..<valueStart]
+        while let (at, value) = member(#""token""#, in: bytes, from: i) {
+            i = at + 1
+            guard case .string(let characters) = value else { continue }
+            out += bytes[copied..<characters.lowerBound]
             out += Array(hiddenToken.utf8)
-            i = valueEnd
+            copied = characters.upperBound
+            i = max(i, copied)
         }
+        out += bytes[copied...]
         return out
-    }
-
-    /// After a member name ending before `j`: the range of its string value's characters
-    /// (between the quotes; to the end of `bytes` when the closing quote is missing), or nil
-    /// when no `:` and string follow.
-    private static func stringValue(in bytes: [UInt8], after j: Int) -> (Int, Int)? {
-        var j = j
-        func skipSpace() {
-            while j < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[j]) { j += 1 }
-        }
-        skipSpace()
-        guard j < bytes.count, bytes[j] == UInt8(ascii: ":") else { return nil }
-        j += 1
-        skipSpace()
-        guard j < bytes.count, bytes[j] == UInt8(ascii: "\"") else { return nil }
-        let start = j + 1
-        var end = start
-        while end < bytes.count, bytes[end] != UInt8(ascii: "\"") {
-            end += bytes[end] == UInt8(ascii: "\\") ? 2 : 1
-        }
-        return (start, min(end, bytes.count))
     }
 
     /// The value of the frame's `"type"` member, read without parsing the whole frame
     /// (JSON whitespace may stand around its colon: a pretty-printed frame has a type too).
     public static func type(of bytes: [UInt8]) -> String? {
-        let key = Array(#""type""#.utf8)
-        func skipSpace(_ j: inout Int) {
-            while j < bytes.count {
-                switch bytes[j] {
-                case 0x20, 0x09, 0x0A, 0x0D: j += 1
-                default: return
-                }
+        var i = 0
+        while let (at, value) = member(#""type""#, in: bytes, from: i) {
+            switch value {
+            case .string(let characters):
+                guard characters.upperBound < bytes.count, characters.count <= 32 else { return nil }
+                return String(decoding: bytes[characters], as: UTF8.self)
+            case .notAString:
+                return nil
+            case .notAMember:
+                i = at + 1
             }
         }
-        var i = 0
-        while i + key.count <= bytes.count {
-            if bytes[i] == key[0], Array(bytes[i..<(i + key.count)]) == key {
-                var j = i + key.count
-                skipSpace(&j)
-                if j < bytes.count, bytes[j] == UInt8(ascii: ":") {
-                    j += 1
-                    skipSpace(&j)
-                    guard j < bytes.count, bytes[j] == UInt8(ascii: "\"") else { return nil }
-                    let from = j + 1
-                    guard let end = bytes[from...].firstIndex(of: UInt8(ascii: "\"")), end - from <= 32 else { return nil }
-                    return String(decoding: bytes[from..<end], as: UTF8.self)
-                }
+        return nil
+    }
+
+    /// What follows a quoted name in a frame's text.
+    private enum MemberValue {
+        /// The characters of its string value, between the quotes (to the end of the text when
+        /// the closing quote is missing).
+        case string(Range<Int>)
+        /// A `:` and a value that is not a string.
+        case notAString
+        /// No `:`: the name was a string value, not a member's name.
+        case notAMember
+    }
+
+    /// The next occurrence of `quotedName` (with its quotes) at or after `start`, and what
+    /// follows it; nil when there is none.
+    private static func member(_ quotedName: String, in bytes: [UInt8], from start: Int) -> (Int, MemberValue)? {
+        let name = Array(quotedName.utf8)
+        var i = start
+        while i + name.count <= bytes.count {
+            if bytes[i] == name[0], bytes[i..<(i + name.count)].elementsEqual(name) {
+                return (i, value(in: bytes, after: i + name.count))
             }
             i += 1
         }
         return nil
+    }
+
+    private static func value(in bytes: [UInt8], after nameEnd: Int) -> MemberValue {
+        var j = nameEnd
+        func skipSpace() {
+            while j < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[j]) { j += 1 }
+        }
+        skipSpace()
+        guard j < bytes.count, bytes[j] == UInt8(ascii: ":") else { return .notAMember }
+        j += 1
+        skipSpace()
+        guard j < bytes.count, bytes[j] == UInt8(ascii: "\"") else { return .notAString }
+        var end = j + 1
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\"") {
+            end += bytes[end] == UInt8(ascii: "\\") ? 2 : 1
+        }
+        return .string((j + 1)..<min(end, bytes.count))
     }
 }
