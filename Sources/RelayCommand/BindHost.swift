@@ -24,7 +24,12 @@ public enum BindHost {
         var addresses: [(family: Int32, text: String)] = []
         var node: UnsafeMutablePointer<addrinfo>? = first
         while let entry = node {
-            if let text = numeric(entry.pointee) { addresses.append((entry.pointee.ai_family, text)) }
+            let item = entry.pointee
+            if let address = item.ai_addr, item.ai_family == AF_INET || item.ai_family == AF_INET6,
+                let text = numeric(address, length: item.ai_addrlen)
+            {
+                addresses.append((item.ai_family, text))
+            }
             node = entry.pointee.ai_next
         }
         guard let chosen = addresses.first(where: { $0.family == AF_INET }) ?? addresses.first else {
@@ -42,15 +47,10 @@ public enum BindHost {
         while let entry = node {
             let item = entry.pointee
             if let address = item.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET),
-                String(cString: item.ifa_name) == name
+                String(cString: item.ifa_name) == name,
+                let text = numeric(address, length: socklen_t(MemoryLayout<sockaddr_in>.size))
             {
-                var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-                if getnameinfo(
-                    address, socklen_t(MemoryLayout<sockaddr_in>.size), &buffer, socklen_t(buffer.count), nil, 0,
-                    NI_NUMERICHOST) == 0
-                {
-                    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                }
+                return text
             }
             node = item.ifa_next
         }
@@ -64,12 +64,10 @@ public enum BindHost {
         return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
     }
 
-    private static func numeric(_ entry: addrinfo) -> String? {
-        guard let address = entry.ai_addr, entry.ai_family == AF_INET || entry.ai_family == AF_INET6 else { return nil }
+    /// `address` as numeric text (`127.0.0.1`, `::1`).
+    private static func numeric(_ address: UnsafePointer<sockaddr>, length: socklen_t) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-        guard getnameinfo(address, entry.ai_addrlen, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0 else {
-            return nil
-        }
+        guard getnameinfo(address, length, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0 else { return nil }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
