@@ -86,16 +86,22 @@ struct InMemoryModeTests {
         #expect(suite.exitCode == 4, "nothing was checked: a CI job must not pass on it")
     }
 
+    /// Steps after which the phone's first watch `watch` has both favorites and the phone is
+    /// switched to, and paired with, a second watch `watch2` (a scenario's first steps, ending
+    /// in a comma).
+    static let pairedWithASecondWatch = FailureReportTests.pairedWithTwoFavorites + #"""
+          {"action": "wait", "actor": "watch", "event": "snapshot", "favorites": ["octocat", "torvalds"]},
+          {"action": "start", "actor": "watch2"},
+          {"action": "switchWatch", "actor": "phone", "watch": "watch2"},
+          {"action": "pair", "phone": "phone", "watch": "watch2"},
+        """#
+
     /// A phone paired with `watch` before any `switchWatch` (its first, top-level pair), then
     /// switched to `watch2`: `switchWatch` back to `watch` is that first pair again. It was a
     /// new, unpaired watch id: the phone's change never reached `watch` (only `unreachable`).
     @Test func switchingBackToTheFirstPairedWatchUsesItsPair() async throws {
         let result = try await FailureReportTests.runJSON(
-            #"{"name": "switch-back-to-first-watch", "steps": ["# + FailureReportTests.pairedWithTwoFavorites + #"""
-              {"action": "wait", "actor": "watch", "event": "snapshot", "favorites": ["octocat", "torvalds"]},
-              {"action": "start", "actor": "watch2"},
-              {"action": "switchWatch", "actor": "phone", "watch": "watch2"},
-              {"action": "pair", "phone": "phone", "watch": "watch2"},
+            #"{"name": "switch-back-to-first-watch", "steps": ["# + Self.pairedWithASecondWatch + #"""
               {"action": "wait", "actor": "watch2", "event": "snapshot", "favorites": ["octocat", "torvalds"]},
               {"action": "switchWatch", "actor": "phone", "watch": "watch"},
               {"action": "remove", "actor": "phone", "login": "octocat"},
@@ -112,11 +118,7 @@ struct InMemoryModeTests {
     /// the first watch's revision sent, so the phone's start pushed nothing to the first.
     @Test func aPhoneSwitchedBackToItsFirstWatchPushesWhatThatWatchMissed() async throws {
         let result = try await FailureReportTests.runJSON(
-            #"{"name": "switch-back-pushes-the-latest", "steps": ["# + FailureReportTests.pairedWithTwoFavorites + #"""
-              {"action": "wait", "actor": "watch", "event": "snapshot", "favorites": ["octocat", "torvalds"]},
-              {"action": "start", "actor": "watch2"},
-              {"action": "switchWatch", "actor": "phone", "watch": "watch2"},
-              {"action": "pair", "phone": "phone", "watch": "watch2"},
+            #"{"name": "switch-back-pushes-the-latest", "steps": ["# + Self.pairedWithASecondWatch + #"""
               {"action": "remove", "actor": "phone", "login": "octocat"},
               {"action": "wait", "actor": "watch2", "event": "snapshot", "favorites": ["torvalds"]},
               {"action": "switchWatch", "actor": "phone", "watch": "watch"},
