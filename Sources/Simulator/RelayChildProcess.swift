@@ -17,6 +17,8 @@ final class RelayChildProcess: ScenarioRelay {
     let url: String
     /// The port it listens on.
     let port: Int
+    /// Its cluster node's id, if it is one.
+    private let nodeID: String?
 
     /// Starts `executable serve` on `port` (0: any) with `database` (and its console with
     /// `consoleToken`; as a node of a cluster with `node`); returns once it printed its URL.
@@ -52,13 +54,14 @@ final class RelayChildProcess: ScenarioRelay {
                 expected: "`watchrelay serve` to print its URL",
                 seen: "nothing (\(executable)) \(process.termination ?? "") \(process.stderrTail())")
         }
-        return RelayChildProcess(process: process, url: text, port: bound)
+        return RelayChildProcess(process: process, url: text, port: bound, nodeID: node?.id)
     }
 
-    private init(process: ChildProcess, url: String, port: Int) {
+    private init(process: ChildProcess, url: String, port: Int, nodeID: String?) {
         self.process = process
         self.url = url
         self.port = port
+        self.nodeID = nodeID
     }
 
     /// SIGKILL, then waits until the process is reaped.
@@ -66,7 +69,11 @@ final class RelayChildProcess: ScenarioRelay {
         await process.kill()
     }
 
-    var records: [ChildProcessRecord] { [process.record] }
+    var records: [ChildProcessRecord] {
+        var record = process.record
+        record.node = nodeID
+        return [record]
+    }
 }
 
 /// The relay in this process: ``RelayServer`` with the scenarios' short timeouts.

@@ -130,14 +130,17 @@ public struct ChildProcessRecord: Sendable, Hashable {
     public var pid: Int32
     /// How it ended, e.g. `killed by signal 9`; nil if it was still running when recorded.
     public var termination: String?
+    /// The cluster node it ran as (`a`, `b`), for a relay of `simulate --cluster --processes`.
+    public var node: String?
 
     /// Whether it ended by SIGKILL.
     public var wasKilled: Bool { termination == "killed by signal \(SIGKILL)" }
 
-    public init(actor: String, pid: Int32, termination: String?) {
+    public init(actor: String, pid: Int32, termination: String?, node: String? = nil) {
         self.actor = actor
         self.pid = pid
         self.termination = termination
+        self.node = node
     }
 }
 

@@ -86,7 +86,9 @@ public struct ScenarioResult: Sendable, Hashable {
         if let file { out["file"] = file }
         if !processes.isEmpty {
             out["processes"] = processes.map { p -> [String: Any] in
-                ["actor": p.actor, "pid": Int(p.pid), "termination": p.termination ?? "running"]
+                var d: [String: Any] = ["actor": p.actor, "pid": Int(p.pid), "termination": p.termination ?? "running"]
+                if let node = p.node { d["node"] = node }
+                return d
             }
         }
         if let failureMessage { out["failure"] = failureMessage }

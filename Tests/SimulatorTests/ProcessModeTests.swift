@@ -72,6 +72,28 @@ struct ProcessModeTests {
         #expect(result.processes.filter { $0.actor == "relay" && $0.wasKilled }.count == 3, "\(result.processes)")
     }
 
+    /// On a cluster, the report names each relay process's node: two processes are both
+    /// actor `relay`, and only `node` tells them apart.
+    @Test func aClusterReportNamesEachRelayProcessesNode() async throws {
+        let binary = try #require(Self.binary, "watchrelay must be built next to the tests (make test does)")
+        let runner = ScenarioRunner(fixturesDirectory: Repo.fixtures, childExecutable: binary, cluster: true)
+        let scenario = Scenario(
+            name: "cluster-nodes",
+            steps: [
+                Self.step("start", "relay"), Self.step("start", "github"), Self.step("start", "phone"),
+                Self.step("start", "watch"),
+                Self.step("pair") { $0.phone = "phone"; $0.watch = "watch" },
+                Self.step("expectRelay") { $0.pairs = 1 },
+            ])
+        let result = await runner.run(scenario)
+        #expect(result.passed, "\(result.failureMessage ?? "")")
+        let relays = result.processes.filter { $0.actor == "relay" }
+        #expect(relays.compactMap(\.node).sorted() == ["a", "b"], "\(relays)")
+        let reported = try #require(result.json["processes"] as? [[String: Any]])
+        #expect(reported.compactMap { $0["node"] as? String }.sorted() == ["a", "b"], "\(reported)")
+        #expect(result.processes.filter { $0.actor != "relay" }.allSatisfy { $0.node == nil })
+    }
+
     /// Every scenario file passes with every actor but GitHub in a child process.
     @Test(arguments: Repo.scenarioFiles())
     func scenarioPassesWithChildProcesses(_ file: String) async throws {
