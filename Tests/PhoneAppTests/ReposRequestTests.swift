@@ -47,6 +47,25 @@ struct ReposRequestTests {
         await h.stop()
     }
 
+    /// PROTOCOL.md §12.5: with GitHub down, a list younger than `reposMaxAge` is still the
+    /// answer; an older one is not (GitHub's failure is).
+    @Test(arguments: [(60, true), (0, false)])
+    func withGitHubDownOnlyAFreshListIsAnswered(maxAgeSeconds: Int, fromCache: Bool) async throws {
+        let h = try await PhoneHarness.start { $0.reposMaxAge = .seconds(maxAgeSeconds) }
+        guard case .repos(let first)? = try await h.watch.message(LoginCommand.reposRequest("torvalds").payload) else {
+            Issue.record("expected profile.repos")
+            return
+        }
+        h.github.server.setGlobalFault(.down)
+        let answer = try await h.watch.message(LoginCommand.reposRequest("torvalds").payload)
+        switch answer {
+        case .repos(let cached)?: #expect(fromCache && cached == first, "\(cached)")
+        case .reposError(let error)?: #expect(!fromCache && error.code == .githubUnavailable, "\(error)")
+        default: Issue.record("expected profile.repos or profile.repos.error, got \(String(describing: answer))")
+        }
+        await h.stop()
+    }
+
     @Test func aLongListIsTrimmedToFitTheMessageLimit() async throws {
         let h = try await PhoneHarness.start()
         guard case .repos(let reply)? = try await h.watch.message(LoginCommand.reposRequest("sindresorhus").payload) else {
