@@ -45,8 +45,8 @@ enum SimulateCommand {
           -h, --help            show this help
 
         Exit codes: 0 no scenario failed (with --memory some may be skipped), 1 an error
-        (e.g. a scenario file that does not load), 2 usage, 3 a scenario failed, 4 every scenario was skipped
-        (nothing was checked).
+        (e.g. a scenario file that does not load, no run directory in TMPDIR), 2 usage, 3 a
+        scenario failed, 4 every scenario was skipped (nothing was checked).
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
