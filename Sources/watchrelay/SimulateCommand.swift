@@ -115,9 +115,9 @@ enum SimulateCommand {
         }
     }
 
-    /// This binary (`watchrelay`), to run `serve`, `phone` and `watch` as child processes.
+    /// This binary, whatever its name, to run `serve`, `phone` and `watch` as child processes (a
+    /// copy named `watchrelay-0.1.0` used to look for a `watchrelay` beside it).
     static func executable() -> String {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("watchrelay").path
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 }
