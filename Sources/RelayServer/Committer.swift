@@ -18,12 +18,15 @@ import RelayRedisStore
 ///
 /// `@unchecked Sendable`: its mutable state (`queue`, `started`, `stopping`, `hasExited`,
 /// `exited`) is read and written only with `condition` held; `isFenced` and the storage engine are
-/// touched only on the commit thread.
+/// touched only on the commit thread (and `storage` set in `init`, before the thread starts).
 final class Committer: @unchecked Sendable {
     /// Failed attempts of one batch before `failed` is called.
     static let failuresBeforeReport = 3
 
-    private let storage: any RelayStorage
+    /// Released on the commit thread as it ends, so a SQLite store is closed (its write-ahead
+    /// log checkpointed and removed) before ``stop()`` returns: it used to close whenever its
+    /// last holder let go, and `serve`'s exit usually came first (`relay.db-wal` left behind).
+    private var storage: (any RelayStorage)?
     private let log: Logger
     private let committed: @Sendable (_ ticket: UInt64, _ mutations: Int) -> Void
     private let failed: @Sendable (_ ticket: UInt64) -> Void
@@ -112,12 +115,15 @@ final class Committer: @unchecked Sendable {
     }
 
     private func run() {
-        while let job = next() {
-            switch job {
-            case .batch(let batch): commit(batch)
-            case .read(let read): load(read)
+        if let storage {
+            while let job = next() {
+                switch job {
+                case .batch(let batch): commit(batch, to: storage)
+                case .read(let read): load(read, from: storage)
+                }
             }
         }
+        storage = nil
         condition.lock()
         hasExited = true
         let waiter = exited
@@ -126,7 +132,7 @@ final class Committer: @unchecked Sendable {
         waiter?.resume()
     }
 
-    private func commit(_ batch: CommitGate.Batch) {
+    private func commit(_ batch: CommitGate.Batch, to storage: any RelayStorage) {
         var attempt = 0
         while true {
             if isFenced { return }
@@ -150,7 +156,7 @@ final class Committer: @unchecked Sendable {
 
     /// Reads the payloads, retrying with a growing pause until the store answers (the
     /// direction's delivery waits for them; nothing else does).
-    private func load(_ read: CommitGate.PayloadRead) {
+    private func load(_ read: CommitGate.PayloadRead, from storage: any RelayStorage) {
         var attempt = 0
         while true {
             do {

@@ -185,10 +185,20 @@ public enum ChildProcesses {
 public enum RunDirectories {
     static let live = LockedState<Set<String>>([])
 
-    /// Registers `directory`, then creates it (registered first: a signal in between finds it).
-    static func create(_ directory: String) {
+    /// Registers `directory`, then creates it (registered first: a signal in between finds it),
+    /// and its parent (TMPDIR) if that is missing.
+    ///
+    /// - Throws: why it cannot be made (TMPDIR a file, read-only, full), with the directory
+    ///   forgotten; every scenario after would fail the same way.
+    static func create(_ directory: String) throws(StepFailure) {
         live.withLock { _ = $0.insert(directory) }
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let parent = URL(fileURLWithPath: directory).deletingLastPathComponent().path
+        try? FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        guard mkdir(directory, 0o755) == 0 else {
+            let reason = String(cString: strerror(errno))
+            live.withLock { _ = $0.remove(directory) }
+            throw StepFailure(expected: "a run directory in TMPDIR", seen: "mkdir \(directory): \(reason)")
+        }
     }
 
     /// Removes `directory` and forgets it once it is gone.

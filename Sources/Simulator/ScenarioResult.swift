@@ -62,8 +62,10 @@ public struct ScenarioResult: Sendable, Hashable {
     /// The failing step, if any.
     public var failedStep: StepResult? { steps.first { !$0.passed } }
 
-    /// Its file could not be loaded (the one step is the failed `load` of ``ScenarioSuite``).
-    public var didNotLoad: Bool { steps.count == 1 && steps[0].index == 0 && steps[0].name == "load" && !steps[0].passed }
+    /// It never got to its first step: its file could not be loaded (the failed `load` of
+    /// ``ScenarioSuite``) or its run directory could not be made (`run directory`): the one step
+    /// is that step 0.
+    public var didNotStart: Bool { steps.count == 1 && steps[0].index == 0 && !steps[0].passed }
 
     /// The failure in one paragraph: step index and name, expected and seen.
     public var failureMessage: String? {

@@ -115,7 +115,14 @@ public actor ScenarioRunner {
             return result
         }
         directory = NSTemporaryDirectory() + "watchrelay-sim-" + UUID().uuidString
-        RunDirectories.create(directory)
+        do {
+            try RunDirectories.create(directory)
+        } catch {
+            // The machine's error, not the scenario's: every step would fail on it (the relay's
+            // said "pass another --db", which simulate has not), and the run exits 1, not 3.
+            let step = StepResult(index: 0, name: "run directory", passed: false, milliseconds: 0, failure: error)
+            return ScenarioResult(name: scenario.name, file: file, steps: [step], milliseconds: 0)
+        }
         var results: [StepResult] = []
         if isInMemory { await prepareMemoryRelay() }
         for (i, step) in scenario.steps.enumerated() {

@@ -5,7 +5,8 @@ public struct ScenarioSuite: Sendable {
     /// The exit code when every scenario passed.
     public static let exitPassed: Int32 = 0
     /// The exit code when a scenario file could not be loaded (missing, unreadable, not a
-    /// scenario): the run is an error, not a failed check, whatever the other files did.
+    /// scenario) or a scenario had no run directory (TMPDIR unusable): the run is an error, not
+    /// a failed check, whatever the other files did.
     public static let exitError: Int32 = 1
     /// The exit code when a scenario's expectation (or step) failed.
     public static let exitAssertionFailed: Int32 = 3
@@ -63,10 +64,10 @@ public struct ScenarioSuite: Sendable {
             + (nothingRan ? ": nothing ran" : "")
     }
 
-    /// 1 if a scenario file did not load; else 3 if a scenario failed (an assertion); else 4 if
+    /// 1 if a scenario did not start (its file did not load, or no run directory); else 3 if a scenario failed (an assertion); else 4 if
     /// every scenario was skipped (nothing was checked); else 0 (some may have been skipped).
     public var exitCode: Int32 {
-        if results.contains(where: \.didNotLoad) { return Self.exitError }
+        if results.contains(where: \.didNotStart) { return Self.exitError }
         return failedCount > 0 ? Self.exitAssertionFailed : nothingRan ? Self.exitNothingRan : Self.exitPassed
     }
 

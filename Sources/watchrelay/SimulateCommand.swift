@@ -45,8 +45,8 @@ enum SimulateCommand {
           -h, --help            show this help
 
         Exit codes: 0 no scenario failed (with --memory some may be skipped), 1 an error
-        (e.g. a scenario file that does not load), 2 usage, 3 a scenario failed, 4 every scenario was skipped
-        (nothing was checked).
+        (e.g. a scenario file that does not load, no run directory in TMPDIR), 2 usage, 3 a
+        scenario failed, 4 every scenario was skipped (nothing was checked).
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {
@@ -115,9 +115,9 @@ enum SimulateCommand {
         }
     }
 
-    /// This binary (`watchrelay`), to run `serve`, `phone` and `watch` as child processes.
+    /// This binary, whatever its name, to run `serve`, `phone` and `watch` as child processes (a
+    /// copy named `watchrelay-0.1.0` used to look for a `watchrelay` beside it).
     static func executable() -> String {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("watchrelay").path
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 }

@@ -66,6 +66,26 @@ import Testing
         #expect(p.terminationStatus == 0)
     }
 
+    /// A relay stopped by SIGTERM closes its database before it exits: what it stored is in
+    /// `relay.db` alone, as a CI job that keeps that file as an artifact expects. The store used
+    /// to close whenever its last holder let go, which the exit usually outran: `-wal` (every
+    /// commit since the last checkpoint) and `-shm` were left beside it. Three relays, each
+    /// idle a moment as a job's relay is (one stopped at once mostly closed in time).
+    @Test(.timeLimit(.minutes(2))) func aStoppedRelayLeavesItsDatabaseInOneFile() async throws {
+        let directory = TemporaryDirectory()
+        for run in 1...3 {
+            let db = directory.path("relay-\(run).db")
+            let relay = try await RelayProcess.start(db: db)
+            #expect(try await relay.healthy())
+            try await Task.sleep(for: .milliseconds(200))
+            await relay.stop()
+            #expect(relay.process.terminationReason == .exit && relay.process.terminationStatus == 0)
+            for suffix in ["-wal", "-shm"] {
+                #expect(!FileManager.default.fileExists(atPath: db + suffix), "run \(run): relay.db\(suffix) is left")
+            }
+        }
+    }
+
     /// `watchrelay serve` on a database in `directory`, its three streams pipes (stdout's read
     /// end closed before the start when `closingStdout`).
     private static func serve(

@@ -19,12 +19,16 @@ struct DemoTests {
     }
 }
 
-/// Runs the `watchrelay` built next to the tests to its end: exit status and standard output.
-func runWatchrelay(_ arguments: [String]) async throws -> (status: Int32, out: String) {
-    let exe = try #require(ProcessModeTests.binary, "watchrelay must be built next to the tests (make test does)")
+/// Runs the `watchrelay` built next to the tests (or `executable`, a copy of it) to its end:
+/// exit status and standard output. `environment` is added to this process's.
+func runWatchrelay(
+    _ arguments: [String], environment: [String: String] = [:], executable: String? = nil
+) async throws -> (status: Int32, out: String) {
+    let exe = try executable ?? #require(ProcessModeTests.binary, "watchrelay must be built next to the tests (make test does)")
     let process = TestProcess()
     process.executableURL = URL(fileURLWithPath: exe)
     process.arguments = arguments
+    if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
     let out = Pipe()
     process.standardOutput = out
     try process.run()

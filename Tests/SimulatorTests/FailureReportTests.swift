@@ -61,12 +61,30 @@ struct FailureReportTests {
         var suite = ScenarioSuite()
         await suite.run(files: [file, "/nonexistent/x.json"], runner: ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures))
         #expect(suite.exitCode == 1 && suite.summary == "0 passed, 2 failed")
-        #expect(suite.results.filter(\.didNotLoad).count == 2)
+        #expect(suite.results.filter(\.didNotStart).count == 2)
         suite.append(await ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures).run(Self.broken))
         #expect(suite.exitCode == 1, "a load error outranks a failed check")
         let (status, text) = try await runWatchrelay(["simulate", "--memory", file])
         #expect(status == 1)
         #expect(text.contains("step 0 (load)"), "\(text)")
+    }
+
+    /// A TMPDIR where no run directory can be made (here a file; in CI a read-only or full
+    /// mount) is the machine's error, exit 1, reported as step 0 with the reason: it was every
+    /// scenario's failed first step, exit 3 as if the app had failed, blaming a `--db` that
+    /// simulate does not have.
+    @Test func aTemporaryDirectoryThatCannotBeMadeIsAnErrorNotAFailedScenario() async throws {
+        let directory = TemporaryDirectory()
+        let file = directory.path("file-not-directory")
+        try Data().write(to: URL(fileURLWithPath: file))
+        let scenario = repositoryRoot.appendingPathComponent("Simulator/scenarios/pairing.json").path
+        let (status, out) = try await runWatchrelay(["simulate", "--memory", "--json", scenario], environment: ["TMPDIR": file])
+        #expect(status == 1, "\(out)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any], "\(out)")
+        let scenarios = try #require(report["scenarios"] as? [[String: Any]])
+        let steps = try #require(scenarios.first?["steps"] as? [[String: Any]])
+        #expect(steps.count == 1 && steps.first?["name"] as? String == "run directory", "\(out)")
+        #expect((steps.first?["seen"] as? String)?.contains("Not a directory") == true, "\(out)")
     }
 
     /// SIGTERM in the middle of a scenario (here on the in-memory relay, which used to die of

@@ -43,6 +43,23 @@ struct ProcessModeTests {
             step("expectPhoneFavorites", "phone") { $0.favorites = ["octocat", "gaearon"] },
         ])
 
+    /// A CI job that keeps the binary under another name (`watchrelay-ci`, a versioned artifact)
+    /// runs its children from that binary: `--processes` used to spawn a `watchrelay` beside it,
+    /// and every scenario failed at `start relay` with "No such file or directory".
+    @Test func aRenamedBinaryStartsItsChildrenFromItself() async throws {
+        let binary = try #require(Self.binary, "watchrelay must be built next to the tests (make test does)")
+        let directory = TemporaryDirectory()
+        let renamed = directory.path("watchrelay-ci")
+        // A hard link keeps the new name in /proc/self/exe (a symbolic link resolves to the old one).
+        if link(binary, renamed) != 0 { try FileManager.default.copyItem(atPath: binary, toPath: renamed) }
+        let file = directory.path("relay.json")
+        let scenario = #"{"name": "relay", "steps": [{"action": "start", "actor": "relay"}, {"action": "expectRelay", "pairs": 0}]}"#
+        try Data(scenario.utf8).write(to: URL(fileURLWithPath: file))
+        let (status, text) = try await runWatchrelay(["simulate", "--processes", file], executable: renamed)
+        #expect(status == 0, "\(text)")
+        #expect(text.contains("PASS relay"), "\(text)")
+    }
+
     @Test func aKilledPhoneAndWatchComeBackWithTheirPairingAndFavorites() async throws {
         let binary = try #require(Self.binary, "watchrelay must be built next to the tests (make test does)")
         let runner = ScenarioRunner(fixturesDirectory: Repo.fixtures, childExecutable: binary)
