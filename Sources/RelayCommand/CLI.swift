@@ -72,31 +72,12 @@ public enum CLI {
         }
     }
 
-    /// Writes a line to standard output at once (unbuffered, for scripts reading it). Lines
-    /// from different tasks never interleave: a pipe write over `PIPE_BUF` bytes is not atomic.
-    ///
-    /// When the reader is gone (`watchrelay watch --machine | head -5`: EPIPE, as the process
-    /// ignores SIGPIPE), the process ends as a Unix tool does, by SIGPIPE and quietly. Any other
-    /// failure (a full disk behind `> file`) is said on standard error, and the process exits 1.
-    /// (`FileHandle.write(_:)` trapped on both, with a backtrace.)
+    /// Writes a line to standard output at once: ``StandardOutput/writeLine(_:)`` (unbuffered,
+    /// never interleaved; a reader gone ends the process by SIGPIPE, any other failure with
+    /// status 1).
     public static func printLine(_ line: String) {
-        let data = Data((line + "\n").utf8)
-        outputLock.withLock { _ in
-            do {
-                try FileHandle.standardOutput.write(contentsOf: data)
-            } catch {
-                // Foundation's error carries the errno as its underlying POSIX error.
-                if ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code == Int(EPIPE) {
-                    signal(SIGPIPE, SIG_DFL)
-                    raise(SIGPIPE)
-                }
-                StandardError.write("watchrelay: cannot write to standard output: \(error.localizedDescription)\n")
-                Foundation.exit(1)
-            }
-        }
+        StandardOutput.writeLine(line)
     }
-
-    private static let outputLock = LockedState<Void>(())
 }
 
 /// `full`, `normal` or `off`.

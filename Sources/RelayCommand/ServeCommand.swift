@@ -76,12 +76,12 @@ public enum ServeCommand {
         var args = try Arguments(
             argv, booleanFlags: ["help", "version", "exit-on-stdin-eof", "console", "console-allow-insecure", "single-node"])
         if args.flag("help") {
-            print(help)
+            CLI.printLine(help)
             return 0
         }
         if args.flag("version") {
             // `watchrelay serve --version` and `watchrelay-relay --version`: the executable's name.
-            print(CLI.versionLine(program: URL(fileURLWithPath: CommandLine.arguments[0]).lastPathComponent))
+            CLI.printLine(CLI.versionLine(program: URL(fileURLWithPath: CommandLine.arguments[0]).lastPathComponent))
             return 0
         }
         let stdinEnds = args.flag("exit-on-stdin-eof")

@@ -1,5 +1,6 @@
 import CLIArguments
 import Foundation
+import Primitives
 import Synchronization
 
 /// `watchrelay bench-cluster`: the cost of the cluster (docs/REDIS.md "Several nodes"), pair
@@ -36,7 +37,7 @@ public enum BenchClusterCommand {
     public static func run(_ argv: [String]) async throws -> Int32 {
         var args = try Arguments(argv, booleanFlags: ["help"])
         if args.flag("help") {
-            print(help)
+            StandardOutput.writeLine(help)
             return 0
         }
         let pairs = try args.int("pairs", in: 1...5000) ?? 1
@@ -56,17 +57,17 @@ public enum BenchClusterCommand {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let load = BenchSystem.loadAverage().map { String($0) }.joined(separator: " ")
-        print("bench-cluster: \(pairs) pairs × window \(window), \(mode) \(payload) B, \(seconds) s; load \(load)")
+        StandardOutput.writeLine("bench-cluster: \(pairs) pairs × window \(window), \(mode) \(payload) B, \(seconds) s; load \(load)")
         let bench = ClusterBench(
             pairs: pairs, seconds: seconds, window: window, factory: BenchFrameFactory(mode: mode, payloadBytes: payload),
             ackEvery: mode == "userInfo" ? 16 : nil, cpu: cpu, directory: directory, watchrelay: BenchPaths().watchrelay)
         var failed = false
         for setup in ClusterBench.Setup.allCases {
             do {
-                print(try await bench.measure(setup))
+                StandardOutput.writeLine(try await bench.measure(setup))
             } catch {
                 failed = true
-                print("\(setup.rawValue): failed: \(error)")
+                StandardOutput.writeLine("\(setup.rawValue): failed: \(error)")
             }
         }
         return failed ? 1 : 0

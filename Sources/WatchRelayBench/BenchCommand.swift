@@ -1,5 +1,6 @@
 import CLIArguments
 import Foundation
+import Primitives
 
 /// `watchrelay bench`: the load generator and report of the WatchRelay benchmarks.
 ///
@@ -9,7 +10,7 @@ public enum BenchCommand {
     public static func run(_ argv: [String]) async throws -> Int32 {
         var args = try Arguments(argv, booleanFlags: ["help", "quick"])
         if args.flag("help") {
-            print(BenchOptions.help)
+            StandardOutput.writeLine(BenchOptions.help)
             return 0
         }
         var paths = BenchPaths()
@@ -45,7 +46,7 @@ public enum BenchCommand {
         let report = BenchReport(
             startedAt: startedAt, durationSeconds: BenchRunner.seconds(ContinuousClock.now - began), machine: machine,
             options: options, relayExecutable: paths.watchrelay, allRuns: allRuns, loadAtRunStarts: loads)
-        print(report.text())
+        StandardOutput.writeLine(report.text())
         do {
             try report.write(to: options.output)
             BenchProgress.note("wrote \(options.output)")

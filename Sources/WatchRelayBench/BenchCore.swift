@@ -1,5 +1,6 @@
 import CLIArguments
 import Foundation
+import Primitives
 import RelayCore
 import RelayProtocol
 import RelayServer
@@ -24,7 +25,7 @@ public enum BenchCoreCommand {
     public static func run(_ argv: [String]) throws -> Int32 {
         var args = try Arguments(argv, booleanFlags: ["help"])
         if args.flag("help") {
-            print(help)
+            StandardOutput.writeLine(help)
             return 0
         }
         let messages = try args.int("messages", in: 1...10_000_000) ?? 100_000
@@ -67,7 +68,7 @@ public enum BenchCoreCommand {
         }
         // `reps` ≥ 1: one time at least.
         let perMessage = times.map { $0 / Double(messages) }.sorted()
-        print(
+        StandardOutput.writeLine(
             String(
                 format: "bench-core: %d × %d messages of %d B: %.0f ns per message (median; min %.0f, max %.0f), %d answer bytes per message",
                 reps, messages, payloadBytes, perMessage[perMessage.count / 2], perMessage[0], perMessage[perMessage.count - 1],

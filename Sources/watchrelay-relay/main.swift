@@ -17,7 +17,7 @@ if argv.first == "serve" { argv.removeFirst() }
 let options = argv
 await CLI.exit(program: "watchrelay-relay") {
     guard !options.contains("-h") && !options.contains("--help") else {
-        print(usage + ServeCommand.help)
+        CLI.printLine(usage + ServeCommand.help)
         return 0
     }
     return try await ServeCommand.run(options)

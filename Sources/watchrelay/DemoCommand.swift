@@ -2,6 +2,7 @@ import CLIArguments
 import Foundation
 import GitHubAPI
 import PhoneApp
+import Primitives
 import RelayProtocol
 import RelayConsole
 import RelayServer
@@ -31,7 +32,7 @@ enum DemoCommand {
     static func run(_ argv: [String]) async throws -> Int32 {
         var args = try Arguments(argv, booleanFlags: ["help", "console"])
         if args.flag("help") {
-            print(help)
+            StandardOutput.writeLine(help)
             return 0
         }
         let fixtures = try args.string("fixtures")
@@ -83,7 +84,7 @@ enum DemoCommand {
         // The other widgets' reloads of this snapshot, if any is still due (awaited at its time).
         await watch.settle(within: .seconds(1))
         say(reloadLine(firstReload))
-        print(TextRenderer.render(await watch.current.widgets, now: watch.clock.now()))
+        StandardOutput.writeLine(TextRenderer.render(await watch.current.widgets, now: watch.clock.now()))
 
         step("3. Delete torvalds from the watch")
         try await watch.delete("torvalds")
@@ -95,11 +96,11 @@ enum DemoCommand {
         await watch.settle(within: .seconds(1))
         say("phone: removed torvalds, pushed a new snapshot; watch: delete confirmed")
         say(reloadLine(secondReload))
-        print(TextRenderer.render(await watch.current.widgets, now: watch.clock.now()))
+        StandardOutput.writeLine(TextRenderer.render(await watch.current.widgets, now: watch.clock.now()))
 
         step("4. Open a profile on the watch")
         let profile = await watch.open("octocat")
-        if let profile { print(TextRenderer.render(profile, now: watch.clock.now())) }
+        if let profile { StandardOutput.writeLine(TextRenderer.render(profile, now: watch.clock.now())) }
 
         step("5. Pictures")
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
@@ -127,11 +128,11 @@ enum DemoCommand {
     }
 
     private static func step(_ title: String) {
-        print("\n── \(title) " + String(repeating: "─", count: max(0, 60 - title.count)))
+        StandardOutput.writeLine("\n── \(title) " + String(repeating: "─", count: max(0, 60 - title.count)))
     }
 
     private static func say(_ line: String) {
-        print("  " + line)
+        StandardOutput.writeLine("  " + line)
     }
 
     /// A path relative to the current directory, else to the source tree this binary came from.

@@ -13,15 +13,9 @@ enum DemoConsole {
     static func run(relay: RelayServer, phone: PhoneCompanion, watch: HeadlessWatch) async {
         guard let url = relay.consoleURL else { return }
         let termination = await TerminationSignal.install()  // before the lines a script waits for
-        print("\n── The link stays up " + String(repeating: "─", count: 41))
-        print("  console: \(url)")
-        print("  type: add LOGIN / remove LOGIN (phone), delete LOGIN (watch), quit; set faults on the page")
-        // A pipe reader (a script, a test) waits for the console line: out with it now. (Only
-        // here, before the stdin reader starts: fflush(NULL) takes glibc's list lock and then
-        // every stream's lock, and stdin's is held by a reader blocked in readLine — the demo
-        // hung on its first command that way, with every fopen behind it. The answers to the
-        // commands go out unbuffered through CLI.printLine.)
-        fflush(nil)
+        CLI.printLine("\n── The link stays up " + String(repeating: "─", count: 41))
+        CLI.printLine("  console: \(url)")
+        CLI.printLine("  type: add LOGIN / remove LOGIN (phone), delete LOGIN (watch), quit; set faults on the page")
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await termination.wait() }
             let lines = CLI.standardInputLines()

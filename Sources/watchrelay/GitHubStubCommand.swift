@@ -28,7 +28,7 @@ enum GitHubStubCommand {
     static func run(_ argv: [String]) async throws -> Int32 {
         var args = try Arguments(argv, booleanFlags: ["help"])
         if args.flag("help") {
-            print(help)
+            CLI.printLine(help)
             return 0
         }
         let fixtures = try args.string("fixtures")

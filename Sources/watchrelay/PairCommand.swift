@@ -38,7 +38,7 @@ enum PairCommand {
     static func run(_ argv: [String]) async throws -> Int32 {
         var args = try Arguments(argv, booleanFlags: ["help", "json", "activate"])
         if args.flag("help") {
-            print(help)
+            CLI.printLine(help)
             return 0
         }
         guard let relay = try args.string("relay"), let phoneState = try args.string("phone-state"),

@@ -67,7 +67,7 @@ enum PhoneCommand {
     static func run(_ argv: [String]) async throws -> Int32 {
         var args = try Arguments(argv, booleanFlags: ["help", "json", "pair", "machine"])
         if args.flag("help") {
-            print(help)
+            CLI.printLine(help)
             return 0
         }
         let state = try args.string("state") ?? "./phone-state"

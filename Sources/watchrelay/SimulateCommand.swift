@@ -52,7 +52,7 @@ enum SimulateCommand {
     static func run(_ argv: [String]) async throws -> Int32 {
         var args = try Arguments(argv, booleanFlags: ["help", "json", "processes", "memory", "cluster"])
         if args.flag("help") {
-            print(help)
+            CLI.printLine(help)
             return 0
         }
         let json = args.flag("json")

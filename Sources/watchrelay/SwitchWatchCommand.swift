@@ -29,7 +29,7 @@ enum SwitchWatchCommand {
     static func run(_ argv: [String]) async throws -> Int32 {
         var args = try Arguments(argv, booleanFlags: ["help", "json", "list"])
         if args.flag("help") {
-            print(help)
+            CLI.printLine(help)
             return 0
         }
         guard let phoneState = try args.string("phone-state") else {

@@ -54,7 +54,7 @@ enum WatchCommand {
     static func run(_ argv: [String]) async throws -> Int32 {
         var args = try Arguments(argv, booleanFlags: ["help", "background", "no-budget", "once", "json", "machine", "console"])
         if args.flag("help") {
-            print(help)
+            CLI.printLine(help)
             return 0
         }
         guard let relay = try args.string("relay") else { throw Arguments.UsageError(description: "--relay URL is required") }

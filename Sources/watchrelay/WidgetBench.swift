@@ -47,7 +47,7 @@ enum WidgetBench {
     static func run(_ argv: [String]) async throws -> Int32 {
         var args = try Arguments(argv, booleanFlags: ["help", "json"])
         if args.flag("help") {
-            print(help)
+            CLI.printLine(help)
             return 0
         }
         let samples = try args.int("samples", in: 1...10_000) ?? 200

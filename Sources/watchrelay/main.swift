@@ -80,10 +80,10 @@ await CLI.exit(program: "watchrelay") {
         }
         return try await command.run(["--help"])
     case "--version", "version":
-        print(CLI.versionLine(program: "watchrelay"))
+        CLI.printLine(CLI.versionLine(program: "watchrelay"))
         return 0
     case "-h", "--help", "help":
-        print(usage)
+        CLI.printLine(usage)
         return 0
     case nil:
         StandardError.write((usage + "\n"))

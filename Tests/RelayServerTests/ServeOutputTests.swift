@@ -86,6 +86,26 @@ import Testing
         }
     }
 
+    /// Help and version text that cannot be written (`> /dev/full`) is an error, said on
+    /// standard error with status 1: it went out through `print`'s buffer, whose failure
+    /// `exit` swallowed (status 0, nothing written, nothing said).
+    @Test(.timeLimit(.minutes(2)), arguments: [["--version"], ["serve", "--help"], ["--help"]])
+    func outputThatCannotBeWrittenIsAnError(arguments: [String]) async throws {
+        let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+        let p = TestProcess()
+        p.executableURL = URL(fileURLWithPath: watchrelayBinary)
+        p.arguments = arguments
+        let err = Pipe()
+        p.standardOutput = full
+        p.standardError = err
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        let said = try await withTimeout(30, "watchrelay \(arguments)") { await readToEnd(err.fileHandleForReading) }
+        await p.ended()
+        #expect(p.terminationReason == .exit && p.terminationStatus == 1, "status \(p.terminationStatus)")
+        #expect(said.contains("cannot write to standard output"), "\(said)")
+    }
+
     /// `watchrelay serve` on a database in `directory`, its three streams pipes (stdout's read
     /// end closed before the start when `closingStdout`).
     private static func serve(
