@@ -4,7 +4,7 @@ SHELL := bash
 SWIFT ?= swift
 BUILD_LOG := .build/build.log
 
-.PHONY: run test deps build build-tests examples schema-check imports-check serve clean fuzz test-tsan soak bench
+.PHONY: run test deps build build-tests examples schema-check imports-check serve clean fuzz test-tsan soak chaos-soak bench
 
 deps:
 	@scripts/install-deps.sh
@@ -116,6 +116,19 @@ test-tsan: deps
 soak: build-tests
 	@WATCHRELAY_SOAK_ROUNDS=20 $(SWIFT) test --skip-build \
 		--filter "RestartTests|SlowConsumerTests|StoppedClientTests" 2>&1 | grep -E "✘|Test run with"
+
+# The randomized chaos soak (not in `make test`): a phone and a watch written from PROTOCOL.md
+# alone send numbered userInfo, contexts and cancels both ways while the relay is killed with
+# SIGKILL at random moments (and right after a send, accept, deliver or ack), connections drop,
+# clients crash and stop reading; then everything accepted must have arrived exactly once, in
+# order, byte for byte, and the relay's memory must level off. SQLite, then Redis (killed too),
+# then `wc-probe` apps killed with kill -9. CHAOS_SECONDS per run (default 120), CHAOS_SEED to replay.
+CHAOS_SECONDS ?= 120
+CHAOS_SEED ?= $(shell date +%s)
+chaos-soak: build
+	@python3 scripts/chaos_soak.py --seconds $(CHAOS_SECONDS) --calm-seconds 60 --seed $(CHAOS_SEED)
+	@python3 scripts/chaos_soak.py --store redis --seconds $(CHAOS_SECONDS) --calm-seconds 60 --seed $(CHAOS_SEED)
+	@python3 scripts/chaos_soak_apps.py --seconds $(CHAOS_SECONDS) --seed $(CHAOS_SEED)
 
 # Benchmarks against peers (raw lws C relay, Python websockets relay, mosquitto), same generator.
 # RUNS=5 make bench for medians of five runs; results in Benchmarks/results/latest.json.

@@ -101,6 +101,14 @@ public struct Payload: JSONRepresentable, Hashable {
         self.init(members: members, raw: bytes)
     }
 
+    /// The object at member `name` of `record`, a JSON object a store wrote with a payload's
+    /// bytes spliced in as that member, keeping those bytes as they are (PROTOCOL.md §3.7);
+    /// nil when `record` is not an object with that member.
+    public static func stored(member name: String, of record: [UInt8]) throws(ProtocolError) -> Payload? {
+        guard let raw = JSONParser.rawMember([name], in: record[...]) else { return nil }
+        return try Payload(bytes: Array(raw))
+    }
+
     /// This payload with the bytes of `raw`, the span of the frame it was decoded from (the
     /// general decoder's second look); unchanged if the span is missing.
     func keepingRaw(_ raw: ArraySlice<UInt8>?) -> Payload {

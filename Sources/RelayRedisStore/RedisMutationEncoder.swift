@@ -25,7 +25,7 @@ enum RedisMutationEncoder {
             out.append(contentsOf: sendIDs.map { Array($0.utf8) })
         case .setLastSentContext(let pair, let direction, let deliver):
             add("ctx", pair.rawValue, direction.rawValue)
-            out.append(deliver.jsonBytes)
+            out.append(deliver.storedBytes)
         case .setSeqReserved(let pair, let direction, let reserved):
             add("reserve", pair.rawValue, direction.rawValue, String(reserved))
         case .addComplicationUse(let pair, let time):
@@ -50,12 +50,15 @@ enum RedisMutationEncoder {
         return "\(wrong.countsUntil.millisecondsSinceEpoch):\(wrong.at.millisecondsSinceEpoch):\(lock):\(wrong.address)"
     }
 
-    /// An item's stored value: `{"acceptedAt":…,"mode":…,"payload":{…}}` (its seq is kept apart).
+    /// An item's stored value: `{"acceptedAt":…,"mode":…,"payload":{…}}` (its seq is kept apart),
+    /// the payload's bytes spliced as the sender wrote them (PROTOCOL.md §3.7), never re-encoded.
     static func encode(_ item: QueuedItem) -> [UInt8] {
-        JSONWriter.encode(
-            .object([
-                "acceptedAt": .int(item.acceptedAt.millisecondsSinceEpoch), "mode": .string(item.mode.rawValue),
-                "payload": item.payload.json,
-            ]))
+        var out = JSONWriter.encode(
+            .object(["acceptedAt": .int(item.acceptedAt.millisecondsSinceEpoch), "mode": .string(item.mode.rawValue)]))
+        out.removeLast()  // the `}`: the payload is the last member
+        out.append(contentsOf: #","payload":"#.utf8)
+        out.append(contentsOf: item.payload.bytes)
+        out.append(UInt8(ascii: "}"))
+        return out
     }
 }

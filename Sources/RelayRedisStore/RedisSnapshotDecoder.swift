@@ -50,7 +50,7 @@ enum RedisSnapshotDecoder {
         }
         if let context = hash["context"] {
             do {
-                snapshot.lastSentContext = try Deliver(json: JSONParser.parse(Array(context.utf8)))
+                snapshot.lastSentContext = try Deliver(storedBytes: Array(context.utf8))
             } catch {
                 throw corrupt(key, "context: \(error)")
             }
@@ -91,8 +91,16 @@ enum RedisSnapshotDecoder {
             guard let n = Int64(seq) else { throw corrupt(key, "\(sendID)'s seq is not a number") }
             parsedSeq = n
         }
+        // The payload's own bytes (PROTOCOL.md §3.7); stores written before they were kept hold
+        // the compact, key-sorted encoding, which reads back the same way.
+        let payload: Payload
+        do {
+            payload = try Payload.stored(member: "payload", of: bytes) ?? Payload(members: members)
+        } catch {
+            throw corrupt(key, "\(sendID)'s payload: \(error)")
+        }
         return QueuedItem(
-            sendID: sendID, mode: DeliveryMode(rawValue: mode), payload: Payload(members: members),
+            sendID: sendID, mode: DeliveryMode(rawValue: mode), payload: payload,
             acceptedAt: Timestamp(millisecondsSinceEpoch: acceptedAt), seq: parsedSeq)
     }
 

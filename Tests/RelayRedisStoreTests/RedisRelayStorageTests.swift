@@ -81,6 +81,39 @@ struct RedisRelayStorageTests {
         await redis.stop()
     }
 
+    /// PROTOCOL.md §3.7: a payload read back from Redis is the sender's bytes, as SQLite's store
+    /// keeps them: big integers, `-0`, `1.0`, escapes, whitespace and member order. (The soak
+    /// in scripts/chaos_soak.py found queued items and the last context re-encoded, key-sorted,
+    /// after every restart and every read of an unsent payload.)
+    @Test func storedPayloadsKeepTheSendersBytes() async throws {
+        let raws = [
+            #"{"kind":"big","n":18446744073709551616,"m":-0,"f":1.0,"e":1E0}"#,
+            #"{"z":1, "kind":"esc","a":"\u00e9","b":"é","c":"\/","d":"\ud83d\udc99"}"#,
+            "{ \"kind\" : \"ws\" ,\n\t\"a\" : [ 1 , { } ] \r\n}",
+        ]
+        func payload(_ raw: String) throws -> Payload { try Payload(bytes: Array(raw.utf8)) }
+        let p = PairID("p1")
+        let context = Deliver(
+            seq: 9, mode: .context, id: "ctx", from: .phone, sentAt: Fixture.now, payload: try payload(raws[2]), wantsReply: nil)
+        var batch: [StoreMutation] = [.insertPair(Fixture.pair("p1")), .setLastSentContext(p, direction: .phone, context)]
+        for (i, raw) in raws.enumerated() {
+            let item = QueuedItem(
+                sendID: "u\(i)", mode: .userInfo, payload: try payload(raw), acceptedAt: Fixture.now, seq: i == 0 ? 3 : nil)
+            batch.append(.insertItem(p, direction: .phone, item))
+        }
+        let redis = try await RedisServerProcess.start()
+        try RedisRelayStorage(endpoint: redis.endpoint).apply(batch, urgent: true)
+
+        // A new store instance: the relay restarted.
+        let store = RedisRelayStorage(endpoint: redis.endpoint)
+        let direction = try #require(try store.loadAll(now: Fixture.now).first?.directions[.phone])
+        #expect(direction.items.map { String(decoding: $0.payload.bytes, as: UTF8.self) } == raws)
+        #expect(direction.lastSentContext.map { String(decoding: $0.payload.bytes, as: UTF8.self) } == raws[2])
+        let read = try store.loadPayloads(p, direction: .phone, sendIDs: ["u0", "u1", "u2"])
+        #expect((0..<3).map { read[ExactID("u\($0)")].map { String(decoding: $0.bytes, as: UTF8.self) } } == raws)
+        await redis.stop()
+    }
+
     @Test func wrongPairingCodesThatStillCountLoadBackInOrderAsFromSQLite() async throws {
         let (recorded, counting) = Fixture.wrongPairingCodes()
         let redis = try await RedisServerProcess.start()
