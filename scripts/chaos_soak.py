@@ -633,24 +633,26 @@ class Device:
 
 
 async def relay_chaos(soak: Soak) -> None:
-    relay = soak.relay
+    relay, redis = soak.relay, soak.redis
     while not soak.stopping:
-        if relay.url is None and soak.chaos is not None:
+        if relay.url is None:
             await asyncio.sleep(soak.rng.uniform(0.0, 1.0))
-            if soak.redis and soak.redis.proc.returncode is not None:
-                await soak.redis.start()
+            if redis and redis.proc.returncode is not None:
+                await redis.start()
             await relay.start()
             continue
         await asyncio.sleep(0.1)
         relay.sample_rss()
+        # Kills only while `kill_every` > 0: the calm phase sets it to 0 (no relay nor Redis
+        # kills), and a Redis killed just before stays this task's to restart.
         if soak.chaos and soak.args.kill_every > 0 and soak.rng.random() < 0.1 / soak.args.kill_every:
             relay.kill_now("timer")
-        if soak.chaos and soak.redis and soak.rng.random() < 0.1 / (soak.args.kill_every * 4):
-            await soak.redis.kill9()
+        if soak.chaos and redis and soak.args.kill_every > 0 and soak.rng.random() < 0.1 / (soak.args.kill_every * 4):
+            await redis.kill9()
             soak.trace_note("redis killed")
             soak.count("redis kill")
             await asyncio.sleep(soak.rng.uniform(0.2, 3))
-            await soak.redis.start()
+            await redis.start()
 
 
 def report(checks: list[tuple[str, bool, str]]) -> int:
@@ -732,10 +734,7 @@ async def main() -> int:
     kill_every = args.kill_every
     args.kill_every = 0
     args.targeted_kill_p = 0
-    if soak.redis:
-        soak.redis, redis = None, soak.redis  # no Redis kills either
-    else:
-        redis = None
+    redis = soak.redis  # no Redis kills either (`kill_every` 0); one killed just now comes back
     while soak.relay.url is None:
         await asyncio.sleep(0.1)
     calm_start = time.monotonic()
