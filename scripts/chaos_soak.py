@@ -93,6 +93,21 @@ class Soak:
             print(f"VIOLATION {what}", flush=True)
         self.violations.append(what)
 
+    def task_ended(self, name: str, task: asyncio.Task) -> None:
+        """A device's or the chaos's task ended by an exception (a soak bug, or the relay not
+        coming back): said at once, as the cause of what fails after."""
+        if not task.cancelled() and task.exception() is not None:
+            self.violation(f"the {name} task failed: {task.exception()!r}")
+
+    async def stop_children(self) -> None:
+        """Kills what is still running (the relay, redis-server), whatever ended the soak."""
+        for proc in (self.relay.proc if self.relay else None, self.redis.proc if self.redis else None):
+            if proc is not None and proc.returncode is None:
+                if self.relay:
+                    self.relay.expected_exit = True
+                proc.kill()
+                await proc.wait()
+
     def event(self, what: str) -> None:
         """A moment worth killing the relay at (mid-send, mid-commit, mid-delivery, mid-ack)."""
         if self.relay and self.chaos and self.rng.random() < self.args.targeted_kill_p:
@@ -121,6 +136,7 @@ class Relay:
             self.log.flush()
             self.proc = await asyncio.create_subprocess_exec(
                 self.soak.args.binary, "serve", "--port", "0", *self.store_args, "--log-level", "info",
+                "--exit-on-stdin-eof",  # its stdin's writer is this script: killed, it leaves no relay behind
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=self.log)
             try:
                 line = await asyncio.wait_for(self.proc.stdout.readline(), 30)
@@ -702,6 +718,18 @@ async def main() -> int:
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="chaos-soak-"))
     print(f"seed {args.seed}, store {args.store}, work {workdir}", flush=True)
     soak = Soak(args, workdir)
+    # SIGTERM ends the soak as Ctrl-C does: through the `finally` that stops its children.
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, asyncio.current_task().cancel)
+    try:
+        return await run_soak(args, workdir, soak)
+    except asyncio.CancelledError:
+        print(f"interrupted: its processes stopped, {workdir} kept", flush=True)
+        return 1
+    finally:
+        await soak.stop_children()
+
+
+async def run_soak(args: argparse.Namespace, workdir: pathlib.Path, soak: Soak) -> int:
     if args.store == "redis":
         soak.redis = Redis(soak)
         await soak.redis.start()
@@ -720,6 +748,8 @@ async def main() -> int:
 
     started = time.monotonic()
     runners = [asyncio.create_task(phone.run()), asyncio.create_task(watch.run()), asyncio.create_task(relay_chaos(soak))]
+    for name, task in zip(("phone", "watch", "relay chaos"), runners):
+        task.add_done_callback(lambda t, name=name: soak.task_ended(name, t))
     last_report = started
     while time.monotonic() - started < args.seconds:
         await asyncio.sleep(1)
@@ -735,7 +765,8 @@ async def main() -> int:
     args.kill_every = 0
     args.targeted_kill_p = 0
     redis = soak.redis  # no Redis kills either (`kill_every` 0); one killed just now comes back
-    while soak.relay.url is None:
+    up_by = time.monotonic() + 120
+    while soak.relay.url is None and time.monotonic() < up_by:
         await asyncio.sleep(0.1)
     calm_start = time.monotonic()
     soak.relay.rss_samples = []

@@ -22,20 +22,21 @@ import pathlib
 import random
 import shutil
 import signal
-import socket
 import sys
 import tempfile
 import time
 
-from chaos_soak import report
+from chaos_soak import free_port, report
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
+# Every process started, killed at the end whatever ended the soak (an exception, Ctrl-C, SIGTERM).
+CHILDREN: list[asyncio.subprocess.Process] = []
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+async def spawn(*argv: str, **kwargs) -> asyncio.subprocess.Process:
+    proc = await asyncio.create_subprocess_exec(*argv, **kwargs)
+    CHILDREN.append(proc)
+    return proc
 
 
 class App:
@@ -60,7 +61,7 @@ class App:
 
     async def start(self) -> None:
         env = dict(os.environ, WATCHRELAY_URL=self.url, WATCHRELAY_ROLE=self.role, WATCHRELAY_STATE=str(self.state))
-        self.proc = await asyncio.create_subprocess_exec(
+        self.proc = await spawn(
             self.probe, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=self.log, env=env)
         self.lives += 1
         self.activated = False
@@ -111,6 +112,21 @@ class App:
 
 
 async def main() -> int:
+    # SIGTERM ends the soak as Ctrl-C does: through the `finally` that stops its children.
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, asyncio.current_task().cancel)
+    try:
+        return await run_soak()
+    except asyncio.CancelledError:
+        print("interrupted: its processes stopped, its work directory kept", flush=True)
+        return 1
+    finally:
+        for proc in CHILDREN:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+
+
+async def run_soak() -> int:
     ap = argparse.ArgumentParser()
     bin_dir = pathlib.Path(os.environ.get("WATCHRELAY_BIN_DIR", str(REPO / ".build/debug")))
     ap.add_argument("--seconds", type=float, default=120)
@@ -128,9 +144,11 @@ async def main() -> int:
 
     async def start_relay() -> None:
         for _ in range(40):
-            proc = await asyncio.create_subprocess_exec(
+            # Its stdin's writer is this script (as the apps' is): killed, it leaves no relay behind.
+            proc = await spawn(
                 str(bin_dir / "watchrelay"), "serve", "--port", str(port), "--db", str(work / "relay.db"),
-                "--log-level", "info", stdout=asyncio.subprocess.PIPE, stderr=relay_log)
+                "--log-level", "info", "--exit-on-stdin-eof", stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE, stderr=relay_log)
             line = await asyncio.wait_for(proc.stdout.readline(), 30)
             if line.startswith(b"ws"):
                 relay["proc"] = proc
@@ -141,7 +159,7 @@ async def main() -> int:
         raise RuntimeError("relay did not start")
 
     await start_relay()
-    pair = await asyncio.create_subprocess_exec(
+    pair = await spawn(
         str(bin_dir / "watchrelay"), "pair", "--relay", url, "--phone-state", str(work / "phone"),
         "--watch-state", str(work / "watch"), stdout=asyncio.subprocess.DEVNULL)
     assert await pair.wait() == 0, "pair failed"
