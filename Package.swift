@@ -167,7 +167,7 @@ let package = Package(
         // its own (`-function-sections`, in `strict`). The kernel maps code 64 KiB around each
         // fault, so scattered it cost 2 MiB more of RSS (BENCHMARKS.md, "in the order it runs").
         .executableTarget(
-            name: "watchrelay-relay", dependencies: ["RelayCommand"],
+            name: "watchrelay-relay", dependencies: ["Primitives", "RelayCommand"],
             swiftSettings: strict,
             linkerSettings: [
                 .unsafeFlags(

@@ -71,13 +71,6 @@ public enum CLI {
             throw Arguments.UsageError(description: "--pair takes the 6-digit code the phone shows, not '\(code)'")
         }
     }
-
-    /// Writes a line to standard output at once: ``StandardOutput/writeLine(_:)`` (unbuffered,
-    /// never interleaved; a reader gone ends the process by SIGPIPE, any other failure with
-    /// status 1).
-    public static func printLine(_ line: String) {
-        StandardOutput.writeLine(line)
-    }
 }
 
 /// `full`, `normal` or `off`.

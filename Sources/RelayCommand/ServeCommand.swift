@@ -76,12 +76,12 @@ public enum ServeCommand {
         var args = try Arguments(
             argv, booleanFlags: ["help", "version", "exit-on-stdin-eof", "console", "console-allow-insecure", "single-node"])
         if args.flag("help") {
-            CLI.printLine(help)
+            StandardOutput.writeLine(help)
             return 0
         }
         if args.flag("version") {
             // `watchrelay serve --version` and `watchrelay-relay --version`: the executable's name.
-            CLI.printLine(CLI.versionLine(program: URL(fileURLWithPath: CommandLine.arguments[0]).lastPathComponent))
+            StandardOutput.writeLine(CLI.versionLine(program: URL(fileURLWithPath: CommandLine.arguments[0]).lastPathComponent))
             return 0
         }
         let stdinEnds = args.flag("exit-on-stdin-eof")
@@ -209,7 +209,7 @@ public enum ServeCommand {
             }
             throw error
         }
-        CLI.printLine(server.url)
+        StandardOutput.writeLine(server.url)
         if let consoleURL = server.consoleURL {
             StandardError.write("console: \(consoleURL)\n")
         }

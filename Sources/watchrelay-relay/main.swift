@@ -1,3 +1,4 @@
+import Primitives
 import RelayCommand
 
 /// `watchrelay-relay`: the relay alone, the same as `watchrelay serve` (and the same options),
@@ -17,7 +18,7 @@ if argv.first == "serve" { argv.removeFirst() }
 let options = argv
 await CLI.exit(program: "watchrelay-relay") {
     guard !options.contains("-h") && !options.contains("--help") else {
-        CLI.printLine(usage + ServeCommand.help)
+        StandardOutput.writeLine(usage + ServeCommand.help)
         return 0
     }
     return try await ServeCommand.run(options)

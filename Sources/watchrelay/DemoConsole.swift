@@ -13,9 +13,9 @@ enum DemoConsole {
     static func run(relay: RelayServer, phone: PhoneCompanion, watch: HeadlessWatch) async {
         guard let url = relay.consoleURL else { return }
         let termination = await TerminationSignal.install()  // before the lines a script waits for
-        CLI.printLine("\n── The link stays up " + String(repeating: "─", count: 41))
-        CLI.printLine("  console: \(url)")
-        CLI.printLine("  type: add LOGIN / remove LOGIN (phone), delete LOGIN (watch), quit; set faults on the page")
+        StandardOutput.writeLine("\n── The link stays up " + String(repeating: "─", count: 41))
+        StandardOutput.writeLine("  console: \(url)")
+        StandardOutput.writeLine("  type: add LOGIN / remove LOGIN (phone), delete LOGIN (watch), quit; set faults on the page")
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await termination.wait() }
             let lines = CLI.standardInputLines()
@@ -34,19 +34,19 @@ enum DemoConsole {
 
     private static func perform(_ verb: String, _ login: String?, phone: PhoneCompanion, watch: HeadlessWatch) async {
         guard let login, ["add", "remove", "delete"].contains(verb) else {
-            CLI.printLine("  ? \(verb): add LOGIN, remove LOGIN, delete LOGIN or quit")
+            StandardOutput.writeLine("  ? \(verb): add LOGIN, remove LOGIN, delete LOGIN or quit")
             return
         }
         do {
             switch verb {
-            case "add": CLI.printLine("  phone: add \(login) → \(try await phone.add(login).sync)")
-            case "remove": CLI.printLine("  phone: remove \(login) → \(try await phone.remove(login).sync)")
+            case "add": StandardOutput.writeLine("  phone: add \(login) → \(try await phone.add(login).sync)")
+            case "remove": StandardOutput.writeLine("  phone: remove \(login) → \(try await phone.remove(login).sync)")
             default:
                 try await watch.delete(login)
-                CLI.printLine("  watch: delete \(login) sent (pending until the phone confirms)")
+                StandardOutput.writeLine("  watch: delete \(login) sent (pending until the phone confirms)")
             }
         } catch {
-            CLI.printLine("  \(verb) \(login) failed: \(error)")
+            StandardOutput.writeLine("  \(verb) \(login) failed: \(error)")
         }
     }
 }

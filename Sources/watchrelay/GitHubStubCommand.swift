@@ -28,7 +28,7 @@ enum GitHubStubCommand {
     static func run(_ argv: [String]) async throws -> Int32 {
         var args = try Arguments(argv, booleanFlags: ["help"])
         if args.flag("help") {
-            CLI.printLine(help)
+            StandardOutput.writeLine(help)
             return 0
         }
         let fixtures = try args.string("fixtures")
@@ -41,7 +41,7 @@ enum GitHubStubCommand {
 
         let termination = await TerminationSignal.install()  // before the URL line a script waits for
         let server = try GitHubStubServer.start(catalog: catalog, port: port, host: host, rateLimit: rateLimit)
-        CLI.printLine(server.baseURL.absoluteString)
+        StandardOutput.writeLine(server.baseURL.absoluteString)
         log.info(
             "serving GitHub fixtures", ("url", server.baseURL.absoluteString), ("fixtures", fixtures ?? "embedded"),
             ("users", "\(server.catalog.accounts.count)"), ("rate_limit", rateLimit.map { "\($0.limit)/h" } ?? "none"))

@@ -1,6 +1,7 @@
 #if os(Linux)
 import CLIArguments
 import Foundation
+import Primitives
 import RelayCommand
 import WatchConnectivity
 
@@ -38,7 +39,7 @@ enum PairCommand {
     static func run(_ argv: [String]) async throws -> Int32 {
         var args = try Arguments(argv, booleanFlags: ["help", "json", "activate"])
         if args.flag("help") {
-            CLI.printLine(help)
+            StandardOutput.writeLine(help)
             return 0
         }
         guard let relay = try args.string("relay"), let phoneState = try args.string("phone-state"),
@@ -71,10 +72,10 @@ enum PairCommand {
                 "watchId": watchID ?? PhoneWatches.defaultID, "activeWatch": watches.activeID,
             ]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-            CLI.printLine(String(decoding: data, as: UTF8.self))
+            StandardOutput.writeLine(String(decoding: data, as: UTF8.self))
         } else {
             let which = watchID.map { " watch \($0)" } ?? ""
-            CLI.printLine(
+            StandardOutput.writeLine(
                 "paired \(result.pairID): \(phoneState) (\(phoneName))\(which) ↔ \(watchState) (\(watchName));"
                     + " active watch: \(watches.activeID)")
         }

@@ -67,7 +67,7 @@ enum PhoneCommand {
     static func run(_ argv: [String]) async throws -> Int32 {
         var args = try Arguments(argv, booleanFlags: ["help", "json", "pair", "machine"])
         if args.flag("help") {
-            CLI.printLine(help)
+            StandardOutput.writeLine(help)
             return 0
         }
         let state = try args.string("state") ?? "./phone-state"
@@ -107,23 +107,23 @@ enum PhoneCommand {
             case .add(let login):
                 guard Favorite.isValidLogin(login) else { throw .invalidLogin(login) }
                 let added = try store.addFavorite(login)
-                CLI.printLine(PhoneConsole.ok(verb, [("login", login), ("added", "\(added)")]))
+                StandardOutput.writeLine(PhoneConsole.ok(verb, [("login", login), ("added", "\(added)")]))
             case .remove(let login):
                 let removed = try store.removeFavorite(login)
-                CLI.printLine(PhoneConsole.ok(verb, [("login", login), ("removed", "\(removed)")]))
+                StandardOutput.writeLine(PhoneConsole.ok(verb, [("login", login), ("removed", "\(removed)")]))
             case .move(let login, let index):
                 guard let moved = try store.moveFavorite(login, to: index) else { throw .notAFavorite(login) }
-                CLI.printLine(PhoneConsole.ok(verb, [("login", login), ("index", "\(index)"), ("moved", "\(moved)")]))
+                StandardOutput.writeLine(PhoneConsole.ok(verb, [("login", login), ("index", "\(index)"), ("moved", "\(moved)")]))
             case .list(let json):
-                for line in PhoneConsole.listing(try store.favorites(), json: json) { CLI.printLine(line) }
+                for line in PhoneConsole.listing(try store.favorites(), json: json) { StandardOutput.writeLine(line) }
             case .refresh:
                 try store.enqueueRequest("refresh")
-                CLI.printLine(PhoneConsole.ok(verb, [("requested", "true")]))
+                StandardOutput.writeLine(PhoneConsole.ok(verb, [("requested", "true")]))
             case .repos, .pair, .status, .help, .quit:
                 break
             }
         } catch {
-            CLI.printLine(PhoneConsole.errorLine(verb, error))
+            StandardOutput.writeLine(PhoneConsole.errorLine(verb, error))
             return 1
         }
         return 0
@@ -183,11 +183,11 @@ enum PhoneCommand {
                 companion, github: baseURL, state: state, pairAtStart: pairAtStart, stub: stub, until: termination)
         }
         let reporters = PhoneReporters.start(companion, log: log)
-        CLI.printLine("github: \(baseURL.absoluteString)")
-        CLI.printLine("state: \(state)")
+        StandardOutput.writeLine("github: \(baseURL.absoluteString)")
+        StandardOutput.writeLine("state: \(state)")
         await companion.start()
         let status = await companion.status()
-        CLI.printLine(
+        StandardOutput.writeLine(
             PhoneConsole.ok(
                 "start",
                 [
@@ -195,7 +195,7 @@ enum PhoneCommand {
                     ("favorites", "\(status.favorites)"), ("revision", "\(status.revision)"),
                 ]))
         if pairAtStart {
-            for line in await PhoneConsole.run(.pair, on: companion).lines { CLI.printLine(line) }
+            for line in await PhoneConsole.run(.pair, on: companion).lines { StandardOutput.writeLine(line) }
         } else if !status.paired {
             log.info("not paired: type 'pair' (or start with --pair) and enter the code on the watch")
         }
@@ -231,7 +231,7 @@ enum PhoneCommand {
         let reporters = PhoneMachine.reporters(companion, after: Task { for await _ in readyLine {} })
         await companion.start()
         let status = await companion.status()
-        CLI.printLine(
+        StandardOutput.writeLine(
             MachineProtocol.ready(
                 role: "phone",
                 [
@@ -242,7 +242,7 @@ enum PhoneCommand {
         readyPrinted.finish()
         if pairAtStart {
             let request = MachineProtocol.Request(id: nil, words: ["pair"])
-            CLI.printLine(await PhoneMachine.run(request, on: companion).0)
+            StandardOutput.writeLine(await PhoneMachine.run(request, on: companion).0)
         }
         let lines = CLI.standardInputLines()
         await withTaskGroup(of: Void.self) { group in
@@ -273,10 +273,10 @@ enum PhoneCommand {
             guard let parsed = PhoneConsoleCommand.parse(line: line) else { continue }
             switch parsed {
             case .failure(let e):
-                CLI.printLine(PhoneConsole.line("error", "input", [("code", "usage"), ("msg", e.description)]))
+                StandardOutput.writeLine(PhoneConsole.line("error", "input", [("code", "usage"), ("msg", e.description)]))
             case .success(let command):
                 let output = await PhoneConsole.run(command, on: companion)
-                for out in output.lines { CLI.printLine(out) }
+                for out in output.lines { StandardOutput.writeLine(out) }
                 if output.quit { return true }
             }
         }
@@ -308,7 +308,7 @@ private struct PhoneReporters {
         let activity = Task {
             for await event in companion.activity {
                 // The user waits for this one at the terminal: say it on stdout too.
-                if case .paired(let peer) = event { CLI.printLine(PhoneConsole.line("event", "paired", [("peer", peer)])) }
+                if case .paired(let peer) = event { StandardOutput.writeLine(PhoneConsole.line("event", "paired", [("peer", peer)])) }
                 let (message, fields) = event.logLine
                 var line = log
                 line.fields += fields

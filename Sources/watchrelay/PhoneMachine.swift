@@ -1,6 +1,7 @@
 import Foundation
 import LineProtocol
 import PhoneApp
+import Primitives
 import RelayCommand
 import RelayProtocol
 
@@ -14,10 +15,10 @@ enum PhoneMachine {
             guard let parsed = MachineProtocol.parse(line) else { continue }
             switch parsed {
             case .failure(let bad):
-                CLI.printLine(MachineProtocol.failure(bad))
+                StandardOutput.writeLine(MachineProtocol.failure(bad))
             case .success(let request):
                 let (answer, quit) = await run(request, on: companion)
-                CLI.printLine(answer)
+                StandardOutput.writeLine(answer)
                 if quit { return true }
             }
         }
@@ -66,7 +67,7 @@ enum PhoneMachine {
             case .pair:
                 let code = try await companion.pair()
                 let fields: [String: JSONValue] = ["code": .string(code.code), "expiresAt": .string(code.expiresAt.iso8601)]
-                CLI.printLine(MachineProtocol.event("pairingCode", fields))
+                StandardOutput.writeLine(MachineProtocol.event("pairingCode", fields))
                 return (MachineProtocol.ok(request, fields), false)
             case .status:
                 let s = await companion.status()
@@ -135,17 +136,17 @@ enum PhoneMachine {
                     }
                 default: break
                 }
-                CLI.printLine(MachineProtocol.event(name, fields))
+                StandardOutput.writeLine(MachineProtocol.event(name, fields))
             }
         }
         let errors = Task {
             await ready.value
             for await error in companion.errors {
-                CLI.printLine(
+                StandardOutput.writeLine(
                     MachineProtocol.event(
                         "error",
                         ["source": .string(error.source), "code": .string(error.code), "message": .string(error.description)]))
-                if error.code == "disconnected" { CLI.printLine(MachineProtocol.event("disconnected")) }
+                if error.code == "disconnected" { StandardOutput.writeLine(MachineProtocol.event("disconnected")) }
             }
         }
         return [activity, errors]

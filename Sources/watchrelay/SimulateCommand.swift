@@ -52,7 +52,7 @@ enum SimulateCommand {
     static func run(_ argv: [String]) async throws -> Int32 {
         var args = try Arguments(argv, booleanFlags: ["help", "json", "processes", "memory", "cluster"])
         if args.flag("help") {
-            CLI.printLine(help)
+            StandardOutput.writeLine(help)
             return 0
         }
         let json = args.flag("json")
@@ -75,7 +75,7 @@ enum SimulateCommand {
         let signalSources = await cleanUpOnTermination()
         defer { withExtendedLifetime(signalSources) {} }
         let onStep: @Sendable (StepResult) -> Void = { step in
-            if !json { CLI.printLine(step.line) }
+            if !json { StandardOutput.writeLine(step.line) }
         }
         let runner =
             memory
@@ -85,18 +85,18 @@ enum SimulateCommand {
         var suite = ScenarioSuite()
         await suite.run(
             files: files, runner: runner,
-            onStart: { file in if !json { CLI.printLine("scenario \(file)") } },
+            onStart: { file in if !json { StandardOutput.writeLine("scenario \(file)") } },
             onResult: { result in
                 guard !json else { return }
                 if let reason = result.skipped {
-                    CLI.printLine("SKIP \(result.name): \(reason)")
+                    StandardOutput.writeLine("SKIP \(result.name): \(reason)")
                 } else if let message = result.failureMessage {
-                    CLI.printLine("FAIL \(result.name) (\(result.milliseconds) ms)\n  \(message)")
+                    StandardOutput.writeLine("FAIL \(result.name) (\(result.milliseconds) ms)\n  \(message)")
                 } else {
-                    CLI.printLine("PASS \(result.name) (\(result.milliseconds) ms)")
+                    StandardOutput.writeLine("PASS \(result.name) (\(result.milliseconds) ms)")
                 }
             })
-        CLI.printLine(json ? suite.json : suite.summary)
+        StandardOutput.writeLine(json ? suite.json : suite.summary)
         return suite.exitCode
     }
 
@@ -116,8 +116,11 @@ enum SimulateCommand {
     }
 
     /// This binary, whatever its name, to run `serve`, `phone` and `watch` as child processes (a
-    /// copy named `watchrelay-0.1.0` used to look for a `watchrelay` beside it).
+    /// copy named `watchrelay-0.1.0` used to look for a `watchrelay` beside it). A binary
+    /// rebuilt while it runs reads as `PATH (deleted)`: the new one at PATH runs the children.
     static func executable() -> String {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let deleted = " (deleted)"
+        return path.hasSuffix(deleted) ? String(path.dropLast(deleted.count)) : path
     }
 }

@@ -29,7 +29,7 @@ enum SwitchWatchCommand {
     static func run(_ argv: [String]) async throws -> Int32 {
         var args = try Arguments(argv, booleanFlags: ["help", "json", "list"])
         if args.flag("help") {
-            CLI.printLine(help)
+            StandardOutput.writeLine(help)
             return 0
         }
         guard let phoneState = try args.string("phone-state") else {
@@ -64,11 +64,11 @@ enum SwitchWatchCommand {
         if json {
             let object: [String: Any] = ["activeWatch": watches.activeID, "watches": watches.ids]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-            CLI.printLine(String(decoding: data, as: UTF8.self))
+            StandardOutput.writeLine(String(decoding: data, as: UTF8.self))
         } else if list {
-            for id in watches.ids { CLI.printLine((id == watches.activeID ? "* " : "  ") + id) }
+            for id in watches.ids { StandardOutput.writeLine((id == watches.activeID ? "* " : "  ") + id) }
         } else {
-            CLI.printLine("active watch: \(watches.activeID)")
+            StandardOutput.writeLine("active watch: \(watches.activeID)")
         }
         return 0
     }

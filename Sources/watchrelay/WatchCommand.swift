@@ -54,7 +54,7 @@ enum WatchCommand {
     static func run(_ argv: [String]) async throws -> Int32 {
         var args = try Arguments(argv, booleanFlags: ["help", "background", "no-budget", "once", "json", "machine", "console"])
         if args.flag("help") {
-            CLI.printLine(help)
+            StandardOutput.writeLine(help)
             return 0
         }
         guard let relay = try args.string("relay") else { throw Arguments.UsageError(description: "--relay URL is required") }
@@ -98,7 +98,7 @@ enum WatchCommand {
             var activationError: (any Error)?
             do { try await watch.start() } catch { activationError = error }
             let paired = await watch.session.status().isPaired
-            CLI.printLine(
+            StandardOutput.writeLine(
                 MachineProtocol.ready(
                     role: "watch",
                     [
@@ -107,11 +107,11 @@ enum WatchCommand {
                         "nowMs": .int(watch.clock.now().millisecondsSinceEpoch), "manualClock": .bool(manualClock != nil),
                     ]))
             if let activationError {
-                CLI.printLine(MachineProtocol.event("error", ["message": .string("relay: \(activationError)")]))
+                StandardOutput.writeLine(MachineProtocol.event("error", ["message": .string("relay: \(activationError)")]))
             }
             if let code {
                 let request = MachineProtocol.Request(id: nil, words: ["pair", code])
-                CLI.printLine(await WatchMachine.run(request, on: watch, clock: manualClock).0)
+                StandardOutput.writeLine(await WatchMachine.run(request, on: watch, clock: manualClock).0)
             }
             await WatchMachine.run(watch, manualClock: manualClock, until: termination)
             return 0
@@ -120,7 +120,7 @@ enum WatchCommand {
         if let code {
             try await watch.pair(code: code)
             // With --json, stdout is JSON only.
-            if json { log.info("paired") } else { CLI.printLine("paired") }
+            if json { log.info("paired") } else { StandardOutput.writeLine("paired") }
         } else if await !watch.session.status().isPaired {
             log.warning(
                 "not paired: start the phone with --pair (or type 'pair' there), then pass its code with --pair CODE"
@@ -245,7 +245,7 @@ enum WatchCommand {
             case .open(let login):
                 if let screen = await watch.open(login) {
                     let now = watch.clock.now()
-                    CLI.printLine(
+                    StandardOutput.writeLine(
                         printer.json
                             ? String(decoding: JSONWriter.encode(JSONRenderer.json(screen, now: now)), as: UTF8.self)
                             : TextRenderer.render(screen, now: now))
@@ -270,7 +270,7 @@ enum WatchCommand {
             case .flush: await watch.flush()
             case .widget: try await printer.show(watch)
             case .status where printer.json, .state:  // with --json, status is the state
-                CLI.printLine(JSONRenderer.render(await watch.current, now: watch.clock.now()))
+                StandardOutput.writeLine(JSONRenderer.render(await watch.current, now: watch.clock.now()))
             case .status:
                 let current = await watch.current
                 let favorites = current.favorites
@@ -299,7 +299,7 @@ struct WatchPrinter: Sendable {
         if json {
             StandardError.write((line + "\n"))
         } else {
-            CLI.printLine(line)
+            StandardOutput.writeLine(line)
         }
     }
 
@@ -309,7 +309,7 @@ struct WatchPrinter: Sendable {
     func show(_ watch: HeadlessWatch) async throws {
         let state = await watch.current
         let now = watch.clock.now()
-        CLI.printLine(json ? JSONRenderer.render(state, now: now) : TextRenderer.render(state, now: now))
+        StandardOutput.writeLine(json ? JSONRenderer.render(state, now: now) : TextRenderer.render(state, now: now))
         if let dir = svgDirectory {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             try SVGRenderer.render(state.widgets, now: now).write(toFile: dir + "/widgets.svg", atomically: true, encoding: .utf8)

@@ -22,7 +22,7 @@ enum WatchMachine {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await event in watch.events {
-                    CLI.printLine(line(event, now: watch.clock.now()))
+                    StandardOutput.writeLine(line(event, now: watch.clock.now()))
                     printed.increment()
                 }
                 printed.finish()
@@ -33,12 +33,12 @@ enum WatchMachine {
                     for await text in lines {
                         guard let parsed = MachineProtocol.parse(text) else { continue }
                         guard case .success(let request) = parsed else {
-                            if case .failure(let bad) = parsed { CLI.printLine(MachineProtocol.failure(bad)) }
+                            if case .failure(let bad) = parsed { StandardOutput.writeLine(MachineProtocol.failure(bad)) }
                             continue
                         }
                         let (answer, quit) = await run(request, on: watch, clock: manualClock)
                         await printed.wait(until: await watch.publishedEvents)
-                        CLI.printLine(answer)
+                        StandardOutput.writeLine(answer)
                         if quit { return }
                     }
                 }

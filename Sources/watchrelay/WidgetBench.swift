@@ -2,6 +2,7 @@ import CLIArguments
 import Foundation
 import GitHubAPI
 import PhoneApp
+import Primitives
 import RelayCommand
 import RelayProtocol
 import RelayServer
@@ -47,7 +48,7 @@ enum WidgetBench {
     static func run(_ argv: [String]) async throws -> Int32 {
         var args = try Arguments(argv, booleanFlags: ["help", "json"])
         if args.flag("help") {
-            CLI.printLine(help)
+            StandardOutput.writeLine(help)
             return 0
         }
         let samples = try args.int("samples", in: 1...10_000) ?? 200
@@ -72,10 +73,10 @@ enum WidgetBench {
                     format: "p50 %.2f ms, p99 %.2f ms over %d changes", r.percentile(0.5), r.percentile(0.99),
                     r.samples.count)
             if json {
-                CLI.printLine(
+                StandardOutput.writeLine(
                     #"{"scenario":"widget","debounceMs":\#(d),"relaySync":"\#(syncName)","gapMs":\#(gapMs),"p50Ms":\#(r.percentile(0.5)),"p99Ms":\#(r.percentile(0.99)),"samples":\#(r.samples.count)}"#)
             } else {
-                CLI.printLine(line)
+                StandardOutput.writeLine(line)
             }
         }
         return 0

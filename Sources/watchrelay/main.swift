@@ -80,10 +80,10 @@ await CLI.exit(program: "watchrelay") {
         }
         return try await command.run(["--help"])
     case "--version", "version":
-        CLI.printLine(CLI.versionLine(program: "watchrelay"))
+        StandardOutput.writeLine(CLI.versionLine(program: "watchrelay"))
         return 0
     case "-h", "--help", "help":
-        CLI.printLine(usage)
+        StandardOutput.writeLine(usage)
         return 0
     case nil:
         StandardError.write((usage + "\n"))
