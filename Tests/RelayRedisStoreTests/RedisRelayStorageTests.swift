@@ -114,6 +114,37 @@ struct RedisRelayStorageTests {
         await redis.stop()
     }
 
+    /// Values written before payloads kept their bytes (the payload re-encoded compact and
+    /// key-sorted inside the item, the context as its `deliver`'s JSON) still load, as what
+    /// they hold: a relay upgraded on a store it filled before keeps its queue.
+    @Test func itemsAndContextsWrittenTheOldWayStillLoad() async throws {
+        let payload = try Payload(bytes: Array(#"{"kind":"old","z":[1,2],"a":"é"}"#.utf8))
+        let compact = JSONWriter.encode(payload.json)
+        let p = PairID("p1")
+        let context = Deliver(seq: 9, mode: .context, id: "ctx", from: .phone, sentAt: Fixture.now, payload: payload, wantsReply: nil)
+        let item = QueuedItem(sendID: "u0", mode: .userInfo, payload: payload, acceptedAt: Fixture.now, seq: 3)
+        let redis = try await RedisServerProcess.start()
+        let writer = RedisRelayStorage(endpoint: redis.endpoint)
+        try writer.apply(
+            [.insertPair(Fixture.pair("p1")), .setLastSentContext(p, direction: .phone, context), .insertItem(p, direction: .phone, item)],
+            urgent: true)
+        // Overwritten as the store wrote them before.
+        let oldItem = JSONWriter.encode(
+            .object(["acceptedAt": .int(Fixture.now.millisecondsSinceEpoch), "mode": .string("userInfo"), "payload": payload.json]))
+        _ = try await writer.client.execute([
+            RedisCommand("HSET", "wr:pair:p1:phone:items", "u0", String(decoding: oldItem, as: UTF8.self)),
+            RedisCommand("HSET", "wr:pair:p1:phone", "context", String(decoding: context.jsonBytes, as: UTF8.self)),
+        ])[1].get()
+
+        let direction = try #require(try RedisRelayStorage(endpoint: redis.endpoint).loadAll(now: Fixture.now).first?.directions[.phone])
+        #expect(direction.items.map { Array($0.payload.bytes) } == [compact])
+        #expect(direction.items.map(\.payload.json) == [payload.json])
+        #expect(direction.items.map(\.seq) == [3])
+        #expect(direction.lastSentContext.map { Array($0.payload.bytes) } == compact)
+        #expect(direction.lastSentContext?.seq == 9)
+        await redis.stop()
+    }
+
     @Test func wrongPairingCodesThatStillCountLoadBackInOrderAsFromSQLite() async throws {
         let (recorded, counting) = Fixture.wrongPairingCodes()
         let redis = try await RedisServerProcess.start()
