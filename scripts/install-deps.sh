@@ -8,7 +8,9 @@ set -euo pipefail
 # librsvg2-bin: rsvg-convert, to turn the widget strips and watch faces (SVG) into PNG.
 # libhiredis-dev + redis-server: `serve --store redis://…` and the tests that run it on a redis-server of their own.
 DEB_PACKAGES=(libwebsockets-dev libwebsockets-evlib-ev libev-dev libsqlite3-dev libssl-dev libhiredis-dev redis-server pkg-config chromium librsvg2-bin ${EXTRA_DEB_PACKAGES:-})
-PY_MODULES=(jsonschema:jsonschema referencing:referencing websockets:websockets)
+# MODULE:REQUIREMENT; the test clients use websockets' asyncio API (13 and later): an older
+# websockets (Debian's python3-websockets is 10.4) imports but lacks it, and is upgraded.
+PY_MODULES=(jsonschema:jsonschema referencing:referencing "websockets.asyncio.client:websockets>=13")
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
