@@ -188,6 +188,38 @@ extension ServiceCore {
         return 0
     }
 
+    // MARK: - CONNECT
+
+    /// The answer to a `CONNECT` request, the only way into lws's raw-socket role here.
+    static let connectRefusal: [UInt8] = {
+        let body = "CONNECT is not supported\n"
+        let head = "HTTP/1.1 405 Method Not Allowed\r\ncontent-type: text/plain; charset=utf-8\r\n"
+            + "allow: GET, HEAD, POST\r\nconnection: close\r\ncontent-length: \(body.utf8.count)\r\n\r\n"
+        return Array((head + body).utf8)
+    }()
+
+    /// LWS_CALLBACK_RAW_ADOPT: lws 4.1 turns a `CONNECT` request into a raw socket bound to
+    /// protocols[0], with no timeout at all (`lws_http_to_fallback`), before any HTTP callback:
+    /// left alone it would hold its descriptor for as long as the client likes. The server
+    /// answers 405 and closes it (a client that never reads is dropped after 5 s); a client
+    /// context has no raw connections.
+    func refuseRawConnection(_ wsi: OpaquePointer) -> Int32 {
+        guard case .server = role else { return -1 }
+        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, 5)
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+
+    /// LWS_CALLBACK_RAW_WRITEABLE of a refused `CONNECT`: writes the 405, then closes (-1).
+    func writeRawRefusal(_ wsi: OpaquePointer) -> Int32 {
+        let bytes = Self.connectRefusal
+        let start = stagingBuffer(for: bytes.count)
+        // The staging buffer is the core's; the static array is borrowed only for the copy.
+        bytes.withUnsafeBytes { start.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        _ = lws_write(wsi, start.assumingMemoryBound(to: UInt8.self), bytes.count, LWS_WRITE_HTTP)
+        return -1
+    }
+
     /// LWS_CALLBACK_WSI_DESTROY of a plain-HTTP wsi: forgets the stream still registered for it.
     func httpStreamDestroyed(_ wsi: OpaquePointer) {
         guard let id = httpStreams.first(where: { $0.value.wsi == wsi })?.key else { return }

@@ -120,6 +120,23 @@ struct HostileInputTests {
         try await stop(echo.server)
     }
 
+    /// lws 4.1 turns a CONNECT into a raw socket with no timeout, before any HTTP callback: it
+    /// held its descriptor until the client left (19,985 of them took every descriptor of a
+    /// relay, whose accept loop then spun on EMFILE). Now: 405 and closed.
+    @Test func connectRequestIsAnswered405AndClosed() async throws {
+        let echo = try EchoServer()
+        let socket = try RawSocket(port: echo.server.port)
+        try socket.write("CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n")
+        let response = await socket.read(timeoutMilliseconds: 15_000)
+        #expect(response.hasPrefix("HTTP/1.1 405 "), "\(response)")
+        #expect(response.lowercased().contains("allow: get, head, post"))
+        #expect(await socket.waitForEnd(timeoutMilliseconds: 15_000), "the CONNECT connection stays open")
+        // The server still serves plain HTTP and upgrades.
+        #expect(try await RawSocket(port: echo.server.port).get("/nothing-here").hasPrefix("HTTP/1.1 404"))
+        #expect(try await RawSocket(port: echo.server.port).upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
+        try await stop(echo.server)
+    }
+
     @Test func upgradeOnAnotherPathIsRefused() async throws {
         let echo = try EchoServer()
         let client = try plainClient()
