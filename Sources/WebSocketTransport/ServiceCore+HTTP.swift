@@ -24,6 +24,10 @@ extension ServiceCore {
         _ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ data: UnsafeMutableRawPointer?, _ length: Int
     ) -> Int32 {
         guard case .server(let configuration, _) = role, let user else { return -1 }
+        // Two Content-Length headers: lws frames the body by the first, so whatever a proxy
+        // framing by the last took for body would be read as the next request (RFC 9110 §8.6:
+        // an unrecoverable error). Closed without an answer, as lws closes a malformed head.
+        if lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, 1) > 0 { return -1 }
         // `data` is lws's URI path (`length` bytes), valid only during this callback: copied now.
         let path = data.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: length), as: UTF8.self) } ?? "/"
         let isHead = lws_hdr_total_length(wsi, WSI_TOKEN_HEAD_URI) > 0
