@@ -18,11 +18,13 @@ public struct HTTPRequest: Sendable, Equatable {
         self.headers = headers
     }
 
-    /// The query's arguments as name → value (the last one wins).
+    /// The query's arguments as name → value (the last one wins); `=x` has the empty name.
     public var queryItems: [String: String] {
         var out: [String: String] = [:]
         for part in query.split(separator: "&") {
-            let pieces = part.split(separator: "=", maxSplits: 1)
+            // Empty pieces kept: an argument `=` is two of them, where dropping them left none
+            // to index (a `GET /console?=` stopped the relay: index out of range).
+            let pieces = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             out[String(pieces[0])] = pieces.count > 1 ? String(pieces[1]) : ""
         }
         return out
