@@ -134,7 +134,9 @@ extension ServiceCore {
                 args.append(arg)
             }
         }
-        return HTTPRequest(method: method, path: path, query: args.joined(separator: "&"), headers: headers)
+        // lws splits the arguments at each `&` of the URL before it decodes them: kept apart, so
+        // `?x=%26token%3D…` is one argument `x`, not a `token` too.
+        return HTTPRequest(method: method, path: path, query: args.joined(separator: "&"), arguments: args, headers: headers)
     }
 
     /// Copies one header with an lws copy function into a String (nil on failure).
