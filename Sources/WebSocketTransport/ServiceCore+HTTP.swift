@@ -24,6 +24,10 @@ extension ServiceCore {
         _ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ data: UnsafeMutableRawPointer?, _ length: Int
     ) -> Int32 {
         guard case .server(let configuration, _) = role, let user else { return -1 }
+        // Two Content-Length headers: lws frames the body by the first, so whatever a proxy
+        // framing by the last took for body would be read as the next request (RFC 9110 §8.6:
+        // an unrecoverable error). Closed without an answer, as lws closes a malformed head.
+        if lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, 1) > 0 { return -1 }
         // `data` is lws's URI path (`length` bytes), valid only during this callback: copied now.
         let path = data.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: length), as: UTF8.self) } ?? "/"
         let isHead = lws_hdr_total_length(wsi, WSI_TOKEN_HEAD_URI) > 0
@@ -130,7 +134,9 @@ extension ServiceCore {
                 args.append(arg)
             }
         }
-        return HTTPRequest(method: method, path: path, query: args.joined(separator: "&"), headers: headers)
+        // lws splits the arguments at each `&` of the URL before it decodes them: kept apart, so
+        // `?x=%26token%3D…` is one argument `x`, not a `token` too.
+        return HTTPRequest(method: method, path: path, query: args.joined(separator: "&"), arguments: args, headers: headers)
     }
 
     /// Copies one header with an lws copy function into a String (nil on failure).
@@ -186,6 +192,38 @@ extension ServiceCore {
         if lws_write(wsi, start.assumingMemoryBound(to: UInt8.self), bytes.count, LWS_WRITE_HTTP) < 0 { return -1 }
         if open.stream.hasPending { lws_callback_on_writable(wsi) }
         return 0
+    }
+
+    // MARK: - CONNECT
+
+    /// The answer to a `CONNECT` request, the only way into lws's raw-socket role here.
+    static let connectRefusal: [UInt8] = {
+        let body = "CONNECT is not supported\n"
+        let head = "HTTP/1.1 405 Method Not Allowed\r\ncontent-type: text/plain; charset=utf-8\r\n"
+            + "allow: GET, HEAD, POST\r\nconnection: close\r\ncontent-length: \(body.utf8.count)\r\n\r\n"
+        return Array((head + body).utf8)
+    }()
+
+    /// LWS_CALLBACK_RAW_ADOPT: lws 4.1 turns a `CONNECT` request into a raw socket bound to
+    /// protocols[0], with no timeout at all (`lws_http_to_fallback`), before any HTTP callback:
+    /// left alone it would hold its descriptor for as long as the client likes. The server
+    /// answers 405 and closes it (a client that never reads is dropped after 5 s); a client
+    /// context has no raw connections.
+    func refuseRawConnection(_ wsi: OpaquePointer) -> Int32 {
+        guard case .server = role else { return -1 }
+        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, 5)
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+
+    /// LWS_CALLBACK_RAW_WRITEABLE of a refused `CONNECT`: writes the 405, then closes (-1).
+    func writeRawRefusal(_ wsi: OpaquePointer) -> Int32 {
+        let bytes = Self.connectRefusal
+        let start = stagingBuffer(for: bytes.count)
+        // The staging buffer is the core's; the static array is borrowed only for the copy.
+        bytes.withUnsafeBytes { start.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        _ = lws_write(wsi, start.assumingMemoryBound(to: UInt8.self), bytes.count, LWS_WRITE_HTTP)
+        return -1
     }
 
     /// LWS_CALLBACK_WSI_DESTROY of a plain-HTTP wsi: forgets the stream still registered for it.

@@ -3,7 +3,8 @@ import CWebSockets
 /// Server-side WebSocket callbacks: the upgrade filter and connection setup.
 extension ServiceCore {
     /// LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: refuses (non-zero) an upgrade on another path,
-    /// without the configured subprotocol, or bound to the HTTP protocol.
+    /// without the configured subprotocol, bound to the HTTP protocol, or that is not an RFC 6455
+    /// handshake (``isRFC6455Handshake(_:)``).
     ///
     /// lws binds an upgrade that offers no `Sec-WebSocket-Protocol` to protocols[0] (HTTP) and
     /// would otherwise accept it; the filter runs for that protocol too, because both entries
@@ -11,10 +12,35 @@ extension ServiceCore {
     func filterUpgrade(_ wsi: OpaquePointer) -> Int32 {
         guard case .server(let configuration, _) = role, shutdownDeadline == nil else { return 1 }
         guard LWSContextResources.isBoundToWebSocketProtocol(wsi) else { return 1 }
+        guard Self.isRFC6455Handshake(wsi) else { return 1 }
         guard let path = Self.header(wsi, WSI_TOKEN_GET_URI), path == configuration.path else { return 1 }
         guard let offered = Self.header(wsi, WSI_TOKEN_PROTOCOL) else { return 1 }
         let names = offered.split(separator: ",").map { $0.trimmingSpaces }
         return names.contains(configuration.subprotocol[...]) ? 0 : 1
+    }
+
+    /// Whether the upgrade says `Sec-WebSocket-Version: 13` and carries a `Sec-WebSocket-Key`
+    /// of 16 bytes in base64 (RFC 6455 §4.2.1). lws 4.1 checks neither: it answers 101 to any
+    /// version, a missing one included (its `return 1` for an unknown version is commented out
+    /// in `lws_process_ws_upgrade2`), and hashes whatever key it is given.
+    static func isRFC6455Handshake(_ wsi: OpaquePointer) -> Bool {
+        guard let version = header(wsi, WSI_TOKEN_VERSION), version[...].trimmingSpaces == "13" else { return false }
+        guard let key = header(wsi, WSI_TOKEN_KEY).map({ Array($0[...].trimmingSpaces.utf8) }) else { return false }
+        return isWebSocketKey(key)
+    }
+
+    /// 22 base64 digits and `==`: what encodes exactly 16 bytes.
+    static func isWebSocketKey(_ key: [UInt8]) -> Bool {
+        guard key.count == 24, key[22] == UInt8(ascii: "="), key[23] == UInt8(ascii: "=") else { return false }
+        return key[..<22].allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "/"):
+                return true
+            default:
+                return false
+            }
+        }
     }
 
     /// LWS_CALLBACK_ESTABLISHED: registers the connection and reports `.opened`.

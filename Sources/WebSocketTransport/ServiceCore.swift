@@ -230,6 +230,10 @@ final class ServiceCore {
         case LWS_CALLBACK_CLOSED_HTTP:
             httpClosed(user)
             return 0
+        case LWS_CALLBACK_RAW_ADOPT:
+            return refuseRawConnection(wsi)
+        case LWS_CALLBACK_RAW_WRITEABLE:
+            return writeRawRefusal(wsi)
         case LWS_CALLBACK_CLIENT_ESTABLISHED:
             return clientEstablished(wsi)
         case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:

@@ -73,6 +73,21 @@ struct ConsoleTests {
         await relay.stop()
     }
 
+    /// `?=` is an argument whose name and value are both empty: reading the query for the token
+    /// indexed past the end and stopped the relay (Swift's index-out-of-range trap), before the
+    /// token was checked, so any client could do it.
+    @Test func aQueryArgumentWithoutANameIsAnsweredAndTheRelayKeepsServing() async throws {
+        let relay = try await startRelay()
+        let port = relay.server.port
+        for target in ["/console?=", "/console/api/state?a=1&=&token=wrong", "/console/api/state?%3D", "/console?=x"] {
+            #expect(try await PlainHTTP.request(port: port, target).status == 401, "\(target)")
+        }
+        #expect(try await PlainHTTP.request(port: port, "/console/api/state?=&token=\(Self.token)").status == 200)
+        #expect(try await PlainHTTP.request(port: port, "/healthz?=").status == 200)
+        #expect(try await PlainHTTP.request(port: port, "/console/api/state", headers: [bearer]).status == 200)
+        await relay.stop()
+    }
+
     @Test func withoutTheConsoleFlagThereIsNoConsole() async throws {
         let relay = try await TestRelay.start()
         #expect(try await PlainHTTP.request(port: relay.server.port, "/console?token=x").status == 404)

@@ -59,6 +59,18 @@ public final class TCPClientSocket {
         }
     }
 
+    /// Reads and drops what arrives until the peer ends the connection (true: end of file or a
+    /// reset), or until nothing at all arrived for `timeoutMilliseconds` (false).
+    public func waitForEnd(timeoutMilliseconds: Int32) async -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while await waitReadable(fd, timeoutMilliseconds: timeoutMilliseconds) {
+            // `chunk` is owned by this function; recv(2) fills at most its count.
+            let n = chunk.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { return true }
+        }
+        return false
+    }
+
     /// Waits up to `timeoutMilliseconds` for data and reads what has arrived, at most `maxBytes`;
     /// nil at end of file, on an error or on timeout.
     public func receive(maxBytes: Int, timeoutMilliseconds: Int32) async -> [UInt8]? {

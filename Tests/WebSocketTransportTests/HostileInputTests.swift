@@ -94,6 +94,49 @@ struct HostileInputTests {
         try await stop(echo.server)
     }
 
+    /// RFC 6455 §4.2.1: version 13 and a 16-byte key in base64, or no 101. lws 4.1 answered
+    /// 101 to every one of these.
+    @Test(arguments: [
+        ("Sec-WebSocket-Version: 8\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n", "version 8"),
+        ("Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n", "no version"),
+        ("Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: !!\r\n", "a key that is not base64"),
+        ("Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZQ==\r\n", "a 10-byte key"),
+        ("Sec-WebSocket-Version: 13\r\n", "no key"),
+    ])
+    func upgradeThatIsNotAnRFC6455HandshakeIsRefused(headers: String, what: String) async throws {
+        let echo = try EchoServer()
+        let socket = try RawSocket(port: echo.server.port)
+        try socket.write(
+            "GET /v1 HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Protocol: watchrelay.v1\r\n\(headers)\r\n")
+        let response = await socket.read(until: "\r\n\r\n")
+        #expect(!response.contains("101"), "\(what): \(response)")
+        #expect(await socket.waitForEnd(), "\(what): the refused connection stays open")
+        let accepted = try RawSocket(port: echo.server.port)
+        #expect(try await accepted.upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
+        // Only the valid upgrade reached the application.
+        _ = try await echo.openedID()
+        #expect(echo.log.events.count == 1)
+        try await stop(echo.server)
+    }
+
+    /// lws 4.1 turns a CONNECT into a raw socket with no timeout, before any HTTP callback: it
+    /// held its descriptor until the client left (19,985 of them took every descriptor of a
+    /// relay, whose accept loop then spun on EMFILE). Now: 405 and closed.
+    @Test func connectRequestIsAnswered405AndClosed() async throws {
+        let echo = try EchoServer()
+        let socket = try RawSocket(port: echo.server.port)
+        try socket.write("CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n")
+        let response = await socket.read(timeoutMilliseconds: 15_000)
+        #expect(response.hasPrefix("HTTP/1.1 405 "), "\(response)")
+        #expect(response.lowercased().contains("allow: get, head, post"))
+        #expect(await socket.waitForEnd(timeoutMilliseconds: 15_000), "the CONNECT connection stays open")
+        // The server still serves plain HTTP and upgrades.
+        #expect(try await RawSocket(port: echo.server.port).get("/nothing-here").hasPrefix("HTTP/1.1 404"))
+        #expect(try await RawSocket(port: echo.server.port).upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
+        try await stop(echo.server)
+    }
+
     @Test func upgradeOnAnotherPathIsRefused() async throws {
         let echo = try EchoServer()
         let client = try plainClient()

@@ -52,6 +52,11 @@ final class RawSocket {
         return received
     }
 
+    /// Whether the peer ends the connection before `timeoutMilliseconds` pass with nothing from it.
+    func waitForEnd(timeoutMilliseconds: Int32 = 5000) async -> Bool {
+        await socket.waitForEnd(timeoutMilliseconds: timeoutMilliseconds)
+    }
+
     /// Sends a WebSocket upgrade request and returns the response head.
     func upgrade(port: Int, path: String = "/v1", subprotocol: String? = "watchrelay.v1") async throws -> String {
         var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\n"
