@@ -12,21 +12,49 @@ import Foundation
 public enum StandardOutput {
     private static let lock = LockedState<Void>(())
 
-    /// Writes `line` and a newline.
+    /// A line that could not be written.
+    public struct WriteError: Error, Sendable {
+        /// The reader is gone (EPIPE).
+        public let isBrokenPipe: Bool
+        /// What the system said.
+        public let description: String
+    }
+
+    /// Writes `line` and a newline; on failure, ends the process (``end(_:)``).
     public static func writeLine(_ line: String) {
+        do {
+            try write(line: line)
+        } catch {
+            end(error)
+        }
+    }
+
+    /// Writes `line` and a newline, or says why it could not, for a caller with something to
+    /// undo first (`serve`'s new database); then ``end(_:)``.
+    public static func write(line: String) throws(WriteError) {
         let data = Data((line + "\n").utf8)
-        lock.withLock { _ in
+        let failure: WriteError? = lock.withLock { _ in
             do {
                 try FileHandle.standardOutput.write(contentsOf: data)
+                return nil
             } catch {
                 // Foundation's error carries the errno as its underlying POSIX error.
-                if ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code == Int(EPIPE) {
-                    signal(SIGPIPE, SIG_DFL)
-                    raise(SIGPIPE)
-                }
-                StandardError.write("\(CommandLine.arguments.first.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "watchrelay"): cannot write to standard output: \(error.localizedDescription)\n")
-                exit(1)
+                let code = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code
+                return WriteError(isBrokenPipe: code == Int(EPIPE), description: error.localizedDescription)
             }
         }
+        if let failure { throw failure }
+    }
+
+    /// Ends the process for `error`: by SIGPIPE, quietly, when the reader is gone; else with
+    /// the reason on standard error and status 1.
+    public static func end(_ error: WriteError) -> Never {
+        if error.isBrokenPipe {
+            signal(SIGPIPE, SIG_DFL)
+            raise(SIGPIPE)
+        }
+        let program = CommandLine.arguments.first.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "watchrelay"
+        StandardError.write("\(program): cannot write to standard output: \(error.description)\n")
+        exit(1)
     }
 }

@@ -196,20 +196,29 @@ public enum ServeCommand {
         let ownerLock = onFile ? try DatabaseOwnerLock.take(databasePath: c.databasePath, option: "--db") : nil
         // Before the URL line: a script that sends SIGTERM as soon as it reads it is heard.
         let termination = await TerminationSignal.install()
+        // A relay that never started leaves no new database behind (a port in use used to
+        // leave an empty one, and its lock file, for a typo in --port; so did a URL line that
+        // could not be written).
+        func removeNewDatabase() {
+            guard newDatabase else { return }
+            for file in ["", "-wal", "-shm"].map({ c.databasePath + $0 }) + (ownerLock.map { [$0.path] } ?? []) {
+                try? FileManager.default.removeItem(atPath: file)
+            }
+        }
         let server: RelayServer
         do {
             server = try await RelayServer.start(c, log: log)
         } catch {
-            // A relay that never started leaves no new database behind (a port in use used to
-            // leave an empty one, and its lock file, for a typo in --port).
-            if newDatabase {
-                for file in ["", "-wal", "-shm"].map({ c.databasePath + $0 }) + (ownerLock.map { [$0.path] } ?? []) {
-                    try? FileManager.default.removeItem(atPath: file)
-                }
-            }
+            removeNewDatabase()
             throw error
         }
-        StandardOutput.writeLine(server.url)
+        do throws(StandardOutput.WriteError) {
+            try StandardOutput.write(line: server.url)
+        } catch {
+            await server.shutdown()
+            removeNewDatabase()
+            StandardOutput.end(error)
+        }
         if let consoleURL = server.consoleURL {
             StandardError.write("console: \(consoleURL)\n")
         }
