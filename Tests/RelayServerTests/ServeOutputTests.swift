@@ -91,6 +91,21 @@ import Testing
     /// `exit` swallowed (status 0, nothing written, nothing said).
     @Test(.timeLimit(.minutes(2)), arguments: [["--version"], ["serve", "--help"], ["--help"]])
     func outputThatCannotBeWrittenIsAnError(arguments: [String]) async throws {
+        try await Self.runWithStdoutFull(arguments)
+    }
+
+    /// A relay that cannot write its URL line (`> /dev/full`) did not start for anyone: it
+    /// exits 1, said on stderr, and leaves no new database or lock file behind, as a failed
+    /// start does (they were left).
+    @Test(.timeLimit(.minutes(2))) func aURLLineThatCannotBeWrittenLeavesNoNewDatabase() async throws {
+        let directory = TemporaryDirectory()
+        try await Self.runWithStdoutFull(["serve", "--port", "0", "--db", directory.path("relay.db"), "--exit-on-stdin-eof"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == [])
+    }
+
+    /// Runs `watchrelay arguments` with standard output on `/dev/full` to its end, and checks
+    /// that it exited 1 saying why on standard error.
+    private static func runWithStdoutFull(_ arguments: [String]) async throws {
         let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
         let p = TestProcess()
         p.executableURL = URL(fileURLWithPath: watchrelayBinary)
@@ -104,27 +119,6 @@ import Testing
         await p.ended()
         #expect(p.terminationReason == .exit && p.terminationStatus == 1, "status \(p.terminationStatus)")
         #expect(said.contains("cannot write to standard output"), "\(said)")
-    }
-
-    /// A relay that cannot write its URL line (`> /dev/full`) did not start for anyone: it
-    /// exits 1, said on stderr, and leaves no new database or lock file behind, as a failed
-    /// start does (they were left).
-    @Test(.timeLimit(.minutes(2))) func aURLLineThatCannotBeWrittenLeavesNoNewDatabase() async throws {
-        let directory = TemporaryDirectory()
-        let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
-        let p = TestProcess()
-        p.executableURL = URL(fileURLWithPath: watchrelayBinary)
-        p.arguments = ["serve", "--port", "0", "--db", directory.path("relay.db"), "--exit-on-stdin-eof"]
-        let err = Pipe()
-        p.standardOutput = full
-        p.standardError = err
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        let said = try await withTimeout(30, "watchrelay serve > /dev/full") { await readToEnd(err.fileHandleForReading) }
-        await p.ended()
-        #expect(p.terminationReason == .exit && p.terminationStatus == 1, "status \(p.terminationStatus)")
-        #expect(said.contains("cannot write to standard output"), "\(said)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == [])
     }
 
     /// `watchrelay serve` on a database in `directory`, its three streams pipes (stdout's read
