@@ -12,19 +12,42 @@
         /// A port the kernel picked as free just now: bound to port 0, read back, closed. Another
         /// process can take it before the caller's server binds it; callers retry on a bind failure.
         public static func free() throws(Failure) -> Int {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
-            defer { close(fd) }
-            var address = loopback(port: 0)
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            // `address` and `length` are locals; bind(2) and getsockname(2) use them only during the call.
-            let bound = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            let reservation = try Reservation()
+            reservation.release()
+            return reservation.port
+        }
+
+        /// A free port held bound (not listening: a connection to it is refused, as to a port
+        /// nobody has) until ``release()``, so no other socket gets it meanwhile, not even a
+        /// client's ephemeral port: for a test whose client dials a port before its server
+        /// starts there, and starts the server right after releasing it.
+        public final class Reservation: Sendable {
+            /// The port.
+            public let port: Int
+            private let descriptor: Int32
+
+            public init() throws(Failure) {
+                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+                var address = loopback(port: 0)
+                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+                // `address` and `length` are locals; bind(2) and getsockname(2) use them only during the call.
+                let bound = withUnsafeMutablePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+                    }
                 }
+                guard bound else {
+                    let reason = String(cString: strerror(errno))
+                    close(fd)
+                    throw Failure(description: "bind 127.0.0.1:0: \(reason)")
+                }
+                descriptor = fd
+                port = Int(UInt16(bigEndian: address.sin_port))
             }
-            guard bound else { throw Failure(description: "bind 127.0.0.1:0: \(String(cString: strerror(errno)))") }
-            return Int(UInt16(bigEndian: address.sin_port))
+
+            /// Frees the port (call once).
+            public func release() { close(descriptor) }
         }
 
         /// `127.0.0.1:port` as a socket address.

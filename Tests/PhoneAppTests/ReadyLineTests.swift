@@ -88,7 +88,10 @@ struct ReadyWithoutARelayTests {
     /// `error` event says why, and the watch keeps trying: it activates once a relay listens
     /// there. (It used to exit 1 with nothing on stdout, where the phone printed `ready`.)
     @Test func machineWatchWithoutARelaySaysSoAndConnectsWhenOneStarts() async throws {
-        let port = try LoopbackPort.free()
+        // Held until the relay starts: a free port given back at once was taken meanwhile by
+        // another suite's server (the relay's start then failed with EADDRINUSE).
+        let reservation = try LoopbackPort.Reservation()
+        let port = reservation.port
         let state = TemporaryDirectory()
         let watch = try ChildProcess(
             ["--machine", "--relay", "ws://127.0.0.1:\(port)/v1", "--state", state.path, "--log-level", "error"],
@@ -102,6 +105,7 @@ struct ReadyWithoutARelayTests {
         var configuration = RelayServerConfiguration()
         configuration.port = port
         configuration.databasePath = state.path + "/relay.db"
+        reservation.release()
         let relay = try await RelayServer.start(configuration, log: .silent)
         #expect(try await watch.line(startingWith: #"{"event":"activated""#).contains(#""paired":false"#))
         watch.type("quit")
