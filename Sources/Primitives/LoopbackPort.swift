@@ -24,7 +24,8 @@
         public final class Reservation: Sendable {
             /// The port.
             public let port: Int
-            private let descriptor: Int32
+            /// The bound socket, until released.
+            private let descriptor: LockedState<Int32?>
 
             public init() throws(Failure) {
                 let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -42,12 +43,16 @@
                     close(fd)
                     throw Failure(description: "bind 127.0.0.1:0: \(reason)")
                 }
-                descriptor = fd
+                descriptor = LockedState(fd)
                 port = Int(UInt16(bigEndian: address.sin_port))
             }
 
-            /// Frees the port (call once).
-            public func release() { close(descriptor) }
+            /// Frees the port (again: nothing); a reservation dropped unreleased frees it too.
+            public func release() {
+                if let fd = descriptor.withLock({ held -> Int32? in defer { held = nil }; return held }) { close(fd) }
+            }
+
+            deinit { release() }
         }
 
         /// `127.0.0.1:port` as a socket address.

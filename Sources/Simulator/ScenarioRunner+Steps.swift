@@ -245,9 +245,13 @@ extension ScenarioRunner {
             return
         case "none":
             gh.setRateLimit(nil)
-            gh.setGlobalFault(nil)
-            // With a login, that login's fault; without, every login's too.
-            if let login = s.login { gh.setFault(nil, for: login) } else { gh.clearFaults() }
+            // With a login, the global fault and that login's; without, every login's too.
+            if let login = s.login {
+                gh.setGlobalFault(nil)
+                gh.setFault(nil, for: login)
+            } else {
+                gh.clearFaults()
+            }
             return
         default:
             throw StepFailure(

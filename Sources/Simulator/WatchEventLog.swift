@@ -84,6 +84,10 @@ final class WatchEventLog: Sendable {
         state.withLock { Array($0.events[min($0.markIndex, $0.events.count)...]) }
     }
 
+    /// What ``waitFor(_:timeout:_:)`` found, the latest events it saw, and the matching events
+    /// an earlier wait or the last mark moved past.
+    typealias WaitOutcome = (found: [WatchObservation], seen: [WatchObservation], passed: [WatchObservation], marked: [WatchObservation])
+
     /// Waits until `count` events after the cursor match `pick`; moves the cursor past the
     /// last one and returns them, or returns what it found by the deadline (fewer) with the
     /// latest events seen, and the matching events an earlier wait moved past without taking
@@ -91,11 +95,11 @@ final class WatchEventLog: Sendable {
     /// mark did (`marked`: a mark placed after the step that caused them, e.g. after a start).
     func waitFor(
         _ count: Int, timeout: Double, _ pick: @Sendable (WatchObservation) -> Bool
-    ) async -> (found: [WatchObservation], seen: [WatchObservation], passed: [WatchObservation], marked: [WatchObservation]) {
+    ) async -> WaitOutcome {
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
         while true {
             let (result, recorded) = state.withLock {
-                s -> ((found: [WatchObservation], seen: [WatchObservation], passed: [WatchObservation], marked: [WatchObservation])?, Int) in
+                s -> (WaitOutcome?, Int) in
                 var found: [WatchObservation] = []
                 var taken: Set<Int> = []
                 var end = s.cursor
