@@ -88,17 +88,57 @@ class Chromium:
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
+def check_console(browser, args, report):
+    """The page shows the pair and its queue, updates live, and sets a fault on the relay."""
+    browser.wait_for("document.querySelectorAll('.device').length >= 2", "two devices", args.timeout)
+    report["devices"] = browser.evaluate("document.querySelectorAll('.device').length")
+    browser.wait_for(f"!!document.querySelector('.item[data-item=\"{args.item}\"]')", "the queued item", args.timeout)
+    report["item"] = args.item
+    if args.live_item:
+        # A reload would wipe this marker: the page must update itself from the event stream.
+        browser.evaluate("window.__consoleLoaded = 1; true")
+        updates = browser.evaluate("Number(document.body.dataset.updates || 0)")
+        print("loaded", flush=True)
+        browser.wait_for(f"!!document.querySelector('.item[data-item=\"{args.live_item}\"]')",
+                         "the item queued after the page loaded", args.timeout)
+        if browser.evaluate("window.__consoleLoaded") != 1:
+            raise RuntimeError("the page reloaded instead of updating live")
+        report["liveItem"] = args.live_item
+        report["liveUpdates"] = browser.evaluate("Number(document.body.dataset.updates || 0)") - updates
+    if args.face:
+        browser.wait_for("[...document.querySelectorAll('#faces img')].some(i => i.complete && i.naturalWidth > 0)",
+                         "a watch face picture", args.timeout)
+        report["faces"] = browser.evaluate("document.querySelectorAll('#faces img').length")
+    target = json.dumps("device:" + args.device)
+    browser.wait_for(f"[...document.getElementById('fault-target').options].some(o => o.value === {target})",
+                     "the device as a fault target", args.timeout)
+    browser.evaluate(
+        f"document.getElementById('fault-target').value = {target};"
+        "document.getElementById('fault-kind').value = 'unreachable';"
+        "document.getElementById('fault-set').click(); true")
+    browser.wait_for(f"!!document.querySelector('.fault[data-kind=\"unreachable\"][data-target={target}]')",
+                     "the fault it set", args.timeout)
+    browser.wait_for("document.body.innerText.includes('(fault)')", "the device marked unreachable by the fault",
+                     args.timeout)
+    report["fault"] = "unreachable"
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("url")
-    parser.add_argument("--item", required=True)
-    parser.add_argument("--device", required=True)
+    parser.add_argument("--item")
+    parser.add_argument("--device")
+    parser.add_argument("--refused", action="store_true",
+                        help="the relay refuses the page's event stream: wait for the page to say so, print 'refused', "
+                        "then wait for its retry to go live (the caller frees a place then); --item and --device unused")
     parser.add_argument("--live-item", help="after the page loaded, print 'loaded' and wait for this item to appear "
                         "without a reload (the caller queues it then)")
     parser.add_argument("--face", action="store_true", help="also wait for a watch face picture (decoded, not blank)")
     parser.add_argument("--screenshot")
     parser.add_argument("--timeout", type=float, default=30)
     args = parser.parse_args()
+    if not args.refused and not (args.item and args.device):
+        parser.error("--item and --device are required (unless --refused)")
     binary = shutil.which("chromium") or shutil.which("chromium-browser")
     if not binary:
         print(json.dumps({"ok": False, "error": "chromium is not installed (scripts/install-deps.sh installs it)"}))
@@ -109,37 +149,15 @@ def main():
         browser.attach()
         browser.call("Page.enable")
         browser.call("Page.navigate", {"url": args.url})
-        browser.wait_for("document.querySelectorAll('.device').length >= 2", "two devices", args.timeout)
-        report["devices"] = browser.evaluate("document.querySelectorAll('.device').length")
-        browser.wait_for(f"!!document.querySelector('.item[data-item=\"{args.item}\"]')", "the queued item", args.timeout)
-        report["item"] = args.item
-        if args.live_item:
-            # A reload would wipe this marker: the page must update itself from the event stream.
-            browser.evaluate("window.__consoleLoaded = 1; true")
-            updates = browser.evaluate("Number(document.body.dataset.updates || 0)")
-            print("loaded", flush=True)
-            browser.wait_for(f"!!document.querySelector('.item[data-item=\"{args.live_item}\"]')",
-                             "the item queued after the page loaded", args.timeout)
-            if browser.evaluate("window.__consoleLoaded") != 1:
-                raise RuntimeError("the page reloaded instead of updating live")
-            report["liveItem"] = args.live_item
-            report["liveUpdates"] = browser.evaluate("Number(document.body.dataset.updates || 0)") - updates
-        if args.face:
-            browser.wait_for("[...document.querySelectorAll('#faces img')].some(i => i.complete && i.naturalWidth > 0)",
-                             "a watch face picture", args.timeout)
-            report["faces"] = browser.evaluate("document.querySelectorAll('#faces img').length")
-        target = json.dumps("device:" + args.device)
-        browser.wait_for(f"[...document.getElementById('fault-target').options].some(o => o.value === {target})",
-                         "the device as a fault target", args.timeout)
-        browser.evaluate(
-            f"document.getElementById('fault-target').value = {target};"
-            "document.getElementById('fault-kind').value = 'unreachable';"
-            "document.getElementById('fault-set').click(); true")
-        browser.wait_for(f"!!document.querySelector('.fault[data-kind=\"unreachable\"][data-target={target}]')",
-                         "the fault it set", args.timeout)
-        browser.wait_for("document.body.innerText.includes('(fault)')", "the device marked unreachable by the fault",
-                         args.timeout)
-        report["fault"] = "unreachable"
+        if args.refused:
+            browser.wait_for("document.getElementById('status').textContent.includes('refused')",
+                             "the page saying its event stream was refused", args.timeout)
+            print("refused", flush=True)
+            browser.wait_for("document.getElementById('status').textContent.startsWith('live')",
+                             "the page's retry going live", args.timeout)
+            report["refused"] = True
+        else:
+            check_console(browser, args, report)
         if args.screenshot:
             shot = browser.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})
             with open(args.screenshot, "wb") as f:

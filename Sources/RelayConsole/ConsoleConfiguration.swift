@@ -4,11 +4,23 @@ public struct ConsoleConfiguration: Sendable, Equatable {
     public var token: String
     /// Serve the console on a non-loopback interface without TLS (`--console-allow-insecure`).
     public var allowsInsecureInterface: Bool
+    /// The most event streams (`/console/api/events`, one per open page) served at once; one
+    /// more is answered 503. Each may hold up to 4 MiB (`HTTPStream.maxPending`) for a
+    /// reader that stopped reading, so this bounds what pages can cost the relay (64 MiB).
+    public var maxEventStreams: Int
+    /// Milliseconds an event stream goes without a byte before it gets a heartbeat
+    /// (``ConsoleEvents``): how soon a stream whose page went away is noticed.
+    public var heartbeatMilliseconds: Int64
 
     /// A console with a fresh random token (or the one given).
-    public init(token: String? = nil, allowsInsecureInterface: Bool = false) {
+    public init(
+        token: String? = nil, allowsInsecureInterface: Bool = false, maxEventStreams: Int = 16,
+        heartbeatMilliseconds: Int64 = 15_000
+    ) {
         self.token = token ?? Self.randomToken()
         self.allowsInsecureInterface = allowsInsecureInterface
+        self.maxEventStreams = maxEventStreams
+        self.heartbeatMilliseconds = heartbeatMilliseconds
     }
 
     /// 32 lowercase hex digits from the system's random source.

@@ -14,9 +14,15 @@ import WebSocketTransport
 ///
 /// Pushes are coalesced: at most one per ``ConsoleEvents/pushInterval`` (the engine asks
 /// ``ConsoleHub/pushDelay(now:)`` at the end of each service-loop turn and arms its timer).
+/// A stream that got nothing for ``ConsoleConfiguration/heartbeatMilliseconds`` (15 s) gets a comment line
+/// (`:` and a blank line, which `EventSource` ignores): writing it is how a stream whose page
+/// went away without a word is noticed and closed, so it no longer counts towards
+/// ``ConsoleConfiguration/maxEventStreams``.
 public enum ConsoleEvents {
     /// The shortest time between two pushes.
     public static let pushInterval: Int64 = 150
+    /// What a heartbeat writes: an SSE comment.
+    static let heartbeat = Array(":\n\n".utf8)
     /// Frames a new subscriber gets first.
     static let initialFrames = 100
     /// Frames per push at most (a busy relay's page shows the newest).
@@ -59,8 +65,13 @@ public enum ConsoleEvents {
 extension ConsoleHub {
     /// Opens an event stream for a page: it gets the state, the faces and the last frames now,
     /// then every change (see ``ConsoleEvents``).
-    public func subscribe(_ stream: HTTPStream, pair: PairID?) {
-        let first = state.withLock { s -> [UInt8] in
+    ///
+    /// - Returns: false, with nothing written, when ``ConsoleConfiguration/maxEventStreams``
+    ///   streams are open already.
+    public func subscribe(_ stream: HTTPStream, pair: PairID?) -> Bool {
+        let first = state.withLock { s -> [UInt8]? in
+            s.subscribers.removeAll { $0.stream.isClosed }
+            guard s.subscribers.count < configuration.maxEventStreams else { return nil }
             var subscriber = ConsoleEvents.Subscriber(stream: stream, pair: pair, lastFrame: 0)
             var bytes = Array("retry: 1000\n\n".utf8) + ConsoleEvents.stateEvent(s) + ConsoleEvents.facesEvent(s)
             let (frames, newest) = ConsoleEvents.framesEvent(s, for: subscriber, limit: ConsoleEvents.initialFrames)
@@ -69,7 +80,9 @@ extension ConsoleHub {
             s.subscribers.append(subscriber)
             return bytes
         }
+        guard let first else { return false }
         stream.write(first)
+        return true
     }
 
     /// Something the console shows changed (the engine says so after relay events).
@@ -83,6 +96,24 @@ extension ConsoleHub {
             guard s.changed else { return nil }
             return max(0, s.lastPushAt + ConsoleEvents.pushInterval - now.millisecondsSinceEpoch)
         }
+    }
+
+    /// Writes a heartbeat to every open stream when the streams got nothing for
+    /// ``ConsoleConfiguration/heartbeatMilliseconds``; forgets closed streams.
+    ///
+    /// - Returns: milliseconds until the next heartbeat is due (nil: no stream open, no timer).
+    public func heartbeat(now: Timestamp) -> Int64? {
+        let (streams, wait) = state.withLock { s -> ([HTTPStream], Int64?) in
+            s.subscribers.removeAll { $0.stream.isClosed }
+            guard !s.subscribers.isEmpty else { return ([], nil) }
+            let interval = configuration.heartbeatMilliseconds
+            let due = max(s.lastPushAt, s.lastHeartbeatAt) + interval
+            guard due <= now.millisecondsSinceEpoch else { return ([], due - now.millisecondsSinceEpoch) }
+            s.lastHeartbeatAt = now.millisecondsSinceEpoch
+            return (s.subscribers.map(\.stream), interval)
+        }
+        for stream in streams { stream.write(ConsoleEvents.heartbeat) }
+        return wait
     }
 
     /// Sends every open stream what changed since its last push; forgets closed streams.
@@ -108,6 +139,6 @@ extension ConsoleHub {
 
     /// Open event streams (for tests and the logs).
     public var subscriberCount: Int {
-        state.withLock { s in s.subscribers.filter { !$0.stream.isClosed }.count }
+        state.withLock { s in s.subscribers.count { !$0.stream.isClosed } }
     }
 }

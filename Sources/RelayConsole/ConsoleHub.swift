@@ -23,6 +23,7 @@ public final class ConsoleHub: Sendable {
         var changed = false
         var facesChanged = false
         var lastPushAt = Int64.min / 2
+        var lastHeartbeatAt = Int64.min / 2
         /// The cluster node this console belongs to (nil on a single relay).
         var node: ConsoleJSON.Node?
         /// The node took the lead: the next inspection published is its engine's first.
@@ -179,10 +180,16 @@ public final class ConsoleHub: Sendable {
         return removed
     }
 
-    /// The `/metrics` lines of the faults: those in force by kind, and how often each fired.
+    /// The console's `/metrics` lines: the faults in force by kind, how often each fired, and
+    /// the event streams open.
     public func renderMetrics() -> String {
-        let (faults, fired) = state.withLock { ($0.plan.faults, $0.plan.fired) }
-        var out = "# HELP watchrelay_faults_active Faults in force (console), by kind.\n"
+        let (faults, fired, streams) = state.withLock { s in
+            (s.plan.faults, s.plan.fired, s.subscribers.count { !$0.stream.isClosed })
+        }
+        var out = "# HELP watchrelay_console_event_streams Console event streams open (at most maxEventStreams).\n"
+        out += "# TYPE watchrelay_console_event_streams gauge\n"
+        out += "watchrelay_console_event_streams \(streams)\n"
+        out += "# HELP watchrelay_faults_active Faults in force (console), by kind.\n"
         out += "# TYPE watchrelay_faults_active gauge\n"
         for kind in FaultKind.allCases where kind != .disconnect {
             out += "watchrelay_faults_active{kind=\"\(kind.rawValue)\"} \(faults.filter { $0.kind == kind }.count)\n"

@@ -124,7 +124,13 @@ enum ConsolePage {
           events.addEventListener("faces", (m) => renderFaces({faces: JSON.parse(m.data)}));
           events.addEventListener("frames", (m) => { renderFrames(JSON.parse(m.data).frames, reset); reset = false; });
           events.onopen = () => { reset = true; };
-          events.onerror = () => { $("status").textContent = "relay unreachable, reconnecting…"; };
+          const mine = events;
+          events.onerror = () => {
+            if (mine.readyState !== EventSource.CLOSED) { $("status").textContent = "relay unreachable, reconnecting…"; return; }
+            // Not a stream (the relay serves a limited number at once: 503): the browser gives up, the page retries.
+            $("status").textContent = "the relay refused the event stream (too many console pages open?), retrying in 5 s";
+            setTimeout(() => { if (events === mine) listen(); }, 5000);
+          };
         }
         $("frame-pair").onchange = listen;
         async function post(path) {

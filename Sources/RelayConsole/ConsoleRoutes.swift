@@ -10,7 +10,7 @@ import WebSocketTransport
 /// | GET | `/console` | the page |
 /// | GET | `/console/api/state` | pairs, devices, queues, faults |
 /// | GET | `/console/api/frames?pair=ID&after=N&before=N&limit=N` | the frame log, newest first |
-/// | GET | `/console/api/events?pair=ID` | server-sent events: state, faces, frames as they change (``ConsoleEvents``) |
+/// | GET | `/console/api/events?pair=ID` | server-sent events: state, faces, frames as they change (``ConsoleEvents``); 503 when ``ConsoleConfiguration/maxEventStreams`` are open |
 /// | GET | `/console/api/faults` | faults in force |
 /// | POST | `/console/api/faults?target=T&kind=K&ms=N&p=P&left=N` | sets a fault |
 /// | POST | `/console/api/faults/clear?target=T` | clears the target's faults (all without `target`) |
@@ -56,7 +56,13 @@ public struct ConsoleRoutes: Sendable {
                 })
         case ("GET", "/console/api/events"):
             let stream = HTTPStream()
-            hub.subscribe(stream, pair: query["pair"].flatMap { $0.isEmpty ? nil : PairID($0) })
+            guard hub.subscribe(stream, pair: query["pair"].flatMap { $0.isEmpty ? nil : PairID($0) }) else {
+                let most = hub.configuration.maxEventStreams
+                return json(
+                    ConsoleJSON.Message(
+                        ok: false, message: "\(most) console event streams are open, the most this relay serves: close a console page"),
+                    status: 503, headers: [HTTPHeader(name: "Retry-After", value: "5")])
+            }
             return .eventStream(stream)
         case ("GET", "/console/api/faults"), ("HEAD", "/console/api/faults"):
             return json(hub.state.withLock { $0.plan.faults.map(ConsoleJSON.fault) })
@@ -89,11 +95,11 @@ public struct ConsoleRoutes: Sendable {
                 return json(ConsoleJSON.Message(ok: false, message: error.description), status: 400)
             }
         case (_, "/console/api/faults"):
-            return json(ConsoleJSON.Message(ok: false, message: "use GET or POST"), status: 405, allow: "GET, HEAD, POST")
+            return json(ConsoleJSON.Message(ok: false, message: "use GET or POST"), status: 405, headers: [Self.allow("GET, HEAD, POST")])
         case (_, "/console/api/faults/clear"):
-            return json(ConsoleJSON.Message(ok: false, message: "use POST"), status: 405, allow: "POST")
+            return json(ConsoleJSON.Message(ok: false, message: "use POST"), status: 405, headers: [Self.allow("POST")])
         case (_, "/console/api/state"), (_, "/console/api/frames"), (_, "/console/api/events"), (_, "/console"):
-            return json(ConsoleJSON.Message(ok: false, message: "use GET"), status: 405, allow: "GET, HEAD")
+            return json(ConsoleJSON.Message(ok: false, message: "use GET"), status: 405, headers: [Self.allow("GET, HEAD")])
         default:
             return json(ConsoleJSON.Message(ok: false, message: "no such console path"), status: 404)
         }
@@ -141,10 +147,15 @@ public struct ConsoleRoutes: Sendable {
         return Fault(kind, on: target, milliseconds: try int("ms"), probability: probability, left: try int("left"), at: now)
     }
 
-    /// `allow`: the methods a 405 names (RFC 9110 §15.5.6).
-    private func json(_ value: some Encodable, status: Int = 200, allow: String? = nil) -> HTTPResponse {
+    /// A JSON answer, never cached; `headers` go with it (a 405's `Allow`, a 503's `Retry-After`).
+    private func json(_ value: some Encodable, status: Int = 200, headers: [HTTPHeader] = []) -> HTTPResponse {
         HTTPResponse(
             status: status, contentType: "application/json", body: ConsoleJSON.encode(value),
-            headers: [HTTPHeader(name: "Cache-Control", value: "no-store")] + (allow.map { [HTTPHeader(name: "Allow", value: $0)] } ?? []))
+            headers: [HTTPHeader(name: "Cache-Control", value: "no-store")] + headers)
+    }
+
+    /// The methods a 405 names (RFC 9110 §15.5.6).
+    private static func allow(_ methods: String) -> HTTPHeader {
+        HTTPHeader(name: "Allow", value: methods)
     }
 }

@@ -165,6 +165,9 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
         if let engine {
             delay = engine.endOfTurn(outbound: &outbound)
             route(&outbound)
+        } else if let wait = console?.heartbeat(now: clock.now()) {
+            // An edge's console pages get no pushes; the heartbeat still finds those gone.
+            delay = .milliseconds(wait + 1)
         }
         flush()
         return delay

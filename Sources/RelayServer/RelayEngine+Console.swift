@@ -119,9 +119,9 @@ extension RelayEngine {
 
     /// At the end of each service-loop turn: the relay's state to the console (coalesced: at
     /// most one inspection and push per ``ConsoleEvents/pushInterval``, only after a change),
-    /// the plan into the core when it changed or a flap turned over, held frames whose time came.
-    /// Returns when the engine's timer must run next for the console (nil: nothing pending), so
-    /// an idle relay with a console runs no timer at all.
+    /// the plan into the core when it changed or a flap turned over, held frames whose time came,
+    /// the event streams' heartbeat. Returns when the engine's timer must run next for the
+    /// console (nil: nothing pending), so an idle relay with no console page open runs no timer.
     func consoleEndOfTurn(_ outbound: inout OutboundBatch) -> Duration? {
         guard let hub = console?.hub else { return nil }
         let now = clock.now()
@@ -152,6 +152,7 @@ extension RelayEngine {
             }
         }
         var wait = hub.pushDelay(now: now)
+        if let beat = hub.heartbeat(now: now) { wait = min(wait ?? .max, beat) }
         for due in [console?.nextFlip?.millisecondsSinceEpoch, console?.gate.nextDue].compactMap({ $0 }) {
             wait = min(wait ?? .max, due - now.millisecondsSinceEpoch)
         }

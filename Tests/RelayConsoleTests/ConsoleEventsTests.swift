@@ -27,7 +27,7 @@ import Testing
         let hub = ConsoleHub(configuration: ConsoleConfiguration(token: "t"), seed: 1)
         hub.logFrame(Array(#"{"type":"hello","id":"h-1"}"#.utf8), direction: "in", link: LinkID(1), member: nil, at: at(1))
         let stream = HTTPStream()
-        hub.subscribe(stream, pair: nil)
+        #expect(hub.subscribe(stream, pair: nil))
         #expect(hub.subscriberCount == 1)
         let first = String(decoding: stream.take(upTo: 1 << 20).bytes, as: UTF8.self)
         #expect(first.hasPrefix("retry: 1000\n\nevent: state\ndata: {"))
@@ -42,6 +42,40 @@ import Testing
         hub.noteChange()
         hub.publish(empty, at: at(200), heldFrames: 0)
         #expect(hub.subscriberCount == 0, "a closed stream is forgotten at the next push")
+    }
+
+    /// At most `maxEventStreams` open at once; a closed one frees its place.
+    @Test func oneStreamMoreThanTheMostIsRefusedUntilOneCloses() {
+        let hub = ConsoleHub(configuration: ConsoleConfiguration(token: "t", maxEventStreams: 2), seed: 1)
+        let streams = (0..<3).map { _ in HTTPStream() }
+        #expect(hub.subscribe(streams[0], pair: nil) && hub.subscribe(streams[1], pair: nil))
+        #expect(!hub.subscribe(streams[2], pair: nil))
+        #expect(streams[2].take(upTo: 1 << 20).bytes.isEmpty, "a refused stream gets nothing")
+        streams[0].close()
+        #expect(hub.subscribe(streams[2], pair: nil), "the closed stream's place is free")
+        #expect(hub.subscriberCount == 2)
+    }
+
+    /// A heartbeat only while streams are open, only after they got nothing for the interval
+    /// (a push counts), and it is an SSE comment.
+    @Test func aHeartbeatGoesToStreamsThatGotNothingForTheInterval() {
+        let hub = ConsoleHub(configuration: ConsoleConfiguration(token: "t", heartbeatMilliseconds: 1_000), seed: 1)
+        #expect(hub.heartbeat(now: at(10_000)) == nil, "no stream: no timer")
+        let stream = HTTPStream()
+        #expect(hub.subscribe(stream, pair: nil))
+        _ = stream.take(upTo: 1 << 20)
+        #expect(hub.heartbeat(now: at(10_000)) == 1_000, "never beat: due at once, then in an interval")
+        #expect(stream.take(upTo: 1 << 20).bytes == Array(":\n\n".utf8))
+        #expect(hub.heartbeat(now: at(10_400)) == 600)
+        #expect(stream.take(upTo: 1 << 20).bytes.isEmpty)
+        hub.noteChange()
+        hub.publish(empty, at: at(10_900), heldFrames: 0)
+        _ = stream.take(upTo: 1 << 20)
+        #expect(hub.heartbeat(now: at(11_000)) == 900, "a push is a sign of life too")
+        #expect(hub.heartbeat(now: at(11_900)) == 1_000)
+        #expect(stream.take(upTo: 1 << 20).bytes == Array(":\n\n".utf8))
+        stream.close()
+        #expect(hub.heartbeat(now: at(20_000)) == nil, "the closed stream is forgotten")
     }
 
     func shown(_ hub: ConsoleHub) -> ConsoleJSON.State {
@@ -66,7 +100,7 @@ import Testing
         try hub.set(Fault(.unreachable, on: .pair(PairID("p")), at: at(4)))
 
         let stream = HTTPStream()
-        hub.subscribe(stream, pair: nil)
+        #expect(hub.subscribe(stream, pair: nil))
         _ = stream.take(upTo: 1 << 20)
         hub.setNode("a", leads: false, at: at(5))
         let pushed = String(decoding: stream.take(upTo: 1 << 20).bytes, as: UTF8.self)

@@ -17,11 +17,14 @@ struct ClusterConsoleTests {
     static let token = "cluster-console-token"
     let bearer = "Authorization: Bearer \(ClusterConsoleTests.token)"
 
-    static func node(_ id: String, redis: RedisServerProcess, in directory: TemporaryDirectory) async throws -> RelayServer {
+    static func node(
+        _ id: String, redis: RedisServerProcess, in directory: TemporaryDirectory,
+        console: ConsoleConfiguration = ConsoleConfiguration(token: ClusterConsoleTests.token)
+    ) async throws -> RelayServer {
         try await RelayServer.startForTest(in: directory.path + "/" + id) {
             $0.redis = redis.endpoint
             $0.cluster = ClusterConfiguration(nodeID: id, leaseTTLMilliseconds: 1000)
-            $0.console = ConsoleConfiguration(token: ClusterConsoleTests.token)
+            $0.console = console
         }
     }
 
@@ -93,6 +96,33 @@ struct ClusterConsoleTests {
 
         await clients.shutdown()
         await b.shutdown()
+        await redis.stop()
+    }
+
+    /// An edge's console pages get no pushes, but heartbeats all the same: a page that went
+    /// away frees its place there too.
+    @Test func anEdgesConsoleNoticesAPageThatWentAway() async throws {
+        let directory = TemporaryDirectory()
+        for id in ["a", "b"] { try FileManager.default.createDirectory(atPath: directory.path + "/" + id, withIntermediateDirectories: true) }
+        let redis = try await RedisServerProcess.start()
+        let a = try await Self.node("a", redis: redis, in: directory)
+        _ = try await state(a, "a's console to show it leads") { $0.node == ConsoleJSON.Node(id: "a", leads: true) }
+        let b = try await Self.node(
+            "b", redis: redis, in: directory,
+            console: ConsoleConfiguration(token: Self.token, maxEventStreams: 1, heartbeatMilliseconds: 200))
+        #expect(try await state(b).node == ConsoleJSON.Node(id: "b", leads: false))
+        let path = "/console/api/events?token=\(Self.token)"
+        let page = try await EventStreamClient.open(port: b.port, path)
+        #expect(page.status == 200)
+        #expect(try await PlainHTTP.request(port: b.port, path).status == 503)
+        for _ in 0..<50 where page.comments == 0 { _ = await page.next(within: 0.2) }
+        #expect(page.comments > 0, "heartbeats on an edge")
+        page.close()
+        try await eventually(10, "the edge to notice the page went away") {
+            try await EventStreamClient.open(port: b.port, path).status == 200
+        }
+        await b.shutdown()
+        await a.shutdown()
         await redis.stop()
     }
 }

@@ -36,18 +36,8 @@ struct ConsoleBrowserTests {
 
         let directory = TemporaryDirectory()
         let screenshot = ProcessInfo.processInfo.environment["WATCHRELAY_CONSOLE_SCREENSHOT"] ?? directory.path("console.png")
-        let url = try #require(relay.server.consoleURL)
-        let process = TestProcess()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", repositoryRoot.appendingPathComponent("scripts/console_browser.py").path, url,
-            "--item", "u-browser", "--device", device, "--screenshot", screenshot, "--live-item", "u-live", "--face",
-            "--timeout", String(30 * timeoutScale),
-        ]
-        let stdout = Pipe()
-        process.standardOutput = stdout
-        try process.run()
-        let output = ChildOutput(reading: stdout.fileHandleForReading)
+        let (process, output) = try startBrowser(
+            relay, ["--item", "u-browser", "--device", device, "--screenshot", screenshot, "--live-item", "u-live", "--face"])
         // Once the page is up, the link changes under it: a queued item and the watch's faces
         // must appear without a reload (pushed by the relay's event stream).
         let first = try await output.line(startingWith: "", from: "console_browser.py", within: 60)
@@ -57,11 +47,7 @@ struct ConsoleBrowserTests {
         guard case .deliver(let live) = try await watch.next() else { throw TestFailure("deliver") }
         #expect(live.id == "u-live")
         watch.send(.faces(Faces(svg: Self.faceSVG)))
-        await waitForExit(process)
-        try await eventually(10, "the end of console_browser.py's output") { output.isClosed }
-        let text = output.takeAll().joined(separator: "\n")
-        #expect(process.terminationStatus == 0, "console_browser.py: \(text)")
-        #expect(text.contains(#""ok": true"#), "\(text)")
+        try await expectSuccess(process, output)
 
         // The fault the page set reached the relay: it is in the plan, and the phone was told.
         let faults = hub.withPlan { $0.faults }
@@ -71,5 +57,44 @@ struct ConsoleBrowserTests {
         let png = try Data(contentsOf: URL(fileURLWithPath: screenshot))
         #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG screenshot at \(screenshot)")
         await relay.stop()
+    }
+
+    /// One console page more than the relay serves (`maxEventStreams`): the page says its
+    /// event stream was refused, and goes live by itself once a place is free.
+    @Test func aPageOneTooManySaysItWasRefusedAndGoesLiveWhenAPlaceIsFree() async throws {
+        let relay = try await TestRelay.start {
+            $0.console = ConsoleConfiguration(token: "browser-test", maxEventStreams: 1, heartbeatMilliseconds: 200)
+        }
+        let holder = try await EventStreamClient.open(port: relay.server.port, "/console/api/events?token=browser-test")
+        #expect(holder.status == 200)
+        let (process, output) = try startBrowser(relay, ["--refused"])
+        let first = try await output.line(startingWith: "", from: "console_browser.py", within: 60)
+        try #require(first == "refused", "console_browser.py: \(first)")
+        holder.close()
+        try await expectSuccess(process, output)
+        await relay.stop()
+    }
+
+    /// `scripts/console_browser.py` on the relay's console URL with `arguments`.
+    func startBrowser(_ relay: TestRelay, _ arguments: [String]) throws -> (TestProcess, ChildOutput) {
+        let url = try #require(relay.server.consoleURL)
+        let process = TestProcess()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments =
+            ["python3", repositoryRoot.appendingPathComponent("scripts/console_browser.py").path, url]
+            + arguments + ["--timeout", String(30 * timeoutScale)]
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        try process.run()
+        return (process, ChildOutput(reading: stdout.fileHandleForReading))
+    }
+
+    /// Waits for the script's end: exit 0 and its JSON report `"ok": true`.
+    func expectSuccess(_ process: TestProcess, _ output: ChildOutput) async throws {
+        await waitForExit(process)
+        try await eventually(10, "the end of console_browser.py's output") { output.isClosed }
+        let text = output.takeAll().joined(separator: "\n")
+        #expect(process.terminationStatus == 0, "console_browser.py: \(text)")
+        #expect(text.contains(#""ok": true"#), "\(text)")
     }
 }

@@ -94,4 +94,29 @@ struct ConsoleEventsTests {
         #expect(tooLarge.code == .payloadTooLarge && tooLarge.re == "w-big")
         await relay.stop()
     }
+
+    /// `maxEventStreams` open at once, one more refused with 503 and `Retry-After`; open streams
+    /// get heartbeats, and a page that went away without a word frees its place.
+    @Test func theMostEventStreamsAreServedAndAPageThatWentAwayFreesItsPlace() async throws {
+        let relay = try await TestRelay.start {
+            $0.console = ConsoleConfiguration(token: ConsoleEventsTests.token, maxEventStreams: 2, heartbeatMilliseconds: 200)
+        }
+        let port = relay.server.port
+        let path = "/console/api/events?token=\(Self.token)"
+        let first = try await EventStreamClient.open(port: port, path)
+        let second = try await EventStreamClient.open(port: port, path)
+        #expect(first.status == 200 && second.status == 200)
+        let refused = try await PlainHTTP.request(port: port, path)
+        #expect(refused.status == 503 && refused.headers.lowercased().contains("retry-after: 5"))
+        #expect(refused.body.contains("2 console event streams are open"), "\(refused.body)")
+        #expect(try await PlainHTTP.request(port: port, "/metrics").body.contains("watchrelay_console_event_streams 2\n"))
+
+        for _ in 0..<50 where second.comments == 0 { _ = await second.next(within: 0.2) }
+        #expect(second.comments > 0, "heartbeats on a stream with nothing to push")
+        first.close()
+        try await eventually(10, "a place for a new stream") {
+            try await EventStreamClient.open(port: port, path).status == 200
+        }
+        await relay.stop()
+    }
 }

@@ -14,6 +14,8 @@ public final class EventStreamClient {
     public let headers: String
     private let socket: TCPClientSocket
     private var buffer: [UInt8]
+    /// Blocks of comments only (`:` lines: a server's heartbeat) read so far.
+    public private(set) var comments = 0
 
     private init(socket: TCPClientSocket, status: Int, headers: String, rest: [UInt8]) {
         self.socket = socket
@@ -52,6 +54,7 @@ public final class EventStreamClient {
                 let block = String(decoding: buffer[..<split.lowerBound], as: UTF8.self)
                 buffer.removeSubrange(..<split.upperBound)
                 if let event = Self.parse(block) { return event }
+                if block.hasPrefix(":") { comments += 1 }
                 continue
             }
             guard ContinuousClock.now < deadline else { return nil }
