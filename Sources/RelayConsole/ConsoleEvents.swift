@@ -14,10 +14,10 @@ import WebSocketTransport
 ///
 /// Pushes are coalesced: at most one per ``ConsoleEvents/pushInterval`` (the engine asks
 /// ``ConsoleHub/pushDelay(now:)`` at the end of each service-loop turn and arms its timer).
-/// A stream that got nothing for ``ConsoleConfiguration/heartbeatMilliseconds`` (15 s) gets a comment line
-/// (`:` and a blank line, which `EventSource` ignores): writing it is how a stream whose page
-/// went away without a word is noticed and closed, so it no longer counts towards
-/// ``ConsoleConfiguration/maxEventStreams``.
+/// A stream that got nothing for ``ConsoleConfiguration/heartbeatMilliseconds`` (15 s) gets
+/// a comment line (`:` and a blank line, which `EventSource` ignores): writing it is how a
+/// stream whose page went away without a word is noticed and closed, so it no longer counts
+/// towards ``ConsoleConfiguration/maxEventStreams``.
 public enum ConsoleEvents {
     /// The shortest time between two pushes.
     public static let pushInterval: Int64 = 150
