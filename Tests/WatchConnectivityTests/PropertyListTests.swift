@@ -167,4 +167,17 @@ struct PropertyListTests {
         #expect(matched)
         #expect(WCSessionActivationState.activated.rawValue == 2 && WCSessionActivationState.inactive.rawValue == 1)
     }
+
+    /// A test fake's error (`NSError` in `WCErrorDomain`), or a `WCError` that went through
+    /// `as NSError`, matches `catch WCError.notReachable` as Apple's bridged error does.
+    @Test func anNSErrorInWCErrorDomainMatchesByCode() {
+        let fake: any Error = NSError(domain: WCErrorDomain, code: 7007, userInfo: nil)
+        let roundTrip: any Error = WCError(.payloadTooLarge) as NSError
+        var matched: [String] = []
+        do { throw fake } catch WCError.payloadTooLarge { matched.append("wrong") } catch WCError.notReachable { matched.append("fake") } catch {}
+        do { throw roundTrip } catch WCError.payloadTooLarge { matched.append("roundTrip") } catch {}
+        #expect(matched == ["fake", "roundTrip"])
+        // Another domain with the same number is not a WCError.
+        #expect(!(WCError.Code.notReachable ~= NSError(domain: "Other", code: 7007)))
+    }
 }
