@@ -46,6 +46,25 @@ struct PropertyListTests {
         #expect(back["cg"] as? Double == 0.25)
     }
 
+    /// Values Apple's Foundation bridges to property-list objects when the dictionary crosses
+    /// into WatchConnectivity: a `Substring` (what `split` and `dropFirst` give) to `NSString`,
+    /// a `Decimal` to `NSDecimalNumber`, an `NSNumber`. An app that sends `words[0]` or a price
+    /// works on iOS; here they were `payloadUnsupportedTypes`.
+    @Test func substringsAndDecimalsGoAsIOSBridgesThem() throws {
+        let command = "delete octocat now".split(separator: " ")
+        let sent: [String: Any] = [
+            "login": command[1], "names": ["octocat".dropFirst(4)], "price": Decimal(string: "12.5")!, "count": Decimal(3),
+        ]
+        let back = PropertyListPayload.dictionary(of: try PropertyListPayload.encode(sent, channel: .message))
+        #expect(back["login"] as? String == "octocat")
+        #expect(back["names"] as? [String] == ["cat"])
+        #expect(back["price"] as? Double == 12.5)
+        #expect(back["count"] as? Int == 3)
+        #expect(throws: WCError(.payloadUnsupportedTypes)) {
+            _ = try PropertyListPayload.encode(["nan": Decimal.nan], channel: .message)
+        }
+    }
+
     /// `NSNumber`s from `JSONSerialization` (or a payload received and sent on) keep what they
     /// hold: on Linux `1 as? Bool` is `true`, which turned a JSON 1 into a boolean.
     @Test func nsNumbersGoAsWhatTheyHold() throws {
