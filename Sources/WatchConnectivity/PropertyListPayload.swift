@@ -5,7 +5,8 @@ import RelayProtocol
 ///
 /// A dictionary travels as the payload `{"kind": "wc.<channel>", "dict": …}` (PROTOCOL.md,
 /// "WatchConnectivity payloads"). Strings, booleans, integers, doubles, arrays and
-/// string-keyed dictionaries map to their JSON forms; `Data` becomes `{"$data": base64}`, `Date`
+/// string-keyed dictionaries map to their JSON forms (a `Substring` as a string and a `Decimal`
+/// as a number, as Apple's Foundation bridges them); `Data` becomes `{"$data": base64}`, `Date`
 /// `{"$date": seconds since 1970}`, and a dictionary whose only key starts with `$` is wrapped
 /// as `{"$dict": …}` so it is never mistaken for one of those. Anything else (`NSNull`,
 /// optionals, URLs, custom types) is `payloadUnsupportedTypes`, as in WatchConnectivity; so are
@@ -76,6 +77,10 @@ enum PropertyListPayload {
         }
         switch value {
         case let v as String: return .string(v)
+        // What Apple's Foundation bridges to a property-list object on the way in: a Substring
+        // (`split`, `dropFirst`) to NSString, a Decimal to NSDecimalNumber (an NSNumber).
+        case let v as Substring: return .string(String(v))
+        case let v as Decimal: return try encodeNumber(NSDecimalNumber(decimal: v))
         case let v as Bool: return .bool(v)
         case let v as Int: return .int(Int64(v))
         case let v as Int8: return .int(Int64(v))

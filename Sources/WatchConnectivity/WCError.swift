@@ -125,7 +125,12 @@ extension WCError.Code {
     }
 }
 
-/// `catch WCError.notReachable`: a code matches an error with that code.
+/// `catch WCError.notReachable`: a code matches an error with that code, a ``WCError`` or an
+/// `NSError` in ``WCErrorDomain`` (a test fake's `NSError(domain: WCErrorDomain, code: 7007)`,
+/// or a `WCError` that went through `as NSError`), as Apple's bridged error matches both.
+/// `as? WCError` can't take such an `NSError` on Linux (README, "What differs").
 public func ~= (code: WCError.Code, error: any Error) -> Bool {
-    (error as? WCError)?.code == code
+    if let error = error as? WCError { return error.code == code }
+    let bridged = error as NSError
+    return bridged.domain == WCErrorDomain && bridged.code == code.rawValue
 }

@@ -140,18 +140,23 @@ extension WCSession {
     }
 
     /// Pairing, reachability, limits and the received context as the relay session sees them.
-    func refresh(from relay: RelaySession) async {
+    /// Returns whether `isReachable` changed: after activation the caller tells the delegate
+    /// (the relay's own `reachabilityChanged` event, handled after this, then finds no change).
+    @discardableResult
+    func refresh(from relay: RelaySession) async -> Bool {
         let paired = await relay.isPaired
         let reachable = await relay.isReachable
         let limits = await relay.limits
         let remaining = await relay.remainingComplicationUserInfoTransfers
         let received = await relay.receivedApplicationContext
-        state.withLock { s in
+        return state.withLock { s in
+            let before = s.isReachable
             s.isPaired = paired
             s.peerReachable = reachable
             s.limits = limits
             s.remainingComplications = remaining
             if let received { s.receivedApplicationContext = received }
+            return s.isReachable != before
         }
     }
 

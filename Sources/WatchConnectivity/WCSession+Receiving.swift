@@ -44,13 +44,16 @@ extension WCSession {
                 }
                 if changed { await withDelegate { s, d in d.sessionReachabilityDidChange(s) } }
             case .paired, .unpaired:
-                await refresh(from: relay)
+                let reachabilityChanged = await refresh(from: relay)
                 let role = environment?.role
                 await withDelegate { s, d in
                     if role == .phone { d.sessionWatchStateDidChange(s) } else { d.sessionCompanionAppInstalledDidChange(s) }
                 }
+                if reachabilityChanged { await withDelegate { s, d in d.sessionReachabilityDidChange(s) } }
             case .activated:
-                await refresh(from: relay)
+                // The counterpart may have come (or gone) since activation read `isReachable`:
+                // an app that keeps what activation said needs this call to hear of it.
+                if await refresh(from: relay) { await withDelegate { s, d in d.sessionReachabilityDidChange(s) } }
                 wakeDrainer()
             case .disconnected:
                 break

@@ -46,6 +46,25 @@ struct PropertyListTests {
         #expect(back["cg"] as? Double == 0.25)
     }
 
+    /// Values Apple's Foundation bridges to property-list objects when the dictionary crosses
+    /// into WatchConnectivity: a `Substring` (what `split` and `dropFirst` give) to `NSString`,
+    /// a `Decimal` to `NSDecimalNumber`, an `NSNumber`. An app that sends `words[0]` or a price
+    /// works on iOS; here they were `payloadUnsupportedTypes`.
+    @Test func substringsAndDecimalsGoAsIOSBridgesThem() throws {
+        let command = "delete octocat now".split(separator: " ")
+        let sent: [String: Any] = [
+            "login": command[1], "names": ["octocat".dropFirst(4)], "price": Decimal(string: "12.5")!, "count": Decimal(3),
+        ]
+        let back = PropertyListPayload.dictionary(of: try PropertyListPayload.encode(sent, channel: .message))
+        #expect(back["login"] as? String == "octocat")
+        #expect(back["names"] as? [String] == ["cat"])
+        #expect(back["price"] as? Double == 12.5)
+        #expect(back["count"] as? Int == 3)
+        #expect(throws: WCError(.payloadUnsupportedTypes)) {
+            _ = try PropertyListPayload.encode(["nan": Decimal.nan], channel: .message)
+        }
+    }
+
     /// `NSNumber`s from `JSONSerialization` (or a payload received and sent on) keep what they
     /// hold: on Linux `1 as? Bool` is `true`, which turned a JSON 1 into a boolean.
     @Test func nsNumbersGoAsWhatTheyHold() throws {
@@ -166,5 +185,18 @@ struct PropertyListTests {
         do { throw error } catch WCError.notReachable { matched = true } catch {}
         #expect(matched)
         #expect(WCSessionActivationState.activated.rawValue == 2 && WCSessionActivationState.inactive.rawValue == 1)
+    }
+
+    /// A test fake's error (`NSError` in `WCErrorDomain`), or a `WCError` that went through
+    /// `as NSError`, matches `catch WCError.notReachable` as Apple's bridged error does.
+    @Test func anNSErrorInWCErrorDomainMatchesByCode() {
+        let fake: any Error = NSError(domain: WCErrorDomain, code: 7007, userInfo: nil)
+        let roundTrip: any Error = WCError(.payloadTooLarge) as NSError
+        var matched: [String] = []
+        do { throw fake } catch WCError.payloadTooLarge { matched.append("wrong") } catch WCError.notReachable { matched.append("fake") } catch {}
+        do { throw roundTrip } catch WCError.payloadTooLarge { matched.append("roundTrip") } catch {}
+        #expect(matched == ["fake", "roundTrip"])
+        // Another domain with the same number is not a WCError.
+        #expect(!(WCError.Code.notReachable ~= NSError(domain: "Other", code: 7007)))
     }
 }

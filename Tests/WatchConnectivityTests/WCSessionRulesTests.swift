@@ -20,6 +20,28 @@ struct WCSessionRulesTests {
         await h.stop()
     }
 
+    /// The counterpart that comes while the app is still in `activationDidComplete` (which read
+    /// `isReachable` false) is announced by `sessionReachabilityDidChange`: the activation's
+    /// refresh took the new value silently, and the relay's own event then found no change, so
+    /// an app that enables its send button from that call never did.
+    @Test func aCounterpartThatComesDuringActivationIsAnnounced() async throws {
+        let release = DispatchSemaphore(value: 0)
+        let phoneDelegate = RecordingDelegate(onActivation: { _ in release.wait() })
+        let h = try await WCHarness.start(activate: false, phoneDelegate: phoneDelegate)
+        h.phone.activate()
+        try await eventually { h.phone.activationState == .activated }
+        #expect(!h.phone.isReachable)
+        try await h.activate(h.watch, h.watchDelegate)
+        try await eventually { h.watch.isReachable }
+        // The relay told the phone's connection at the same moment; let it read that.
+        try await Task.sleep(for: .milliseconds(500))
+        release.signal()
+        try await eventually { h.phone.isReachable }
+        try await waitForCalls(phoneDelegate, "reachability")
+        #expect(phoneDelegate.details("reachability") == ["true"])
+        await h.stop()
+    }
+
     @Test func sendsBeforeActivationFailWithSessionNotActivated() async throws {
         let h = try await WCHarness.start(activate: false)
         #expect(throws: WCError(.sessionNotActivated)) { try h.phone.updateApplicationContext(["n": 1]) }
