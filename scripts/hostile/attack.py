@@ -215,9 +215,28 @@ def subscribe(relay, n, receive_buffer=None):
     return socks
 
 
+def statuses(socks):
+    """Each socket's HTTP status so far (a peek at its first bytes): how many were served, refused."""
+    seen = {}
+    for s in socks:
+        try:
+            s.setblocking(False)
+            head = s.recv(12, socket.MSG_PEEK)
+            status = head[9:12].decode() if head.startswith(b"HTTP/1.1 ") else "none"
+        except BlockingIOError:
+            status = "none"
+        except OSError:
+            status = "closed"
+        seen[status] = seen.get(status, 0) + 1
+    return seen
+
+
 def sse_stuck(relay, n, seconds):
-    """`n` SSE subscribers that never read, while the pair's traffic makes the console push."""
+    """`n` SSE subscribers that never read, while the pair's traffic makes the console push
+    (the relay serves 16 at once and answers the rest 503)."""
     socks = subscribe(relay, n, 4096)
+    time.sleep(1)
+    served = statuses(socks)
     checks = []
     rss = []
     t0 = time.monotonic()
@@ -225,7 +244,8 @@ def sse_stuck(relay, n, seconds):
         time.sleep(5)
         checks.append(fresh_checks(relay))
         rss.append(relay.rss_kib())
-    res = {"opened": len(socks), "openAtEnd": still_open(socks), "checks": checks[-2:], "rssEvery5sKiB": rss}
+    res = {"opened": len(socks), "statuses": served, "openAtEnd": still_open(socks), "checks": checks[-2:],
+           "rssEvery5sKiB": rss}
     for s in socks:
         s.close()
     return res
