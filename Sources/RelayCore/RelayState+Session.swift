@@ -176,7 +176,7 @@ extension RelayState {
     mutating func detach(_ link: LinkID, notifyPeer notify: Bool = true) {
         guard let l = links[link] else { return }
         if let code = l.pairingCode, codes[code]?.link == link {
-            codes[code] = nil
+            voidCode(code)
         }
         links[link]?.pairingCode = nil
         // Replies this connection owed: the requester learns at once; requests it made: dropped later.
