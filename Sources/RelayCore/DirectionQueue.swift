@@ -72,6 +72,8 @@ struct DirectionQueue: Sendable {
             ranks[ExactID(item.sendID)] = nextRank  // the store keeps acceptance order
             nextRank += 1
             queuedBytes += item.size
+            // A held context is one `cancel` answers `not_supported` from the set.
+            if item.mode == .context { contexts.insert(ExactID(item.sendID)) }
             if item.seq != nil {
                 sentItems.append(item)
                 continue
@@ -95,8 +97,33 @@ struct DirectionQueue: Sendable {
     }
 
     /// Durable sends not yet acked, cancelled or replaced, in acceptance order.
+    ///
+    /// `unsent` is already in that order (FIFO): only the sent items (at most a delivery window)
+    /// and the unsent complications (at most a day's budget) are sorted, then merged into it.
+    /// Sorting all of them (10,000 per direction, two id hashes per comparison) took 166 ms of
+    /// the relay's one service thread per `outstanding` in a debug build.
     var outstanding: [QueuedItem] {
-        (Array(sent) + unsentComplications + unsent).sorted { ranks[ExactID($0.sendID), default: .max] < ranks[ExactID($1.sendID), default: .max] }
+        func rank(_ item: QueuedItem) -> Int64 { ranks[ExactID(item.sendID), default: .max] }
+        let few = (Array(sent) + unsentComplications).map { (rank: rank($0), item: $0) }.sorted { $0.rank < $1.rank }
+        guard !few.isEmpty else { return Array(unsent) }
+        var merged: [QueuedItem] = []
+        merged.reserveCapacity(few.count + unsent.count)
+        var next = 0
+        for item in unsent {
+            if next < few.count {
+                let r = rank(item)
+                while next < few.count, few[next].rank < r {
+                    merged.append(few[next].item)
+                    next += 1
+                }
+            }
+            merged.append(item)
+        }
+        while next < few.count {
+            merged.append(few[next].item)
+            next += 1
+        }
+        return merged
     }
 
     var queuedCount: Int { sent.count + unsentComplications.count + unsent.count }

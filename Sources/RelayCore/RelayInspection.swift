@@ -80,7 +80,7 @@ extension RelayState {
                         id: item.sendID, mode: item.mode, kind: item.payload.kind ?? "", size: item.size,
                         acceptedAt: item.acceptedAt, seq: item.seq, inFlight: inFlightIDs.contains(ExactID(item.sendID)))
                 }
-                let owed = replies.keys.filter { $0.pair == id && $0.requesterRole == sender }.count
+                let owed = replies.keys(of: id).filter { $0.requesterRole == sender }.count
                 directions.append(
                     RelayInspection.Direction(
                         sender: sender, items: Array(items), count: q.queuedCount, lastSeq: q.lastSeq, pendingReplies: owed))

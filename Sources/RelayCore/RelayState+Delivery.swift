@@ -48,9 +48,13 @@ extension RelayState {
             var again = Accepted(re: f.id)
             if f.mode == .complication {
                 again.remaining = complicationsLeft(pairID)
-                if q.unsent.contains(where: { sameID($0.sendID, f.id) })
-                    || q.sent.contains(where: { sameID($0.sendID, f.id) && $0.mode == .userInfo })
-                {
+                // Demoted: held as a userInfo, sent or not. A held item that is neither sent (at
+                // most a delivery window) nor an unsent complication (at most a day's budget) is
+                // in `unsent`, found without walking it (a retry costs no walk of 10,000 items).
+                let sentMode = q.sent.first { sameID($0.sendID, f.id) }?.mode
+                let unsent =
+                    sentMode == nil && q.holds(f.id) && !q.unsentComplications.contains { sameID($0.sendID, f.id) }
+                if unsent || sentMode == .userInfo {
                     again.fallback = .userInfo
                 }
             }
@@ -135,8 +139,9 @@ extension RelayState {
                     wantsReply: wantsReply ? true : nil)), to: receiver)
         if wantsReply {
             let deadline = now.adding(milliseconds: Int64(configuration.limits.replyTimeoutMs))
-            replies[ReplyKey(pair: pairID, requesterRole: sender, sendID: ExactID(f.id))] = PendingReply(
-                requester: link, replier: receiver, deadline: deadline)
+            replies.insert(
+                ReplyKey(pair: pairID, requesterRole: sender, sendID: ExactID(f.id)),
+                PendingReply(requester: link, replier: receiver, deadline: deadline))
         }
     }
 
@@ -325,8 +330,15 @@ extension RelayState {
         defer { putQueue(q, pairID, sender) }
         let target = f.target
         let key = ExactID(target)
-        let unsentMode = (q.unsentComplications.first { sameID($0.sendID, target) } ?? q.unsent.first { sameID($0.sendID, target) })?.mode
-        let sentMode = q.sent.first { sameID($0.sendID, target) }?.mode
+        // Only a held item is looked for among the items (the unsent ones may be 10,000 long,
+        // and ids chosen to share a long prefix made each look cost as much): a `cancel` of
+        // anything else is answered from the sets. `sent` is at most a delivery window.
+        let held = q.holds(target)
+        let sentMode = held ? q.sent.first { sameID($0.sendID, target) }?.mode : nil
+        let unsentMode =
+            held && sentMode == nil
+            ? (q.unsentComplications.first { sameID($0.sendID, target) } ?? q.unsent.first { sameID($0.sendID, target) })?.mode
+            : nil
         if unsentMode == .context || sentMode == .context || q.recentMessages.contains(target)
             || q.contexts.contains(key) || q.lastSentContext.map({ sameID($0.id, target) }) == true
         {
@@ -366,7 +378,7 @@ extension RelayState {
         guard let pending = replies[key], pending.replier == link else {
             throw ProtocolError(.unknownID, "no message '\(f.re)' is waiting for a reply", re: f.id)
         }
-        replies[key] = nil
+        replies.remove(key)
         // A requester gone offline: the reply is dropped.
         if let requester = pending.requester, links[requester]?.phase == .ready {
             emit(.reply(RelayReply(re: f.re, payload: f.payload)), to: requester)
@@ -374,16 +386,15 @@ extension RelayState {
     }
 
     mutating func expireReplies() {
-        // Runs before every event: nothing to build while no request is due.
-        guard !replies.isEmpty, replies.values.contains(where: { $0.deadline <= now }) else { return }
-        // In the order the requests were sent, not the dictionary's.
-        let due = replies.filter { $0.value.deadline <= now }.sorted { a, b in
-            a.value.deadline != b.value.deadline
-                ? a.value.deadline < b.value.deadline
+        // Runs before every event: a look at the heap's top while no request is due.
+        guard let next = replies.nextDeadline, next <= now else { return }
+        // In the order the requests were sent (as before: ties by id, not by the heap's order).
+        let due = replies.removeDue(at: now).sorted { a, b in
+            a.pending.deadline != b.pending.deadline
+                ? a.pending.deadline < b.pending.deadline
                 : a.key.sendID.text.utf8.lexicographicallyPrecedes(b.key.sendID.text.utf8)
         }
         for (key, pending) in due {
-            replies[key] = nil
             if let requester = pending.requester, links[requester]?.phase == .ready {
                 emit(
                     .error(ProtocolError(.replyTimeout, "no reply within the reply timeout", re: key.sendID.text).frame),

@@ -8,7 +8,7 @@ extension RelayState {
             throw ProtocolError(.notSupported, "only a phone can begin pairing; a watch joins with pair.join", re: f.id)
         }
         pruneCodes()
-        if let old = links[link]?.pairingCode { codes[old] = nil }
+        if let old = links[link]?.pairingCode { voidCode(old) }
         var code = environment.pairingCode()
         var attempts = 0
         while codes[code] != nil, attempts < 1000 {
@@ -20,6 +20,14 @@ extension RelayState {
         codes[code] = PendingCode(link: link, expiresAt: expiresAt)
         links[link]?.pairingCode = code
         emit(.pairCode(PairCode(re: f.id, code: code, expiresAt: expiresAt)), to: link)
+    }
+
+    /// Voids `code` (its phone asked for another, or its connection closed). One that already
+    /// expired stays remembered as expired (§6.3, check 2 before check 4): a watch typing it
+    /// after the phone moved on gets `pairing_code_expired`, not a wrong code counted against it.
+    mutating func voidCode(_ code: String) {
+        guard let pending = codes[code] else { return }
+        if pending.expiresAt > now { codes[code] = nil }
     }
 
     /// Forgets codes long expired (recently expired ones still earn `pairing_code_expired`).
@@ -58,14 +66,16 @@ extension RelayState {
                 .pairingLocked, "too many wrong codes on this relay (a guessing attack?); \(lockText(until))", re: f.id)
         }
         let wellFormed = PairCode.isWellFormed(f.code)
-        guard wellFormed, let pending = codes[f.code], links[pending.link]?.phase == .ready else {
+        let pending = wellFormed ? codes[f.code] : nil
+        if let pending, pending.expiresAt <= now {
+            // Kept (until `pruneCodes`), also once its phone asked for another or left: every
+            // later try of it is `expired` too, never a wrong code.
+            throw ProtocolError(.pairingCodeExpired, "the pairing code expired; begin again on the phone", re: f.id)
+        }
+        guard let pending, links[pending.link]?.phase == .ready else {
             let lock = wrongCode(on: link)
             let what = wellFormed ? "no such pairing code" : "not a pairing code: a code is the 6 digits the phone shows"
             throw ProtocolError(.pairingCodeInvalid, what + (lock.map { "; \($0)" } ?? ""), re: f.id)
-        }
-        guard pending.expiresAt > now else {
-            // Kept (until `pruneCodes`): every later try of it is `expired` too, never a wrong code.
-            throw ProtocolError(.pairingCodeExpired, "the pairing code expired; begin again on the phone", re: f.id)
         }
         codes[f.code] = nil
         links[pending.link]?.pairingCode = nil
@@ -221,7 +231,7 @@ extension RelayState {
                 leftBehind.append(link)
             }
         }
-        replies = replies.filter { $0.key.pair != pairID }
+        replies.removeAll(of: pairID)
         queuedBytesTotal -= pair.toWatch.queuedBytes + pair.toPhone.queuedBytes
         for device in [pair.record.phone, pair.record.watch] {
             tokens[device.tokenHash] = nil

@@ -176,17 +176,21 @@ extension RelayState {
     mutating func detach(_ link: LinkID, notifyPeer notify: Bool = true) {
         guard let l = links[link] else { return }
         if let code = l.pairingCode, codes[code]?.link == link {
-            codes[code] = nil
+            voidCode(code)
         }
         links[link]?.pairingCode = nil
         // Replies this connection owed: the requester learns at once; requests it made: dropped later.
+        // Only its pair's requests can involve it (both ends of a request are that pair's).
         var owed: [(key: ReplyKey, pending: PendingReply)] = []
-        for (key, pending) in replies {
-            if pending.replier == link {
-                replies[key] = nil
-                owed.append((key, pending))
-            } else if pending.requester == link {
-                replies[key]?.requester = nil
+        if let pairID = l.session?.pairID {
+            for key in replies.keys(of: pairID) {
+                guard let pending = replies[key] else { continue }
+                if pending.replier == link {
+                    replies.remove(key)
+                    owed.append((key, pending))
+                } else if pending.requester == link {
+                    replies.forgetRequester(key)
+                }
             }
         }
         if let device = l.session?.deviceID, deviceLinks[device] == link {

@@ -85,7 +85,7 @@ public struct RelayState: Sendable {
     /// Wrong codes relay-wide within the last code lifetime, oldest first (at most
     /// `wrongCodesPerRelay`): the relay-wide pairing limit (§6.3).
     var relayFailures = FIFOArray<Timestamp>()
-    var replies: [ReplyKey: PendingReply] = [:]
+    var replies = PendingReplies()
     /// Payload bytes of every durable item held, over all pairs (the relay-wide quota).
     var queuedBytesTotal = 0
     /// Open connections per client address (closing ones included: they still hold a socket).
@@ -189,8 +189,8 @@ public struct RelayState: Sendable {
     /// expiry itself), and an expired code stays remembered, so its time would stay due and
     /// tick forever. (A `hello` deadline is dropped once due, whether or not it closed anything.)
     public var nextDeadline: Timestamp? {
-        // Lazy: the relay asks once per service-loop turn, so no array is built for it.
-        let reply = replies.values.lazy.map(\.deadline).min()
+        // The relay asks once per service-loop turn: the top of the requests' heap, no walk.
+        let reply = replies.nextDeadline
         guard let hello = helloDeadlines.first?.at else { return reply }
         return min(hello, reply ?? hello)
     }

@@ -130,6 +130,31 @@ import Testing
         #expect(h.join(watch, live).frames(to: watch).first?.paired != nil)
     }
 
+    /// A code that expired is remembered as expired (§6.3, check 2 comes before check 4) also
+    /// once its phone asked for a new code, or closed its connection: the watch typing it late
+    /// hears "expired", and no wrong code is counted against it. (It was forgotten then, so the
+    /// watch got `pairing_code_invalid` and a step towards its locks.)
+    @Test func anExpiredCodeStaysExpiredAfterItsPhoneAsksForAnotherOrLeaves() {
+        var h = RelayHarness()
+        let (phone, _) = h.connect(.phone)
+        let first = h.beginPairing(phone)
+        h.advance(ms: 120_000)
+        let second = h.beginPairing(phone)
+        let (watch, _) = h.connect(.watch)
+        #expect(h.join(watch, first, id: "w-1").effects == [.send(watch, errorFrame(.pairingCodeExpired, re: "w-1"))])
+        h.advance(ms: 120_000)
+        h.close(phone)
+        for code in [first, second] {
+            #expect(h.join(watch, code, id: "w-\(code)").effects == [.send(watch, errorFrame(.pairingCodeExpired, re: "w-\(code)"))])
+        }
+        // A live code voided by a new pair.begin is still invalid (and counted).
+        let (phone2, _) = h.connect(.phone)
+        let voided = h.beginPairing(phone2)
+        let live = h.beginPairing(phone2)
+        #expect(h.join(watch, voided, id: "w-v").effects == [h.wrongCodeCounted(), .send(watch, errorFrame(.pairingCodeInvalid, re: "w-v"))])
+        #expect(h.join(watch, live).frames(to: watch).first?.paired != nil)
+    }
+
     @Test func theFifthWrongCodeLocksTheConnectionForAMinuteEvenForTheRightCode() {
         var h = RelayHarness()
         let (phone, _) = h.connect(.phone)
