@@ -30,18 +30,44 @@ extension RelayState {
         if pending.expiresAt > now { codes[code] = nil }
     }
 
-    /// Forgets codes long expired (recently expired ones still earn `pairing_code_expired`).
+    /// How long an expired code is remembered: a try of it meanwhile is `pairing_code_expired`,
+    /// after that `pairing_code_invalid`.
+    static let expiredCodeMemoryMs: Int64 = 10 * 60_000
+
+    /// Drops the relay-wide wrong codes that left the window (the oldest first: no walk), and at
+    /// most once a minute forgets long-expired codes and stale address counts. Those sweeps walk
+    /// every code and address, so they are not run per `pair.begin`/`pair.join` (one per
+    /// connection can be live: 10,000 codes made each frame copy them all); every lookup checks
+    /// the times itself (``rememberedCode(_:)``, ``recentAddressFailures(_:)``).
     private mutating func pruneCodes() {
-        let horizon = now.adding(milliseconds: -10 * 60_000)
-        codes = codes.filter { $0.value.expiresAt > horizon }
-        addressLockedUntil = addressLockedUntil.filter { $0.value > now }
         let lifetimeAgo = now.adding(milliseconds: -configuration.pairingCodeTTLms)
         while let oldest = relayFailures.first, oldest <= lifetimeAgo { _ = relayFailures.removeFirst() }
+        guard now >= nextPairingSweep else { return }
+        nextPairingSweep = now.adding(milliseconds: Self.addressWindowMs)
+        let horizon = now.adding(milliseconds: -Self.expiredCodeMemoryMs)
+        codes = codes.filter { $0.value.expiresAt > horizon }
+        addressLockedUntil = addressLockedUntil.filter { $0.value > now }
         let minuteAgo = now.adding(milliseconds: -Self.addressWindowMs)
         addressFailures = addressFailures.compactMapValues { times in
             let recent = times.filter { $0 > minuteAgo }
             return recent.isEmpty ? nil : recent
         }
+    }
+
+    /// The code, unless it expired longer ago than codes are remembered (a sweep may not have
+    /// dropped it yet).
+    private func rememberedCode(_ code: String) -> PendingCode? {
+        guard let pending = codes[code], pending.expiresAt > now.adding(milliseconds: -Self.expiredCodeMemoryMs) else { return nil }
+        return pending
+    }
+
+    /// `address`'s wrong codes within the last minute (older ones dropped here, not only by a sweep).
+    private mutating func recentAddressFailures(_ address: String) -> Int {
+        guard let times = addressFailures[address] else { return 0 }
+        let minuteAgo = now.adding(milliseconds: -Self.addressWindowMs)
+        let recent = times.filter { $0 > minuteAgo }
+        addressFailures[address] = recent.isEmpty ? nil : recent
+        return recent.count
     }
 
     // MARK: - pair.join
@@ -66,7 +92,7 @@ extension RelayState {
                 .pairingLocked, "too many wrong codes on this relay (a guessing attack?); \(lockText(until))", re: f.id)
         }
         let wellFormed = PairCode.isWellFormed(f.code)
-        let pending = wellFormed ? codes[f.code] : nil
+        let pending = wellFormed ? rememberedCode(f.code) : nil
         if let pending, pending.expiresAt <= now {
             // Kept (until `pruneCodes`), also once its phone asked for another or left: every
             // later try of it is `expired` too, never a wrong code.
@@ -118,7 +144,7 @@ extension RelayState {
             locked.append("that was wrong code \(l.wrongCodes) on this connection: \(lockText(until))")
         }
         links[link] = l
-        let failures = (addressFailures[l.address]?.count ?? 0) + 1
+        let failures = recentAddressFailures(l.address) + 1
         let addressLock = failures >= configuration.wrongCodesPerAddress ? now.adding(milliseconds: configuration.lockoutMs) : nil
         let counted = max(Self.addressWindowMs, configuration.pairingCodeTTLms)
         let wrong = WrongPairingCode(

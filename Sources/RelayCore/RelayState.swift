@@ -82,6 +82,8 @@ public struct RelayState: Sendable {
     var codes: [String: PendingCode] = [:]
     var addressFailures: [String: [Timestamp]] = [:]
     var addressLockedUntil: [String: Timestamp] = [:]
+    /// When `pruneCodes` next walks the codes and address counts (at most once a minute).
+    var nextPairingSweep = Timestamp(millisecondsSinceEpoch: .min)
     /// Wrong codes relay-wide within the last code lifetime, oldest first (at most
     /// `wrongCodesPerRelay`): the relay-wide pairing limit (§6.3).
     var relayFailures = FIFOArray<Timestamp>()
@@ -286,6 +288,8 @@ public struct RelayState: Sendable {
     public var queuedItemCount: Int { pairs.values.reduce(0) { $0 + $1.toWatch.queuedCount + $1.toPhone.queuedCount } }
     /// Pending replies.
     public var pendingReplyCount: Int { replies.count }
+    /// Pairing codes remembered: live ones, and those expired within the last 10 minutes.
+    public var pairingCodeCount: Int { codes.count }
     /// Payload bytes of the durable items held, over all pairs (what the relay-wide quota counts).
     public var queuedBytes: Int { queuedBytesTotal }
     /// ``queuedBytes`` counted again from every queue (for tests: the two must agree).

@@ -155,6 +155,21 @@ import Testing
         #expect(h.join(watch, live).frames(to: watch).first?.paired != nil)
     }
 
+    /// An expired code is remembered for 10 minutes, then it is a wrong code, also between two
+    /// of the relay's sweeps of its codes (at most one a minute, no longer one per frame).
+    @Test func anExpiredCodeIsForgottenTenMinutesAfterItExpiredEvenBetweenSweeps() {
+        var h = RelayHarness()
+        let (phone, _) = h.connect(.phone)
+        let code = h.beginPairing(phone)
+        let (watch, _) = h.connect(.watch)
+        h.advance(ms: 120_000 + 9 * 60_000 + 30_000)
+        // Expired 9.5 minutes ago: still "expired" (this join sweeps, and keeps it).
+        #expect(h.join(watch, code, id: "w-1").effects == [.send(watch, errorFrame(.pairingCodeExpired, re: "w-1"))])
+        h.advance(ms: 40_000)
+        // 10 minutes and 10 s: forgotten, though no sweep ran since (40 s ago).
+        #expect(h.join(watch, code, id: "w-2").errors(to: watch).map(\.code) == [.pairingCodeInvalid])
+    }
+
     @Test func theFifthWrongCodeLocksTheConnectionForAMinuteEvenForTheRightCode() {
         var h = RelayHarness()
         let (phone, _) = h.connect(.phone)

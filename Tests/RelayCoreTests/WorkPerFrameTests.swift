@@ -5,8 +5,9 @@ import Testing
 /// What one pair can make the relay's one service thread do for a frame must not grow with what
 /// that pair holds: every other pair's frames wait behind it (scripts/hostile/protocol_attack.py
 /// found each of these against a live relay). Each test times the same frames before and after
-/// the pair piled up state, so the machine's speed cancels out; the bound is loose (the old
-/// code was 10 to 100 times slower after, the new one about as fast).
+/// the pair piled up state, so the machine's speed cancels out, and keeps the fastest of three
+/// rounds each time, so a busy moment does not; the bound is loose (the old code was 10 to 100
+/// times slower after, the new one about as fast).
 @Suite struct WorkPerFrameTests {
     /// Handles `frames` on the core directly (no decoding of the output) and returns how long it took.
     static func time(_ h: inout RelayHarness, _ frames: [(LinkID, [UInt8])]) -> Duration {
@@ -15,6 +16,14 @@ import Testing
         return clock.measure {
             for (link, bytes) in frames { _ = h.state.handle(.frame(link, bytes), now: now) }
         }
+    }
+
+    /// The fastest of three rounds of `frames(round)`: a machine busy with other tests slows
+    /// one round, rarely all three, so the comparison is of the work and not of the moment.
+    static func fastest(_ h: inout RelayHarness, _ frames: (Int) -> [(LinkID, [UInt8])]) -> Duration {
+        var best = Duration.seconds(3600)
+        for round in 0..<3 { best = min(best, time(&h, frames(round))) }
+        return best
     }
 
     static func message(_ id: String, wantsReply: Bool = false) -> [UInt8] {
@@ -28,11 +37,10 @@ import Testing
         var h = RelayHarness()
         let (victimPhone, victimWatch) = h.pairDevices()
         let (attacker, _) = h.pairDevices()
-        let victimFrames = (0..<2000).map { (victimWatch, Self.message("v-\($0)")) }
-        let before = Self.time(&h, victimFrames)
+        let before = Self.fastest(&h) { round in (0..<2000).map { (victimWatch, Self.message("v\(round)-\($0)")) } }
         _ = Self.time(&h, (0..<20_000).map { (attacker, Self.message("a-\($0)", wantsReply: true)) })
         #expect(h.state.pendingReplyCount == 20_000)
-        let after = Self.time(&h, (0..<2000).map { (victimWatch, Self.message("v2-\($0)")) })
+        let after = Self.fastest(&h) { round in (0..<2000).map { (victimWatch, Self.message("w\(round)-\($0)")) } }
         #expect(after < before * 5 + .milliseconds(50), "2000 frames took \(before) before, \(after) with 20,000 requests pending")
         _ = victimPhone
         // They still time out, all of them, and only then.
@@ -92,25 +100,25 @@ import Testing
             let digits = String(i)
             return String(repeating: "0", count: 64 - digits.count) + digits
         }
-        func cancels(_ target: String) -> [(LinkID, [UInt8])] {
-            (0..<300).map { (phone, Array(#"{"type":"cancel","id":"c-\#($0)","target":"\#(target)"}"#.utf8)) }
+        func cancels(_ target: String) -> (Int) -> [(LinkID, [UInt8])] {
+            { round in (0..<300).map { (phone, Array(#"{"type":"cancel","id":"c-\#(target.suffix(5))-\#(round)-\#($0)","target":"\#(target)"}"#.utf8)) } }
         }
-        func retries(_ target: String) -> [(LinkID, [UInt8])] {
-            (0..<300).map { _ in (phone, Array(#"{"type":"send","id":"\#(target)","mode":"complication","payload":{"kind":"k"}}"#.utf8)) }
+        func retries(_ target: String) -> (Int) -> [(LinkID, [UInt8])] {
+            { _ in (0..<300).map { _ in (phone, Array(#"{"type":"send","id":"\#(target)","mode":"complication","payload":{"kind":"k"}}"#.utf8)) } }
         }
         // Before: one complication held, retried, then cancelled and cancelled again.
         let alone = id(10_000)
         #expect(h.send(phone, id: alone, mode: .complication).frames(to: phone).first?.accepted != nil)
-        let retryBefore = Self.time(&h, retries(alone))
-        let cancelBefore = Self.time(&h, cancels(alone))
+        let retryBefore = Self.fastest(&h, retries(alone))
+        let cancelBefore = Self.fastest(&h, cancels(alone))
         #expect(h.outstanding(phone) == [])
         _ = Self.time(&h, (0..<10_000).map { (phone, Array(#"{"type":"send","id":"\#(id($0))","mode":"userInfo","payload":{"kind":"k"}}"#.utf8)) })
         #expect(h.state.queuedItemCount == 10_000)
         // The last one is a userInfo now: the retry as a complication says it was demoted, as before.
         #expect(h.send(phone, id: id(9_999), mode: .complication).frames(to: phone).first?.accepted?.fallback == .userInfo)
-        let retryAfter = Self.time(&h, retries(id(9_999)))
+        let retryAfter = Self.fastest(&h, retries(id(9_999)))
         #expect(h.send(phone, .cancel(Cancel(id: "c-first", target: id(9_999)))).frames(to: phone) == [.cancelled(Answer(re: "c-first"))])
-        let cancelAfter = Self.time(&h, cancels(id(9_999)))
+        let cancelAfter = Self.fastest(&h, cancels(id(9_999)))
         #expect(retryAfter < retryBefore * 5 + .milliseconds(50), "retries: \(retryBefore) before, \(retryAfter) after")
         #expect(cancelAfter < cancelBefore * 5 + .milliseconds(50), "cancels: \(cancelBefore) before, \(cancelAfter) after")
         #expect(h.state.queuedItemCount == 9_999)
@@ -139,5 +147,24 @@ import Testing
         h.restart()
         let (phone2, _) = h.reconnect(.phone)
         #expect(h.outstanding(phone2) == order)
+    }
+
+    /// `pair.begin` does not walk the relay's live codes (one per phone connection can be live):
+    /// it swept them, and the address counts, on every such frame (and so did `pair.join`).
+    @Test func pairingFramesDoNotWalkTheLiveCodes() {
+        var h = RelayHarness()
+        let (phone, _) = h.connect(.phone)
+        func begins(_ round: Int) -> [(LinkID, [UInt8])] {
+            (0..<2000).map { (phone, Array(#"{"type":"pair.begin","id":"b-\#(round)-\#($0)"}"#.utf8)) }
+        }
+        let beginsBefore = Self.fastest(&h, begins)
+        // The relay's connection limit is 10,000: the phone above and 9,000 more.
+        for i in 0..<9_000 {
+            let (other, _) = h.connect(.phone, address: "10.\(i / 65_536).\(i / 256 % 256).\(i % 256)")
+            _ = h.beginPairing(other)
+        }
+        #expect(h.state.pairingCodeCount == 9_001)
+        let beginsAfter = Self.fastest(&h, begins)
+        #expect(beginsAfter < beginsBefore * 5 + .milliseconds(50), "2000 pair.begin: \(beginsBefore) before, \(beginsAfter) with 9,001 live codes")
     }
 }
