@@ -1,7 +1,7 @@
 """Protocol-level attacks on a relay started here (loopback), by authenticated-but-malicious
 clients, while another pair measures its message round trip. Not part of `make test`.
 
-usage: protocol_attack.py [reply-flood|queue-walk|expired-code|token-race|kill9] ... (default: all)
+usage: protocol_attack.py [reply-flood|queue-walk|expired-code|token-race|kill9|hello-churn] ... (default: all)
 
 - reply-flood: a pair's phone floods its own (never replying) watch with `wantsReply` messages
   for 12 s; prints the messages the relay got through, the victim pair's worst round trip and
@@ -14,6 +14,8 @@ usage: protocol_attack.py [reply-flood|queue-walk|expired-code|token-race|kill9]
   `pairing_code_expired`, not `pairing_code_invalid` (PROTOCOL.md §6.3).
 - token-race: two connections say hello with one token at once, 50 times: exactly one of them
   must stay, the other closed with 4001.
+- hello-churn: 32 workers connect, say hello as a new phone, ask for a pairing code and hang up,
+  for 12 s, while a victim pair's round trip is timed; RSS before, at the end, and 5 s later.
 - kill9: 2,000 userInfo sends, the relay killed with SIGKILL mid-stream and restarted on the same
   port and file: every id that got `accepted` must be delivered to the watch, once.
 
@@ -277,8 +279,45 @@ async def kill9(relay):
         again.stop()
 
 
+async def hello_churn(relay):
+    """Workers that connect, say hello as a new phone, ask for a pairing code and hang up, as fast
+    as they can for 12 s, while a victim pair's round trip is timed; then 5 s idle."""
+    vp, vw, _, _ = await pair(relay.url)
+    base = max([await round_trip_ms(vp, vw) for _ in range(20)])
+    rss0, cpu0, t0 = relay.rss_kib(), relay.cpu_s(), time.time()
+    cycles, refused, rtts = 0, {}, []
+
+    async def worker():
+        nonlocal cycles
+        while time.time() - t0 < 12:
+            try:
+                c = await Client.open(relay.url)
+                await c.hello("phone")
+                await c.send({"type": "pair.begin", "id": nid("pb")})
+                await c.until(lambda f: f.get("type") in ("pair.code", "error"))
+                await c.ws.close()
+                cycles += 1
+            except Exception as e:  # a refusal is an outcome, counted by its kind
+                kind = type(e).__name__
+                refused[kind] = refused.get(kind, 0) + 1
+
+    workers = [asyncio.create_task(worker()) for _ in range(32)]
+    while time.time() - t0 < 12:
+        await asyncio.sleep(0.2)
+        rtts.append(await round_trip_ms(vp, vw))
+    await asyncio.gather(*workers)
+    rss_end = relay.rss_kib()
+    await asyncio.sleep(5)
+    rtts.sort()
+    return {"attack": "hello-churn", "cycles": cycles, "per_s": round(cycles / 12), "refused": refused,
+            "victim_rtt_ms_before": round(base, 1), "victim_rtt_ms_p50": round(rtts[len(rtts) // 2], 1),
+            "victim_rtt_ms_worst": round(rtts[-1], 1), "rss_kib": [rss0, rss_end, relay.rss_kib()],
+            "relay_cpu_s": round(relay.cpu_s() - cpu0, 1), "victim_still_works": await round_trip_ms(vp, vw) < 1000,
+            "store_bytes": sum(os.path.getsize(relay.db + x) for x in ("", "-wal") if os.path.exists(relay.db + x))}
+
+
 ATTACKS = {"reply-flood": reply_flood, "queue-walk": queue_walk, "expired-code": expired_code,
-           "token-race": token_race, "kill9": kill9}
+           "token-race": token_race, "kill9": kill9, "hello-churn": hello_churn}
 
 
 async def main(names):
