@@ -36,6 +36,9 @@ final class CommandInbox: Sendable {
     /// The context's write counts, published by the service thread once per turn in which it
     /// wrote (``ServiceCore/publishWriteCounts()``) and read from any thread.
     let writeCounts = LockedState(WriteCounts())
+    /// Bytes a server holds for unfinished messages (``ServiceCore/unfinishedHeld``), published
+    /// by the service thread whenever it changes (only messages that arrive in pieces change it).
+    let unfinishedBytes = LockedState(0)
 
     /// Where the context is in its life; commands are accepted while `starting` or `running`.
     private enum Phase {

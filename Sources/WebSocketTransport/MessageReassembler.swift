@@ -33,6 +33,18 @@ struct MessageReassembler {
     /// Whether a message has started but not yet ended.
     var isMidMessage: Bool { inMessage }
 
+    /// Bytes of memory held for the unfinished message (its buffer's capacity: a frame header
+    /// promising more reserves room before the bytes come).
+    var heldBytes: Int { buffer.capacity }
+
+    /// Drops what is held of the unfinished message; its later chunks are discarded, and its
+    /// end is reported as ``Outcome/tooLarge(size:)``. (The server closes the connection then.)
+    mutating func abandon() {
+        guard inMessage else { return }
+        isDiscarding = true
+        buffer = []
+    }
+
     /// Feeds one chunk.
     ///
     /// - Parameters:

@@ -66,6 +66,13 @@ final class ServiceCore {
     private let validityRefreshNanoseconds: UInt64?
     /// When this turn's first message arrived (nil until one did).
     private var receivedAt: UInt64?
+    /// A server's ``ServerConfiguration/maxUnfinishedMessageBytes`` (nil for a client, whose
+    /// only peer is the server it chose).
+    private let unfinishedBudget: Int?
+    /// Bytes held for unfinished messages over all connections (``MessageReassembler/heldBytes``).
+    private(set) var unfinishedHeld = 0 {
+        didSet { inbox.unfinishedBytes.withLock { $0 = unfinishedHeld } }
+    }
 
     init(role: ServiceLoop.Role, inbox: CommandInbox, resources: LWSContextResources) {
         self.role = role
@@ -75,9 +82,11 @@ final class ServiceCore {
         if case .server(let configuration, let continuation) = role {
             serverEvents = ServerEventBuffer(continuation, handler: configuration.eventHandler)
             validityRefreshNanoseconds = UInt64(configuration.pingAfterSeconds) * 500_000_000
+            unfinishedBudget = configuration.maxUnfinishedMessageBytes
         } else {
             serverEvents = nil
             validityRefreshNanoseconds = nil
+            unfinishedBudget = nil
         }
         writeBufferCapacity = relay_lws_pre + OutboundMessage.defaultFragmentSize
         writeBuffer = .allocate(byteCount: writeBufferCapacity, alignment: 16)
@@ -310,9 +319,12 @@ final class ServiceCore {
         }
         // lws owns `data` and reuses it after this callback; the reassembler copies what it keeps.
         let chunk = UnsafeRawBufferPointer(start: data, count: length)
+        let heldBefore = connection.reassembler.heldBytes  // 0 unless a message is unfinished
         let outcome = connection.reassembler.consume(
             chunk, frameIsBinary: lws_frame_is_binary(wsi) != 0, isFinal: lws_is_final_fragment(wsi) != 0,
             remainingInFrame: Int(lws_remaining_packet_payload(wsi)))
+        let heldAfter = connection.reassembler.heldBytes
+        if heldAfter != heldBefore { unfinishedChanged(by: heldAfter - heldBefore) }
         if connection.observer != nil || connection.handler != nil, let event = ClientEvent(outcome) {
             connection.observer?.received(event, at: MonotonicClock.nanoseconds())
             if let handler = connection.handler, runHandler(handler, event, on: id) == .consume { return 0 }
@@ -325,6 +337,25 @@ final class ServiceCore {
         }
         return 0
     }
+
+    /// Counts what unfinished messages hold; past a server's budget, closes the connection
+    /// holding the largest (1013, Try Again Later) and drops its bytes, until under it.
+    private func unfinishedChanged(by delta: Int) {
+        unfinishedHeld += delta
+        guard let budget = unfinishedBudget else { return }
+        while unfinishedHeld > budget {
+            // Only under attack (or a budget set too low): a walk of the connections.
+            guard let largest = connections.values.max(by: { $0.reassembler.heldBytes < $1.reassembler.heldBytes }),
+                largest.reassembler.heldBytes > 0
+            else { return }
+            unfinishedHeld -= largest.reassembler.heldBytes
+            largest.reassembler.abandon()
+            requestClose(largest, CloseFrame(code: Self.unfinishedCloseCode, reason: "unfinished messages over the relay's budget"))
+        }
+    }
+
+    /// RFC 6455's 1013, Try Again Later: the server cannot hold this message now.
+    static let unfinishedCloseCode: UInt16 = 1013
 
     // MARK: - Commands
 
@@ -367,6 +398,7 @@ final class ServiceCore {
     private func connectionClosed(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) {
         guard let id = connectionID(wsi, user) else { return }  // e.g. an upgrade the filter refused
         if let connection = connections.removeValue(forKey: id) {
+            if connection.reassembler.heldBytes > 0 { unfinishedHeld -= connection.reassembler.heldBytes }
             let report = connection.closeReport
             if !connection.closeReported { connection.sink.closed(id, code: report.code, reason: report.reason) }
         } else if id != connectingID, let request = pendingConnects.removeValue(forKey: id) {

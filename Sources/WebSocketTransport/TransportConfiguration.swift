@@ -46,6 +46,12 @@ public struct ServerConfiguration: Sendable {
     public var httpRoutes: [String: HTTPRouteHandler]
     /// Answers any plain-HTTP request that no route matched (default nil: 404).
     public var httpHandler: HTTPRequestHandler?
+    /// Most bytes the server holds, over all its connections, for messages that have begun to
+    /// arrive and not ended (fragments, or a frame whose header promised more). Past it the
+    /// connection holding the largest such message is closed with 1013 (Try Again Later) and
+    /// its bytes dropped: without it, connections that each start a message of nearly
+    /// ``maxMessageBytes`` and never finish it held 1 MiB apiece (200 of them: 225 MB).
+    public var maxUnfinishedMessageBytes: Int
     /// Set by ``WebSocketServer/init(configuration:handler:)``: events go to it, not the stream.
     var eventHandler: (any ServerEventHandler)?
 
@@ -65,7 +71,8 @@ public struct ServerConfiguration: Sendable {
         validatesUTF8: Bool = true,
         receiveBufferBytes: Int = ServerConfiguration.defaultReceiveBufferBytes,
         httpRoutes: [String: HTTPRouteHandler] = [:],
-        httpHandler: HTTPRequestHandler? = nil
+        httpHandler: HTTPRequestHandler? = nil,
+        maxUnfinishedMessageBytes: Int = 64 << 20
     ) {
         self.host = host
         self.port = port
@@ -73,6 +80,7 @@ public struct ServerConfiguration: Sendable {
         self.subprotocol = subprotocol
         self.tlsCertificatePath = tlsCertificatePath
         self.tlsPrivateKeyPath = tlsPrivateKeyPath
+        self.maxUnfinishedMessageBytes = maxUnfinishedMessageBytes
         self.maxMessageBytes = maxMessageBytes
         self.maxQueuedBytesPerConnection = maxQueuedBytesPerConnection
         self.pingAfterSeconds = pingAfterSeconds
@@ -108,6 +116,7 @@ public struct ServerConfiguration: Sendable {
             throw .invalidConfiguration("tlsCertificatePath and tlsPrivateKeyPath must be set together")
         }
         try Self.validateLimits(maxMessageBytes: maxMessageBytes, maxQueuedBytes: maxQueuedBytesPerConnection)
+        guard maxUnfinishedMessageBytes > 0 else { throw .invalidConfiguration("maxUnfinishedMessageBytes must be positive") }
         try Self.validateKeepalive(ping: pingAfterSeconds, hangup: hangupAfterSeconds)
         guard Self.receiveBufferRange.contains(receiveBufferBytes) else {
             throw .invalidConfiguration(

@@ -74,6 +74,10 @@ public final class WebSocketServer: Sendable {
     /// How the server's writes were made so far (at the end of a turn or on WRITEABLE).
     public var writeCounts: WriteCounts { inbox.writeCounts.withLock { $0 } }
 
+    /// Bytes held right now for messages that began to arrive and have not ended, over all
+    /// connections (bounded by ``ServerConfiguration/maxUnfinishedMessageBytes``).
+    public var unfinishedMessageBytes: Int { inbox.unfinishedBytes.withLock { $0 } }
+
     /// The reason of the 1008 close a connection gets when its outbound backlog would pass
     /// `maxQueuedBytesPerConnection` (a slow consumer); its `closed` event carries it too.
     public static let slowConsumerReason = "outbound queue limit exceeded"

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import WebSocketTransport
@@ -147,6 +148,54 @@ struct HostileInputTests {
         }
         #expect(echo.log.events.isEmpty)
         _ = try await client.connect(to: "ws://127.0.0.1:\(echo.server.port)/v1?x=1")
+        try await stop(client)
+        try await stop(echo.server)
+    }
+
+    /// Messages begun and never finished are held against one budget for the whole server:
+    /// past it the connection holding the largest is closed with 1013 and its bytes dropped, and
+    /// a connection that leaves mid-message gives its bytes back. A frame header that promises
+    /// bytes counts what it made the server reserve, not only what came.
+    @Test func unfinishedMessagesPastTheServersBudgetCloseTheLargest() async throws {
+        let echo = try EchoServer(ServerConfiguration(maxUnfinishedMessageBytes: 200 << 10))
+        func connect() async throws -> (RawSocket, ConnectionID) {
+            let socket = try RawSocket(port: echo.server.port)
+            #expect(try await socket.upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
+            let id = try await echo.log.first("opened") { event -> ConnectionID? in
+                guard case .opened(let id, _) = event, !echo.log.events.contains(where: { e in
+                    if case .closed(id, _, _) = e { true } else { false }
+                }) else { return nil }
+                return id
+            }
+            return (socket, id)
+        }
+        let server = echo.server
+        let (large, largeID) = try await connect()
+        try large.sendUnfinished(count: 150 << 10)
+        try await eventually(10, "150 KiB held") { server.unfinishedMessageBytes >= 150 << 10 }
+        let (small, _) = try await connect()
+        try small.sendUnfinished(count: 30 << 10)
+        try await eventually(10, "180 KiB held") { server.unfinishedMessageBytes >= 180 << 10 }
+        // A header promising 40 KiB, and 10 bytes of it: over the budget with what it reserved.
+        let (promise, _) = try await connect()
+        try promise.sendUnfinished(count: 40 << 10, sending: 10)
+        let (code, reason) = try await echo.log.first("the largest closed") {
+            if case .closed(largeID, let code, let reason) = $0 { (code, reason) } else { nil }
+        }
+        #expect(code == 1013 && reason == "unfinished messages over the relay's budget")
+        #expect(await large.waitForEnd())
+        let after = server.unfinishedMessageBytes
+        #expect(after < 100 << 10, "\(after) bytes held after the largest went")
+        // One that leaves mid-message gives its bytes back.
+        small.close()
+        try await eventually(10, "the leaver's bytes released") { server.unfinishedMessageBytes < 50 << 10 }
+        // The others are served: a whole message still echoes.
+        let client = try plainClient()
+        let connection = try await client.connect(to: echo.url)
+        let log = EventLog(connection.events)
+        connection.send(Array("still served".utf8))
+        #expect(try await log.first("echo") { $0.text } == "still served")
+        _ = promise
         try await stop(client)
         try await stop(echo.server)
     }

@@ -16,6 +16,11 @@ final class RawSocket {
         socket = try TCPClientSocket(port: port, host: host, receiveBuffer: receiveBuffer)
     }
 
+    /// Ends the connection (the peer sees it leave).
+    func close() {
+        socket.shutdown()
+    }
+
     func write(_ text: String) throws {
         try socket.send(Array(text.utf8))
     }
@@ -29,6 +34,19 @@ final class RawSocket {
         let payload = Array(text.utf8)
         precondition(payload.count < 126)
         try socket.send([0x81, 0x80 | UInt8(payload.count), 0, 0, 0, 0] + payload)
+    }
+
+    /// Sends the first frame of a text message that never ends (FIN clear, mask key 0): a
+    /// 16- or 64-bit length for `count` bytes of `x`, of which only `sending` (default all) go.
+    func sendUnfinished(count: Int, sending: Int? = nil) throws {
+        var header: [UInt8] = [0x01]
+        if count < 1 << 16 {
+            header += [0x80 | 126, UInt8(count >> 8), UInt8(count & 0xFF)]
+        } else {
+            header.append(0x80 | 127)
+            header += (0..<8).reversed().map { UInt8((count >> ($0 * 8)) & 0xFF) }
+        }
+        try socket.send(header + [0, 0, 0, 0] + [UInt8](repeating: UInt8(ascii: "x"), count: sending ?? count))
     }
 
     /// Reads until `terminator` appears, the peer closes, or `timeoutMilliseconds` pass.

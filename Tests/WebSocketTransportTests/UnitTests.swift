@@ -51,6 +51,26 @@ struct MessageReassemblerTests {
         #expect(message.capacity <= message.count + message.count / 4 + 4096, "capacity \(message.capacity)")
     }
 
+    /// What an unfinished message holds is its buffer's capacity (a frame's length reserves
+    /// room before the bytes come); an abandoned one holds nothing, takes no more, and ends as
+    /// too large; the next message is whole again.
+    @Test func anUnfinishedMessageHoldsWhatItReservedUntilAbandoned() {
+        var reassembler = MessageReassembler(maxMessageBytes: 1 << 20)
+        #expect(reassembler.heldBytes == 0)
+        let first = [UInt8](repeating: 1, count: 10)
+        let promised = first.withUnsafeBytes { reassembler.consume($0, frameIsBinary: false, isFinal: false, remainingInFrame: 90_000) }
+        #expect(promised == .incomplete)
+        #expect(reassembler.heldBytes >= 90_010, "room for the frame's promised bytes counts")
+        reassembler.abandon()
+        #expect(reassembler.heldBytes == 0)
+        #expect(feed(&reassembler, [UInt8](repeating: 2, count: 5_000), final: false) == .incomplete)
+        #expect(reassembler.heldBytes == 0, "nothing more is kept")
+        #expect(feed(&reassembler, [3], final: true) == .tooLarge(size: 5_011))
+        #expect(feed(&reassembler, [4, 5], final: true) == .message([4, 5]))
+        reassembler.abandon()  // between messages: nothing to drop
+        #expect(feed(&reassembler, [6], final: true) == .message([6]))
+    }
+
     @Test func binaryMessagesAreReportedWithoutBytes() {
         var reassembler = MessageReassembler(maxMessageBytes: 4)
         #expect(feed(&reassembler, [1], binary: true, final: true) == .binary)
