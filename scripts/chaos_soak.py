@@ -126,6 +126,9 @@ class Relay:
         self.starts = 0
         self.crashes = 0
         self.expected_exit = False
+        # Incarnations this script ended itself: a kill's `wait` can finish while the next
+        # start is already under way (`expected_exit` reset, `proc` not yet replaced).
+        self.ended_by_us: set[int] = set()
         self.log = open(soak.workdir / "relay.log", "ab")
         self.rss_samples: list[tuple[float, int]] = []  # (time, KiB) of the current incarnation
 
@@ -151,6 +154,7 @@ class Relay:
                 return
             # Not up (the Redis lease of the killed incarnation, Redis down): try again.
             self.expected_exit = True
+            self.ended_by_us.add(self.proc.pid)
             if self.proc.returncode is None:
                 self.proc.kill()
             await self.proc.wait()
@@ -159,7 +163,7 @@ class Relay:
 
     async def _watch(self, proc: asyncio.subprocess.Process) -> None:
         code = await proc.wait()
-        if proc is self.proc and not self.expected_exit:
+        if proc is self.proc and not self.expected_exit and proc.pid not in self.ended_by_us:
             self.crashes += 1
             self.soak.violation(f"the relay exited by itself with {code} (see relay.log)")
             self.url = None
@@ -170,6 +174,7 @@ class Relay:
         self.sample_rss()
         self.expected_exit = True
         self.url = None
+        self.ended_by_us.add(self.proc.pid)
         os.kill(self.proc.pid, signal.SIGKILL)
         self.soak.trace_note(f"relay killed ({why})")
         self.kills += 1
@@ -191,6 +196,7 @@ class Relay:
     async def stop(self) -> None:
         if self.proc and self.proc.returncode is None:
             self.expected_exit = True
+            self.ended_by_us.add(self.proc.pid)
             self.proc.send_signal(signal.SIGTERM)
             try:
                 await asyncio.wait_for(self.proc.wait(), 20)
