@@ -69,6 +69,9 @@ final class SessionOutbox: @unchecked Sendable {
                     CREATE TABLE files(seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, url TEXT NOT NULL,
                       metadata TEXT, size INTEGER NOT NULL, chunks INTEGER NOT NULL) STRICT;
                     """),
+            Migration(
+                version: 3, name: "finished transfers kept until reported",
+                sql: "ALTER TABLE outbox ADD COLUMN finished INTEGER NOT NULL DEFAULT 0;"),
         ])
     }
 
@@ -101,7 +104,7 @@ final class SessionOutbox: @unchecked Sendable {
         }
     }
 
-    /// userInfo items not yet received by the counterpart (nor cancelled), in the order queued.
+    /// userInfo items not yet reported finished to the app (nor cancelled), in the order queued.
     func outstandingUserInfo() throws -> [Item] {
         try withDatabase { db in
             try db.query(
@@ -123,13 +126,29 @@ final class SessionOutbox: @unchecked Sendable {
         }
     }
 
-    /// Removes the item the relay knows as `relayID` (received by the counterpart) and returns it.
+    /// The item the relay knows as `relayID` (received by the counterpart). A userInfo or
+    /// complication transfer stays, marked finished, until the delegate heard of it
+    /// (``remove(_:)`` after `didFinish`): killed before that, the app hears it at its next
+    /// launch (``finishedTransfers()``). Any other item is removed here.
     func finished(relayID: String) throws -> Item? {
         try withDatabase { db in
             let items = try db.query(
                 "SELECT id, channel, payload, relay_id, cancelled FROM outbox WHERE relay_id = ?", [.text(relayID)], Self.item)
-            try db.execute("DELETE FROM outbox WHERE relay_id = ?", [.text(relayID)])
+            if let item = items.first, item.channel == .userInfo || item.channel == .complication {
+                try db.execute("UPDATE outbox SET finished = 1 WHERE relay_id = ?", [.text(relayID)])
+            } else {
+                try db.execute("DELETE FROM outbox WHERE relay_id = ?", [.text(relayID)])
+            }
             return items.first
+        }
+    }
+
+    /// Transfers the counterpart received whose `didFinish` the app has not heard (it was
+    /// killed first), in the order queued.
+    func finishedTransfers() throws -> [Item] {
+        try withDatabase { db in
+            try db.query(
+                "SELECT id, channel, payload, relay_id, cancelled FROM outbox WHERE finished = 1 ORDER BY seq", [], Self.item)
         }
     }
 

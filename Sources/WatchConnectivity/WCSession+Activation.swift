@@ -103,6 +103,9 @@ extension WCSession {
         }
         if !environment.foreground { await relay.setForeground(false) }
         await completeActivation(.activated, nil)
+        // Transfers the counterpart received while the app was killed before hearing it: their
+        // `didFinish` comes now, at this launch, as on a device.
+        for item in (try? outbox.finishedTransfers()) ?? [] { await itemFinished(item, outbox: outbox, error: nil) }
         if environment.role == .phone { await noticeWatchChange(directory) }
         var workers = [
             Task { await self.sendOperations(messages) },

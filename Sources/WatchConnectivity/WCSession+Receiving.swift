@@ -103,7 +103,10 @@ extension WCSession {
     func itemFinished(_ item: SessionOutbox.Item, outbox: SessionOutbox, error: WCError?) async {
         switch item.channel {
         case .file: await fileItemFinished(item, outbox: outbox, error: error)
-        case .userInfo, .complication: await finishTransfer(item.id, error: error)
+        case .userInfo, .complication:
+            await finishTransfer(item.id, error: error)
+            // Heard: the row kept for a launch after a kill goes (SessionOutbox.finished).
+            try? outbox.remove(item.id)
         case .context: break
         }
     }
