@@ -144,11 +144,18 @@ final class SessionOutbox: @unchecked Sendable {
     }
 
     /// Transfers the counterpart received whose `didFinish` the app has not heard (it was
-    /// killed first), in the order queued.
-    func finishedTransfers() throws -> [Item] {
+    /// killed first), in the order queued: those marked finished, and those the relay session
+    /// no longer holds (`held`: its outstanding send ids, kept in its own store). The relay
+    /// session writes a `transferred` down before the app's store hears of it, so a kill in
+    /// between left a transfer here that nothing would ever finish.
+    func finishedTransfers(heldByRelaySession held: Set<String>) throws -> [Item] {
         try withDatabase { db in
             try db.query(
-                "SELECT id, channel, payload, relay_id, cancelled FROM outbox WHERE finished = 1 ORDER BY seq", [], Self.item)
+                """
+                SELECT id, channel, payload, relay_id, cancelled, finished FROM outbox
+                WHERE channel IN ('userInfo', 'complication') AND cancelled = 0 AND relay_id IS NOT NULL ORDER BY seq
+                """, [], { row in (Self.item(row), row.int64(5) != 0) }
+            ).filter { item, finished in finished || !held.contains(item.relayID ?? "") }.map(\.0)
         }
     }
 

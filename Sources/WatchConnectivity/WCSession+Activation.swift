@@ -105,7 +105,10 @@ extension WCSession {
         await completeActivation(.activated, nil)
         // Transfers the counterpart received while the app was killed before hearing it: their
         // `didFinish` comes now, at this launch, as on a device.
-        for item in (try? outbox.finishedTransfers()) ?? [] { await itemFinished(item, outbox: outbox, error: nil) }
+        let held = Set(await relay.outstandingUserInfoTransfers.map(\.id))
+        for item in (try? outbox.finishedTransfers(heldByRelaySession: held)) ?? [] {
+            await itemFinished(item, outbox: outbox, error: nil)
+        }
         if environment.role == .phone { await noticeWatchChange(directory) }
         var workers = [
             Task { await self.sendOperations(messages) },

@@ -26,14 +26,24 @@ struct FinishedAtNextLaunchTests {
         try await waitForCalls(h.watchDelegate, "didFinish")
         #expect(h.watchDelegate.details("didFinish") == ["7"])
         #expect(h.watch.outstandingUserInfoTransfers.isEmpty)
-        // Heard once: the launch after does not report it again.
+        // Heard once: the launch after does not report it again, and `r-2`, which the relay
+        // session never held (its `transferred` was written down there, then the app was
+        // killed), is reported at that launch.
+        do {
+            let outbox = try SessionOutbox(directory: h.directory.path("watch"))
+            try outbox.enqueue(
+                id: "t-2", channel: .userInfo, payload: try PropertyListPayload.encode(["n": 8], channel: .userInfo))
+            #expect(try outbox.accepted("t-2", relayID: "r-2", keep: true))
+        }
         await h.watch.close()
         let again = WCSession(environment: WCHarness.environment(h.relay, "watch", h.directory.path("watch")))
         let delegate = RecordingDelegate()
         again.delegate = delegate
         try await h.activate(again, delegate)
         try await Task.sleep(for: .milliseconds(300))
-        #expect(delegate.details("didFinish").isEmpty)
+        try await waitForCalls(delegate, "didFinish")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(delegate.details("didFinish") == ["8"])
         await again.close()
         await h.stop()
     }
