@@ -142,7 +142,7 @@ struct GitHubRESTClientHTTPTests {
         let stub = try GitHubStubServer.start(fixturesDirectory: fixturesDirectory)
         let client = GitHubClient.live(baseURL: stub.baseURL, token: "t")
         let result = await Result {
-            try await withTimeout(10, "the live client") {
+            try await withTimeout(10 * timeoutScale, "the live client") {
                 (try await client.user("JohnSundell"), try await client.repos("onevcat"))
             }
         }
