@@ -99,16 +99,18 @@ extension ConsoleHub {
     }
 
     /// Writes a heartbeat to every open stream when the streams got nothing for
-    /// ``ConsoleConfiguration/heartbeatMilliseconds``; forgets closed streams.
+    /// ``ConsoleConfiguration/heartbeatMilliseconds``, forgetting the closed ones then.
     ///
     /// - Returns: milliseconds until the next heartbeat is due (nil: no stream open, no timer).
     public func heartbeat(now: Timestamp) -> Int64? {
         let (streams, wait) = state.withLock { s -> ([HTTPStream], Int64?) in
-            s.subscribers.removeAll { $0.stream.isClosed }
             guard !s.subscribers.isEmpty else { return ([], nil) }
             let interval = configuration.heartbeatMilliseconds
             let due = max(s.lastPushAt, s.lastHeartbeatAt) + interval
+            // Asked at the end of every service-loop turn: only a due beat walks the streams.
             guard due <= now.millisecondsSinceEpoch else { return ([], due - now.millisecondsSinceEpoch) }
+            s.subscribers.removeAll { $0.stream.isClosed }
+            guard !s.subscribers.isEmpty else { return ([], nil) }
             s.lastHeartbeatAt = now.millisecondsSinceEpoch
             return (s.subscribers.map(\.stream), interval)
         }

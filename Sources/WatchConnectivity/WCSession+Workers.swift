@@ -91,9 +91,9 @@ extension WCSession {
                 try? await relay.cancel(sent)
                 return
             }
-            if state.withLock({ $0.finishedEarly.remove(sent.id) }) != nil {
-                try outbox.remove(item.id)
-                await itemFinished(item, outbox: outbox, error: nil)
+            if state.withLock({ $0.finishedEarly.remove(sent.id) }) != nil, let finished = try outbox.finished(relayID: sent.id) {
+                // As a `transferred` that came after: a transfer's row goes once the delegate heard it.
+                await itemFinished(finished, outbox: outbox, error: nil)
             }
         }
     }

@@ -69,7 +69,8 @@ final class ServiceCore {
     /// A server's ``ServerConfiguration/maxUnfinishedMessageBytes`` (nil for a client, whose
     /// only peer is the server it chose).
     private let unfinishedBudget: Int?
-    /// Bytes held for unfinished messages over all connections (``MessageReassembler/heldBytes``).
+    /// Bytes a server holds for unfinished messages over all its connections
+    /// (``MessageReassembler/heldBytes``); a client keeps it 0.
     private(set) var unfinishedHeld = 0 {
         didSet { inbox.unfinishedBytes.withLock { $0 = unfinishedHeld } }
     }
@@ -341,8 +342,8 @@ final class ServiceCore {
     /// Counts what unfinished messages hold; past a server's budget, closes the connection
     /// holding the largest (1013, Try Again Later) and drops its bytes, until under it.
     private func unfinishedChanged(by delta: Int) {
+        guard let budget = unfinishedBudget else { return }  // a client counts nothing
         unfinishedHeld += delta
-        guard let budget = unfinishedBudget else { return }
         while unfinishedHeld > budget {
             // Only under attack (or a budget set too low): a walk of the connections.
             guard let largest = connections.values.max(by: { $0.reassembler.heldBytes < $1.reassembler.heldBytes }),
@@ -398,7 +399,7 @@ final class ServiceCore {
     private func connectionClosed(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) {
         guard let id = connectionID(wsi, user) else { return }  // e.g. an upgrade the filter refused
         if let connection = connections.removeValue(forKey: id) {
-            if connection.reassembler.heldBytes > 0 { unfinishedHeld -= connection.reassembler.heldBytes }
+            if unfinishedBudget != nil, connection.reassembler.heldBytes > 0 { unfinishedHeld -= connection.reassembler.heldBytes }
             let report = connection.closeReport
             if !connection.closeReported { connection.sink.closed(id, code: report.code, reason: report.reason) }
         } else if id != connectingID, let request = pendingConnects.removeValue(forKey: id) {
