@@ -71,6 +71,19 @@ public enum CLI {
             throw Arguments.UsageError(description: "--pair takes the 6-digit code the phone shows, not '\(code)'")
         }
     }
+
+    /// `--reconnect-backoff 0.05,0.1,0.2`: seconds between reconnect attempts (the last one
+    /// repeats); nil when the option is absent.
+    public static func reconnectBackoff(_ args: inout Arguments) throws -> [Double]? {
+        guard let text = try args.string("reconnect-backoff") else { return nil }
+        let values = text.split(separator: ",", omittingEmptySubsequences: false).map {
+            Double($0.trimmingCharacters(in: .whitespaces))
+        }
+        guard !values.isEmpty, values.allSatisfy({ $0.map { $0.isFinite && $0 >= 0 && $0 <= 3600 } ?? false }) else {
+            throw Arguments.UsageError(description: "--reconnect-backoff must be seconds separated by commas, not '\(text)'")
+        }
+        return values.compactMap { $0 }
+    }
 }
 
 /// `full`, `normal` or `off`.

@@ -26,7 +26,7 @@ actor PhoneChildProcess: ScenarioPhone {
         var arguments = [
             "phone", "--machine", "--relay", relayURL, "--state", directory, "--name", name,
             "--github", githubURL.absoluteString, "--refresh-interval", "3600", "--refresh-throttle", "0",
-            "--external-poll-s", "3600", "--reconnect-backoff", "0.05,0.1,0.2", "--request-timeout-s", "3",
+            "--external-poll-s", "3600", "--reconnect-backoff", ScenarioRunner.reconnectBackoffArgument, "--request-timeout-s", "3",
             "--log-level", "warn",
         ]
         if let watch { arguments += ["--watch", watch] }

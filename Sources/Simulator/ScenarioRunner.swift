@@ -22,6 +22,13 @@ public actor ScenarioRunner {
     /// not: a first `open` timed out in a fresh-clone run).
     static let replyTimeoutMilliseconds = 3_000
 
+    /// Seconds between a scenario device's reconnect attempts (phones and watches, in process
+    /// and as children): a restarted relay is back within the steps' waits. The sessions'
+    /// default climbs to 5 s, and a watch child whose relay took 4 s to come back slept past a
+    /// 4 s `wait` (a fresh-clone run of `relay-restart`).
+    static let reconnectBackoff = [0.05, 0.1, 0.2]
+    static var reconnectBackoffArgument: String { reconnectBackoff.map { String($0) }.joined(separator: ",") }
+
     /// Where the fixture GitHub users and repos are (`Simulator/fixtures/github`); nil: the
     /// catalog compiled into the binary (the same files, so a copied binary runs scenarios).
     public nonisolated let fixturesDirectory: String?

@@ -31,7 +31,7 @@ actor SimulatedPhone: ScenarioPhone {
         c.refreshInterval = .seconds(3600)
         c.refreshThrottle = .zero
         c.externalPollInterval = .seconds(3600)
-        c.session.backoff = [0.05, 0.1, 0.2]
+        c.session.backoff = ScenarioRunner.reconnectBackoff
         c.session.requestTimeoutSeconds = 3
         c.useWatch(watch)
         // In memory, one stored session per watch, as the live one keeps one directory per watch.

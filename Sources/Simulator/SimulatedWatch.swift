@@ -42,7 +42,7 @@ actor SimulatedWatch: ScenarioWatch {
         let session = await memory?.session(role: .watch, deviceName: name, foreground: self.foreground)
         let w = try HeadlessWatch(
             relayURL: relayURL, stateDirectory: directory, deviceName: name, foreground: self.foreground, rules: rules,
-            clock: .manual(clock), session: session)
+            clock: .manual(clock), session: session, reconnectBackoff: ScenarioRunner.reconnectBackoff)
         let log = log
         let count = EventCount()
         pumped = count

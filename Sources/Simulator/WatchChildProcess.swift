@@ -34,7 +34,7 @@ actor WatchChildProcess: ScenarioWatch {
         if let foreground { self.foreground = foreground }
         var arguments = [
             "watch", "--machine", "--relay", relayURL, "--state", directory, "--name", name,
-            "--manual-clock", String(clockMs), "--log-level", "warn",
+            "--manual-clock", String(clockMs), "--log-level", "warn", "--reconnect-backoff", ScenarioRunner.reconnectBackoffArgument,
         ]
         if let budget = self.budget { arguments += ["--budget", String(budget)] }
         if !self.foreground { arguments.append("--background") }

@@ -71,19 +71,20 @@ public actor HeadlessWatch {
     /// `session` is the session to use (e.g. an in-memory one); nil: a live ``RelaySession``
     /// to `relayURL`, keeping its state in ``sessionDirectory(of:)``. With `publishesFaces`
     /// (`watch --console`), the widget faces go to the relay's console as SVG after every
-    /// event that may have changed them (`faces` frames, PROTOCOL.md §10.1).
+    /// event that may have changed them (`faces` frames, PROTOCOL.md §10.1). `reconnectBackoff`:
+    /// the live session's seconds between reconnect attempts (nil: the session's default).
     public init(
         relayURL: String, stateDirectory: String, deviceName: String = "Apple Watch", foreground: Bool = true,
         rules: WidgetRules = WidgetRules(), clock: Clock = .system, session: SessionClient? = nil,
-        publishesFaces: Bool = false
+        publishesFaces: Bool = false, reconnectBackoff: [Double]? = nil
     ) throws {
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
         store = try WatchStore(directory: stateDirectory)
-        self.session = try session ?? .live(
-            RelaySession(
-                configuration: RelaySessionConfiguration(
-                    url: relayURL, role: .watch, deviceName: deviceName, stateDirectory: Self.sessionDirectory(of: stateDirectory),
-                    foreground: foreground)))
+        var configuration = RelaySessionConfiguration(
+            url: relayURL, role: .watch, deviceName: deviceName, stateDirectory: Self.sessionDirectory(of: stateDirectory),
+            foreground: foreground)
+        if let reconnectBackoff { configuration.backoff = reconnectBackoff }
+        self.session = try session ?? .live(RelaySession(configuration: configuration))
         self.clock = clock
         var state = WatchAppState.standard(rules: rules, now: clock.now())
         state.setForeground(foreground, now: clock.now())

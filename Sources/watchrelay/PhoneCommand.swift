@@ -143,7 +143,7 @@ enum PhoneCommand {
             configuration.session.requestTimeoutSeconds = Double(timeout.components.seconds)
                 + Double(timeout.components.attoseconds) / 1e18
         }
-        if let backoff = try backoffList(&args) { configuration.session.backoff = backoff }
+        if let backoff = try CLI.reconnectBackoff(&args) { configuration.session.backoff = backoff }
         if let watch = try args.string("watch") {
             let allowed = watch.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
             guard (1...64).contains(watch.count), allowed, watch != ".", watch != ".." else {
@@ -255,16 +255,6 @@ enum PhoneCommand {
         for task in reporters { await task.value }
         await stub?.stop()
         return 0
-    }
-
-    /// `--reconnect-backoff 0.05,0.1,0.2`: seconds between reconnect attempts.
-    private static func backoffList(_ args: inout Arguments) throws -> [Double]? {
-        guard let text = try args.string("reconnect-backoff") else { return nil }
-        let values = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-        guard !values.isEmpty, values.allSatisfy({ $0 != nil && $0! >= 0 && $0! <= 3600 }) else {
-            throw Arguments.UsageError(description: "--reconnect-backoff must be seconds separated by commas, not '\(text)'")
-        }
-        return values.compactMap { $0 }
     }
 
     /// Runs stdin commands until `quit` (true) or the end of input (false).

@@ -44,6 +44,8 @@ enum WatchCommand {
           --snapshot DIR       write SVG pictures of the widgets (and the repo list) into DIR
           --console            publish the widget faces (SVG) to the relay's console whenever
                                they may have changed (`faces` frames; shown by `serve --console`)
+          --reconnect-backoff LIST  seconds between reconnect attempts, the last one
+                               repeating (default 0.05,0.2,0.5,1,2,5), e.g. 0.05,0.1,0.2
           --log-level LEVEL    debug, info, warn, error (default info)
           -h, --help           show this help
 
@@ -83,12 +85,14 @@ enum WatchCommand {
         let manualClock = try args.int("manual-clock", in: 0...Int(Int64.max / 2)).map {
             ManualClock(Timestamp(millisecondsSinceEpoch: Int64($0)))
         }
+        let backoff = try CLI.reconnectBackoff(&args)
         let log = try CLI.logger(&args, component: "watch")
         try args.rejectUnknown()
 
         let watch = try HeadlessWatch(
             relayURL: relay, stateDirectory: state, deviceName: name, foreground: !background, rules: rules,
-            clock: manualClock.map { Clock.manual($0) } ?? .system, publishesFaces: publishesFaces)
+            clock: manualClock.map { Clock.manual($0) } ?? .system, publishesFaces: publishesFaces,
+            reconnectBackoff: backoff)
         if noBudget { try await watch.setNoBudget(true) }
         // Before `ready`: a driver that sends SIGTERM as soon as it reads that line is heard.
         let termination = once ? nil : await TerminationSignal.install()

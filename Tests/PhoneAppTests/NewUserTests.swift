@@ -133,6 +133,13 @@ struct NewUserTests {
         #expect(try await ChildProcess.run(relay + ["--once", "--wait-s", "abc"], subcommand: "watch").status == 2)
         #expect(try await ChildProcess.run(relay + ["--wait-s", "1"], subcommand: "watch").status == 2)
         #expect(try await ChildProcess.run(relay + ["--machine", "--json"], subcommand: "watch").status == 2)
+        // The watch takes `--reconnect-backoff` as the phone does (a scenario's watch child
+        // slept 5 s between attempts, past the step's wait), and both refuse a list with a hole.
+        for subcommand in ["watch", "phone"] {
+            let status = try await ChildProcess.run(relay + ["--reconnect-backoff", "0.05,,1"], subcommand: subcommand).status
+            #expect(status == 2, "\(subcommand)")
+        }
+        #expect(try await ChildProcess.run(["--help"], subcommand: "watch").output.contains("--reconnect-backoff"))
     }
 
     /// `delete` and `select` of a login that is not a favorite used to print nothing at all;
