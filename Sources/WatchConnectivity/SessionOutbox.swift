@@ -43,6 +43,8 @@ final class SessionOutbox: @unchecked Sendable {
         var metadata: Payload?
         var size: Int64
         var chunks: Int
+        /// The `WCError` code the transfer failed with, kept until the delegate heard it.
+        var finishError: Int? = nil
     }
 
     private let lock = LockedState(())
@@ -72,6 +74,12 @@ final class SessionOutbox: @unchecked Sendable {
             Migration(
                 version: 3, name: "finished transfers kept until reported",
                 sql: "ALTER TABLE outbox ADD COLUMN finished INTEGER NOT NULL DEFAULT 0;"),
+            Migration(
+                version: 4, name: "failed transfers kept until reported",
+                sql: """
+                    ALTER TABLE outbox ADD COLUMN finish_error INTEGER;
+                    ALTER TABLE files ADD COLUMN finish_error INTEGER;
+                    """),
         ])
     }
 
@@ -94,11 +102,15 @@ final class SessionOutbox: @unchecked Sendable {
         }
     }
 
-    /// The next item to send or to take back (cancelled), in the order queued.
+    /// The next item to send or to take back (cancelled), in the order queued; a transfer that
+    /// failed (``failed(_:code:)``) is not sent again.
     func next() throws -> Item? {
         try withDatabase { db in
             try db.query(
-                "SELECT id, channel, payload, relay_id, cancelled FROM outbox WHERE relay_id IS NULL OR cancelled = 1 ORDER BY seq LIMIT 1",
+                """
+                SELECT id, channel, payload, relay_id, cancelled FROM outbox
+                WHERE cancelled = 1 OR (relay_id IS NULL AND finished = 0) ORDER BY seq LIMIT 1
+                """,
                 [], Self.item
             ).first
         }
@@ -143,19 +155,30 @@ final class SessionOutbox: @unchecked Sendable {
         }
     }
 
-    /// Transfers the counterpart received whose `didFinish` the app has not heard (it was
-    /// killed first), in the order queued: those marked finished, and those the relay session
-    /// no longer holds (`held`: its outstanding send ids, kept in its own store). The relay
-    /// session writes a `transferred` down before the app's store hears of it, so a kill in
-    /// between left a transfer here that nothing would ever finish.
-    func finishedTransfers(heldByRelaySession held: Set<String>) throws -> [Item] {
+    /// A userInfo or complication transfer failed with `WCError` code `code`: it stays,
+    /// marked, until the delegate heard `didFinish(error)` (``remove(_:)`` after it); killed
+    /// before that, the app hears it at its next launch (``finishedTransfers(heldByRelaySession:)``).
+    func failed(_ id: String, code: Int) throws {
+        try withDatabase { db in
+            try db.execute("UPDATE outbox SET finished = 1, finish_error = ? WHERE id = ?", [.integer(Int64(code)), .text(id)])
+        }
+    }
+
+    /// Transfers whose `didFinish` the app has not heard (it was killed first), in the order
+    /// queued, each with the `WCError` code it failed with (nil: the counterpart received it):
+    /// those marked finished or failed, and those the relay session no longer holds (`held`:
+    /// its outstanding send ids, kept in its own store). The relay session writes a
+    /// `transferred` down before the app's store hears of it, so a kill in between left a
+    /// transfer here that nothing would ever finish.
+    func finishedTransfers(heldByRelaySession held: Set<String>) throws -> [(item: Item, error: Int?)] {
         try withDatabase { db in
             try db.query(
                 """
-                SELECT id, channel, payload, relay_id, cancelled, finished FROM outbox
-                WHERE channel IN ('userInfo', 'complication') AND cancelled = 0 AND relay_id IS NOT NULL ORDER BY seq
-                """, [], { row in (Self.item(row), row.int64(5) != 0) }
-            ).filter { item, finished in finished || !held.contains(item.relayID ?? "") }.map(\.0)
+                SELECT id, channel, payload, relay_id, cancelled, finished, finish_error FROM outbox
+                WHERE channel IN ('userInfo', 'complication') AND cancelled = 0 AND (relay_id IS NOT NULL OR finished = 1)
+                ORDER BY seq
+                """, [], { row in (Self.item(row), row.int64(5) != 0, row.optionalInt64(6).map { Int($0) }) }
+            ).filter { item, finished, _ in finished || !held.contains(item.relayID ?? "") }.map { ($0.0, $0.2) }
         }
     }
 
@@ -183,10 +206,10 @@ final class SessionOutbox: @unchecked Sendable {
     /// Queued file transfers, in the order queued.
     func files() throws -> [FileRecord] {
         try withDatabase { db in
-            try db.query("SELECT id, url, metadata, size, chunks FROM files ORDER BY seq", []) { row in
+            try db.query("SELECT id, url, metadata, size, chunks, finish_error FROM files ORDER BY seq", []) { row in
                 FileRecord(
                     id: row.text(0), url: row.text(1), metadata: row.optionalText(2).flatMap(Self.payload),
-                    size: row.int64(3), chunks: Int(row.int64(4)))
+                    size: row.int64(3), chunks: Int(row.int64(4)), finishError: row.optionalInt64(5).map { Int($0) })
             }
         }
     }
@@ -218,6 +241,41 @@ final class SessionOutbox: @unchecked Sendable {
                         "INSERT INTO outbox(id, channel, payload) VALUES (?, 'file', ?)",
                         [.text("cancel-\(id)"), .text(Self.text(notice))])
                 }
+            }
+        }
+    }
+
+    /// File `id` failed with `WCError` code `code` at chunk `chunk`, in one transaction: the
+    /// chunk goes, the others are taken back from the relay (the drainer), `notice` is queued
+    /// for the receiver, and the file's record stays, marked, until the delegate heard
+    /// `didFinish(error)` (``forgetFile(_:)`` after it; killed before, at the next launch).
+    func failFile(_ id: String, chunk: String, code: Int, notice: Payload) throws {
+        try withDatabase { db in
+            try db.transaction {
+                try db.execute("DELETE FROM outbox WHERE id = ?", [.text(chunk)])
+                try db.execute("UPDATE outbox SET cancelled = 1 WHERE channel = 'file' AND id LIKE ? || ':%'", [.text(id)])
+                try db.execute(
+                    "INSERT OR IGNORE INTO outbox(id, channel, payload) VALUES (?, 'file', ?)",
+                    [.text("cancel-\(id)"), .text(Self.text(notice))])
+                try db.execute("UPDATE files SET finish_error = ? WHERE id = ?", [.integer(Int64(code)), .text(id)])
+            }
+        }
+    }
+
+    /// Forgets file `id`'s record (its `didFinish` was heard).
+    func forgetFile(_ id: String) throws {
+        try withDatabase { db in try db.execute("DELETE FROM files WHERE id = ?", [.text(id)]) }
+    }
+
+    /// Forgets the file chunks the relay accepted and the relay session no longer holds
+    /// (`held`, as for ``finishedTransfers(heldByRelaySession:)``): the counterpart received them.
+    func forgetReceivedChunks(heldByRelaySession held: Set<String>) throws {
+        try withDatabase { db in
+            let sent = try db.query(
+                "SELECT id, relay_id FROM outbox WHERE channel = 'file' AND cancelled = 0 AND relay_id IS NOT NULL", []
+            ) { row in (row.text(0), row.text(1)) }
+            for (id, relayID) in sent where !held.contains(relayID) {
+                try db.execute("DELETE FROM outbox WHERE id = ?", [.text(id)])
             }
         }
     }

@@ -106,9 +106,10 @@ extension WCSession {
         // Transfers the counterpart received while the app was killed before hearing it: their
         // `didFinish` comes now, at this launch, as on a device.
         let held = Set(await relay.outstandingUserInfoTransfers.map(\.id))
-        for item in (try? outbox.finishedTransfers(heldByRelaySession: held)) ?? [] {
-            await itemFinished(item, outbox: outbox, error: nil)
+        for (item, code) in (try? outbox.finishedTransfers(heldByRelaySession: held)) ?? [] {
+            await itemFinished(item, outbox: outbox, error: code.map { WCError(WCError.Code(rawValue: $0) ?? .genericError) })
         }
+        await finishFilesAtLaunch(outbox: outbox, heldByRelaySession: held)
         if environment.role == .phone { await noticeWatchChange(directory) }
         var workers = [
             Task { await self.sendOperations(messages) },

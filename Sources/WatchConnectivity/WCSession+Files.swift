@@ -108,27 +108,39 @@ extension WCSession {
     // MARK: - Sender: chunks received or failed
 
     /// The counterpart received a chunk of a file (or the relay refused one, `error`).
-    func fileItemFinished(_ item: SessionOutbox.Item, outbox: SessionOutbox, error: WCError?) async {
+    /// (Refusals: ``itemFailed(_:outbox:error:)``.)
+    func fileItemFinished(_ item: SessionOutbox.Item, outbox: SessionOutbox) async {
         guard let fileID = item.id.split(separator: ":").first.map(String.init),
             let transfer = state.withLock({ s in s.fileTransfers.first { $0.id == fileID } })
         else { return }
-        if let error {
-            let notice = Payload(kind: PropertyListPayload.Channel.fileCancel.rawValue, ["fid": .string(fileID)])
-            try? outbox.removeFile(fileID, cancel: true, notice: notice)
-            await finishFile(transfer, error: error)
-            return
-        }
         let remaining = (try? outbox.remainingChunks(of: fileID)) ?? 0
         let total = transfer.progress.totalUnitCount
         let chunks = max(1, Int((total + Int64(Self.fileChunkBytes) - 1) / Int64(Self.fileChunkBytes)))
         transfer.progress.completedUnitCount = min(total, Int64(chunks - remaining) * Int64(Self.fileChunkBytes))
         if remaining == 0 {
-            try? outbox.removeFile(fileID, cancel: false)
+            // The record goes once the delegate heard: killed before, the app hears it at launch.
             await finishFile(transfer, error: nil)
+            try? outbox.removeFile(fileID, cancel: false)
         }
     }
 
-    private func finishFile(_ transfer: WCSessionFileTransfer, error: WCError?) async {
+    /// At launch: the file transfers that finished or failed while the app was killed before
+    /// its delegate heard `didFinish` are reported now. Chunks the relay session no longer
+    /// holds (`held`) were received by the counterpart (as for userInfo transfers).
+    func finishFilesAtLaunch(outbox: SessionOutbox, heldByRelaySession held: Set<String>) async {
+        try? outbox.forgetReceivedChunks(heldByRelaySession: held)
+        for record in (try? outbox.files()) ?? [] {
+            let error = record.finishError.map { WCError(WCError.Code(rawValue: $0) ?? .genericError) }
+            guard error != nil || (try? outbox.remainingChunks(of: record.id)) == 0,
+                let transfer = state.withLock({ s in s.fileTransfers.first { $0.id == record.id } })
+            else { continue }
+            if error == nil { transfer.progress.completedUnitCount = transfer.progress.totalUnitCount }
+            await finishFile(transfer, error: error)
+            try? outbox.removeFile(record.id, cancel: false)
+        }
+    }
+
+    func finishFile(_ transfer: WCSessionFileTransfer, error: WCError?) async {
         state.withLock { s in s.fileTransfers.removeAll { $0 === transfer } }
         await withDelegate { session, delegate in
             delegate.session(session, didFinish: transfer, error: error)

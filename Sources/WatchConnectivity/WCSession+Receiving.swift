@@ -102,12 +102,38 @@ extension WCSession {
     /// A durable item reached the counterpart (or failed with `error`): tell the delegate.
     func itemFinished(_ item: SessionOutbox.Item, outbox: SessionOutbox, error: WCError?) async {
         switch item.channel {
-        case .file: await fileItemFinished(item, outbox: outbox, error: error)
+        case .file: await fileItemFinished(item, outbox: outbox)
         case .userInfo, .complication:
             await finishTransfer(item.id, error: error)
             // Heard: the row kept for a launch after a kill goes (SessionOutbox.finished).
             try? outbox.remove(item.id)
         case .context: break
+        }
+    }
+
+    /// The relay refused a durable item for good (`error`): it is not sent again, and the
+    /// delegate hears `didFinish(error)`. The store remembers the failure until the delegate
+    /// heard it, so an app killed in between hears it at its next launch.
+    func itemFailed(_ item: SessionOutbox.Item, outbox: SessionOutbox, error: WCError) async {
+        switch item.channel {
+        case .context:
+            try? outbox.remove(item.id)
+        case .userInfo, .complication:
+            try? outbox.failed(item.id, code: error.code.rawValue)
+            await finishTransfer(item.id, error: error)
+            try? outbox.remove(item.id)
+        case .file:
+            guard let fileID = item.id.split(separator: ":").first.map(String.init),
+                let transfer = state.withLock({ s in s.fileTransfers.first { $0.id == fileID } })
+            else {
+                // A cancel notice, or a chunk of a file already cancelled or failed.
+                try? outbox.remove(item.id)
+                return
+            }
+            let notice = Payload(kind: PropertyListPayload.Channel.fileCancel.rawValue, ["fid": .string(fileID)])
+            try? outbox.failFile(fileID, chunk: item.id, code: error.code.rawValue, notice: notice)
+            await finishFile(transfer, error: error)
+            try? outbox.forgetFile(fileID)
         }
     }
 

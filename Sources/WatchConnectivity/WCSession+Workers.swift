@@ -54,8 +54,7 @@ extension WCSession {
                 backoff = 0.05
                 noteProgress()
             } catch let error as RelaySessionError where !Self.isTransient(error) {
-                try? outbox.remove(item.id)
-                await itemFinished(item, outbox: outbox, error: Self.wcError(error))
+                await itemFailed(item, outbox: outbox, error: Self.wcError(error))
                 noteProgress()
             } catch {
                 // The relay is away: the item is tried again at the back-off deadline.

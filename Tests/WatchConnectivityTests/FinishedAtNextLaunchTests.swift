@@ -1,4 +1,5 @@
 import Foundation
+import RelayProtocol
 import TestSupport
 import Testing
 
@@ -44,6 +45,63 @@ struct FinishedAtNextLaunchTests {
         try await waitForCalls(delegate, "didFinish")
         try await Task.sleep(for: .milliseconds(300))
         #expect(delegate.details("didFinish") == ["8"])
+        await again.close()
+        await h.stop()
+    }
+
+    /// A transfer the relay refused for good while the app was killed before its delegate
+    /// heard `didFinish(error)`: the failure is kept (not sent again) and reported at the next
+    /// launch with its code. (The row was deleted before the delegate call.)
+    @Test func aFailureTheDelegateDidNotHearIsReportedAtTheNextLaunch() async throws {
+        let h = try await WCHarness.start(activate: false)
+        do {
+            let outbox = try SessionOutbox(directory: h.directory.path("watch"))
+            try outbox.enqueue(
+                id: "t-9", channel: .userInfo, payload: try PropertyListPayload.encode(["n": 9], channel: .userInfo))
+            try outbox.failed("t-9", code: WCError.Code.deviceNotPaired.rawValue)
+            #expect(try outbox.next() == nil, "a failed transfer is not sent again")
+        }
+        try await h.activate(h.watch, h.watchDelegate)
+        try await waitForCalls(h.watchDelegate, "didFinish")
+        #expect(h.watchDelegate.details("didFinish") == ["\(WCError.Code.deviceNotPaired.rawValue)"])
+        #expect(h.watch.outstandingUserInfoTransfers.isEmpty)
+        #expect(try SessionOutbox(directory: h.directory.path("watch")).finishedTransfers(heldByRelaySession: []).isEmpty)
+        await h.stop()
+    }
+
+    /// File transfers whose `didFinish` the app did not hear: one whose last chunk the relay
+    /// reported received (the chunk's row went, the file's record stayed: it was outstanding
+    /// forever), one whose last chunk the relay session wrote down as received and the app's
+    /// store never heard of, and one that failed.
+    @Test func filesFinishedOrFailedWhileTheAppWasKilledAreReportedAtTheNextLaunch() async throws {
+        let h = try await WCHarness.start(activate: false)
+        do {
+            let outbox = try SessionOutbox(directory: h.directory.path("watch"))
+            for (id, size) in [("f-1", 10), ("f-2", 20), ("f-3", 30)] {
+                let record = SessionOutbox.FileRecord(
+                    id: id, url: "file:///tmp/\(id).bin", metadata: nil, size: Int64(size), chunks: 1)
+                try outbox.enqueueFile(record, chunks: [Payload(kind: PropertyListPayload.Channel.fileChunk.rawValue, ["fid": .string(id)])])
+                #expect(try outbox.accepted("\(id):0", relayID: "r-\(id)", keep: true))
+            }
+            #expect(try outbox.finished(relayID: "r-f-1")?.id == "f-1:0")
+            try outbox.failFile(
+                "f-3", chunk: "f-3:0", code: WCError.Code.deviceNotPaired.rawValue,
+                notice: Payload(kind: PropertyListPayload.Channel.fileCancel.rawValue, ["fid": .string("f-3")]))
+        }
+        try await h.activate(h.watch, h.watchDelegate)
+        try await waitForCalls(h.watchDelegate, "fileFinished", count: 3)
+        #expect(h.watchDelegate.details("fileFinished") == ["10/10", "20/20", "\(WCError.Code.deviceNotPaired.rawValue)"])
+        #expect(h.watch.outstandingFileTransfers.isEmpty)
+        // Heard once: the next launch reports none of them again.
+        await h.watch.close()
+        let outbox = try SessionOutbox(directory: h.directory.path("watch"))
+        #expect(try outbox.files().isEmpty)
+        let again = WCSession(environment: WCHarness.environment(h.relay, "watch", h.directory.path("watch")))
+        let delegate = RecordingDelegate()
+        again.delegate = delegate
+        try await h.activate(again, delegate)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(delegate.details("fileFinished").isEmpty)
         await again.close()
         await h.stop()
     }
