@@ -54,10 +54,12 @@ public enum ServeCommand {
           --ping-after-s N            ping a silent client after N s (default 30)
           --hangup-after-s N          hang up on a client that sent nothing, not even a pong, for
                                       N s (default ping + 10; must exceed --ping-after-s)
-        QUOTAS (past one: error quota_exceeded, nothing stored; PROTOCOL.md §9):
+        QUOTAS (past one: error quota_exceeded, nothing stored or delivered; PROTOCOL.md §9):
           --quota-direction-items N   durable items held per pair direction (default 10000)
           --quota-direction-bytes N   their payload bytes per pair direction (default 67108864)
           --quota-relay-bytes N       durable payload bytes held over the relay (default 536870912)
+          --quota-pair-replies N      messages of one pair waiting for their reply (default 10000)
+          --quota-relay-replies N     messages waiting for their reply over the relay (default 200000)
           --quota-connections N       open connections (default 10000)
           --quota-connections-per-address N   open connections from one address (default 1000)
           --console                   serve the browser console and its fault API at /console; prints
@@ -153,6 +155,8 @@ public enum ServeCommand {
         c.relay.maxQueuedItemsPerDirection = try args.int("quota-direction-items", in: 1...Int(Int32.max)) ?? r.maxQueuedItemsPerDirection
         c.relay.maxQueuedBytesPerDirection = try args.int("quota-direction-bytes", in: 1...(1 << 40)) ?? r.maxQueuedBytesPerDirection
         c.relay.maxQueuedBytesTotal = try args.int("quota-relay-bytes", in: 1...(1 << 40)) ?? r.maxQueuedBytesTotal
+        c.relay.maxPendingRepliesPerPair = try args.int("quota-pair-replies", in: 1...Int(Int32.max)) ?? r.maxPendingRepliesPerPair
+        c.relay.maxPendingRepliesTotal = try args.int("quota-relay-replies", in: 1...Int(Int32.max)) ?? r.maxPendingRepliesTotal
         c.relay.maxConnections = try args.int("quota-connections", in: 1...1_000_000) ?? r.maxConnections
         c.relay.maxConnectionsPerAddress = try args.int("quota-connections-per-address", in: 1...1_000_000) ?? r.maxConnectionsPerAddress
         if let ping = try args.int("ping-after-s", in: 1...3600) {

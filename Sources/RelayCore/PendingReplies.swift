@@ -43,6 +43,9 @@ struct PendingReplies: Sendable {
     /// The earliest deadline of a pending request.
     var nextDeadline: Timestamp? { heap.first?.deadline }
 
+    /// How many requests of `pair` are pending.
+    func count(of pair: PairID) -> Int { byPair[pair]?.count ?? 0 }
+
     /// The keys of `pair`'s pending requests.
     func keys(of pair: PairID) -> Set<Key> { byPair[pair] ?? [] }
 
@@ -54,6 +57,10 @@ struct PendingReplies: Sendable {
         byPair[key.pair, default: []].insert(key)
         push(Due(deadline: pending.deadline, order: order, key: key))
         dropStaleTop()
+        // Answered requests leave their entries in the heap until they reach its top: at a high
+        // rate of prompt replies that was rate × `replyTimeoutMs` of garbage. Rebuilt from the
+        // live entries when it holds twice as many, the heap's work stays amortized O(log n).
+        if heap.count > 2 * byKey.count + 1024 { rebuildHeap() }
     }
 
     /// Removes the request `key`; returns it.
@@ -95,6 +102,20 @@ struct PendingReplies: Sendable {
 
     // MARK: - Heap
 
+    /// The heap's live entries only, ordered again (bottom-up, O(n)).
+    private mutating func rebuildHeap() {
+        let live = byKey
+        heap.removeAll { live[$0.key]?.order != $0.order }
+        var i = heap.count / 2
+        while i > 0 {
+            i -= 1
+            siftDown(from: i)
+        }
+    }
+
+    /// Heap entries, live or stale (for tests of the rebuild).
+    var heapCount: Int { heap.count }
+
     private func isLive(_ due: Due) -> Bool {
         byKey[due.key]?.order == due.order
     }
@@ -123,7 +144,11 @@ struct PendingReplies: Sendable {
         let last = heap.removeLast()
         guard !heap.isEmpty else { return }
         heap[0] = last
-        var i = 0
+        siftDown(from: 0)
+    }
+
+    private mutating func siftDown(from start: Int) {
+        var i = start
         while true {
             let l = 2 * i + 1
             let r = l + 1

@@ -46,6 +46,11 @@ public struct RelayConfiguration: Sendable, Hashable {
     public var maxQueuedBytesPerDirection: Int
     /// Quota: payload bytes of the durable items held over the whole relay. Default 512 MiB.
     public var maxQueuedBytesTotal: Int
+    /// Quota: `message`s with `wantsReply` of one pair waiting for their reply (both
+    /// directions). Default 10,000.
+    public var maxPendingRepliesPerPair: Int
+    /// Quota: `message`s with `wantsReply` waiting for their reply over the whole relay. Default 200,000.
+    public var maxPendingRepliesTotal: Int
     /// Quota: open connections on the relay (upgraded WebSockets). Default 10,000.
     public var maxConnections: Int
     /// Quota: open connections from one client address. Default 1,000.
@@ -72,7 +77,7 @@ public struct RelayConfiguration: Sendable, Hashable {
         maxQueuedItemsPerDirection: Int = 10_000,
         maxQueuedBytesPerDirection: Int = 64 << 20, maxQueuedBytesTotal: Int = 512 << 20, maxConnections: Int = 10_000,
         maxConnectionsPerAddress: Int = 1_000, seqReservationBlock: Int64 = 1024, finishedIDsKept: Int = 1024,
-        loadsPayloadsOnDemand: Bool = false
+        loadsPayloadsOnDemand: Bool = false, maxPendingRepliesPerPair: Int = 10_000, maxPendingRepliesTotal: Int = 200_000
     ) {
         self.limits = limits
         self.pairingCodeTTLms = pairingCodeTTLms
@@ -89,6 +94,8 @@ public struct RelayConfiguration: Sendable, Hashable {
         self.maxQueuedItemsPerDirection = maxQueuedItemsPerDirection
         self.maxQueuedBytesPerDirection = maxQueuedBytesPerDirection
         self.maxQueuedBytesTotal = maxQueuedBytesTotal
+        self.maxPendingRepliesPerPair = maxPendingRepliesPerPair
+        self.maxPendingRepliesTotal = maxPendingRepliesTotal
         self.maxConnections = maxConnections
         self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.seqReservationBlock = seqReservationBlock

@@ -128,10 +128,12 @@ extension RelayState {
         guard let receiver = reachableLink(of: sender.peer, inPairAt: position) else {
             throw ProtocolError(.notReachable, "the \(sender.peer) is not reachable", re: f.id)
         }
+        let wantsReply = f.wantsReply == true
+        let key = ReplyKey(pair: pairID, requesterRole: sender, sendID: ExactID(f.id))
+        if wantsReply { try checkReplyQuotas(key, re: f.id) }
         let seq = nextSeq(pairID, at: position, sender: sender)
         pairs.update(at: position) { $0[sender].remember(message: f.id) }
         emit(.accepted(Accepted(re: f.id)), to: link)
-        let wantsReply = f.wantsReply == true
         emit(
             .deliver(
                 Deliver(
@@ -139,9 +141,7 @@ extension RelayState {
                     wantsReply: wantsReply ? true : nil)), to: receiver)
         if wantsReply {
             let deadline = now.adding(milliseconds: Int64(configuration.limits.replyTimeoutMs))
-            replies.insert(
-                ReplyKey(pair: pairID, requesterRole: sender, sendID: ExactID(f.id)),
-                PendingReply(requester: link, replier: receiver, deadline: deadline))
+            replies.insert(key, PendingReply(requester: link, replier: receiver, deadline: deadline))
         }
     }
 

@@ -25,6 +25,28 @@ extension RelayState {
         close(link, after: ProtocolError(.quotaExceeded, refusal), reason: "connection quota")
     }
 
+    // MARK: - Pending replies
+
+    /// Throws `quota_exceeded` if one more `message` with `wantsReply` (`key`) would take its
+    /// pair, or the relay, over its quota of requests waiting for a reply. Each is held in
+    /// memory until its reply, its timeout or its receiver leaving: a sender flooding a watch
+    /// that never replies made the relay hold its rate × `replyTimeoutMs` of them (PROTOCOL.md
+    /// §8.2). A request sent again with the same id replaces its pending one and counts once.
+    func checkReplyQuotas(_ key: ReplyKey, re: String) throws(ProtocolError) {
+        guard replies[key] == nil else { return }
+        let ofPair = replies.count(of: key.pair)
+        if ofPair >= configuration.maxPendingRepliesPerPair {
+            throw ProtocolError(
+                .quotaExceeded,
+                "this pair has \(ofPair) messages waiting for a reply, its quota; retry once the"
+                    + " \(key.requesterRole.peer) has replied to some or they timed out", re: re)
+        }
+        if replies.count >= configuration.maxPendingRepliesTotal {
+            throw ProtocolError(
+                .quotaExceeded, "the relay has \(replies.count) messages waiting for a reply, its quota; retry later", re: re)
+        }
+    }
+
     // MARK: - Queue quotas
 
     /// Throws `quota_exceeded` if queuing `item` in `sender`'s direction of `pairID` would take

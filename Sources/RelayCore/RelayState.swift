@@ -288,6 +288,8 @@ public struct RelayState: Sendable {
     public var queuedItemCount: Int { pairs.values.reduce(0) { $0 + $1.toWatch.queuedCount + $1.toPhone.queuedCount } }
     /// Pending replies.
     public var pendingReplyCount: Int { replies.count }
+    /// Entries in the pending replies' deadline heap, answered ones included (for tests).
+    public var pendingReplyHeapCount: Int { replies.heapCount }
     /// Pairing codes remembered: live ones, and those expired within the last 10 minutes.
     public var pairingCodeCount: Int { codes.count }
     /// Payload bytes of the durable items held, over all pairs (what the relay-wide quota counts).

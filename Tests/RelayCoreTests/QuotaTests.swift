@@ -117,3 +117,62 @@ import Testing
         #expect(h.handle(.opened(LinkID(101), address: "198.51.100.1")).effects.isEmpty)
     }
 }
+
+/// Messages waiting for their reply are held in memory: their number is a quota per pair and
+/// over the relay (§8.2, §9.1), and a flood of promptly answered requests leaves no garbage.
+@Suite struct PendingReplyQuotaTests {
+    static let request = Payload(kind: "q")
+
+    @Test func aMessageWantingAReplyPastThePairsQuotaIsRefusedAndNotDelivered() {
+        var h = RelayHarness(configuration: RelayConfiguration(maxPendingRepliesPerPair: 3))
+        let (phone, watch) = h.pairDevices()
+        for n in 1...3 {
+            #expect(h.send(phone, id: "m-\(n)", mode: .message, Self.request, wantsReply: true).frames(to: phone).first?.accepted != nil)
+        }
+        let out = h.send(phone, id: "m-4", mode: .message, Self.request, wantsReply: true)
+        #expect(out.effects == [.send(phone, errorFrame(.quotaExceeded, re: "m-4"))], "no accepted, no deliver")
+        #expect(out.worded(to: phone).first?.wcCode == 7015)
+        #expect(out.worded(to: phone).first?.message.contains("this pair has 3 messages waiting for a reply") == true)
+        // Both directions count; a message that wants no reply is not held and not counted.
+        #expect(h.send(watch, id: "w-1", mode: .message, Self.request, wantsReply: true).errors(to: watch).map(\.code) == [.quotaExceeded])
+        #expect(h.send(phone, id: "m-5", mode: .message, Self.request).frames(to: phone).first?.accepted != nil)
+        // The same id again replaces its pending request and counts once.
+        #expect(h.send(phone, id: "m-3", mode: .message, Self.request, wantsReply: true).errors(to: phone).isEmpty)
+        #expect(h.state.pendingReplyCount == 3)
+        // A reply makes room; so does the timeout.
+        h.send(watch, .reply(ClientReply(id: "r-1", re: "m-1", payload: Self.request)))
+        #expect(h.send(phone, id: "m-6", mode: .message, Self.request, wantsReply: true).frames(to: phone).first?.accepted != nil)
+        h.advance(ms: 10_000)
+        h.tick()
+        #expect(h.state.pendingReplyCount == 0)
+        #expect(h.send(phone, id: "m-7", mode: .message, Self.request, wantsReply: true).frames(to: phone).first?.accepted != nil)
+    }
+
+    @Test func theRelayWideQuotaCountsEveryPair() {
+        var h = RelayHarness(configuration: RelayConfiguration(maxPendingRepliesTotal: 2))
+        let (phone1, _) = h.pairDevices()
+        let (phone2, _) = h.pairDevices()
+        h.send(phone1, id: "a-1", mode: .message, Self.request, wantsReply: true)
+        h.send(phone1, id: "a-2", mode: .message, Self.request, wantsReply: true)
+        let out = h.send(phone2, id: "b-1", mode: .message, Self.request, wantsReply: true)
+        #expect(out.errors(to: phone2).map(\.code) == [.quotaExceeded])
+        #expect(out.worded(to: phone2).first?.message.contains("the relay has 2 messages waiting for a reply") == true)
+    }
+
+    /// Answered requests left their heap entries behind until those reached the top: at a
+    /// steady rate of prompt replies, rate × `replyTimeoutMs` of them.
+    @Test func promptlyAnsweredRequestsLeaveNoGarbageBehind() {
+        var h = RelayHarness()
+        let (phone, watch) = h.pairDevices()
+        // One request never answered keeps the heap's top live (its deadline is the earliest).
+        h.send(phone, id: "held", mode: .message, Self.request, wantsReply: true)
+        for n in 1...20_000 {
+            h.send(phone, id: "m-\(n)", mode: .message, Self.request, wantsReply: true)
+            h.send(watch, .reply(ClientReply(id: "r-\(n)", re: "m-\(n)", payload: Self.request)))
+        }
+        #expect(h.state.pendingReplyCount == 1)
+        #expect(h.state.pendingReplyHeapCount <= 2 * 1 + 1024 + 1, "\(h.state.pendingReplyHeapCount)")
+        h.advance(ms: 10_000)
+        #expect(h.tick().frames(to: phone) == [errorFrame(.replyTimeout, re: "held")])
+    }
+}

@@ -4,9 +4,12 @@ clients, while another pair measures its message round trip. Not part of `make t
 usage: protocol_attack.py [reply-flood|queue-walk|expired-code|token-race|kill9|hello-churn] ... (default: all)
 
 - reply-flood: a pair's phone floods its own (never replying) watch with `wantsReply` messages
-  for 12 s; prints the messages the relay got through, the victim pair's worst round trip and
-  the relay's RSS and CPU. (Before RelayCore's PendingReplies: ~70,000 messages, round trips
-  over 300 ms; after: ~400,000, round trips mostly under 30 ms, debug build.)
+  for 12 s; prints the messages the relay got through, the `quota_exceeded` answers and the
+  flooder's close code, the victim pair's worst round trip and the relay's RSS and CPU.
+  (Before RelayCore's PendingReplies: ~70,000 messages, round trips over 300 ms; after:
+  ~400,000, round trips mostly under 30 ms, debug build; since the pending-reply quota: 10,000
+  delivered, then 101 refusals and close 1008, which a flooder that still writes sees as 1006
+  with no refusal read: the close resets a socket with unread data; RSS 37 MB.)
 - queue-walk: 10,000 userInfo items with 64-character ids sharing a 60-character prefix queued
   to an offline watch, then `outstanding`, repeated `cancel`s and complication retries of the
   last id; prints the time per frame (before: 166 ms, 36 ms, 36 ms; after: ~15 ms, <1 ms, <1 ms).
@@ -123,32 +126,39 @@ async def round_trip_ms(phone, watch):
     return (time.perf_counter() - t) * 1000
 
 
-async def drain(client, seconds):
-    n, end = 0, time.time() + seconds
+async def drain(client, seconds, counting=None):
+    """Frames read within `seconds` (and, with `counting`, how many of them contain it)."""
+    n, matched, end = 0, 0, time.time() + seconds
     try:
         while time.time() < end:
-            await asyncio.wait_for(client.ws.recv(), 1)
+            frame = await asyncio.wait_for(client.ws.recv(), 1)
             n += 1
+            matched += counting is not None and counting in frame
     except Exception:
         pass
-    return n
+    return (n, matched) if counting is not None else n
 
 
 async def reply_flood(relay):
     vp, vw, _, _ = await pair(relay.url)
     ap, aw, _, _ = await pair(relay.url)
     base = max([await round_trip_ms(vp, vw) for _ in range(20)])
-    readers = [asyncio.create_task(drain(c, 14)) for c in (ap, aw)]
+    readers = [asyncio.create_task(drain(ap, 14, "quota_exceeded")), asyncio.create_task(drain(aw, 14))]
     sent, t0, cpu0, worst = 0, time.time(), relay.cpu_s(), 0.0
 
     async def flood():
+        # Past the pending-reply quota (PROTOCOL.md §9.1) the relay answers quota_exceeded, and
+        # after 100 errors in a minute closes the flooder with 1008 (§4.2): the flood ends there.
         nonlocal sent
-        while time.time() - t0 < 12:
-            for _ in range(200):
-                await ap.send({"type": "send", "id": nid("f"), "mode": "message", "wantsReply": True,
-                               "payload": {"kind": "x"}})
-                sent += 1
-            await asyncio.sleep(0)
+        try:
+            while time.time() - t0 < 12:
+                for _ in range(200):
+                    await ap.send({"type": "send", "id": nid("f"), "mode": "message", "wantsReply": True,
+                                   "payload": {"kind": "x"}})
+                    sent += 1
+                await asyncio.sleep(0)
+        except Exception:
+            pass
 
     flooding = asyncio.create_task(flood())
     while time.time() - t0 < 12:
@@ -156,8 +166,9 @@ async def reply_flood(relay):
         worst = max(worst, await round_trip_ms(vp, vw))
     await flooding
     delivered = await readers[1]
-    await readers[0]
+    _, refused = await readers[0]
     return {"attack": "reply-flood", "sent": sent, "delivered_to_attacker_watch": delivered,
+            "quota_exceeded": refused, "attacker_close_code": ap.ws.close_code,
             "victim_rtt_ms_before": round(base, 1), "victim_rtt_ms_worst": round(worst, 1),
             "rss_kib": relay.rss_kib(), "relay_cpu_s": round(relay.cpu_s() - cpu0, 1)}
 
