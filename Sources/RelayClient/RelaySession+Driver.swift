@@ -14,6 +14,16 @@ extension RelaySession {
         }
     }
 
+    /// Hands `command` to the core and returns; `completion` runs (on this actor) when the core
+    /// finished it.
+    func submit(
+        _ command: SessionCommand, completion: @escaping @Sendable (Result<SessionOutcome, RelaySessionError>) -> Void
+    ) {
+        let ticket = takeTicket()
+        completions[ticket] = completion
+        feed(.command(ticket, command))
+    }
+
     /// Runs a command the core finishes at once (no answer from the relay needed).
     func performNow(_ command: SessionCommand) -> Result<SessionOutcome, RelaySessionError> {
         let ticket = takeTicket()
@@ -61,6 +71,8 @@ extension RelaySession {
         case .complete(let ticket, let result):
             if let waiter = waiters.removeValue(forKey: ticket) {
                 waiter.resume(with: result.mapError { $0 as any Error })
+            } else if let completion = completions.removeValue(forKey: ticket) {
+                completion(result)
             } else {
                 finished[ticket] = result
             }

@@ -35,6 +35,8 @@ public actor RelaySession {
     var timer: Task<Void, Never>?
     var waiters: [SessionTicket: CheckedContinuation<SessionOutcome, any Error>] = [:]
     var finished: [SessionTicket: Result<SessionOutcome, RelaySessionError>] = [:]
+    /// Commands handed in with a completion handler (``submit(_:completion:)``) and not finished.
+    var completions: [SessionTicket: @Sendable (Result<SessionOutcome, RelaySessionError>) -> Void] = [:]
     var nextTicket: UInt64 = 0
 
     /// Opens the state directory (creating it) and restores the token and last seq.
@@ -154,6 +156,23 @@ public actor RelaySession {
     public func sendMessage(_ payload: Payload, wantsReply: Bool = true) async throws -> Payload? {
         guard case .reply(let reply) = try await perform(.sendMessage(payload, wantsReply: wantsReply)) else { return nil }
         return reply
+    }
+
+    /// The same message, without waiting for its answer: returns once the session has it, so
+    /// messages handed in one after another go out in that order, none held back by an earlier
+    /// one's pending reply (as WatchConnectivity's). `answer` runs later, on this actor (keep it
+    /// short: hand the result on), with the reply (nil when none was asked for), or the error
+    /// ``sendMessage(_:wantsReply:)`` would throw.
+    public func sendMessage(
+        _ payload: Payload, wantsReply: Bool, answer: @escaping @Sendable (Result<Payload?, RelaySessionError>) -> Void
+    ) {
+        submit(.sendMessage(payload, wantsReply: wantsReply)) { result in
+            answer(
+                result.map { outcome in
+                    guard case .reply(let reply) = outcome else { return nil }
+                    return reply
+                })
+        }
     }
 
     /// Answers a received message that wants a reply.

@@ -3,7 +3,8 @@ import RelayClient
 import RelayProtocol
 
 extension WCSession {
-    /// Sends live messages (or replies) one after another, in the order the app asked.
+    /// Sends live messages (or replies) one after another, in the order the app asked; a
+    /// message's answer comes whenever it comes and holds back none of the later messages.
     func sendOperations(_ operations: AsyncStream<SessionOperation>) async {
         for await operation in operations {
             guard let relay = parts.withLock({ $0.relay }) else { continue }
@@ -16,19 +17,22 @@ extension WCSession {
                     delegateQueue.async { onError?(error) }
                     continue
                 }
-                do {
-                    let answer = try await relay.sendMessage(payload, wantsReply: onReply != nil)
-                    guard let onReply, let answer else { continue }
-                    if answer.kind == PropertyListPayload.Channel.replyError.rawValue {
-                        let code = answer.members["code"]?.intValue.flatMap { WCError.Code(rawValue: Int($0)) }
-                        let error = WCError(code ?? .messageReplyFailed)
-                        delegateQueue.async { onError?(error) }
-                    } else {
-                        delegateQueue.async { onReply(answer) }
+                let delegateQueue = delegateQueue
+                await relay.sendMessage(payload, wantsReply: onReply != nil) { result in
+                    switch result {
+                    case .success(let answer):
+                        guard let onReply, let answer else { return }
+                        if answer.kind == PropertyListPayload.Channel.replyError.rawValue {
+                            let code = answer.members["code"]?.intValue.flatMap { WCError.Code(rawValue: Int($0)) }
+                            let error = WCError(code ?? .messageReplyFailed)
+                            delegateQueue.async { onError?(error) }
+                        } else {
+                            delegateQueue.async { onReply(answer) }
+                        }
+                    case .failure(let error):
+                        let wcError = Self.wcError(error)
+                        delegateQueue.async { onError?(wcError) }
                     }
-                } catch {
-                    let wcError = Self.wcError(error)
-                    delegateQueue.async { onError?(wcError) }
                 }
             case .reply(let delivery, let payload):
                 try? await relay.reply(to: delivery, with: payload)
