@@ -129,8 +129,9 @@ extension RelayState {
             throw ProtocolError(.notReachable, "the \(sender.peer) is not reachable", re: f.id)
         }
         let wantsReply = f.wantsReply == true
-        let key = ReplyKey(pair: pairID, requesterRole: sender, sendID: ExactID(f.id))
-        if wantsReply { try checkReplyQuotas(key, re: f.id) }
+        // Only a request is keyed (the plain message's path builds nothing more).
+        let key = wantsReply ? ReplyKey(pair: pairID, requesterRole: sender, sendID: ExactID(f.id)) : nil
+        if let key { try checkReplyQuotas(key, re: f.id) }
         let seq = nextSeq(pairID, at: position, sender: sender)
         pairs.update(at: position) { $0[sender].remember(message: f.id) }
         emit(.accepted(Accepted(re: f.id)), to: link)
@@ -139,7 +140,7 @@ extension RelayState {
                 Deliver(
                     seq: seq, mode: .message, id: f.id, from: sender, sentAt: now, payload: f.payload,
                     wantsReply: wantsReply ? true : nil)), to: receiver)
-        if wantsReply {
+        if let key {
             let deadline = now.adding(milliseconds: Int64(configuration.limits.replyTimeoutMs))
             replies.insert(key, PendingReply(requester: link, replier: receiver, deadline: deadline))
         }
