@@ -71,6 +71,7 @@ extension WCSession {
     // MARK: - Application context
 
     /// Replaces the context the counterpart receives (latest wins); delivered in the background.
+    /// A dictionary equal to the last one sent (``applicationContext``) is not sent again.
     ///
     /// - Throws: `sessionNotActivated` before activation, `deviceNotPaired`,
     ///   `payloadUnsupportedTypes`, `payloadTooLarge` (over 256 KiB).
@@ -79,6 +80,9 @@ extension WCSession {
         let id = Self.newID()
         let payload = try PropertyListPayload.encode(applicationContext, channel: .context, extra: ["tid": .string(id)])
         try Self.checkSize(payload, limit: limit)
+        // As on a device, a context identical to the last one sent is not sent again: the
+        // counterpart's delegate hears it once (apps add a timestamp to force a delivery).
+        if let last = state.withLock({ $0.applicationContext }), last.members["dict"] == payload.members["dict"] { return }
         do {
             try outbox.enqueue(id: id, channel: .context, payload: payload)
         } catch {

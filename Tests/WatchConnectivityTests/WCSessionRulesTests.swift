@@ -326,4 +326,21 @@ struct WCSessionRulesTests {
         try await eventually { answers.withLock { $0 } == ["error 7015", "reply 1", "reply 2"] }
         await h.stop()
     }
+
+    /// A context identical to the last one sent is not sent again, as on a device (the
+    /// familiar "didReceiveApplicationContext is not called twice": apps add a timestamp).
+    @Test func anIdenticalContextIsNotDeliveredAgain() async throws {
+        let h = try await WCHarness.start()
+        try h.phone.updateApplicationContext(["n": 1, "s": "same"])
+        try await waitForCalls(h.watchDelegate, "context")
+        try h.phone.updateApplicationContext(["s": "same", "n": 1])  // the same dictionary
+        try h.phone.updateApplicationContext(["n": 2, "s": "same"])
+        try await waitForCalls(h.watchDelegate, "context", count: 2)  // (latest wins: else 2 might never go)
+        try h.phone.updateApplicationContext(["n": 1, "s": "same"])  // differs from the last (2)
+        try await waitForCalls(h.watchDelegate, "context", count: 3)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(h.watchDelegate.details("context") == ["1", "2", "1"])
+        #expect(h.phone.applicationContext["n"] as? Int == 1)
+        await h.stop()
+    }
 }
