@@ -33,6 +33,8 @@ struct SessionState: Sendable {
     var delegateWaiters: [CheckedContinuation<Void, Never>] = []
     /// Set by the default reply-variant delegate methods during a delegate call.
     var replyVariantMissing = false
+    /// The plain (no reply) delegate methods found missing and already reported on standard error.
+    var warnedPlainVariantMissing: Set<String> = []
 
     init(isForeground: Bool, complicationEnabled: Bool, foregroundMatters: Bool = false) {
         self.isForeground = isForeground

@@ -216,6 +216,18 @@ public final class WCSession: NSObject, Sendable {
     func replyVariantMissing() {
         state.withLock { $0.replyVariantMissing = true }
     }
+
+    /// The default `didReceiveMessage:` (or `…MessageData:`) ran: a message sent without a
+    /// reply handler reached a delegate that implements only the reply variant. It is dropped,
+    /// and the sender hears nothing, as on a device, where this is a common "my messages
+    /// never arrive"; the developer is told once, on standard error, as the device's console does.
+    func plainVariantMissing(_ method: String) {
+        let first = state.withLock { s in s.warnedPlainVariantMissing.insert(method).inserted }
+        guard first else { return }
+        StandardError.write(
+            "WatchConnectivity: a message sent without a reply handler arrived, and the delegate does not implement "
+                + "\(method); it was dropped. Implement that method, or send with a replyHandler.\n")
+    }
 }
 
 /// The delegate, held weakly.

@@ -69,14 +69,18 @@ extension WCSessionDelegate {
     public func sessionWatchStateDidChange(_ session: WCSession) {}
     public func sessionCompanionAppInstalledDidChange(_ session: WCSession) {}
     public func sessionReachabilityDidChange(_ session: WCSession) {}
-    public func session(_ session: WCSession, didReceiveMessage message: [String: Any]) {}
+    public func session(_ session: WCSession, didReceiveMessage message: [String: Any]) {
+        session.plainVariantMissing("session(_:didReceiveMessage:)")
+    }
     public func session(
         _ session: WCSession, didReceiveMessage message: [String: Any],
         replyHandler: @escaping ([String: Any]) -> Void
     ) {
         session.replyVariantMissing()
     }
-    public func session(_ session: WCSession, didReceiveMessageData messageData: Data) {}
+    public func session(_ session: WCSession, didReceiveMessageData messageData: Data) {
+        session.plainVariantMissing("session(_:didReceiveMessageData:)")
+    }
     public func session(
         _ session: WCSession, didReceiveMessageData messageData: Data, replyHandler: @escaping (Data) -> Void
     ) {
