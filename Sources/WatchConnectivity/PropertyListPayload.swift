@@ -7,7 +7,9 @@ import RelayProtocol
 /// "WatchConnectivity payloads"). Strings, booleans, integers, doubles, arrays and
 /// string-keyed dictionaries map to their JSON forms (a `Substring` as a string and a `Decimal`
 /// as a number, as Apple's Foundation bridges them); `Data` becomes `{"$data": base64}`, `Date`
-/// `{"$date": seconds since 1970}`, and a dictionary whose only key starts with `$` is wrapped
+/// `{"$refDate": seconds since 2001-01-01}` (Foundation's reference date: the `Date` itself,
+/// so the one received equals the one sent; seconds since 1970 lost the last bit of about half
+/// of them; `{"$date": seconds since 1970}` is still read), and a dictionary whose only key starts with `$` is wrapped
 /// as `{"$dict": …}` so it is never mistaken for one of those. Anything else (`NSNull`,
 /// optionals, URLs, custom types) is `payloadUnsupportedTypes`, as in WatchConnectivity; so are
 /// the numbers JSON has no form for (NaN, infinities, integers above `Int64.max`), which a
@@ -96,7 +98,7 @@ enum PropertyListPayload {
         case let v as Float where v.isFinite: return .double(Double(v))
         case let v as CGFloat where v.isFinite: return .double(Double(v))
         case let v as Data: return .object(["$data": .string(v.base64EncodedString())])
-        case let v as Date: return .object(["$date": .double(v.timeIntervalSince1970)])
+        case let v as Date: return .object(["$refDate": .double(v.timeIntervalSinceReferenceDate)])
         case let v as [String: Any]: return try encodeDictionary(v)
         case let v as [Any]:
             var items: [JSONValue] = []
@@ -173,6 +175,7 @@ enum PropertyListPayload {
             if object.count == 1, let (key, inner) = object.first {
                 switch (key, inner) {
                 case ("$data", .string(let base64)): return Data(base64Encoded: base64) ?? Data()
+                case ("$refDate", let seconds): return Date(timeIntervalSinceReferenceDate: seconds.doubleValue ?? 0)
                 case ("$date", let seconds): return Date(timeIntervalSince1970: seconds.doubleValue ?? 0)
                 case ("$dict", .object(let wrapped)): return decodeDictionary(wrapped)
                 default: break

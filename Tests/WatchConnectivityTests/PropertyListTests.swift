@@ -31,6 +31,24 @@ struct PropertyListTests {
         #expect(dollar["$date"] as? Int == 5)
     }
 
+    /// A `Date` arrives `==` to the one sent, through the payload's text as on the wire: as
+    /// seconds since 1970 in a double it lost its last bit for about half of today's dates.
+    /// The older form is still read.
+    @Test func aDateArrivesEqualToTheOneSent() throws {
+        let base = Date(timeIntervalSince1970: 1_796_000_000.123_456).timeIntervalSinceReferenceDate
+        let dates = (0..<64).map { Date(timeIntervalSinceReferenceDate: base + Double($0) * base.ulp) }
+        let payload = try PropertyListPayload.encode(["dates": dates], channel: .userInfo)
+        guard case .object(let members) = try JSONParser.parse(Array(payload.bytes)) else {
+            Issue.record("the payload's text is not an object")
+            return
+        }
+        let back = PropertyListPayload.dictionary(of: Payload(members: members))
+        let received = try #require(back["dates"] as? [Date])
+        #expect(received == dates)
+        let legacy = Payload(kind: "wc.userInfo", ["dict": .object(["at": .object(["$date": .double(1_700_000_000.5)])])])
+        #expect(PropertyListPayload.dictionary(of: legacy)["at"] as? Date == Date(timeIntervalSince1970: 1_700_000_000.5))
+    }
+
     /// Apple delivers property-list numbers as `NSNumber`, and apps read them with whichever
     /// numeric type they think of: `as? Double` of an integer works there, so it works here.
     @Test func receivedNumbersCastAsApplesNSNumbersDo() throws {
