@@ -33,7 +33,7 @@ let watchConnectivityTargets: [Target] = [
         swiftSettings: strict),
     .testTarget(
         name: "WatchConnectivityTests",
-        dependencies: ["WatchConnectivity", "RelayServer", "RelayProtocol", "TestSupport", "Primitives"],
+        dependencies: ["WatchConnectivity", "RelayClient", "RelayServer", "RelayProtocol", "TestSupport", "Primitives"],
         swiftSettings: strict),
 ]
 #else

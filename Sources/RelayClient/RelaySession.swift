@@ -160,7 +160,8 @@ public actor RelaySession {
 
     /// The same message, without waiting for its answer: returns once the session has it, so
     /// messages handed in one after another go out in that order, none held back by an earlier
-    /// one's pending reply (as WatchConnectivity's). `answer` runs later, on this actor (keep it
+    /// one's pending reply (as WatchConnectivity's). `answer` runs on this actor when the message is
+    /// done: later, or before this returns when it fails at once (too large, not activated; keep it
     /// short: hand the result on), with the reply (nil when none was asked for), or the error
     /// ``sendMessage(_:wantsReply:)`` would throw.
     public func sendMessage(

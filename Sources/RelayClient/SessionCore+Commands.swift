@@ -121,9 +121,7 @@ extension SessionCore {
         phase = .closed
         for p in pending { complete(p.ticket, .failure(.disconnected)) }
         pending = []
-        for id in Array(replyWaiters.keys).sorted() {
-            complete(replyWaiters.removeValue(forKey: id)?.ticket, .failure(.notReachable))
-        }
+        failReplyWaiters(.notReachable)
         earlyReplies = [:]
         for w in activationWaiters { complete(w.ticket, .failure(.notActivated)) }
         activationWaiters = []

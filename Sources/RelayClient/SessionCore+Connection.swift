@@ -40,9 +40,7 @@ extension SessionCore {
             }
         }
         pending = kept
-        for id in Array(replyWaiters.keys).sorted() {
-            complete(replyWaiters.removeValue(forKey: id)?.ticket, .failure(.notReachable))
-        }
+        failReplyWaiters(.notReachable)
         earlyReplies = [:]
         setReachable(false)
         if wasActive { emit(.disconnected) }

@@ -290,9 +290,18 @@ public struct SessionCore: Sendable {
             let what = p.sent ? "the answer to \(p.frame.type)" : welcome
             complete(p.ticket, .failure(.timeout(what)))
         }
-        for (id, w) in replyWaiters where w.deadline <= now {
-            replyWaiters[id] = nil
+        let expired = replyWaiters.filter { $0.value.deadline <= now }
+        for (id, _) in expired { replyWaiters[id] = nil }
+        for w in expired.values.sorted(by: { $0.ticket.value < $1.ticket.value }) {
             complete(w.ticket, .failure(.replyTimeout))
         }
+    }
+
+    /// Fails every message waiting for its reply, in the order they were sent (tickets grow
+    /// with each command; the ids, UUIDs from WatchConnectivity, say nothing of the order).
+    mutating func failReplyWaiters(_ error: RelaySessionError) {
+        let waiting = replyWaiters.values.sorted { $0.ticket.value < $1.ticket.value }
+        replyWaiters = [:]
+        for w in waiting { complete(w.ticket, .failure(error)) }
     }
 }

@@ -79,8 +79,10 @@ public enum CLI {
         let values = text.split(separator: ",", omittingEmptySubsequences: false).map {
             Double($0.trimmingCharacters(in: .whitespaces))
         }
-        guard !values.isEmpty, values.allSatisfy({ $0.map { $0.isFinite && $0 >= 0 && $0 <= 3600 } ?? false }) else {
-            throw Arguments.UsageError(description: "--reconnect-backoff must be seconds separated by commas, not '\(text)'")
+        // (0 would reconnect in a tight loop against a relay that is down.)
+        guard !values.isEmpty, values.allSatisfy({ $0.map { $0.isFinite && $0 >= 0.001 && $0 <= 3600 } ?? false }) else {
+            throw Arguments.UsageError(
+                description: "--reconnect-backoff must be seconds (0.001 to 3600) separated by commas, not '\(text)'")
         }
         return values.compactMap { $0 }
     }

@@ -59,7 +59,8 @@ struct PendingReplies: Sendable {
         dropStaleTop()
         // Answered requests leave their entries in the heap until they reach its top: at a high
         // rate of prompt replies that was rate × `replyTimeoutMs` of garbage. Rebuilt from the
-        // live entries when it holds twice as many, the heap's work stays amortized O(log n).
+        // live entries when it holds more than twice as many (and 1,024 more), the heap's work stays
+        // amortized O(log n).
         if heap.count > 2 * byKey.count + 1024 { rebuildHeap() }
     }
 

@@ -31,7 +31,8 @@ extension RelayState {
     /// pair, or the relay, over its quota of requests waiting for a reply. Each is held in
     /// memory until its reply, its timeout or its receiver leaving: a sender flooding a watch
     /// that never replies made the relay hold its rate × `replyTimeoutMs` of them (PROTOCOL.md
-    /// §8.2). A request sent again with the same id replaces its pending one and counts once.
+    /// §8.2). An id already pending counts once (a retry of a recent id is answered before this,
+    /// §8.1; one older than the remembered ids replaces its pending request).
     func checkReplyQuotas(_ key: ReplyKey, re: String) throws(ProtocolError) {
         guard replies[key] == nil else { return }
         let ofPair = replies.count(of: key.pair)

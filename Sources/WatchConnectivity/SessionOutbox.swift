@@ -141,7 +141,7 @@ final class SessionOutbox: @unchecked Sendable {
     /// The item the relay knows as `relayID` (received by the counterpart). A userInfo or
     /// complication transfer stays, marked finished, until the delegate heard of it
     /// (``remove(_:)`` after `didFinish`): killed before that, the app hears it at its next
-    /// launch (``finishedTransfers()``). Any other item is removed here.
+    /// launch (``finishedTransfers(heldByRelaySession:)``). Any other item is removed here.
     func finished(relayID: String) throws -> Item? {
         try withDatabase { db in
             let items = try db.query(
@@ -169,8 +169,9 @@ final class SessionOutbox: @unchecked Sendable {
     /// those marked finished or failed, and those the relay session no longer holds (`held`:
     /// its outstanding send ids, kept in its own store). The relay session writes a
     /// `transferred` down before the app's store hears of it, so a kill in between left a
-    /// transfer here that nothing would ever finish.
-    func finishedTransfers(heldByRelaySession held: Set<String>) throws -> [(item: Item, error: Int?)] {
+    /// transfer here that nothing would ever finish. `held` nil: the relay session is not
+    /// paired and holds nothing, so not holding an id says nothing (``failLostWithPair(code:)``).
+    func finishedTransfers(heldByRelaySession held: Set<String>?) throws -> [(item: Item, error: Int?)] {
         try withDatabase { db in
             try db.query(
                 """
@@ -178,7 +179,9 @@ final class SessionOutbox: @unchecked Sendable {
                 WHERE channel IN ('userInfo', 'complication') AND cancelled = 0 AND (relay_id IS NOT NULL OR finished = 1)
                 ORDER BY seq
                 """, [], { row in (Self.item(row), row.int64(5) != 0, row.optionalInt64(6).map { Int($0) }) }
-            ).filter { item, finished, _ in finished || !held.contains(item.relayID ?? "") }.map { ($0.0, $0.2) }
+            ).filter { item, finished, _ in
+                finished || held.map { !$0.contains(item.relayID ?? "") } ?? false
+            }.map { ($0.0, $0.2) }
         }
     }
 
@@ -214,12 +217,18 @@ final class SessionOutbox: @unchecked Sendable {
         }
     }
 
-    /// Chunks of file `id` not yet received by the counterpart.
-    func remainingChunks(of id: String) throws -> Int {
+    /// Whether a row's id is `<?1>:<index>`, a chunk of the file whose id is the first
+    /// parameter (exact and case-sensitive, where `LIKE` took `_` and `%` in an id as wildcards).
+    private static let isChunkOfFile = "substr(id, 1, length(?1) + 1) = ?1 || ':'"
+
+    /// Chunks of file `id` not yet received by the counterpart (`includingCancelled`: also
+    /// those taken back, which it did not receive either: a failed file's).
+    func remainingChunks(of id: String, includingCancelled: Bool = false) throws -> Int {
         try withDatabase { db in
             Int(
                 try db.query(
-                    "SELECT COUNT(*) FROM outbox WHERE channel = 'file' AND id LIKE ? || ':%' AND cancelled = 0", [.text(id)]
+                    "SELECT COUNT(*) FROM outbox WHERE channel = 'file' AND \(Self.isChunkOfFile)"
+                        + (includingCancelled ? "" : " AND cancelled = 0"), [.text(id)]
                 ) { $0.int64(0) }.first ?? 0)
         }
     }
@@ -232,9 +241,9 @@ final class SessionOutbox: @unchecked Sendable {
                 try db.execute("DELETE FROM files WHERE id = ?", [.text(id)])
                 if cancel {
                     try db.execute(
-                        "UPDATE outbox SET cancelled = 1 WHERE channel = 'file' AND id LIKE ? || ':%'", [.text(id)])
+                        "UPDATE outbox SET cancelled = 1 WHERE channel = 'file' AND \(Self.isChunkOfFile)", [.text(id)])
                 } else {
-                    try db.execute("DELETE FROM outbox WHERE channel = 'file' AND id LIKE ? || ':%'", [.text(id)])
+                    try db.execute("DELETE FROM outbox WHERE channel = 'file' AND \(Self.isChunkOfFile)", [.text(id)])
                 }
                 if let notice {
                     try db.execute(
@@ -253,11 +262,35 @@ final class SessionOutbox: @unchecked Sendable {
         try withDatabase { db in
             try db.transaction {
                 try db.execute("DELETE FROM outbox WHERE id = ?", [.text(chunk)])
-                try db.execute("UPDATE outbox SET cancelled = 1 WHERE channel = 'file' AND id LIKE ? || ':%'", [.text(id)])
+                try db.execute("UPDATE outbox SET cancelled = 1 WHERE channel = 'file' AND \(Self.isChunkOfFile)", [.text(id)])
                 try db.execute(
                     "INSERT OR IGNORE INTO outbox(id, channel, payload) VALUES (?, 'file', ?)",
                     [.text("cancel-\(id)"), .text(Self.text(notice))])
                 try db.execute("UPDATE files SET finish_error = ? WHERE id = ?", [.integer(Int64(code)), .text(id)])
+            }
+        }
+    }
+
+    /// The pair is gone (unpaired, or its token revoked while away), and with it what the relay
+    /// held of it: the userInfo and complication transfers the relay had accepted, and every
+    /// file not finished, fail with `code`, marked as by ``failed(_:code:)`` and
+    /// ``failFile(_:chunk:code:notice:)`` (kept until the delegate heard it; the files' chunks are
+    /// taken back). Returns the transfers and the files' ids, in the order queued. (The relay
+    /// session forgets its outstanding ids with the pair: read as received, they were reported
+    /// received at the next launch.)
+    func failLostWithPair(code: Int) throws -> (transfers: [Item], files: [String]) {
+        try withDatabase { db in
+            try db.transaction {
+                let lost = "channel IN ('userInfo', 'complication') AND relay_id IS NOT NULL AND finished = 0 AND cancelled = 0"
+                let transfers = try db.query(
+                    "SELECT id, channel, payload, relay_id, cancelled FROM outbox WHERE \(lost) ORDER BY seq", [], Self.item)
+                try db.execute("UPDATE outbox SET finished = 1, finish_error = ? WHERE \(lost)", [.integer(Int64(code))])
+                let files = try db.query("SELECT id FROM files WHERE finish_error IS NULL ORDER BY seq", []) { $0.text(0) }
+                for file in files {
+                    try db.execute("UPDATE outbox SET cancelled = 1 WHERE channel = 'file' AND \(Self.isChunkOfFile)", [.text(file)])
+                }
+                try db.execute("UPDATE files SET finish_error = ? WHERE finish_error IS NULL", [.integer(Int64(code))])
+                return (transfers, files)
             }
         }
     }

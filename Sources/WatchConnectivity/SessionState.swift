@@ -14,6 +14,8 @@ struct SessionState: Sendable {
     var remainingComplications = Limits.default.complicationsPerDay
     var limits = Limits.default
     var applicationContext: Payload?
+    /// The relay refused ``applicationContext`` for good: it was not sent, so an equal one goes.
+    var lastContextRefused = false
     var receivedApplicationContext: Payload?
     /// Outstanding userInfo transfers by id, and their order.
     var transfers: [String: WCSessionUserInfoTransfer] = [:]

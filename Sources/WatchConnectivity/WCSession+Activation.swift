@@ -105,7 +105,10 @@ extension WCSession {
         await completeActivation(.activated, nil)
         // Transfers the counterpart received while the app was killed before hearing it: their
         // `didFinish` comes now, at this launch, as on a device.
-        let held = Set(await relay.outstandingUserInfoTransfers.map(\.id))
+        // Unpaired meanwhile, the relay session holds nothing, and the relay dropped what it held:
+        // those transfers fail (``failLostWithPair``), none is taken for received.
+        let held = state.withLock { $0.isPaired } ? Set(await relay.outstandingUserInfoTransfers.map(\.id)) : nil
+        if held == nil { await failTransfersLostWithPair(outbox: outbox) }
         for (item, code) in (try? outbox.finishedTransfers(heldByRelaySession: held)) ?? [] {
             await itemFinished(item, outbox: outbox, error: code.map { WCError(WCError.Code(rawValue: $0) ?? .genericError) })
         }

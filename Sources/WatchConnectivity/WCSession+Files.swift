@@ -94,7 +94,8 @@ extension WCSession {
                 id: record.id,
                 file: WCSessionFile(fileURL: URL(string: record.url) ?? URL(fileURLWithPath: "/"), metadata: record.metadata),
                 totalBytes: record.size, session: self)
-            let remaining = (try? outbox.remainingChunks(of: record.id)) ?? record.chunks
+            let remaining =
+                (try? outbox.remainingChunks(of: record.id, includingCancelled: record.finishError != nil)) ?? record.chunks
             transfer.progress.completedUnitCount = Self.bytes(received: record.chunks - remaining, of: record)
             return transfer
         }
@@ -107,8 +108,7 @@ extension WCSession {
 
     // MARK: - Sender: chunks received or failed
 
-    /// The counterpart received a chunk of a file (or the relay refused one, `error`).
-    /// (Refusals: ``itemFailed(_:outbox:error:)``.)
+    /// The counterpart received a chunk of a file (refusals: ``itemFailed(_:outbox:error:)``).
     func fileItemFinished(_ item: SessionOutbox.Item, outbox: SessionOutbox) async {
         guard let fileID = item.id.split(separator: ":").first.map(String.init),
             let transfer = state.withLock({ s in s.fileTransfers.first { $0.id == fileID } })
@@ -127,8 +127,8 @@ extension WCSession {
     /// At launch: the file transfers that finished or failed while the app was killed before
     /// its delegate heard `didFinish` are reported now. Chunks the relay session no longer
     /// holds (`held`) were received by the counterpart (as for userInfo transfers).
-    func finishFilesAtLaunch(outbox: SessionOutbox, heldByRelaySession held: Set<String>) async {
-        try? outbox.forgetReceivedChunks(heldByRelaySession: held)
+    func finishFilesAtLaunch(outbox: SessionOutbox, heldByRelaySession held: Set<String>?) async {
+        if let held { try? outbox.forgetReceivedChunks(heldByRelaySession: held) }
         for record in (try? outbox.files()) ?? [] {
             let error = record.finishError.map { WCError(WCError.Code(rawValue: $0) ?? .genericError) }
             guard error != nil || (try? outbox.remainingChunks(of: record.id)) == 0,
@@ -136,12 +136,23 @@ extension WCSession {
             else { continue }
             if error == nil { transfer.progress.completedUnitCount = transfer.progress.totalUnitCount }
             await finishFile(transfer, error: error)
-            try? outbox.removeFile(record.id, cancel: false)
+            if error == nil {
+                try? outbox.removeFile(record.id, cancel: false)
+            } else {
+                // Its other chunks stay cancelled: the drainer still takes them back from the relay.
+                try? outbox.forgetFile(record.id)
+            }
         }
     }
 
+    /// Tells the delegate, once: the event loop and the drainer may both see a file's last
+    /// chunk finish, and only the one that takes the transfer out calls `didFinish`.
     func finishFile(_ transfer: WCSessionFileTransfer, error: WCError?) async {
-        state.withLock { s in s.fileTransfers.removeAll { $0 === transfer } }
+        let isOutstanding = state.withLock { s in
+            defer { s.fileTransfers.removeAll { $0 === transfer } }
+            return s.fileTransfers.contains { $0 === transfer }
+        }
+        guard isOutstanding else { return }
         await withDelegate { session, delegate in
             delegate.session(session, didFinish: transfer, error: error)
         }

@@ -45,6 +45,7 @@ extension WCSession {
                 if changed { await withDelegate { s, d in d.sessionReachabilityDidChange(s) } }
             case .paired, .unpaired:
                 let reachabilityChanged = await refresh(from: relay)
+                if !state.withLock({ $0.isPaired }) { await failTransfersLostWithPair(outbox: outbox) }
                 let role = environment?.role
                 await withDelegate { s, d in
                     if role == .phone { d.sessionWatchStateDidChange(s) } else { d.sessionCompanionAppInstalledDidChange(s) }
@@ -54,6 +55,8 @@ extension WCSession {
                 // The counterpart may have come (or gone) since activation read `isReachable`:
                 // an app that keeps what activation said needs this call to hear of it.
                 if await refresh(from: relay) { await withDelegate { s, d in d.sessionReachabilityDidChange(s) } }
+                // A token revoked while away: the welcome said unpaired.
+                if !state.withLock({ $0.isPaired }) { await failTransfersLostWithPair(outbox: outbox) }
                 wakeDrainer()
             case .disconnected:
                 break
@@ -118,6 +121,10 @@ extension WCSession {
         switch item.channel {
         case .context:
             try? outbox.remove(item.id)
+            // Refused (a full queue): it was not sent, so the same dictionary may go again.
+            state.withLock { s in
+                if s.applicationContext?.members["tid"] == item.payload.members["tid"] { s.lastContextRefused = true }
+            }
         case .userInfo, .complication:
             try? outbox.failed(item.id, code: error.code.rawValue)
             await finishTransfer(item.id, error: error)
@@ -135,6 +142,24 @@ extension WCSession {
             await finishFile(transfer, error: error)
             try? outbox.forgetFile(fileID)
         }
+    }
+
+    /// The pair is gone, and the transfers and files the relay held of it with it: each fails
+    /// with `deviceNotPaired`, heard by the delegate (kept in the store until then).
+    func failTransfersLostWithPair(outbox: SessionOutbox) async {
+        let code = WCError.Code.deviceNotPaired
+        guard let (transfers, files) = try? outbox.failLostWithPair(code: code.rawValue) else { return }
+        for item in transfers {
+            await finishTransfer(item.id, error: WCError(code))
+            try? outbox.remove(item.id)
+        }
+        for id in files {
+            if let transfer = state.withLock({ s in s.fileTransfers.first { $0.id == id } }) {
+                await finishFile(transfer, error: WCError(code))
+            }
+            try? outbox.forgetFile(id)
+        }
+        if !files.isEmpty { wakeDrainer() }
     }
 
     /// Removes transfer `id` from the outstanding ones and tells the delegate.

@@ -82,13 +82,17 @@ extension WCSession {
         try Self.checkSize(payload, limit: limit)
         // As on a device, a context identical to the last one sent is not sent again: the
         // counterpart's delegate hears it once (apps add a timestamp to force a delivery).
-        if let last = state.withLock({ $0.applicationContext }), last.members["dict"] == payload.members["dict"] { return }
+        let (last, refused) = state.withLock { ($0.applicationContext, $0.lastContextRefused) }
+        if let last, !refused, last.members["dict"] == payload.members["dict"] { return }
         do {
             try outbox.enqueue(id: id, channel: .context, payload: payload)
         } catch {
             throw WCError(.insufficientSpace, userInfo: [NSLocalizedDescriptionKey: "Cannot store the context: \(error)"])
         }
-        state.withLock { $0.applicationContext = payload }
+        state.withLock { s in
+            s.applicationContext = payload
+            s.lastContextRefused = false
+        }
         wakeDrainer()
     }
 

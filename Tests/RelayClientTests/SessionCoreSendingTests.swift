@@ -62,6 +62,26 @@ import Testing
         #expect(failed.failure(ticket) == .notReachable)
     }
 
+    /// Messages no longer wait for each other's replies (WatchConnectivity sends them one after
+    /// another), so many wait at once: a drop or a timeout fails them in the order they were
+    /// sent (they went by id, and `t-10` sorts before `t-9`; WatchConnectivity's are UUIDs).
+    @Test func manyWaitingMessagesFailInTheOrderSent() {
+        for ending in ["drop", "timeout"] {
+            var h = CoreHarness.paired()
+            var tickets: [SessionTicket] = []
+            for n in 0..<12 {
+                let (ticket, sent) = h.command(.sendMessage(Payload(kind: "ping-\(n)"), wantsReply: true))
+                h.frame(.accepted(Accepted(re: CoreHarness.lastRequestID(sent) ?? "")))
+                tickets.append(ticket)
+            }
+            let actions = ending == "drop" ? h.feed(.closed(code: 1006)) : h.advance(.seconds(30))
+            let failed = actions.compactMap { action -> SessionTicket? in
+                if case .complete(let ticket, .failure) = action { ticket } else { nil }
+            }
+            #expect(failed == tickets, "\(ending)")
+        }
+    }
+
     @Test func aDropWhileWaitingForAReplyFailsAsNotReachable() {
         var h = CoreHarness.paired()
         let (ticket, sent) = h.command(.sendMessage(Payload(kind: "ping"), wantsReply: true))

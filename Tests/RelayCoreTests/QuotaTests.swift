@@ -136,8 +136,10 @@ import Testing
         // Both directions count; a message that wants no reply is not held and not counted.
         #expect(h.send(watch, id: "w-1", mode: .message, Self.request, wantsReply: true).errors(to: watch).map(\.code) == [.quotaExceeded])
         #expect(h.send(phone, id: "m-5", mode: .message, Self.request).frames(to: phone).first?.accepted != nil)
-        // The same id again replaces its pending request and counts once.
-        #expect(h.send(phone, id: "m-3", mode: .message, Self.request, wantsReply: true).errors(to: phone).isEmpty)
+        // The same id again is a retry (§8.1): accepted again, nothing more held.
+        let retry = h.send(phone, id: "m-3", mode: .message, Self.request, wantsReply: true)
+        #expect(retry.errors(to: phone).isEmpty && retry.frames(to: phone).first?.accepted != nil)
+        #expect(retry.delivers(to: watch).isEmpty)
         #expect(h.state.pendingReplyCount == 3)
         // A reply makes room; so does the timeout.
         h.send(watch, .reply(ClientReply(id: "r-1", re: "m-1", payload: Self.request)))

@@ -1,4 +1,5 @@
 import Foundation
+import RelayClient
 import RelayProtocol
 import TestSupport
 import Testing
@@ -105,6 +106,100 @@ struct FinishedAtNextLaunchTests {
         try await Task.sleep(for: .milliseconds(300))
         #expect(delegate.details("fileFinished").isEmpty)
         await again.close()
+        await h.stop()
+    }
+
+    /// The send ids the watch's relay session holds (outstanding), read from its store.
+    static func heldByRelaySession(_ h: WCHarness) async throws -> [String] {
+        let session = try RelaySession(
+            configuration: RelaySessionConfiguration(
+                url: h.relay.url, role: .watch, deviceName: "w", stateDirectory: h.directory.path("watch")))
+        let ids = await session.outstandingUserInfoTransfers.map(\.id)
+        await session.close()
+        return ids
+    }
+
+    /// A file that failed while the app was killed before its delegate heard it: reported at the
+    /// next launch, and its chunks the relay holds are still taken back (the launch deleted
+    /// their rows, so the relay kept delivering chunks of a failed file).
+    @Test func aFailedFileReportedAtLaunchStillTakesItsChunksBack() async throws {
+        let h = try await WCHarness.start(activate: false)
+        try await h.activate(h.watch, h.watchDelegate)
+        let file = h.directory.path("f.bin")
+        try Data(count: 100_000).write(to: URL(fileURLWithPath: file))  // 3 chunks; the phone is away
+        let transfer = h.watch.transferFile(URL(fileURLWithPath: file), metadata: nil)
+        let outbox = try SessionOutbox(directory: h.directory.path("watch"))
+        try await eventually { try outbox.next() == nil }
+        await h.watch.close()
+        let before = try await Self.heldByRelaySession(h)
+        #expect(before.count == 3)
+        try outbox.failFile(
+            transfer.id, chunk: "\(transfer.id):2", code: WCError.Code.insufficientSpace.rawValue,
+            notice: Payload(kind: PropertyListPayload.Channel.fileCancel.rawValue, ["fid": .string(transfer.id)]))
+        let again = WCSession(environment: WCHarness.environment(h.relay, "watch", h.directory.path("watch")))
+        let delegate = RecordingDelegate()
+        again.delegate = delegate
+        try await h.activate(again, delegate)
+        try await waitForCalls(delegate, "fileFinished")
+        #expect(delegate.details("fileFinished") == ["\(WCError.Code.insufficientSpace.rawValue)"])
+        try await eventually { try outbox.next() == nil }
+        await again.close()
+        let after = try await Self.heldByRelaySession(h)
+        #expect(before.prefix(2).filter { after.contains($0) }.isEmpty, "chunks never taken back: \(after)")
+        await h.stop()
+    }
+
+    /// Unpaired while the app was not running, the relay dropped the transfers and files it held
+    /// of the pair, and the relay session forgot them: the next launch reports each as failed
+    /// with `deviceNotPaired`, not as received (they were: the ids it no longer held were taken
+    /// for received).
+    @Test func transfersThePairLostWhileTheAppWasAwayFailWithDeviceNotPaired() async throws {
+        let h = try await WCHarness.start(activate: false)
+        try await h.activate(h.watch, h.watchDelegate)
+        let file = h.directory.path("g.bin")
+        try Data(count: 10).write(to: URL(fileURLWithPath: file))
+        h.watch.transferUserInfo(["n": 5])
+        h.watch.transferFile(URL(fileURLWithPath: file), metadata: nil)
+        let outbox = try SessionOutbox(directory: h.directory.path("watch"))
+        try await eventually { try outbox.next() == nil }
+        await h.watch.close()
+        let session = try RelaySession(
+            configuration: RelaySessionConfiguration(
+                url: h.relay.url, role: .watch, deviceName: "w", stateDirectory: h.directory.path("watch")))
+        try await session.activate()
+        try await session.unpair()
+        await session.close()
+        let again = WCSession(environment: WCHarness.environment(h.relay, "watch", h.directory.path("watch")))
+        let delegate = RecordingDelegate()
+        again.delegate = delegate
+        try await h.activate(again, delegate)
+        try await waitForCalls(delegate, "didFinish")
+        try await waitForCalls(delegate, "fileFinished")
+        let notPaired = "\(WCError.Code.deviceNotPaired.rawValue)"
+        #expect(delegate.details("didFinish") == [notPaired])
+        #expect(delegate.details("fileFinished") == [notPaired])
+        #expect(again.outstandingUserInfoTransfers.isEmpty && again.outstandingFileTransfers.isEmpty)
+        await again.close()
+        await h.stop()
+    }
+
+    /// The same while the app runs: the phone unpairs, and the watch's transfers the relay held
+    /// fail with `deviceNotPaired` at once (nothing reported them at all).
+    @Test func transfersThePairLostWhileTheAppRunsFailWithDeviceNotPaired() async throws {
+        let h = try await WCHarness.start(activate: false)
+        try await h.activate(h.watch, h.watchDelegate)
+        h.watch.transferUserInfo(["n": 6])
+        let outbox = try SessionOutbox(directory: h.directory.path("watch"))
+        try await eventually { try outbox.next() == nil }
+        let phone = try RelaySession(
+            configuration: RelaySessionConfiguration(
+                url: h.relay.url, role: .phone, deviceName: "p", stateDirectory: h.directory.path("phone")))
+        try await phone.activate()
+        try await phone.unpair()
+        await phone.close()
+        try await waitForCalls(h.watchDelegate, "didFinish")
+        #expect(h.watchDelegate.details("didFinish") == ["\(WCError.Code.deviceNotPaired.rawValue)"])
+        #expect(h.watch.outstandingUserInfoTransfers.isEmpty)
         await h.stop()
     }
 }

@@ -343,4 +343,23 @@ struct WCSessionRulesTests {
         #expect(h.phone.applicationContext["n"] as? Int == 1)
         await h.stop()
     }
+
+    /// A context the relay refused for good (a full queue) was not sent: the same dictionary,
+    /// once there is room, goes (it was skipped as equal to the last one sent).
+    @Test func aRefusedContextCanBeSentAgain() async throws {
+        let h = try await WCHarness.start(activate: false) { $0.relay.maxQueuedItemsPerDirection = 1 }
+        try await h.activate(h.watch, h.watchDelegate)
+        h.watch.transferUserInfo(["n": 1])
+        try await eventually { h.watch.outstandingUserInfoTransfers.first?.isTransferring == true }
+        try await Task.sleep(for: .milliseconds(200))
+        try h.watch.updateApplicationContext(["n": 2])  // refused: the direction holds its one item
+        try await Task.sleep(for: .milliseconds(300))
+        try await h.activate(h.phone, h.phoneDelegate)
+        try await waitForCalls(h.phoneDelegate, "userInfo")
+        try await waitForCalls(h.watchDelegate, "didFinish")  // acked: room again
+        try h.watch.updateApplicationContext(["n": 2])
+        try await waitForCalls(h.phoneDelegate, "context")
+        #expect(h.phoneDelegate.details("context") == ["2"])
+        await h.stop()
+    }
 }
