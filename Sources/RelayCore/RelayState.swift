@@ -256,11 +256,15 @@ public struct RelayState: Sendable {
         close(link, code: .policy, reason: reason)
     }
 
-    /// Answers a bad frame with `error`; closes a connection that errs too often.
+    /// Answers a bad frame with `error`; closes a connection that errs too often. `not_reachable`
+    /// and `quota_exceeded` do not count: they say the peer is away or the relay is full, not
+    /// that the frame was wrong, and an app that keeps sending through them (a phone polling an
+    /// absent watch with `sendMessage`, messages sent faster than their replies come) is not
+    /// misbehaving (PROTOCOL.md §4.2).
     mutating func fail(_ link: LinkID, _ error: any Error) {
         let e = (error as? ProtocolError) ?? ProtocolError(.internal, "internal error")
         emit(.error(e.frame), to: link)
-        guard var l = links[link] else { return }
+        guard e.code != .notReachable, e.code != .quotaExceeded, var l = links[link] else { return }
         let minuteAgo = now.adding(milliseconds: -60_000)
         l.errorTimes.removeAll { $0 <= minuteAgo }
         l.errorTimes.append(now)

@@ -49,6 +49,22 @@ import Testing
         #expect(out.trace == ["error → \(phone)", "close 1008 → \(phone)", "peer → \(watch)"])
     }
 
+    /// `not_reachable` and `quota_exceeded` say the peer is away or the relay full, not that the
+    /// frame was wrong: a phone polling an absent watch with messages is not closed for it.
+    @Test func notReachableAndQuotaExceededDoNotCountTowardsTheLimit() {
+        var h = RelayHarness(configuration: RelayConfiguration(maxErrorsPerMinute: 3, maxQueuedItemsPerDirection: 1))
+        let (phone, watch) = h.pairDevices()
+        h.close(watch)
+        h.send(phone, id: "u-0", mode: .userInfo)
+        for n in 1...10 {
+            #expect(h.send(phone, id: "m-\(n)", mode: .message).errors(to: phone).map(\.code) == [.notReachable])
+            #expect(h.send(phone, id: "u-\(n)", mode: .userInfo).errors(to: phone).map(\.code) == [.quotaExceeded])
+        }
+        #expect(h.state.connectionCount == 1, "the phone is still connected")
+        h.send(phone, .state(StateChange(foreground: true)))  // a wrong frame still counts
+        #expect(h.state.connectionCount == 1)
+    }
+
     @Test func aBinaryMessageIsUnsupportedFrameWithoutReAndTheConnectionStays() {
         var h = RelayHarness()
         let link = h.open()

@@ -8,8 +8,9 @@ usage: protocol_attack.py [reply-flood|queue-walk|expired-code|token-race|kill9|
   flooder's close code, the victim pair's worst round trip and the relay's RSS and CPU.
   (Before RelayCore's PendingReplies: ~70,000 messages, round trips over 300 ms; after:
   ~400,000, round trips mostly under 30 ms, debug build; since the pending-reply quota: 10,000
-  delivered, then 101 refusals and close 1008, which a flooder that still writes sees as 1006
-  with no refusal read: the close resets a socket with unread data; RSS 37 MB.)
+  delivered and every later one refused with quota_exceeded, which does not close the flooder
+  (PROTOCOL.md §4.2); RSS 39 MB; the debug relay's core is busy with the flood, round trips
+  up to ~60 ms, as with any flood of messages.)
 - queue-walk: 10,000 userInfo items with 64-character ids sharing a 60-character prefix queued
   to an offline watch, then `outstanding`, repeated `cancel`s and complication retries of the
   last id; prints the time per frame (before: 166 ms, 36 ms, 36 ms; after: ~15 ms, <1 ms, <1 ms).
