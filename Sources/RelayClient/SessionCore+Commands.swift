@@ -92,8 +92,11 @@ extension SessionCore {
         _ id: String, _ kind: Pending.Kind, _ frame: ClientFrame, _ ticket: SessionTicket
     ) {
         guard isRunning && phase != .replaced else { return fail(ticket, .notActivated) }
-        pending.append(Pending(id: id, ticket: ticket, kind: kind, frame: frame, deadline: requestDeadline, sent: false))
-        sendWaitingRequests()
+        let request = Pending(id: id, ticket: ticket, kind: kind, frame: frame, deadline: requestDeadline, sent: false)
+        guard phase == .activated else { return pending.append(request) }
+        // Activated, every earlier request went out at the welcome or when asked: this one goes
+        // now, behind them (rebuilding the whole list for it made a burst of messages quadratic).
+        if let sent = sendNow(request) { pending.append(sent) }
     }
 
     /// A durable item with one id, sent again with the same id after a reconnect until the

@@ -39,7 +39,7 @@ extension SessionCore {
                 complete(p.ticket, .failure(.disconnected))
             }
         }
-        pending = kept
+        pending = PendingList(kept)
         failReplyWaiters(.notReachable)
         earlyReplies = [:]
         setReachable(false)
@@ -100,8 +100,7 @@ extension SessionCore {
 
     /// Removes and returns the pending request answered by `re`.
     mutating func takePending(_ re: String) -> Pending? {
-        guard let i = pending.firstIndex(where: { $0.id == re && $0.sent }) else { return nil }
-        return pending.remove(at: i)
+        pending.take { $0.id == re && $0.sent }
     }
 
     private mutating func welcomed(_ w: Welcome) {
@@ -134,20 +133,29 @@ extension SessionCore {
     mutating func sendWaitingRequests() {
         guard phase == .activated else { return }
         var kept: [Pending] = []
-        for var p in pending {
+        for p in pending {
             if p.sent {
                 kept.append(p)
-            } else if p.needsPair && !isPaired {
-                complete(p.ticket, .failure(.notPaired))
-            } else {
-                p.sent = true
-                p.deadline = requestDeadline
-                if case .message(wantsReply: true) = p.kind { earlyReplies[p.id] = nil }
-                send(p.frame)
-                kept.append(p)
+            } else if let sent = sendNow(p) {
+                kept.append(sent)
             }
         }
-        pending = kept
+        pending = PendingList(kept)
+    }
+
+    /// Sends request `p` (activated): returns it as sent, to be kept until its answer, or nil
+    /// when it failed at once (a send that needs a pair, unpaired).
+    mutating func sendNow(_ p: Pending) -> Pending? {
+        if p.needsPair && !isPaired {
+            complete(p.ticket, .failure(.notPaired))
+            return nil
+        }
+        var p = p
+        p.sent = true
+        p.deadline = requestDeadline
+        if case .message(wantsReply: true) = p.kind { earlyReplies[p.id] = nil }
+        send(p.frame)
+        return p
     }
 
     private mutating func paired(_ p: Paired) {
@@ -192,7 +200,7 @@ extension SessionCore {
             }
             guard let ticket = p.ticket else { return }
             let limit = Duration.milliseconds(limits.replyTimeoutMs) + settings.requestTimeout
-            replyWaiters[p.id] = (ticket, now + limit)
+            replyWaiters.add(p.id, ticket: ticket, deadline: now + limit)
         case .durable(.context, let payload):
             applicationContext = payload
             persist([.sentContext(payload)], p.ticket.map { .complete($0, .done) } ?? .plain)
@@ -212,8 +220,8 @@ extension SessionCore {
 
     /// A reply (or its error) for a sent message: to the waiting caller, or kept until it waits.
     private mutating func replied(_ re: String, _ result: Result<Payload, RelaySessionError>) {
-        if let waiter = replyWaiters.removeValue(forKey: re) {
-            complete(waiter.ticket, result.map { .reply($0) })
+        if let ticket = replyWaiters.remove(re) {
+            complete(ticket, result.map { .reply($0) })
         } else if pending.contains(where: { $0.id == re && $0.kind == .message(wantsReply: true) }) {
             earlyReplies[re] = result
         }

@@ -122,8 +122,8 @@ public struct SessionCore: Sendable {
     var nextID: UInt64 = 0
     var nextWriteID = 0
     var random: SessionRandom
-    var pending: [Pending] = []
-    var replyWaiters: [String: (ticket: SessionTicket, deadline: ContinuousClock.Instant)] = [:]
+    var pending = PendingList()
+    var replyWaiters = ReplyWaiters()
     var earlyReplies: [String: Result<Payload, RelaySessionError>] = [:]
     var activationWaiters: [(ticket: SessionTicket, deadline: ContinuousClock.Instant)] = []
     var writes: [Int: WritePurpose] = [:]
@@ -257,13 +257,18 @@ public struct SessionCore: Sendable {
 
     // MARK: - Deadlines
 
-    /// The earliest instant something is due.
+    /// The earliest instant something is due. Asked after every input, and WatchConnectivity
+    /// may have thousands of messages waiting for replies: one pass, nothing copied.
     var nextDeadline: ContinuousClock.Instant? {
-        var candidates = pending.map(\.deadline)
-        candidates += replyWaiters.values.map(\.deadline)
-        candidates += activationWaiters.map(\.deadline)
-        if case .backingOff(let until) = phase { candidates.append(until) }
-        return candidates.min()
+        var earliest: ContinuousClock.Instant?
+        func consider(_ instant: ContinuousClock.Instant) {
+            if earliest.map({ instant < $0 }) ?? true { earliest = instant }
+        }
+        if let oldest = pending.first { consider(oldest.deadline) }
+        if let earliest = replyWaiters.earliestDeadline { consider(earliest) }
+        for w in activationWaiters { consider(w.deadline) }
+        if case .backingOff(let until) = phase { consider(until) }
+        return earliest
     }
 
     private mutating func armNextDeadline() {
@@ -290,18 +295,13 @@ public struct SessionCore: Sendable {
             let what = p.sent ? "the answer to \(p.frame.type)" : welcome
             complete(p.ticket, .failure(.timeout(what)))
         }
-        let expired = replyWaiters.filter { $0.value.deadline <= now }
-        for (id, _) in expired { replyWaiters[id] = nil }
-        for w in expired.values.sorted(by: { $0.ticket.value < $1.ticket.value }) {
-            complete(w.ticket, .failure(.replyTimeout))
-        }
+        for ticket in replyWaiters.removeDue(at: now) { complete(ticket, .failure(.replyTimeout)) }
     }
 
-    /// Fails every message waiting for its reply, in the order they were sent (tickets grow
-    /// with each command; the ids, UUIDs from WatchConnectivity, say nothing of the order).
+    /// Fails every message waiting for its reply, in the order they were sent (the relay
+    /// accepts a connection's messages in order; they went by id, and WatchConnectivity's ids
+    /// are UUIDs).
     mutating func failReplyWaiters(_ error: RelaySessionError) {
-        let waiting = replyWaiters.values.sorted { $0.ticket.value < $1.ticket.value }
-        replyWaiters = [:]
-        for w in waiting { complete(w.ticket, .failure(error)) }
+        for ticket in replyWaiters.removeAll() { complete(ticket, .failure(error)) }
     }
 }
