@@ -34,13 +34,7 @@ extension SessionCore {
             guard i == start else { return items.remove(at: i) }
             let taken = items[i]
             start += 1
-            if start == items.count {
-                items.removeAll(keepingCapacity: items.count < 1024)
-                start = 0
-            } else if start > 1024, start > items.count / 2 {
-                items.removeFirst(start)
-                start = 0
-            }
+            ReplyWaiters.reclaimFront(of: &items, before: &start)
             return taken
         }
 

@@ -52,11 +52,17 @@ struct ReplyWaiters {
 
     private mutating func dropAnsweredFront() {
         while start < order.count, byID[order[start]] == nil { start += 1 }
-        if start == order.count {
-            order.removeAll(keepingCapacity: order.count < 1024)
+        Self.reclaimFront(of: &order, before: &start)
+    }
+
+    /// For a queue kept as an array and the index of its front (`start`): gives the memory of
+    /// the taken elements back once they are all of it, or more than half of it (and 1,024).
+    static func reclaimFront<Element>(of items: inout [Element], before start: inout Int) {
+        if start == items.count {
+            items.removeAll(keepingCapacity: items.count < 1024)
             start = 0
-        } else if start > 1024, start > order.count / 2 {
-            order.removeFirst(start)
+        } else if start > 1024, start > items.count / 2 {
+            items.removeFirst(start)
             start = 0
         }
     }
