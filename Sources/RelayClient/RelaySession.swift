@@ -177,6 +177,11 @@ public actor RelaySession {
     }
 
     /// Answers a received message that wants a reply.
+    ///
+    /// Only the first answer goes out, and only within the relay's reply timeout of the
+    /// message's arrival on the current connection: a later one is dropped (its sender already
+    /// had a reply or an error; the relay would refuse it with `unknown_id`), as
+    /// WatchConnectivity ignores a reply handler called twice or too late.
     public func reply(to delivery: Delivery, with payload: Payload) throws {
         _ = try performNow(.reply(to: delivery, payload)).get()
     }

@@ -26,7 +26,13 @@ extension SessionCore {
         case .reply(let delivery, let payload):
             guard fits(payload, limits.messageBytes, ticket) else { return }
             guard phase == .activated else { return fail(ticket, .notReachable) }
-            send(.reply(ClientReply(id: makeID(), re: delivery.id, payload: payload)))
+            // A second answer, one past the reply timeout, or one to a message of an earlier
+            // connection: its sender already had its answer or error, and the relay would
+            // refuse it (`unknown_id`, an error against the connection's budget). Dropped, as
+            // WatchConnectivity ignores it.
+            if owedReplies.take(delivery.id, now: now) {
+                send(.reply(ClientReply(id: makeID(), re: delivery.id, payload: payload)))
+            }
             complete(ticket, .success(.done))
         case .updateContext(let payload):
             guard fits(payload, limits.contextBytes, ticket) else { return }
@@ -126,6 +132,7 @@ extension SessionCore {
         pending = []
         failReplyWaiters(.notReachable)
         earlyReplies = [:]
+        owedReplies.removeAll()
         for w in activationWaiters { complete(w.ticket, .failure(.notActivated)) }
         activationWaiters = []
         setReachable(false)

@@ -42,6 +42,8 @@ extension SessionCore {
         pending = PendingList(kept)
         failReplyWaiters(.notReachable)
         earlyReplies = [:]
+        // The relay failed the replies this connection owed (`not_reachable` to their senders).
+        owedReplies.removeAll()
         setReachable(false)
         if wasActive { emit(.disconnected) }
         if code == 4001 {
@@ -255,6 +257,9 @@ extension SessionCore {
         let delivery = Delivery(d)
         switch d.mode {
         case .message:
+            if delivery.wantsReply {
+                owedReplies.insert(d.id, deadline: now + .milliseconds(limits.replyTimeoutMs), now: now)
+            }
             emit(.message(delivery))
             ackIfNeeded(records: [])
         case .context: emit(.applicationContext(delivery))

@@ -125,6 +125,8 @@ public struct SessionCore: Sendable {
     var pending = PendingList()
     var replyWaiters = ReplyWaiters()
     var earlyReplies: [String: Result<Payload, RelaySessionError>] = [:]
+    /// Received messages that wait for this device's reply (a second or late one is not sent).
+    var owedReplies = OwedReplies()
     var activationWaiters: [(ticket: SessionTicket, deadline: ContinuousClock.Instant)] = []
     var writes: [Int: WritePurpose] = [:]
     var armed: ContinuousClock.Instant?

@@ -156,10 +156,50 @@ import Testing
 
     @Test func aReplyGoesOutAtOnceWhenActivated() {
         var h = CoreHarness.paired(role: .phone)
-        let question = Delivery(deliver(1, .message, id: "w-7", wantsReply: true))
-        let (ticket, actions) = h.command(.reply(to: question, Payload(kind: "answer")))
+        let question = deliver(1, .message, id: "w-7", wantsReply: true)
+        h.frame(.deliver(question))
+        let (ticket, actions) = h.command(.reply(to: Delivery(question), Payload(kind: "answer")))
         #expect(actions.completion(ticket) == .success(.done))
         #expect(actions.sentFrames == [.reply(ClientReply(id: "t-2", re: "w-7", payload: Payload(kind: "answer")))])
+    }
+
+    /// WatchConnectivity ignores a reply handler called a second time; the relay would answer
+    /// such a reply with `unknown_id`, and 100 errors a minute close the connection (§4.2).
+    @Test func onlyTheFirstReplyToAMessageGoesOut() {
+        var h = CoreHarness.paired(role: .phone)
+        let question = deliver(1, .message, id: "w-7", wantsReply: true)
+        h.frame(.deliver(question))
+        #expect(h.command(.reply(to: Delivery(question), Payload(kind: "first"))).actions.sentFrames.count == 1)
+        let (ticket, again) = h.command(.reply(to: Delivery(question), Payload(kind: "second")))
+        #expect(again.completion(ticket) == .success(.done))
+        #expect(again.sentFrames.isEmpty)
+    }
+
+    /// A reply after the relay's reply timeout (its sender got `reply_timeout`), or to a message
+    /// of an earlier connection (its sender got `not_reachable`), or to a message that wanted
+    /// none, is not sent either.
+    @Test func aReplyTooLateOrFromAnEarlierConnectionIsNotSent() {
+        var h = CoreHarness.paired(role: .phone, limits: Limits(replyTimeoutMs: 2_000))
+        let late = deliver(1, .message, id: "w-1", wantsReply: true)
+        let plain = deliver(2, .message, id: "w-2")
+        h.frame(.deliver(late))
+        h.frame(.deliver(plain))
+        h.now += .milliseconds(2_000)
+        #expect(h.command(.reply(to: Delivery(late), Payload(kind: "late"))).actions.sentFrames.isEmpty)
+        #expect(h.command(.reply(to: Delivery(plain), Payload(kind: "unasked"))).actions.sentFrames.isEmpty)
+
+        let earlier = deliver(3, .message, id: "w-3", wantsReply: true)
+        h.frame(.deliver(earlier))
+        h.feed(.closed(code: 1006))
+        h.advance(.seconds(1))
+        h.activate(limits: Limits(replyTimeoutMs: 2_000))
+        let (ticket, actions) = h.command(.reply(to: Delivery(earlier), Payload(kind: "answer")))
+        #expect(actions.completion(ticket) == .success(.done))
+        #expect(actions.sentFrames.isEmpty)
+        let current = deliver(4, .message, id: "w-4", wantsReply: true)
+        h.frame(.deliver(current))
+        h.now += .milliseconds(1_999)
+        #expect(h.command(.reply(to: Delivery(current), Payload(kind: "answer"))).actions.sentFrames.count == 1)
     }
 
     @Test func aReplyWhileDisconnectedFailsAsNotReachable() {
