@@ -151,8 +151,8 @@ public actor RelaySession {
     /// `sendMessage(_:replyHandler:errorHandler:)`: a live message; with `wantsReply`, returns
     /// the counterpart's reply.
     ///
-    /// - Throws: ``RelaySessionError/notReachable`` (at once, or if the counterpart leaves
-    ///   before replying), ``RelaySessionError/replyTimeout``, ``RelaySessionError/payloadTooLarge(size:limit:)``.
+    /// - Throws: ``RelaySessionError/notReachable`` (at once, without sending, when the relay
+    ///   last said the counterpart is not reachable; or if it leaves before replying), ``RelaySessionError/replyTimeout``, ``RelaySessionError/payloadTooLarge(size:limit:)``.
     public func sendMessage(_ payload: Payload, wantsReply: Bool = true) async throws -> Payload? {
         guard case .reply(let reply) = try await perform(.sendMessage(payload, wantsReply: wantsReply)) else { return nil }
         return reply

@@ -19,6 +19,9 @@ extension SessionCore {
             request(id, .unpair, .unpair(Request(id: id)), ticket)
         case .sendMessage(let payload, let wantsReply):
             guard fits(payload, limits.messageBytes, ticket) else { return }
+            // The relay said the counterpart is away: it would refuse the message, and each
+            // refusal counts against this connection's error budget (PROTOCOL.md §4.2).
+            guard phase != .activated || isReachable else { return fail(ticket, .notReachable) }
             let id = makeID()
             let frame = ClientFrame.send(
                 Send(id: id, mode: .message, payload: payload, wantsReply: wantsReply ? true : nil))

@@ -202,6 +202,20 @@ import Testing
         #expect(h.command(.reply(to: Delivery(current), Payload(kind: "answer"))).actions.sentFrames.count == 1)
     }
 
+    /// The relay said the counterpart is away: a message fails at once without going out (the
+    /// relay would refuse it, an error against the connection's budget, §4.2).
+    @Test func aMessageWhileTheRelaySaysTheCounterpartIsAwayFailsWithoutBeingSent() {
+        var h = CoreHarness.paired()
+        h.frame(.peer(PeerChange(connected: true, reachable: false)))
+        let (ticket, actions) = h.command(.sendMessage(Payload(kind: "ping"), wantsReply: true))
+        #expect(actions.failure(ticket) == .notReachable)
+        #expect(actions.sentFrames.isEmpty)
+        // Durable sends do not need it reachable.
+        #expect(h.command(.transferUserInfo(Self.item)).actions.sentFrames.count == 1)
+        h.frame(.peer(PeerChange(connected: true, reachable: true)))
+        #expect(h.command(.sendMessage(Payload(kind: "ping"), wantsReply: false)).actions.sentFrames.count == 1)
+    }
+
     @Test func aReplyWhileDisconnectedFailsAsNotReachable() {
         var h = CoreHarness.paired(role: .phone)
         h.feed(.closed(code: 1006))

@@ -169,6 +169,40 @@ struct LiveMessagingTests {
         await h.stop()
     }
 
+    /// The phone's app is busy in a delegate call (so `isReachable` still reads true) when the
+    /// watch app goes to the background, and sends a burst: each message fails with
+    /// `notReachable`, and that costs the phone nothing. (Each went to the relay, which refused
+    /// it; past 100 refusals it closed the phone's connection, and the reply the phone still
+    /// owed the watch failed with `notReachable` although the phone app never went away.)
+    @Test func aBurstToACounterpartThatJustLeftFailsEachMessageAndCostsTheSenderNothing() async throws {
+        let phoneDelegate = LiveMessagingDelegate()
+        let watchDelegate = LiveMessagingDelegate()
+        let h = try await WCHarness.live(phone: phoneDelegate, watch: watchDelegate)
+        let owed = HandlerLog()
+        h.watch.sendMessage(["n": 0, "hold": true], replyHandler: owed.reply(0), errorHandler: owed.error(0))
+        try await eventually { phoneDelegate.held.withLock { $0.count } == 1 }
+        h.watch.sendMessage(["n": 1, "block": true], replyHandler: nil)
+        try await eventually { phoneDelegate.received.withLock { $0.last } == "m1" }
+        h.watch.setApplicationForeground(false)
+        // Lets the relay hear of it and tell the phone's connection (the phone's delegate queue,
+        // where `isReachable` would change, is blocked).
+        try await Task.sleep(for: .milliseconds(Int(300 * timeoutScale)))
+        #expect(h.phone.isReachable)
+        let log = HandlerLog()
+        let count = 150
+        for n in 0..<count { h.phone.sendMessage(["n": n], replyHandler: nil, errorHandler: log.error(n)) }
+        // The handlers run on the delegate queue, after the call in progress.
+        phoneDelegate.unblock()
+        try await eventually(20, "every message's error") { log.count == count }
+        for n in 0..<count { #expect(log[n] == ["error 7007"]) }
+        try await eventually { !h.phone.isReachable }
+        phoneDelegate.releaseHeld()
+        try await eventually { owed.count == 1 }
+        #expect(owed[0] == ["reply 0"])
+        #expect(watchDelegate.received.withLock { $0 }.isEmpty)
+        await h.stop()
+    }
+
     /// A message sent while the counterpart is not reachable fails with `notReachable` and
     /// never arrives; once the counterpart is back, the next one does.
     @Test func aMessageSentWhileNotReachableFailsAndTheNextOneAfterItCameBackArrives() async throws {
