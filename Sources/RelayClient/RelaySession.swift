@@ -152,7 +152,8 @@ public actor RelaySession {
     /// the counterpart's reply.
     ///
     /// - Throws: ``RelaySessionError/notReachable`` (at once, without sending, when the relay
-    ///   last said the counterpart is not reachable; or if it leaves before replying), ``RelaySessionError/replyTimeout``, ``RelaySessionError/payloadTooLarge(size:limit:)``.
+    ///   last said the counterpart is not reachable or the connection is being made again after
+    ///   a drop; or if the counterpart leaves before replying), ``RelaySessionError/replyTimeout``, ``RelaySessionError/payloadTooLarge(size:limit:)``.
     public func sendMessage(_ payload: Payload, wantsReply: Bool = true) async throws -> Payload? {
         guard case .reply(let reply) = try await perform(.sendMessage(payload, wantsReply: wantsReply)) else { return nil }
         return reply

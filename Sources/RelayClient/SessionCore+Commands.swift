@@ -19,9 +19,7 @@ extension SessionCore {
             request(id, .unpair, .unpair(Request(id: id)), ticket)
         case .sendMessage(let payload, let wantsReply):
             guard fits(payload, limits.messageBytes, ticket) else { return }
-            // The relay said the counterpart is away: it would refuse the message, and each
-            // refusal counts against this connection's error budget (PROTOCOL.md §4.2).
-            guard phase != .activated || isReachable else { return fail(ticket, .notReachable) }
+            guard !counterpartAway else { return fail(ticket, .notReachable) }
             let id = makeID()
             let frame = ClientFrame.send(
                 Send(id: id, mode: .message, payload: payload, wantsReply: wantsReply ? true : nil))
@@ -65,6 +63,21 @@ extension SessionCore {
             let id = makeID()
             request(id, .outstanding, .outstanding(Request(id: id)), ticket)
         case .close: close(ticket)
+        }
+    }
+
+    /// Whether a live message fails with `notReachable` at once, without going out: the relay
+    /// said the counterpart is away (it would refuse the message, and each refusal counts
+    /// against this connection's error budget, PROTOCOL.md §4.2), or the connection dropped and
+    /// is being made again (the message would wait for the welcome and reach the counterpart
+    /// late; WatchConnectivity fails a message whose counterpart "becomes unreachable before the
+    /// message is delivered"). Before the first connection, messages wait for the welcome.
+    private var counterpartAway: Bool {
+        guard !isReachable else { return false }
+        switch phase {
+        case .activated: return true
+        case .connecting, .helloSent, .backingOff: return lostConnectionOnce
+        case .idle, .replaced, .closed: return false  // `request` fails them with notActivated
         }
     }
 

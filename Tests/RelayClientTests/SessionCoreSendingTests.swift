@@ -216,6 +216,24 @@ import Testing
         #expect(h.command(.sendMessage(Payload(kind: "ping"), wantsReply: false)).actions.sentFrames.count == 1)
     }
 
+    /// After a drop, a message fails at once until the next welcome (it waited for it, and
+    /// reached the counterpart late); before the first welcome, messages still wait for it.
+    @Test func aMessageWhileReconnectingFailsButOneBeforeTheFirstWelcomeWaits() {
+        var first = CoreHarness(role: .watch, restored: SessionSnapshot(token: "tok", pairID: "pair-1", peerName: "Peer"))
+        _ = first.command(.activate)
+        let (early, sent) = first.command(.sendMessage(Payload(kind: "ping"), wantsReply: false))
+        #expect(sent.completion(early) == nil && sent.sentFrames.isEmpty)
+        #expect(first.activate().sentFrames.contains { if case .send(let f) = $0 { f.mode == .message } else { false } })
+
+        var h = CoreHarness.paired()
+        h.feed(.closed(code: 1006))
+        let (ticket, actions) = h.command(.sendMessage(Payload(kind: "ping"), wantsReply: true))
+        #expect(actions.failure(ticket) == .notReachable)
+        h.advance(.seconds(1))
+        h.activate()
+        #expect(!h.core.pending.contains { $0.kind == .message(wantsReply: true) })
+    }
+
     @Test func aReplyWhileDisconnectedFailsAsNotReachable() {
         var h = CoreHarness.paired(role: .phone)
         h.feed(.closed(code: 1006))

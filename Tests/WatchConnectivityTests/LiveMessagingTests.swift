@@ -291,6 +291,8 @@ struct LiveMessagingTests {
         await h.relay.shutdown()
         try await eventually { log.count == 5 }
         for n in 0..<5 { #expect(log[n] == ["error 7007"]) }
+        // (The errors can come before the sessions' delegate queues heard the link is down.)
+        try await eventually { !h.phone.isReachable && !h.watch.isReachable }
         var configuration = RelayServerConfiguration()
         configuration.port = port
         configuration.databasePath = h.directory.path("relay.db")
@@ -305,6 +307,44 @@ struct LiveMessagingTests {
         #expect(after.all == [8: ["reply 8"], 10: ["reply 01"]])
         try await roundTrip(h, phoneDelegate, watchDelegate)
         for n in 0..<5 { #expect(log[n] == ["error 7007"]) }
+        await h.phone.close()
+        await h.watch.close()
+        await relay.shutdown()
+    }
+
+    /// A message the app sends after the connection to the counterpart dropped (its delegate
+    /// queue busy, so `isReachable` still reads true) fails with `notReachable`; it is not
+    /// delivered late once the link is back. Apple: "If you call this method and the
+    /// counterpart is unreachable (or becomes unreachable before the message is delivered),
+    /// the errorHandler block is executed".
+    @Test func aMessageSentWhileTheLinkIsDownFailsAndIsNotDeliveredWhenItIsBack() async throws {
+        let phoneDelegate = LiveMessagingDelegate()
+        let watchDelegate = LiveMessagingDelegate()
+        let h = try await WCHarness.live(phone: phoneDelegate, watch: watchDelegate)
+        h.watch.sendMessage(["n": 1, "block": true], replyHandler: nil)
+        try await eventually { phoneDelegate.received.withLock { $0.last } == "m1" }
+        let port = h.relay.port
+        await h.relay.shutdown()
+        // Lets the phone's connection notice (the delegate queue, where `isReachable` would
+        // change, is blocked). Had it not yet, the messages go out on the dying connection and
+        // fail the same way.
+        try await Task.sleep(for: .milliseconds(Int(1000 * timeoutScale)))
+        #expect(h.phone.isReachable)
+        let log = HandlerLog()
+        Self.send(4, on: h.phone, log)
+        Self.send(5, on: h.phone, log)
+        var configuration = RelayServerConfiguration()
+        configuration.port = port
+        configuration.databasePath = h.directory.path("relay.db")
+        configuration.synchronous = .normal
+        let relay = try await RelayServer.start(configuration, log: .silent)
+        try await eventually(20, "the watch reconnected") { h.watch.isReachable }
+        phoneDelegate.unblock()
+        try await eventually(20, "message 4's answer") { log[4] != [] }
+        try await eventually(20, "reachable again") { h.phone.isReachable }
+        try await roundTrip(h, phoneDelegate, watchDelegate)
+        #expect(log.all == [4: ["error 7007"], 5: ["error 7007"]])
+        #expect(!watchDelegate.received.withLock { $0 }.contains { $0.hasPrefix("m4") || $0.hasPrefix("m5") })
         await h.phone.close()
         await h.watch.close()
         await relay.shutdown()
