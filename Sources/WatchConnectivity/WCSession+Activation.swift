@@ -171,12 +171,19 @@ extension WCSession {
     }
 
     /// Asks the sending tasks to do `operation`.
+    ///
+    /// A message that finds them stopped (the session closed, or began switching watches,
+    /// after its send was checked) fails at once: it was dropped, and its errorHandler never ran.
     func enqueue(_ operation: SessionOperation) {
         let sink = parts.withLock { p in
             if case .reply = operation { return p.replies }
             return p.messages
         }
-        sink?.yield(operation)
+        if let sink, case .enqueued = sink.yield(operation) { return }
+        if case .message(_, _, let onError?) = operation {
+            let error = Self.notActivated(state.withLock { $0.activationState })
+            delegateQueue.async { onError(error) }
+        }
     }
 
     /// Tells the outbox drainer there is work.

@@ -203,6 +203,36 @@ struct LiveMessagingTests {
         await h.stop()
     }
 
+    /// The receiver's app goes to the background while it owes replies: every message still
+    /// gets exactly one answer, and those it never answers an error. (Which error Apple does
+    /// not document for a message already delivered; here the relay's reply timeout, 7012, as
+    /// the background app may still answer: its process keeps running.)
+    @Test func aReceiverGoingToTheBackgroundWithRepliesOwedAnswersEachOnce() async throws {
+        let phoneDelegate = LiveMessagingDelegate()
+        let watchDelegate = LiveMessagingDelegate()
+        let h = try await WCHarness.live(phone: phoneDelegate, watch: watchDelegate) {
+            $0.relay.limits.replyTimeoutMs = Int(400 * timeoutScale)
+        }
+        let log = HandlerLog()
+        for n in 0..<4 {
+            h.phone.sendMessage(["n": n, "hold": true], replyHandler: log.reply(n), errorHandler: log.error(n))
+        }
+        try await eventually { watchDelegate.held.withLock { $0.count } == 4 }
+        h.watch.setApplicationForeground(false)
+        try await eventually { !h.phone.isReachable }
+        let held = watchDelegate.takeHeld()
+        held[0].reply.call(["echo": 0])
+        try await eventually(20, "an answer for every message") { log.count == 4 }
+        #expect(log[0].count == 1)
+        for n in 1..<4 { #expect(log[n].count == 1 && log[n].first?.hasPrefix("error 70") == true, "\(n): \(log[n])") }
+        for (n, reply) in held.dropFirst() { reply.call(["echo": n]) }
+        h.watch.setApplicationForeground(true)
+        try await eventually { h.phone.isReachable }
+        try await roundTrip(h, phoneDelegate, watchDelegate)
+        #expect(log.count == 4)
+        await h.stop()
+    }
+
     /// A message sent while the counterpart is not reachable fails with `notReachable` and
     /// never arrives; once the counterpart is back, the next one does.
     @Test func aMessageSentWhileNotReachableFailsAndTheNextOneAfterItCameBackArrives() async throws {
@@ -272,6 +302,37 @@ struct LiveMessagingTests {
         await h.phone.close()
         try await eventually(20, "an answer for every message") { log.count >= count }
         for n in 0..<count { #expect(log[n].count == 1 && log[n].first?.hasPrefix("error") == true, "message \(n): \(log[n])") }
+        await h.stop()
+    }
+
+    /// Messages the app sends from another thread while its session closes: each one's
+    /// errorHandler is called once (none is dropped unanswered).
+    @Test func messagesSentWhileTheSessionClosesAreEachAnswered() async throws {
+        let phoneDelegate = LiveMessagingDelegate()
+        let watchDelegate = LiveMessagingDelegate()
+        let h = try await WCHarness.live(phone: phoneDelegate, watch: watchDelegate)
+        let log = HandlerLog()
+        let sent = LockedState(0)
+        let stop = LockedState(false)
+        let phone = h.phone
+        let sender = Thread {
+            var n = 0
+            while !stop.withLock({ $0 }) || n < 50 {
+                phone.sendMessage(["n": n, "hold": true], replyHandler: log.reply(n), errorHandler: log.error(n))
+                n += 1
+                sent.withLock { $0 = n }
+                if n % 16 == 0 { Thread.sleep(forTimeInterval: 0.001) }
+            }
+        }
+        sender.start()
+        try await eventually { sent.withLock { $0 } >= 50 }
+        await h.phone.close()
+        stop.withLock { $0 = true }
+        let total = sent.withLock { $0 }
+        try await eventually(20, "an answer for every message") { log.count >= sent.withLock { $0 } }
+        let count = sent.withLock { $0 }
+        #expect(count >= total)
+        for n in 0..<count { #expect(log[n].count == 1, "message \(n): \(log[n])") }
         await h.stop()
     }
 
