@@ -16,8 +16,6 @@ struct OwedReplies: Sendable {
     private var order: [String] = []
     private var head = 0
 
-    var count: Int { deadlines.count }
-
     /// Message `id` was delivered: it may be answered until `deadline`.
     mutating func insert(_ id: String, deadline: ContinuousClock.Instant, now: ContinuousClock.Instant) {
         forgetExpired(now)
@@ -46,9 +44,6 @@ struct OwedReplies: Sendable {
             }
             head += 1
         }
-        if head > 64 && head * 2 > order.count {
-            order.removeFirst(head)
-            head = 0
-        }
+        ReplyWaiters.reclaimFront(of: &order, before: &head)
     }
 }

@@ -14,7 +14,7 @@ extension SessionCore {
             assert(zip(items, items.dropFirst()).allSatisfy { $0.deadline <= $1.deadline }, "deadlines out of order")
             self.items = items
         }
-        init(arrayLiteral elements: Pending...) { items = elements }
+        init(arrayLiteral elements: Pending...) { self.init(elements) }
 
         var isEmpty: Bool { start == items.count }
         /// The oldest request (with the earliest deadline).

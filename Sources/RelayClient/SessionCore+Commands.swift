@@ -19,7 +19,8 @@ extension SessionCore {
             request(id, .unpair, .unpair(Request(id: id)), ticket)
         case .sendMessage(let payload, let wantsReply):
             guard fits(payload, limits.messageBytes, ticket) else { return }
-            guard !counterpartAway else { return fail(ticket, .notReachable) }
+            // (Unpaired, `request` fails it with notPaired: the relay has no counterpart to ask about.)
+            guard !isPaired || !counterpartAway else { return fail(ticket, .notReachable) }
             let id = makeID()
             let frame = ClientFrame.send(
                 Send(id: id, mode: .message, payload: payload, wantsReply: wantsReply ? true : nil))
@@ -67,16 +68,16 @@ extension SessionCore {
     }
 
     /// Whether a live message fails with `notReachable` at once, without going out: the relay
-    /// said the counterpart is away (it would refuse the message, and each refusal counts
-    /// against this connection's error budget, PROTOCOL.md §4.2), or the connection dropped and
-    /// is being made again (the message would wait for the welcome and reach the counterpart
-    /// late; WatchConnectivity fails a message whose counterpart "becomes unreachable before the
-    /// message is delivered"). Before the first connection, messages wait for the welcome.
-    private var counterpartAway: Bool {
+    /// said the counterpart is away (it would only refuse the message a round trip later), or
+    /// the connection dropped and is being made again (the message would wait for the welcome
+    /// and reach the counterpart late; WatchConnectivity fails a message whose counterpart
+    /// "becomes unreachable before the message is delivered"). Before the first welcome (a relay
+    /// still starting refuses the first connections), messages wait for it.
+    var counterpartAway: Bool {
         guard !isReachable else { return false }
         switch phase {
         case .activated: return true
-        case .connecting, .helloSent, .backingOff: return lostConnectionOnce
+        case .connecting, .helloSent, .backingOff: return welcomedOnce
         case .idle, .replaced, .closed: return false  // `request` fails them with notActivated
         }
     }
@@ -144,9 +145,8 @@ extension SessionCore {
         let wasConnected = phase == .helloSent || phase == .activated || phase == .connecting
         let wasActive = phase == .activated
         phase = .closed
-        for p in pending { complete(p.ticket, .failure(.disconnected)) }
+        failInOrder(pending.map { ($0.ticket, .disconnected) } + replyWaiters.removeAll().map { ($0, .notReachable) })
         pending = []
-        failReplyWaiters(.notReachable)
         earlyReplies = [:]
         owedReplies.removeAll()
         for w in activationWaiters { complete(w.ticket, .failure(.notActivated)) }

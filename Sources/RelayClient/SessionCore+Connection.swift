@@ -29,6 +29,7 @@ extension SessionCore {
         lostConnectionOnce = true
         // Sent requests lose their answer; durable sends go again (same id) after the next welcome.
         var kept: [Pending] = []
+        var failures: [(SessionTicket?, RelaySessionError)] = []
         for var p in pending {
             if case .durable = p.kind {
                 p.sent = false
@@ -36,11 +37,12 @@ extension SessionCore {
             } else if !p.sent {
                 kept.append(p)
             } else {
-                complete(p.ticket, .failure(.disconnected))
+                failures.append((p.ticket, .disconnected))
             }
         }
         pending = PendingList(kept)
-        failReplyWaiters(.notReachable)
+        failures += replyWaiters.removeAll().map { ($0, .notReachable) }
+        failInOrder(failures)
         earlyReplies = [:]
         // The relay failed the replies this connection owed (`not_reachable` to their senders).
         owedReplies.removeAll()
@@ -107,6 +109,7 @@ extension SessionCore {
 
     private mutating func welcomed(_ w: Welcome) {
         guard phase == .helloSent else { return }
+        welcomedOnce = true
         limits = w.limits
         remainingComplicationUserInfoTransfers = w.limits.complicationsRemaining
         if !w.paired && token != nil { forgetPair() }
@@ -150,6 +153,11 @@ extension SessionCore {
     mutating func sendNow(_ p: Pending) -> Pending? {
         if p.needsPair && !isPaired {
             complete(p.ticket, .failure(.notPaired))
+            return nil
+        }
+        if case .message = p.kind, counterpartAway {
+            // Asked before the welcome, which says the counterpart is away: as one asked after.
+            complete(p.ticket, .failure(.notReachable))
             return nil
         }
         var p = p

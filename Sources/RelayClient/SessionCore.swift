@@ -117,6 +117,8 @@ public struct SessionCore: Sendable {
     /// After a failed write: ignore deliveries until the next connection.
     var resyncing = false
     var lostConnectionOnce = false
+    /// A welcome came once: messages no longer wait for one (see `counterpartAway`).
+    var welcomedOnce = false
     var attempt = 0
     var helloID = ""
     var nextID: UInt64 = 0
@@ -293,17 +295,20 @@ public struct SessionCore: Sendable {
         activationWaiters.removeAll { $0.deadline <= now }
         let due = pending.filter { $0.deadline <= now }
         pending.removeAll { $0.deadline <= now }
-        for p in due {
-            let what = p.sent ? "the answer to \(p.frame.type)" : welcome
-            complete(p.ticket, .failure(.timeout(what)))
+        var failures = due.map { p in
+            (p.ticket, RelaySessionError.timeout(p.sent ? "the answer to \(p.frame.type)" : welcome))
         }
-        for ticket in replyWaiters.removeDue(at: now) { complete(ticket, .failure(.replyTimeout)) }
+        failures += replyWaiters.removeDue(at: now).map { ($0, .replyTimeout) }
+        failInOrder(failures)
     }
 
-    /// Fails every message waiting for its reply, in the order they were sent (the relay
-    /// accepts a connection's messages in order; they went by id, and WatchConnectivity's ids
-    /// are UUIDs).
-    mutating func failReplyWaiters(_ error: RelaySessionError) {
-        for ticket in replyWaiters.removeAll() { complete(ticket, .failure(error)) }
+    /// Fails commands in the order they were given (tickets grow with each): requests not yet
+    /// answered and messages waiting for their reply end together in a drop, a close or a
+    /// timeout, and a burst of messages holds both; their ids say nothing of the order
+    /// (WatchConnectivity's are UUIDs).
+    mutating func failInOrder(_ failures: [(SessionTicket?, RelaySessionError)]) {
+        for (ticket, error) in failures.sorted(by: { ($0.0?.value ?? 0) < ($1.0?.value ?? 0) }) {
+            complete(ticket, .failure(error))
+        }
     }
 }
