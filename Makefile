@@ -127,7 +127,7 @@ CHAOS_SECONDS ?= 120
 CHAOS_SEED ?= $(shell date +%s)
 chaos-soak: build
 	@python3 scripts/chaos_soak.py --seconds $(CHAOS_SECONDS) --calm-seconds 60 --seed $(CHAOS_SEED)
-	@python3 scripts/chaos_soak.py --store redis --seconds $(CHAOS_SECONDS) --calm-seconds 60 --seed $(CHAOS_SEED)
+	@python3 scripts/chaos_soak.py --store redis --seconds $(CHAOS_SECONDS) --calm-seconds 120 --seed $(CHAOS_SEED)
 	@python3 scripts/chaos_soak_apps.py --seconds $(CHAOS_SECONDS) --seed $(CHAOS_SEED)
 
 # Benchmarks against peers (raw lws C relay, Python websockets relay, mosquitto), same generator.

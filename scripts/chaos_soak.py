@@ -831,12 +831,19 @@ async def run_soak(args: argparse.Namespace, workdir: pathlib.Path, soak: Soak) 
     checks.append(("no protocol violation seen while running", not soak.violations, f"{len(soak.violations)} violations"))
     checks.append(("the relay never exited by itself", soak.relay.crashes == 0, f"{soak.relay.crashes} exits"))
     if len(rss) >= 10:
+        # A relay started at the last kill warms up for a while (its allocator's arenas, the
+        # delivery windows, lws's buffers: with Redis up to ~90 s and 20 MB, then flat; seed 5
+        # grew 37.6 → 48.4 → 52.1 MB at 30/60/90 s and stayed there to 180 s). A leak keeps
+        # growing: what counts is the growth between the calm's last two quarters.
         k = len(rss)
-        first = sum(v for _, v in rss[k // 5: 2 * k // 5]) / max(1, len(rss[k // 5: 2 * k // 5]))
-        last = sum(v for _, v in rss[-k // 5:]) / max(1, len(rss[-k // 5:]))
+        third = rss[k // 2: 3 * k // 4]
+        fourth = rss[3 * k // 4:]
+        first = sum(v for _, v in third) / max(1, len(third))
+        last = sum(v for _, v in fourth) / max(1, len(fourth))
         growth = last - first
-        checks.append(("relay memory bounded while it ran without kills", growth < 16 * 1024,
-                       f"RSS {rss[0][1]} KiB at calm start, max {max(v for _, v in rss)} KiB, mean {first:.0f} → {last:.0f} KiB over {args.calm_seconds:.0f} s"))
+        checks.append(("relay memory bounded while it ran without kills", growth < 8 * 1024,
+                       f"RSS {rss[0][1]} KiB at calm start, max {max(v for _, v in rss)} KiB, mean {first:.0f} → {last:.0f} KiB "
+                       f"over the last half of {args.calm_seconds:.0f} s"))
 
     print(f"\nchaos {args.seconds:.0f} s (kill every ~{kill_every} s) + calm {args.calm_seconds:.0f} s, store {args.store}, seed {args.seed}")
     print(f"relay starts {soak.relay.starts}, kills {soak.relay.kills}" + (f", redis kills {redis.kills}" if redis else ""))
