@@ -90,7 +90,7 @@ struct HostRun<Entry: TimelineEntry & Sendable> {
                 let (answer, extraCalls) = await source.timeline(context, w.configuration, rules.providerTimeout)
                 let duration = Date().timeIntervalSince(wall)
                 guard let timeline = answer else {
-                    slots[i].state.abandonReload(now: now)
+                    slots[i].state.abandonReload(now: now, rules: rules)
                     failures.append(
                         ProviderFailure(
                             widgetID: w.id, family: w.family, at: now, kind: .neverCompleted(waited: rules.providerTimeout)))

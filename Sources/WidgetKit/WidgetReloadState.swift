@@ -38,7 +38,7 @@ public enum TimelineWarning: Sendable, Hashable, CustomStringConvertible {
 /// (synchronously, or awaiting a completion handler): ``decide(now:rules:appForeground:)``
 /// (the due policy becomes a request; the pending batch becomes a reload or a refusal),
 /// then ``install(entryDates:policy:now:rules:)`` with the provider's answer (or
-/// ``abandonReload(now:)`` if it never answered), then ``advance(now:)`` (the entry now due).
+/// ``abandonReload(now:rules:)`` if it never answered), then ``advance(now:)`` (the entry now due).
 /// The watch's favorites widget and ``WidgetHost`` both drive it.
 public struct WidgetReloadState: Sendable, Hashable {
     /// The instance's own reload budget.
@@ -59,6 +59,10 @@ public struct WidgetReloadState: Sendable, Hashable {
     private var policyRequested = false
     /// The last timeline had no entries (the old ones stay on screen).
     private var lastTimelineWasEmpty = false
+    /// A timeline came once (``install(entryDates:policy:now:rules:)``).
+    private var hasHadTimeline = false
+    /// Reloads abandoned before any timeline came (``abandonReload(now:rules:)``'s back-off).
+    private var firstTimelinesAbandoned = 0
 
     /// A widget with `budget`, no timeline and nothing pending.
     public init(budget: ReloadBudget) {
@@ -143,6 +147,7 @@ public struct WidgetReloadState: Sendable, Hashable {
             }
         }
         generation += 1
+        hasHadTimeline = true
         lastReloadAt = now
         policyRequested = false
         lastTimelineWasEmpty = dates.isEmpty
@@ -160,9 +165,16 @@ public struct WidgetReloadState: Sendable, Hashable {
     /// Flush step 2 when the provider never answered: the widget keeps its timeline, and its
     /// policy asks again, no sooner than the minimum reload interval from now (a slow answer
     /// once does not stop the widget for the rest of the day; `.never` waits for a request).
-    public mutating func abandonReload(now: Date) {
+    /// A widget whose first timeline never came has no policy to ask again with, and showed its
+    /// placeholder for the rest of the day: it asks again after the minimum reload interval,
+    /// then twice as long each time its provider stays silent (at most 6 h), from its budget.
+    public mutating func abandonReload(now: Date, rules: WidgetReloadRules = WidgetReloadRules()) {
         lastReloadAt = now
         policyRequested = false
+        guard !hasHadTimeline else { return }
+        firstTimelinesAbandoned += 1
+        let wait = min(rules.minimumReloadInterval * pow(2, Double(firstTimelinesAbandoned - 1)), 6 * 3600)
+        policy = .after(WidgetTime.add(now, wait))
     }
 
     /// The index of the entry due at `now`: the last one whose date has passed; `nil` while

@@ -98,7 +98,12 @@ import Testing
         let host = WidgetHost(kind: "silent", provider: SilentProvider(), rules: rules)
         host.reloadTimelines(ofKind: "silent", at: host.date(hours: 1))
         let day = await host.run()
-        #expect(day.providerFailures.map(\.kind) == [.neverCompleted(waited: 0.2), .neverCompleted(waited: 0.2)])
+        // The first timeline, then the app's request at 1 h; and since no timeline ever came,
+        // the widget asks again by itself, 5 min after the first failure, then twice as long
+        // each time (it kept its placeholder all day and never asked again).
+        #expect(day.providerFailures.allSatisfy { $0.kind == .neverCompleted(waited: 0.2) })
+        let minutes = day.providerFailures.map { ($0.at.timeIntervalSince(host.date(hours: 0)) / 60).rounded() }
+        #expect(minutes == [0, 5, 15, 35, 60, 140, 300, 620, 980, 1340], "\(minutes)")
         #expect(day.shown.count == 1)
         #expect(day.shown[0].isPlaceholder)
         #expect(day.providerFailures[0].description.contains("never called its completion handler"))
