@@ -48,6 +48,7 @@ VECTORS = PROTOCOL_DIR / "vectors"
 
 SUBPROTOCOL = "watchrelay.v1"  # §2.1
 REPLY_TIMEOUT_MS = 1500  # what we start the relay with
+PAIR_REPLIES = 4  # --quota-pair-replies we start the relay with (§9.1)
 CASE_TIMEOUT = 10.0  # seconds per case
 FRAME_TIMEOUT = 3.0  # seconds to wait for one expected frame
 QUIET = 0.5  # seconds during which "nothing else arrives" is asserted
@@ -651,6 +652,35 @@ async def case_message_reply_timeout(case: Case) -> None:
     await phone.quiet()
 
 
+async def case_message_pending_reply_quota(case: Case) -> None:
+    """§8.2, §9.1: messages waiting for their reply are a quota per pair; past it a send with
+    wantsReply gets quota_exceeded (with re, wcCode 7015), nothing is delivered, the connection
+    stays (§4.2: it does not count as an error), and a reply makes room again."""
+    phone, watch, _ = await case.pair("quota")
+    payload = {"kind": "profile.repos.request", "login": "octocat"}
+    held = []
+    for _ in range(PAIR_REPLIES):
+        sid = await phone.send_item("message", payload, wants_reply=True)
+        await phone.expect_accepted(sid)
+        held.append(await watch.expect_deliver(sid, "message", "phone", payload, wants_reply=True))
+    over = await phone.send_item("message", payload, wants_reply=True)
+    await phone.expect_error("quota_exceeded", over)  # with re and wcCode 7015 (§11)
+    await watch.quiet()  # nothing delivered (§9.1)
+    # A message that wants no reply is not held and not counted.
+    plain = await phone.send_item("message", {"kind": "favorites.refresh"})
+    await phone.expect_accepted(plain)
+    await watch.expect_deliver(plain, "message", "phone", {"kind": "favorites.refresh"})
+    # A reply makes room for one more.
+    rid = new_id("wreply")
+    await watch.send({"type": "reply", "id": rid, "re": held[0]["id"], "payload": {"kind": "profile.repos", "login": "octocat", "repos": []}})
+    await phone.expect("reply")
+    again = await phone.send_item("message", payload, wants_reply=True)
+    await phone.expect_accepted(again)
+    await watch.expect_deliver(again, "message", "phone", payload, wants_reply=True)
+    # The rest time out (the watch never answers them); their reply_timeout errors may come now.
+    await phone.quiet(duration=REPLY_TIMEOUT_MS / 1000 + 1.0, allow=("error",))
+
+
 async def case_context(case: Case) -> None:
     phone, watch, info = await case.pair("ctx")
     await watch.close()
@@ -892,6 +922,7 @@ CASES: list[tuple[str, Callable[[Case], Awaitable[None]]]] = [
     ("message_reply", case_message_reply),
     ("message_not_reachable_background", case_message_not_reachable),
     ("message_reply_timeout", case_message_reply_timeout),
+    ("message_pending_reply_quota", case_message_pending_reply_quota),
     ("context_latest_wins", case_context),
     ("userinfo_connected", case_userinfo_connected),
     ("userinfo_offline_outstanding_cancel", case_userinfo_offline),
@@ -968,7 +999,8 @@ class Relay:
         self._stderr = open(self.stderr_path, "wb")
         self.proc = await asyncio.create_subprocess_exec(
             self.binary, "serve", "--port", "0", "--db", os.path.join(self.tmp, "relay.db"),
-            "--reply-timeout-ms", str(REPLY_TIMEOUT_MS), "--log-level", "warn", *self.extra,
+            "--reply-timeout-ms", str(REPLY_TIMEOUT_MS), "--quota-pair-replies", str(PAIR_REPLIES),
+            "--log-level", "warn", *self.extra,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=self._stderr,
         )
         assert self.proc.stdout is not None
