@@ -122,7 +122,7 @@ let package = Package(
             ]),
         // A WCSession-shaped session over the lws client (phone and watch).
         .target(
-            name: "RelayClient", dependencies: ["RelayProtocol", "WebSocketTransport", "SQLite"],
+            name: "RelayClient", dependencies: ["Primitives", "RelayProtocol", "WebSocketTransport", "SQLite"],
             swiftSettings: strict),
         // A relay core and session cores wired together in one actor: no sockets, no threads
         // (tests and the simulator). The only client-side module that links RelayCore.

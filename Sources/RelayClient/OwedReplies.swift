@@ -1,3 +1,5 @@
+import Primitives
+
 /// The received messages this device may still answer: each message with `wantsReply`, from
 /// its `deliver` until its first reply, its reply timeout, or the end of the connection it came on.
 ///
@@ -11,10 +13,8 @@
 /// expired ones leave from the front: no walk over every owed reply.
 struct OwedReplies: Sendable {
     private var deadlines: [String: ContinuousClock.Instant] = [:]
-    /// Ids in the order they were delivered, from `head` on (answered ones stay until they
-    /// reach the front).
-    private var order: [String] = []
-    private var head = 0
+    /// Ids in the order they were delivered (answered ones stay until they reach the front).
+    private var order = FIFOArray<String>()
 
     /// Message `id` was delivered: it may be answered until `deadline`.
     mutating func insert(_ id: String, deadline: ContinuousClock.Instant, now: ContinuousClock.Instant) {
@@ -31,19 +31,16 @@ struct OwedReplies: Sendable {
     /// The connection the messages came on is gone: the relay failed them to their senders.
     mutating func removeAll() {
         deadlines = [:]
-        order = []
-        head = 0
+        order = FIFOArray()
     }
 
     private mutating func forgetExpired(_ now: ContinuousClock.Instant) {
-        while head < order.count {
-            let id = order[head]
+        while let id = order.first {
             if let deadline = deadlines[id] {
                 guard deadline <= now else { break }
                 deadlines[id] = nil
             }
-            head += 1
+            order.removeFirst()
         }
-        ReplyWaiters.reclaimFront(of: &order, before: &head)
     }
 }

@@ -1,3 +1,5 @@
+import Primitives
+
 /// The messages waiting for their reply, by id, in the order the relay accepted them.
 ///
 /// Their deadlines grow in that order (each is its `accepted` instant plus one connection's
@@ -12,14 +14,13 @@ struct ReplyWaiters {
     private var byID: [String: (ticket: SessionTicket, deadline: Instant)] = [:]
     /// Ids in the order added; those answered meanwhile stay until they reach the front, where
     /// they are dropped, so the front is always a waiting one.
-    private var order: [String] = []
-    private var start = 0
+    private var order = FIFOArray<String>()
 
     var isEmpty: Bool { byID.isEmpty }
     var count: Int { byID.count }
 
     /// The earliest deadline of a waiting message.
-    var earliestDeadline: Instant? { start < order.count ? byID[order[start]]?.deadline : nil }
+    var earliestDeadline: Instant? { order.first.flatMap { byID[$0]?.deadline } }
 
     mutating func add(_ id: String, ticket: SessionTicket, deadline: Instant) {
         if byID.updateValue((ticket, deadline), forKey: id) == nil { order.append(id) }
@@ -35,8 +36,8 @@ struct ReplyWaiters {
     /// Takes out the waiters due at `now`, earliest first.
     mutating func removeDue(at now: Instant) -> [SessionTicket] {
         var due: [SessionTicket] = []
-        while start < order.count, let waiter = byID[order[start]], waiter.deadline <= now {
-            byID[order[start]] = nil
+        while let id = order.first, let waiter = byID[id], waiter.deadline <= now {
+            byID[id] = nil
             due.append(waiter.ticket)
             dropAnsweredFront()
         }
@@ -45,25 +46,12 @@ struct ReplyWaiters {
 
     /// Takes every waiter out, in the order they were added.
     mutating func removeAll() -> [SessionTicket] {
-        let tickets = order[start...].compactMap { byID[$0]?.ticket }
+        let tickets = order.compactMap { byID[$0]?.ticket }
         self = ReplyWaiters()
         return tickets
     }
 
     private mutating func dropAnsweredFront() {
-        while start < order.count, byID[order[start]] == nil { start += 1 }
-        Self.reclaimFront(of: &order, before: &start)
-    }
-
-    /// For a queue kept as an array and the index of its front (`start`): gives the memory of
-    /// the taken elements back once they are all of it, or more than half of it (and 1,024).
-    static func reclaimFront<Element>(of items: inout [Element], before start: inout Int) {
-        if start == items.count {
-            items.removeAll(keepingCapacity: items.count < 1024)
-            start = 0
-        } else if start > 1024, start > items.count / 2 {
-            items.removeFirst(start)
-            start = 0
-        }
+        while let id = order.first, byID[id] == nil { order.removeFirst() }
     }
 }

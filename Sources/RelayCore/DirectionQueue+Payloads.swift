@@ -1,3 +1,4 @@
+import Primitives
 import RelayProtocol
 
 /// How many unsent payloads a direction keeps in memory when payloads load on demand

@@ -1,3 +1,4 @@
+import Primitives
 import RelayProtocol
 
 /// The durable traffic of one direction of a pair (named by the sender's role).

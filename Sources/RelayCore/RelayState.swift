@@ -1,3 +1,4 @@
+import Primitives
 import RelayProtocol
 
 /// The relay as a synchronous state machine: events in, actions out.
