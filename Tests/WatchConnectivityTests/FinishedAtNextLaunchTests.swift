@@ -17,7 +17,7 @@ struct FinishedAtNextLaunchTests {
         // What the watch's store holds when a kill came right after the relay's `transferred`:
         // the transfer accepted as `r-1`, then marked received by the counterpart.
         do {
-            let outbox = try SessionOutbox(directory: h.directory.path("watch"))
+            let outbox = try Self.watchStore(h)
             try outbox.enqueue(
                 id: "t-1", channel: .userInfo, payload: try PropertyListPayload.encode(["n": 7], channel: .userInfo))
             #expect(try outbox.accepted("t-1", relayID: "r-1", keep: true))
@@ -32,16 +32,13 @@ struct FinishedAtNextLaunchTests {
         // session never held (its `transferred` was written down there, then the app was
         // killed), is reported at that launch.
         do {
-            let outbox = try SessionOutbox(directory: h.directory.path("watch"))
+            let outbox = try Self.watchStore(h)
             try outbox.enqueue(
                 id: "t-2", channel: .userInfo, payload: try PropertyListPayload.encode(["n": 8], channel: .userInfo))
             #expect(try outbox.accepted("t-2", relayID: "r-2", keep: true))
         }
         await h.watch.close()
-        let again = WCSession(environment: WCHarness.environment(h.relay, "watch", h.directory.path("watch")))
-        let delegate = RecordingDelegate()
-        again.delegate = delegate
-        try await h.activate(again, delegate)
+        let (again, delegate) = try await Self.launchWatchAgain(h)
         try await Task.sleep(for: .milliseconds(300))
         try await waitForCalls(delegate, "didFinish")
         try await Task.sleep(for: .milliseconds(300))
@@ -56,7 +53,7 @@ struct FinishedAtNextLaunchTests {
     @Test func aFailureTheDelegateDidNotHearIsReportedAtTheNextLaunch() async throws {
         let h = try await WCHarness.start(activate: false)
         do {
-            let outbox = try SessionOutbox(directory: h.directory.path("watch"))
+            let outbox = try Self.watchStore(h)
             try outbox.enqueue(
                 id: "t-9", channel: .userInfo, payload: try PropertyListPayload.encode(["n": 9], channel: .userInfo))
             try outbox.failed("t-9", code: WCError.Code.deviceNotPaired.rawValue)
@@ -67,7 +64,7 @@ struct FinishedAtNextLaunchTests {
         #expect(h.watchDelegate.details("didFinish") == ["\(WCError.Code.deviceNotPaired.rawValue)"])
         #expect(h.watch.outstandingUserInfoTransfers.isEmpty)
         // The row goes once the delegate heard it (just after the call).
-        let outbox = try SessionOutbox(directory: h.directory.path("watch"))
+        let outbox = try Self.watchStore(h)
         try await eventually { try outbox.finishedTransfers(heldByRelaySession: []).isEmpty }
         await h.stop()
     }
@@ -79,7 +76,7 @@ struct FinishedAtNextLaunchTests {
     @Test func filesFinishedOrFailedWhileTheAppWasKilledAreReportedAtTheNextLaunch() async throws {
         let h = try await WCHarness.start(activate: false)
         do {
-            let outbox = try SessionOutbox(directory: h.directory.path("watch"))
+            let outbox = try Self.watchStore(h)
             for (id, size) in [("f-1", 10), ("f-2", 20), ("f-3", 30)] {
                 let record = SessionOutbox.FileRecord(
                     id: id, url: "file:///tmp/\(id).bin", metadata: nil, size: Int64(size), chunks: 1)
@@ -96,17 +93,28 @@ struct FinishedAtNextLaunchTests {
         #expect(h.watchDelegate.details("fileFinished") == ["10/10", "20/20", "\(WCError.Code.deviceNotPaired.rawValue)"])
         #expect(h.watch.outstandingFileTransfers.isEmpty)
         // Heard once: the next launch reports none of them again.
-        let outbox = try SessionOutbox(directory: h.directory.path("watch"))
+        let outbox = try Self.watchStore(h)
         try await eventually { try outbox.files().isEmpty }
         await h.watch.close()
-        let again = WCSession(environment: WCHarness.environment(h.relay, "watch", h.directory.path("watch")))
-        let delegate = RecordingDelegate()
-        again.delegate = delegate
-        try await h.activate(again, delegate)
+        let (again, delegate) = try await Self.launchWatchAgain(h)
         try await Task.sleep(for: .milliseconds(300))
         #expect(delegate.details("fileFinished").isEmpty)
         await again.close()
         await h.stop()
+    }
+
+    /// A new watch app process on the watch's state: its session, activated, and its delegate.
+    static func launchWatchAgain(_ h: WCHarness) async throws -> (WCSession, RecordingDelegate) {
+        let again = WCSession(environment: WCHarness.environment(h.relay, "watch", h.directory.path("watch")))
+        let delegate = RecordingDelegate()
+        again.delegate = delegate
+        try await h.activate(again, delegate)
+        return (again, delegate)
+    }
+
+    /// The watch's device store, as the next launch will find it.
+    static func watchStore(_ h: WCHarness) throws -> SessionOutbox {
+        try SessionOutbox(directory: h.directory.path("watch"))
     }
 
     /// The send ids the watch's relay session holds (outstanding), read from its store.
@@ -128,7 +136,7 @@ struct FinishedAtNextLaunchTests {
         let file = h.directory.path("f.bin")
         try Data(count: 100_000).write(to: URL(fileURLWithPath: file))  // 3 chunks; the phone is away
         let transfer = h.watch.transferFile(URL(fileURLWithPath: file), metadata: nil)
-        let outbox = try SessionOutbox(directory: h.directory.path("watch"))
+        let outbox = try Self.watchStore(h)
         try await eventually { try outbox.next() == nil }
         await h.watch.close()
         let before = try await Self.heldByRelaySession(h)
@@ -136,10 +144,7 @@ struct FinishedAtNextLaunchTests {
         try outbox.failFile(
             transfer.id, chunk: "\(transfer.id):2", code: WCError.Code.insufficientSpace.rawValue,
             notice: Payload(kind: PropertyListPayload.Channel.fileCancel.rawValue, ["fid": .string(transfer.id)]))
-        let again = WCSession(environment: WCHarness.environment(h.relay, "watch", h.directory.path("watch")))
-        let delegate = RecordingDelegate()
-        again.delegate = delegate
-        try await h.activate(again, delegate)
+        let (again, delegate) = try await Self.launchWatchAgain(h)
         try await waitForCalls(delegate, "fileFinished")
         #expect(delegate.details("fileFinished") == ["\(WCError.Code.insufficientSpace.rawValue)"])
         try await eventually { try outbox.next() == nil }
@@ -160,7 +165,7 @@ struct FinishedAtNextLaunchTests {
         try Data(count: 10).write(to: URL(fileURLWithPath: file))
         h.watch.transferUserInfo(["n": 5])
         h.watch.transferFile(URL(fileURLWithPath: file), metadata: nil)
-        let outbox = try SessionOutbox(directory: h.directory.path("watch"))
+        let outbox = try Self.watchStore(h)
         try await eventually { try outbox.next() == nil }
         await h.watch.close()
         let session = try RelaySession(
@@ -169,10 +174,7 @@ struct FinishedAtNextLaunchTests {
         try await session.activate()
         try await session.unpair()
         await session.close()
-        let again = WCSession(environment: WCHarness.environment(h.relay, "watch", h.directory.path("watch")))
-        let delegate = RecordingDelegate()
-        again.delegate = delegate
-        try await h.activate(again, delegate)
+        let (again, delegate) = try await Self.launchWatchAgain(h)
         try await waitForCalls(delegate, "didFinish")
         try await waitForCalls(delegate, "fileFinished")
         let notPaired = "\(WCError.Code.deviceNotPaired.rawValue)"
@@ -189,7 +191,7 @@ struct FinishedAtNextLaunchTests {
         let h = try await WCHarness.start(activate: false)
         try await h.activate(h.watch, h.watchDelegate)
         h.watch.transferUserInfo(["n": 6])
-        let outbox = try SessionOutbox(directory: h.directory.path("watch"))
+        let outbox = try Self.watchStore(h)
         try await eventually { try outbox.next() == nil }
         let phone = try RelaySession(
             configuration: RelaySessionConfiguration(

@@ -29,20 +29,6 @@ final class RecordingDelegate: NSObject, WCSessionDelegate, @unchecked Sendable 
     let files = LockedState<[(url: URL, existed: Bool, metadata: String)]>([])
     /// `session.receivedApplicationContext` as each `didReceiveApplicationContext` saw it.
     let receivedContextDuringCall = LockedState<[String]>([])
-    /// Reply handlers of messages sent with `"hold": true`, not called yet (``releaseHeldReplies()``).
-    let heldReplies = LockedState<[HeldReply]>([])
-
-    /// A reply handler kept for later (Apple's type is not `Sendable`; it is called once, by
-    /// whoever takes it out of ``heldReplies``).
-    struct HeldReply: @unchecked Sendable {
-        let message: String
-        let reply: ([String: Any]) -> Void
-    }
-
-    /// Answers the held messages now, in the order they came.
-    func releaseHeldReplies() {
-        for held in heldReplies.withLock({ h in defer { h = [] }; return h }) { held.reply(["echo": held.message]) }
-    }
 
     /// Runs inside `sessionDidBecomeInactive` (to try sends while the phone switches watches).
     let whileInactive: (@Sendable (WCSession) -> Void)?
@@ -96,9 +82,7 @@ final class RecordingDelegate: NSObject, WCSessionDelegate, @unchecked Sendable 
     }
     func session(_ session: WCSession, didReceiveMessage message: [String: Any], replyHandler: @escaping ([String: Any]) -> Void) {
         record("messageWithReply", Self.detail(message))
-        if message["hold"] as? Bool == true {
-            heldReplies.withLock { $0.append(HeldReply(message: Self.detail(message), reply: replyHandler)) }
-        } else if let size = message["replyBytes"] as? Int {
+        if let size = message["replyBytes"] as? Int {
             replyHandler(["big": String(repeating: "r", count: size)])  // a reply of about that size
         } else {
             replyHandler(["echo": message["n"] ?? "none"])

@@ -24,6 +24,13 @@ struct LiveMessagingTests {
         }
     }
 
+    /// Messages `numbers`, each asking for a reply the receiver keeps (`"hold"`) until told.
+    static func sendHeld(_ numbers: Range<Int>, on session: WCSession, _ log: HandlerLog) {
+        for n in numbers {
+            session.sendMessage(["n": n, "hold": true], replyHandler: log.reply(n), errorHandler: log.error(n))
+        }
+    }
+
     /// What the receiver records for message `n`, and what its sender's handlers get.
     static func expected(_ n: Int) -> (received: String, handlers: [String]) {
         switch n % 4 {
@@ -73,9 +80,7 @@ struct LiveMessagingTests {
         let watchDelegate = LiveMessagingDelegate()
         let h = try await WCHarness.live(phone: phoneDelegate, watch: watchDelegate)
         let log = HandlerLog()
-        for n in 0..<10 {
-            h.phone.sendMessage(["n": n, "hold": true], replyHandler: log.reply(n), errorHandler: log.error(n))
-        }
+        Self.sendHeld(0..<10, on: h.phone, log)
         try await eventually { watchDelegate.held.withLock { $0.count } == 10 }
         #expect(log.count == 0)
         let held = watchDelegate.takeHeld()
@@ -127,9 +132,7 @@ struct LiveMessagingTests {
         }
         let log = HandlerLog()
         let count = 150
-        for n in 0..<count {
-            h.phone.sendMessage(["n": n, "hold": true], replyHandler: log.reply(n), errorHandler: log.error(n))
-        }
+        Self.sendHeld(0..<count, on: h.phone, log)
         try await eventually(30, "every message at the watch") { watchDelegate.held.withLock { $0.count } == count }
         let allArrived = ContinuousClock.now
         try await eventually(30, "every timeout") { log.count == count }
@@ -153,9 +156,7 @@ struct LiveMessagingTests {
         let watchDelegate = LiveMessagingDelegate()
         let h = try await WCHarness.live(phone: phoneDelegate, watch: watchDelegate)
         let log = HandlerLog()
-        for n in 0..<5 {
-            h.phone.sendMessage(["n": n, "hold": true], replyHandler: log.reply(n), errorHandler: log.error(n))
-        }
+        Self.sendHeld(0..<5, on: h.phone, log)
         try await eventually { watchDelegate.held.withLock { $0.count } == 5 }
         await h.watch.close()
         try await eventually { log.count == 5 }
@@ -214,9 +215,7 @@ struct LiveMessagingTests {
             $0.relay.limits.replyTimeoutMs = Int(400 * timeoutScale)
         }
         let log = HandlerLog()
-        for n in 0..<4 {
-            h.phone.sendMessage(["n": n, "hold": true], replyHandler: log.reply(n), errorHandler: log.error(n))
-        }
+        Self.sendHeld(0..<4, on: h.phone, log)
         try await eventually { watchDelegate.held.withLock { $0.count } == 4 }
         h.watch.setApplicationForeground(false)
         try await eventually { !h.phone.isReachable }
@@ -296,9 +295,7 @@ struct LiveMessagingTests {
         let h = try await WCHarness.live(phone: phoneDelegate, watch: watchDelegate)
         let log = HandlerLog()
         let count = 300
-        for n in 0..<count {
-            h.phone.sendMessage(["n": n, "hold": true], replyHandler: log.reply(n), errorHandler: log.error(n))
-        }
+        Self.sendHeld(0..<count, on: h.phone, log)
         await h.phone.close()
         try await eventually(20, "an answer for every message") { log.count >= count }
         for n in 0..<count { #expect(log[n].count == 1 && log[n].first?.hasPrefix("error") == true, "message \(n): \(log[n])") }
@@ -318,7 +315,7 @@ struct LiveMessagingTests {
         let sender = Thread {
             var n = 0
             while !stop.withLock({ $0 }) || n < 50 {
-                phone.sendMessage(["n": n, "hold": true], replyHandler: log.reply(n), errorHandler: log.error(n))
+                Self.sendHeld(n..<n + 1, on: phone, log)
                 n += 1
                 sent.withLock { $0 = n }
                 if n % 16 == 0 { Thread.sleep(forTimeInterval: 0.001) }
@@ -344,9 +341,7 @@ struct LiveMessagingTests {
         let watchDelegate = LiveMessagingDelegate()
         let h = try await WCHarness.live(phone: phoneDelegate, watch: watchDelegate)
         let log = HandlerLog()
-        for n in 0..<5 {
-            h.phone.sendMessage(["n": n, "hold": true], replyHandler: log.reply(n), errorHandler: log.error(n))
-        }
+        Self.sendHeld(0..<5, on: h.phone, log)
         try await eventually { watchDelegate.held.withLock { $0.count } == 5 }
         let port = h.relay.port
         await h.relay.shutdown()
@@ -414,6 +409,42 @@ struct LiveMessagingTests {
     /// One message each way after everything before it: the phone's answered by the watch (its
     /// reply goes after every reply the watch's app made before), then the watch's, which the
     /// phone's delegate hears after whatever the relay told the phone before.
+
+    /// A message waiting for its reply holds back none sent after it: they are delivered at
+    /// once and answered whenever their replies come (the send loop waited for each reply).
+    @Test func aMessageWaitingForItsReplyDoesNotHoldBackTheNext() async throws {
+        let phoneDelegate = LiveMessagingDelegate()
+        let watchDelegate = LiveMessagingDelegate()
+        let h = try await WCHarness.live(phone: phoneDelegate, watch: watchDelegate)
+        let log = HandlerLog()
+        Self.sendHeld(1..<2, on: h.phone, log)
+        h.phone.sendMessage(["n": 2], replyHandler: log.reply(2), errorHandler: log.error(2))
+        h.phone.sendMessage(["n": 3], replyHandler: nil)
+        try await eventually { watchDelegate.received.withLock { $0 } == ["m1?", "m2?", "m3"] }
+        try await eventually { log[2] == ["reply 2"] }
+        #expect(log[1].isEmpty)
+        watchDelegate.releaseHeld()
+        try await eventually { log[1] == ["reply 1"] }
+        await h.stop()
+    }
+
+    /// Past the relay's quota of messages waiting for a reply (PROTOCOL.md §9.1) the next
+    /// message's error handler gets `insufficientSpace`; the ones before it still get their replies.
+    @Test func aMessagePastThePendingReplyQuotaFailsWithInsufficientSpace() async throws {
+        let phoneDelegate = LiveMessagingDelegate()
+        let watchDelegate = LiveMessagingDelegate()
+        let h = try await WCHarness.live(phone: phoneDelegate, watch: watchDelegate) { $0.relay.maxPendingRepliesPerPair = 2 }
+        let log = HandlerLog()
+        Self.sendHeld(0..<3, on: h.phone, log)
+        try await eventually { log[2] == ["error 7015"] }
+        try await eventually { watchDelegate.held.withLock { $0.count } == 2 }
+        #expect(log[0].isEmpty && log[1].isEmpty)
+        watchDelegate.releaseHeld()
+        try await eventually { log[0] == ["reply 0"] && log[1] == ["reply 1"] }
+        #expect(log.count == 3)
+        await h.stop()
+    }
+
     func roundTrip(_ h: WCHarness, _ phoneDelegate: LiveMessagingDelegate, _ watchDelegate: LiveMessagingDelegate) async throws {
         let log = HandlerLog()
         h.phone.sendMessage(["n": 1_000_000], replyHandler: log.reply(0), errorHandler: log.error(0))

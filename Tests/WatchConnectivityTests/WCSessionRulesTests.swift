@@ -290,43 +290,6 @@ struct WCSessionRulesTests {
         await h.stop()
     }
 
-    /// Messages go out one after another but do not wait for each other's replies, as on a
-    /// device: a message sent while an earlier one's reply is pending is delivered at once,
-    /// and each reply reaches its own handler whenever it comes.
-    @Test func aMessageWaitingForItsReplyDoesNotHoldBackTheNext() async throws {
-        let h = try await WCHarness.start()
-        try await eventually { h.phone.isReachable && h.watch.isReachable }
-        let replies = LockedState<[String]>([])
-        h.phone.sendMessage(["n": 1, "hold": true], replyHandler: { r in replies.withLock { $0.append("\(r["echo"] ?? "")") } })
-        h.phone.sendMessage(["n": 2], replyHandler: { r in replies.withLock { $0.append("\(r["echo"] ?? "")") } })
-        h.phone.sendMessage(["n": 3], replyHandler: nil)
-        try await waitForCalls(h.watchDelegate, "messageWithReply", count: 2)
-        try await waitForCalls(h.watchDelegate, "message")
-        #expect(h.watchDelegate.details("messageWithReply") == ["1", "2"])
-        try await eventually { replies.withLock { $0 } == ["2"] }
-        h.watchDelegate.releaseHeldReplies()
-        try await eventually { replies.withLock { $0 } == ["2", "1"] }
-        await h.stop()
-    }
-
-    /// Past the relay's quota of messages waiting for a reply (PROTOCOL.md §9.1) the next
-    /// message's error handler gets `insufficientSpace`; the ones before it still get their replies.
-    @Test func aMessagePastThePendingReplyQuotaFailsWithInsufficientSpace() async throws {
-        let h = try await WCHarness.start { $0.relay.maxPendingRepliesPerPair = 2 }
-        try await eventually { h.phone.isReachable && h.watch.isReachable }
-        let answers = LockedState<[String]>([])
-        for n in 1...3 {
-            h.phone.sendMessage(
-                ["n": n, "hold": true], replyHandler: { r in answers.withLock { $0.append("reply \(r["echo"] ?? "")") } },
-                errorHandler: { e in answers.withLock { $0.append("error \((e as? WCError)?.code.rawValue ?? 0)") } })
-        }
-        try await eventually { answers.withLock { $0 } == ["error 7015"] }
-        try await waitForCalls(h.watchDelegate, "messageWithReply", count: 2)
-        h.watchDelegate.releaseHeldReplies()
-        try await eventually { answers.withLock { $0 } == ["error 7015", "reply 1", "reply 2"] }
-        await h.stop()
-    }
-
     /// A context identical to the last one sent is not sent again, as on a device (the
     /// familiar "didReceiveApplicationContext is not called twice": apps add a timestamp).
     @Test func anIdenticalContextIsNotDeliveredAgain() async throws {
