@@ -2,7 +2,9 @@
 ///
 /// A device keeps as its `lastSeq` the highest seq it processed, messages included — but
 /// only up to the first durable item the app has not finished handling, so a crash never
-/// acks an item the app did not handle. Pure value type: no I/O.
+/// acks an item the app did not handle. ``SessionCore`` asks for an ack only when a durable
+/// item finishes (messages are never acked), so the seqs of messages reach the relay and the
+/// store with the next durable ack. Pure value type: no I/O.
 struct DeliveryTracker: Sendable, Equatable {
     /// The highest seq acked to the relay (and persisted).
     private(set) var ackedThrough: Int64

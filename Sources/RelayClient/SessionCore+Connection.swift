@@ -268,8 +268,11 @@ extension SessionCore {
             if delivery.wantsReply {
                 owedReplies.insert(d.id, deadline: now + .milliseconds(limits.replyTimeoutMs), now: now)
             }
+            // Nothing to ack or store: messages are never acked (PROTOCOL.md §8.6), and any
+            // durable item below this seq was acked when the app finished it. The next durable
+            // ack covers this seq, and `lastSeq` catches up with it then. (An ack and a write
+            // per message made a receiver's store and the relay do a message's work twice.)
             emit(.message(delivery))
-            ackIfNeeded(records: [])
         case .context: emit(.applicationContext(delivery))
         default: emit(.userInfo(delivery))
         }
