@@ -1,3 +1,4 @@
+import Primitives
 import RelayProtocol
 
 /// The `message`s with `wantsReply` waiting for their `reply`: by key, by pair, by deadline.
@@ -18,13 +19,14 @@ struct PendingReplies: Sendable {
         var order: UInt64
     }
 
-    private struct Due: Sendable {
+    private struct Due: Sendable, Comparable {
         var deadline: Timestamp
         var order: UInt64
         var key: Key
 
-        func precedes(_ other: Due) -> Bool {
-            deadline != other.deadline ? deadline < other.deadline : order < other.order
+        /// By deadline, then order of insertion.
+        static func < (a: Due, b: Due) -> Bool {
+            a.deadline != b.deadline ? a.deadline < b.deadline : a.order < b.order
         }
     }
 
@@ -32,7 +34,7 @@ struct PendingReplies: Sendable {
     private var byPair: [PairID: Set<Key>] = [:]
     /// A binary min-heap by deadline, then order of insertion. Entries whose request was answered
     /// or dropped stay until they reach the top and are skipped there; the top is always live.
-    private var heap: [Due] = []
+    private var heap = MinHeap<Due>()
     private var nextOrder: UInt64 = 0
 
     var count: Int { byKey.count }
@@ -55,7 +57,7 @@ struct PendingReplies: Sendable {
         nextOrder += 1
         byKey[key] = Entry(pending: pending, order: order)
         byPair[key.pair, default: []].insert(key)
-        push(Due(deadline: pending.deadline, order: order, key: key))
+        heap.insert(Due(deadline: pending.deadline, order: order, key: key))
         dropStaleTop()
         // Answered requests leave their entries in the heap until they reach its top: at a high
         // rate of prompt replies that was rate × `replyTimeoutMs` of garbage. Rebuilt from the
@@ -89,7 +91,7 @@ struct PendingReplies: Sendable {
     mutating func removeDue(at now: Timestamp) -> [(key: Key, pending: RelayState.PendingReply)] {
         var due: [(key: Key, pending: RelayState.PendingReply)] = []
         while let top = heap.first, top.deadline <= now {
-            popTop()
+            heap.removeFirst()
             guard let entry = byKey[top.key], entry.order == top.order else { continue }
             byKey[top.key] = nil
             if byPair[top.key.pair]?.remove(top.key) != nil, byPair[top.key.pair]?.isEmpty == true {
@@ -106,12 +108,7 @@ struct PendingReplies: Sendable {
     /// The heap's live entries only, ordered again (bottom-up, O(n)).
     private mutating func rebuildHeap() {
         let live = byKey
-        heap.removeAll { live[$0.key]?.order != $0.order }
-        var i = heap.count / 2
-        while i > 0 {
-            i -= 1
-            siftDown(from: i)
-        }
+        heap.retain { live[$0.key]?.order == $0.order }
     }
 
     /// Heap entries, live or stale (for tests of the rebuild).
@@ -127,38 +124,6 @@ struct PendingReplies: Sendable {
             heap.removeAll(keepingCapacity: heap.count < 1024)
             return
         }
-        while let top = heap.first, !isLive(top) { popTop() }
-    }
-
-    private mutating func push(_ due: Due) {
-        heap.append(due)
-        var i = heap.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard heap[i].precedes(heap[parent]) else { break }
-            heap.swapAt(i, parent)
-            i = parent
-        }
-    }
-
-    private mutating func popTop() {
-        let last = heap.removeLast()
-        guard !heap.isEmpty else { return }
-        heap[0] = last
-        siftDown(from: 0)
-    }
-
-    private mutating func siftDown(from start: Int) {
-        var i = start
-        while true {
-            let l = 2 * i + 1
-            let r = l + 1
-            var first = i
-            if l < heap.count, heap[l].precedes(heap[first]) { first = l }
-            if r < heap.count, heap[r].precedes(heap[first]) { first = r }
-            guard first != i else { return }
-            heap.swapAt(i, first)
-            i = first
-        }
+        while let top = heap.first, !isLive(top) { heap.removeFirst() }
     }
 }

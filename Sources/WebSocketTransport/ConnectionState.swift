@@ -67,9 +67,9 @@ final class ConnectionState {
     /// How long the connection may take, once `localClose` is set, to flush its queue and then
     /// to answer the close frame (each), before it is dropped.
     var closeFlushSeconds: Int32 = 5
-    /// When received traffic last confirmed this connection to lws (``MonotonicClock``
-    /// nanoseconds since boot; 0: never, so the first message confirms).
-    var validityConfirmedAt: UInt64 = 0
+    /// Server connections: when anything (a message, a pong) last arrived, or the keepalive
+    /// was otherwise started over (``MonotonicClock`` nanoseconds; see ``KeepaliveSchedule``).
+    var lastHeardAt: UInt64 = 0
     /// Client connections only, and only when asked for (``ClientConnection/observe(_:)``):
     /// told of each message with a timestamp. Nil costs the write and receive paths one check.
     var observer: (any ClientMessageObserver)? {

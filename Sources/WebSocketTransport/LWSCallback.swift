@@ -20,10 +20,19 @@ func shutdownTimerFired(_ timer: UnsafeMutablePointer<lws_sorted_usec_list_t>?) 
 /// Called by lws when the server handler's timer is due; `timer` is the first member of the
 /// `relay_timer` in ``LWSContextResources``, whose owner is the context's ``ServiceCore``.
 func handlerTimerFired(_ timer: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
-    guard let timer else { return }
+    timerOwner(timer)?.handlerTimerDidFire()
+}
+
+/// Called by lws when a server's keepalive timer is due (the same layout as the handler's).
+func keepaliveTimerFired(_ timer: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
+    timerOwner(timer)?.keepaliveTimerDidFire()
+}
+
+/// The core that owns a `relay_timer`, from its sul (the first member).
+private func timerOwner(_ timer: UnsafeMutablePointer<lws_sorted_usec_list_t>?) -> ServiceCore? {
+    guard let timer else { return nil }
     let owned = UnsafeMutableRawPointer(timer).assumingMemoryBound(to: relay_timer.self)
-    guard let owner = owned.pointee.owner else { return }
-    ServiceCore.fromOpaque(owner).handlerTimerDidFire()
+    return owned.pointee.owner.map(ServiceCore.fromOpaque)
 }
 
 extension ServiceCore {

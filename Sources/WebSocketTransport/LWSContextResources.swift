@@ -28,7 +28,8 @@ struct LWSContextResources {
     /// The `id` of the WebSocket protocol entry. lws copies the protocols array into each vhost,
     /// so callbacks see a copy: the entry is recognised by this id, never by its address.
     static let webSocketProtocolID: UInt32 = 0x5752_5753
-    /// Ping / hang-up policy, used by the server vhost and by each client connection.
+    /// Ping / hang-up policy of each client connection. A server's is all zeros, which turns
+    /// lws's keepalive off: the server keeps its own (``KeepaliveSchedule``).
     let retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>
     /// The timer that wakes the loop at the shutdown deadline.
     let shutdownTimer: UnsafeMutablePointer<lws_sorted_usec_list_t>
@@ -37,6 +38,12 @@ struct LWSContextResources {
     /// ``handlerTimer``'s sul, its first member, as lws's timer calls take it.
     var handlerTimerList: UnsafeMutablePointer<lws_sorted_usec_list_t> {
         UnsafeMutableRawPointer(handlerTimer).assumingMemoryBound(to: lws_sorted_usec_list_t.self)
+    }
+    /// A server's keepalive timer (``KeepaliveSchedule``), with its owner.
+    let keepaliveTimer: UnsafeMutablePointer<relay_timer>
+    /// ``keepaliveTimer``'s sul, as lws's timer calls take it.
+    var keepaliveTimerList: UnsafeMutablePointer<lws_sorted_usec_list_t> {
+        UnsafeMutableRawPointer(keepaliveTimer).assumingMemoryBound(to: lws_sorted_usec_list_t.self)
     }
     /// The libev loop the context runs on (see ``EventLoopChoice``), nil for lws's poll() loop.
     ///
@@ -69,7 +76,8 @@ struct LWSContextResources {
             receiveBufferBytes = configuration.receiveBufferBytes
             names = [Self.httpProtocolName, configuration.subprotocol]
             webSocketProtocolIndex = 1
-            (ping, hangup) = (configuration.pingAfterSeconds, configuration.hangupAfterSeconds)
+            // lws's keepalive off (a zero hang-up): ServiceCore keeps its own, KeepaliveSchedule.
+            (ping, hangup) = (0, 0)
             port = Int32(configuration.port)
             connectTimeoutSeconds = 0
             interface = Self.duplicate(configuration.host, into: &strings)
@@ -125,6 +133,8 @@ struct LWSContextResources {
         shutdownTimer.initialize(to: lws_sorted_usec_list_t())
         handlerTimer = .allocate(capacity: 1)
         handlerTimer.initialize(to: relay_timer())
+        keepaliveTimer = .allocate(capacity: 1)
+        keepaliveTimer.initialize(to: relay_timer())
         eventLoop = EventLoopChoice.current == .libev ? relay_ev_loop_new() : nil
         foreignLoops = .allocate(capacity: 1)
         foreignLoops.initialize(to: eventLoop)
@@ -180,6 +190,8 @@ struct LWSContextResources {
         shutdownTimer.deallocate()
         handlerTimer.deinitialize(count: 1)
         handlerTimer.deallocate()
+        keepaliveTimer.deinitialize(count: 1)
+        keepaliveTimer.deallocate()
         foreignLoops.deinitialize(count: 1)
         foreignLoops.deallocate()
         if let eventLoop { relay_ev_loop_destroy(eventLoop) }

@@ -57,7 +57,7 @@ extension ServiceCore {
         connection.outbound.removeAll()
         let frame = CloseFrame(code: 1008, reason: WebSocketServer.slowConsumerReason)
         requestClose(connection, frame, flushSeconds: Self.slowConsumerFlushSeconds)
-        lws_validity_confirmed(connection.wsi)
+        connection.lastHeardAt = MonotonicClock.nanoseconds()
         connection.closeReported = true
         connection.sink.closed(connection.id, code: frame.code, reason: frame.reason)
     }
@@ -121,8 +121,9 @@ extension ServiceCore {
     /// read, the close frame included (`SlowReaderTests`). lws 4.1 also keeps that reason in the
     /// buffer its keepalive writes a ping's timestamp into. Written here, the frame is in the
     /// connection's own flush time and storage, and lws treats it as any other raw write. lws
-    /// still counts the connection as open, so its keepalive ping or a pong to the peer's ping
-    /// may follow the frame: control frames, which RFC 6455 §5.5.1 allows after a close.
+    /// still counts the connection as open, so its pong to the peer's ping may follow the
+    /// frame: a control frame, which RFC 6455 §5.5.1 allows after a close (the keepalive's own
+    /// pings stop at the close frame).
     private func writeClose(_ close: CloseFrame, _ connection: ConnectionState) -> Int32 {
         let code = CloseFrame.sendable(code: close.code ?? 1000)
         let body = [UInt8(code >> 8), UInt8(code & 0xFF)] + CloseFrame.sendable(reason: close.reason)
@@ -141,11 +142,10 @@ extension ServiceCore {
         guard writeRaw(&frame, connection) else { return -1 }
         connection.localCloseSent = true
         lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, connection.closeFlushSeconds)
-        // A slow consumer reads the backlog ahead of this frame before it can see lws's next
+        // A slow consumer reads the backlog ahead of this frame before it can see the next
         // ping, so the keepalive starts over once more: at its defaults its hang-up (40 s) then
-        // comes after the wait for the answer (30 s). Not for the short closes: each call
-        // re-sorts lws 4.1's timer list, and a shutdown closes every connection.
-        if connection.closeFlushSeconds > Self.closeFlushSeconds { lws_validity_confirmed(connection.wsi) }
+        // comes after the wait for the answer (30 s).
+        if connection.closeFlushSeconds > Self.closeFlushSeconds { connection.lastHeardAt = MonotonicClock.nanoseconds() }
         return 0
     }
 

@@ -55,6 +55,10 @@ extension ServiceCore {
             id: id, wsi: wsi, sink: .server(events), maxMessageBytes: configuration.maxMessageBytes,
             maxQueuedBytes: configuration.maxQueuedBytesPerConnection)
         connections[id] = connection
+        let now = MonotonicClock.nanoseconds()
+        connection.lastHeardAt = now
+        keepalive?.opened(id, now: now)
+        armKeepaliveTimer(now: now)
         connection.sink.opened(id, remoteAddress: Self.peerAddress(wsi))
         return 0
     }

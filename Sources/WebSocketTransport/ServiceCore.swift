@@ -61,9 +61,16 @@ final class ServiceCore {
     var unpublishedWrites = WriteCounts()
     /// When the handler's timer is due, while armed.
     private var handlerTimerDue: ContinuousClock.Instant?
-    /// Server connections: how long received traffic counts as proof of life before it is
-    /// reported to lws again (half the ping interval); nil for clients (lws's pongs only).
-    private let validityRefreshNanoseconds: UInt64?
+    /// A server's pings and hang-ups (PROTOCOL.md §2.2); nil for a client, whose one
+    /// connection lws keeps alive.
+    var keepalive: KeepaliveSchedule?
+    /// When the keepalive timer is due, while armed (``MonotonicClock`` nanoseconds).
+    private var keepaliveTimerDue: UInt64?
+    /// When the keepalive timer last fired: it fires at most every ``keepaliveGranularity``.
+    private var keepaliveFiredAt: UInt64 = 0
+    /// How late a ping or hang-up may be, so that one timer serves many connections: a
+    /// hundredth of the ping interval, from 10 ms to 1 s (300 ms at the relay's 30 s).
+    private var keepaliveGranularity: UInt64 = 0
     /// When this turn's first message arrived (nil until one did).
     private var receivedAt: UInt64?
     /// A server's ``ServerConfiguration/maxUnfinishedMessageBytes`` (nil for a client, whose
@@ -82,11 +89,13 @@ final class ServiceCore {
         self.resources = resources
         if case .server(let configuration, let continuation) = role {
             serverEvents = ServerEventBuffer(continuation, handler: configuration.eventHandler)
-            validityRefreshNanoseconds = UInt64(configuration.pingAfterSeconds) * 500_000_000
+            let ping = UInt64(configuration.pingAfterSeconds) * 1_000_000_000
+            keepalive = KeepaliveSchedule(
+                pingAfter: ping, hangupAfter: UInt64(configuration.hangupAfterSeconds) * 1_000_000_000)
+            keepaliveGranularity = min(max(ping / 100, 10_000_000), 1_000_000_000)
             unfinishedBudget = configuration.maxUnfinishedMessageBytes
         } else {
             serverEvents = nil
-            validityRefreshNanoseconds = nil
             unfinishedBudget = nil
         }
         writeBufferCapacity = relay_lws_pre + OutboundMessage.defaultFragmentSize
@@ -94,6 +103,7 @@ final class ServiceCore {
         serverEvents?.apply = { [unowned self] command in apply(command) }
         // The timer callback finds this core through the owner field (see relay_timer).
         resources.handlerTimer.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
+        resources.keepaliveTimer.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
     }
 
     deinit {
@@ -181,10 +191,65 @@ final class ServiceCore {
         serverEvents?.timerFired()
     }
 
-    /// Takes the handler's timer off lws's list (before the context is destroyed).
+    /// Takes the handler's and the keepalive's timers off lws's list (before the context is destroyed).
     func cancelHandlerTimer() {
         handlerTimerDue = nil
         lws_sul_cancel(resources.handlerTimerList)
+        keepaliveTimerDue = nil
+        lws_sul_cancel(resources.keepaliveTimerList)
+    }
+
+    // MARK: - Keepalive (server)
+
+    /// Arms the keepalive timer for the schedule's next check (no earlier than a granularity
+    /// after it last fired), unless it is armed for that time or earlier.
+    ///
+    /// Called only inside lws callbacks (ESTABLISHED, the timer's own), after which lws 4.1's
+    /// libev glue re-arms its timer for the earliest sul: no wake-up is needed, unlike
+    /// ``armHandlerTimer(_:)`` between turns.
+    func armKeepaliveTimer(now: UInt64) {
+        guard let context, let next = keepalive?.nextCheck else { return }
+        let at = max(next, keepaliveFiredAt &+ keepaliveGranularity)
+        if let armed = keepaliveTimerDue, armed <= at { return }
+        keepaliveTimerDue = at
+        let microseconds = at > now ? (at - now) / 1_000 : 0
+        lws_sul_schedule(context, 0, resources.keepaliveTimerList, keepaliveTimerFired, lws_usec_t(max(1, microseconds)))
+    }
+
+    /// The keepalive timer fired (lws_sul callback, on the service thread): pings the
+    /// connections silent for the ping interval, hangs up on those silent for the hang-up time.
+    func keepaliveTimerDidFire() {
+        keepaliveTimerDue = nil
+        guard keepalive != nil else { return }
+        let now = MonotonicClock.nanoseconds()
+        keepaliveFiredAt = now
+        // At most this many connections per firing; the rest come one granularity later.
+        let actions = keepalive!.due(now: now, limit: 4_096) { connections[$0]?.lastHeardAt }
+        for action in actions {
+            switch action {
+            case .ping(let id):
+                guard let connection = connections[id] else { continue }
+                sendPing(connection)
+            case .hangUp(let id):
+                guard let connection = connections[id] else { continue }
+                // Without a close handshake, as lws's own keepalive did: the peer is not
+                // answering. CLOSED follows on lws's next look at its timers.
+                lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+            }
+        }
+        armKeepaliveTimer(now: now)
+    }
+
+    /// Writes a ping on `connection` now, ahead of its queued frames (a control frame may come
+    /// between the frames of a message, RFC 6455 §5.4), behind whatever lws still holds. Its
+    /// one-byte payload is not optional: lws 4.1 has no callback for an empty pong.
+    private func sendPing(_ connection: ConnectionState) {
+        // After either close frame, a ping can only be answered by the end of the connection.
+        guard !connection.localCloseSent, connection.peerClose == nil else { return }
+        var frame: [UInt8] = [0x89, 0x01, 0x6B]  // FIN + ping, 1 byte, "k"
+        if !writeRaw(&frame, connection) {
+            lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+        }
     }
 
     // MARK: - Callback dispatch
@@ -201,6 +266,11 @@ final class ServiceCore {
             return 0
         case LWS_CALLBACK_RECEIVE, LWS_CALLBACK_CLIENT_RECEIVE:
             return receive(wsi, user, data, length)
+        case LWS_CALLBACK_RECEIVE_PONG:
+            if keepalive != nil, let id = connectionID(wsi, user), let connection = connections[id] {
+                connection.lastHeardAt = MonotonicClock.nanoseconds()
+            }
+            return 0
         case LWS_CALLBACK_SERVER_WRITEABLE, LWS_CALLBACK_CLIENT_WRITEABLE:
             guard let id = connectionID(wsi, user), let connection = connections[id] else { return 0 }
             if !connection.outbound.isEmpty { unpublishedWrites.afterWriteable += 1 }
@@ -304,19 +374,12 @@ final class ServiceCore {
         guard let id = connectionID(wsi, user), let connection = connections[id], !connection.closeReported,
             !connection.localCloseSent
         else { return 0 }
-        if let refresh = validityRefreshNanoseconds {
-            // PROTOCOL.md §2.2: the relay pings a connection from which nothing has arrived for
-            // `pingAfterSeconds`, and hangs up on one that sent nothing, not even a pong. lws
-            // counts only pongs: a client that sends but is slow to answer pings was dropped.
-            // Traffic confirms the connection at most every half ping interval (each
-            // confirmation re-sorts lws's timer list, O(connections) in lws 4.1).
+        if keepalive != nil {
+            // PROTOCOL.md §2.2: anything received keeps the connection alive, not only pongs.
             // One clock read per turn (its first arrival): a turn lasts milliseconds.
             let now = receivedAt ?? MonotonicClock.nanoseconds()
             receivedAt = now
-            if now - connection.validityConfirmedAt >= refresh {
-                lws_validity_confirmed(wsi)
-                connection.validityConfirmedAt = now
-            }
+            connection.lastHeardAt = now
         }
         // lws owns `data` and reuses it after this callback; the reassembler copies what it keeps.
         let chunk = UnsafeRawBufferPointer(start: data, count: length)

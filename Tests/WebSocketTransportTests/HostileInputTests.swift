@@ -263,6 +263,48 @@ struct HostileInputTests {
         try await stop(echo.server)
     }
 
+    /// The keepalive is the transport's own (``KeepaliveSchedule``), one timer for every
+    /// connection: among many, each silent one is hung up and each one that answers the pings
+    /// (lws's client does, with the ping's payload) stays, whatever the order they opened in.
+    @Test func amongManyConnectionsOnlyTheSilentOnesAreHungUp() async throws {
+        // A pong has 3 s to come back: time enough on a loaded machine.
+        let echo = try EchoServer(ServerConfiguration(pingAfterSeconds: 1, hangupAfterSeconds: 4))
+        let client = try plainClient()
+        var silent: [RawSocket] = []
+        var answering: [ClientConnection] = []
+        for n in 0..<60 {
+            if n % 2 == 0 {
+                let socket = try RawSocket(port: echo.server.port)
+                #expect(try await socket.upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
+                silent.append(socket)
+            } else {
+                answering.append(try await client.connect(to: echo.url))
+            }
+        }
+        // Opened one after the other, so in this order: the even ones are the silent sockets.
+        let opened = echo.log.events.compactMap { event -> ConnectionID? in
+            if case .opened(let id, _) = event { id } else { nil }
+        }
+        #expect(opened.count == 60)
+        let silentIDs = Set(opened.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
+        // Well past the hang-up time of the last one opened.
+        try await Task.sleep(for: .seconds(6))
+        let closed = echo.log.events.compactMap { event -> ConnectionID? in
+            if case .closed(let id, _, _) = event { id } else { nil }
+        }
+        #expect(Set(closed) == silentIDs, "the silent ones, and only they")
+        #expect(closed.count == 30, "each once")
+        // Each answering connection still carries messages.
+        for (n, connection) in answering.enumerated() {
+            let log = EventLog(connection.events)
+            connection.send(Array("alive \(n)".utf8))
+            #expect(try await log.first("echo \(n)") { $0.text } == "alive \(n)")
+        }
+        withExtendedLifetime(silent) {}
+        try await stop(client)
+        try await stop(echo.server)
+    }
+
     @Test func answeringPeerIsKeptAlivePastTheHangupTime() async throws {
         let echo = try EchoServer(ServerConfiguration(pingAfterSeconds: 1, hangupAfterSeconds: 2))
         let client = try plainClient()
