@@ -377,6 +377,13 @@ extension RelayState {
         try configuration.limits.check(.reply(f))
         let key = ReplyKey(pair: pairID, requesterRole: session.role.peer, sendID: ExactID(f.re))
         guard let pending = replies[key], pending.replier == link else {
+            if pairs[pairID]?[key.requesterRole].timedOutReplies.contains(f.re) == true {
+                // Late, not wrong: the receiver answered as the relay's timeout passed (its own
+                // clock started at the deliver). Refused, but not counted (§4.2): a receiver
+                // slow to answer a burst would otherwise be closed, losing what it had in flight.
+                emit(.error(ProtocolError(.unknownID, "message '\(f.re)' already timed out", re: f.id).frame), to: link)
+                return
+            }
             throw ProtocolError(.unknownID, "no message '\(f.re)' is waiting for a reply", re: f.id)
         }
         replies.remove(key)
@@ -396,6 +403,7 @@ extension RelayState {
                 : a.key.sendID.text.utf8.lexicographicallyPrecedes(b.key.sendID.text.utf8)
         }
         for (key, pending) in due {
+            pairs[key.pair]?[key.requesterRole].timedOutReplies.insert(key.sendID.text)
             if let requester = pending.requester, links[requester]?.phase == .ready {
                 emit(
                     .error(ProtocolError(.replyTimeout, "no reply within the reply timeout", re: key.sendID.text).frame),

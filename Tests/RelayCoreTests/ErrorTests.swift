@@ -65,6 +65,26 @@ import Testing
         #expect(h.state.connectionCount == 1)
     }
 
+    /// A receiver slow to answer a burst replies to messages the relay timed out a moment
+    /// before: each late reply is refused with `unknown_id`, but does not count (§4.2), so the
+    /// receiver is not closed for it. A reply to a message that never waited still counts.
+    @Test func lateRepliesDoNotCountTowardsTheLimitButUnknownOnesDo() {
+        var h = RelayHarness(configuration: RelayConfiguration(maxErrorsPerMinute: 3))
+        let (phone, watch) = h.pairDevices()
+        let request = Payload(kind: "ping", [:])
+        for n in 1...10 { h.send(phone, id: "p-\(n)", mode: .message, request, wantsReply: true) }
+        h.advance(ms: 10_000)
+        #expect(h.tick().errors(to: phone).map(\.code) == Array(repeating: .replyTimeout, count: 10))
+        for n in 1...10 {
+            let late = h.send(watch, .reply(ClientReply(id: "w-\(n)", re: "p-\(n)", payload: request)))
+            #expect(late.errors(to: watch).map(\.code) == [.unknownID])
+            #expect(late.frames(to: phone).isEmpty, "the requester had its one answer")
+        }
+        #expect(h.state.connectionCount == 2, "the watch is still connected")
+        for n in 1...4 { h.send(watch, .reply(ClientReply(id: "w-x\(n)", re: "never-sent-\(n)", payload: request))) }
+        #expect(h.state.connectionCount == 1, "four replies to nothing: the fourth error closed the watch")
+    }
+
     @Test func aBinaryMessageIsUnsupportedFrameWithoutReAndTheConnectionStays() {
         var h = RelayHarness()
         let link = h.open()
