@@ -282,10 +282,11 @@ struct HostileInputTests {
             }
         }
         // Opened one after the other, so in this order: the even ones are the silent sockets.
-        let opened = echo.log.events.compactMap { event -> ConnectionID? in
-            if case .opened(let id, _) = event { id } else { nil }
+        let openedIDs = { (events: [ServerEvent]) in
+            events.compactMap { event -> ConnectionID? in if case .opened(let id, _) = event { id } else { nil } }
         }
-        #expect(opened.count == 60)
+        try await echo.log.waitUntil("60 opened") { openedIDs($0).count == 60 }
+        let opened = openedIDs(echo.log.events)
         let silentIDs = Set(opened.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
         // Well past the hang-up time of the last one opened.
         try await Task.sleep(for: .seconds(6))
