@@ -122,16 +122,16 @@ struct FileTransferWalkthroughTests {
         await h.stop()
     }
 
-    /// Twenty recordings queued at once, a note (userInfo) after each: the phone hears them in
-    /// exactly the order sent, files and notes interleaved, every file whole; the watch hears
-    /// each `didFinish` once, in order.
+    /// Twenty recordings queued at once (the first one empty), a note (userInfo) after each: the
+    /// phone hears them in exactly the order sent, files and notes interleaved, every file
+    /// whole; the watch hears each `didFinish` once, in order.
     @Test func twentyRecordingsWithANoteAfterEachArriveInTheOrderSent() async throws {
         let h = try await WCHarness.start(activate: false)
         let (recorder, library) = try await h.apps()
         var expected: [String] = []
         var sent: [String: Data] = [:]
         for n in 0..<20 {
-            let (url, data) = try recorder.record("lap-\(n)", bytes: 20_000 + 37_000 * (n % 7))
+            let (url, data) = try recorder.record("lap-\(n)", bytes: n == 0 ? 0 : 20_000 + 37_000 * (n % 7))
             sent["lap-\(n)"] = data
             recorder.send(url, id: "lap-\(n)", takenAt: Self.date(n))
             h.watch.transferUserInfo(["note": n])
