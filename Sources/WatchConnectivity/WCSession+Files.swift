@@ -14,8 +14,9 @@ extension WCSession {
     /// The file is read and stored on the device before the call returns (moving or deleting it
     /// afterwards changes nothing), then carried by the relay in chunks as durable userInfo
     /// items (PROTOCOL.md §12.6). `progress` counts the bytes the counterpart received.
-    /// Errors: `fileAccessDenied` (unreadable), `payloadTooLarge` (over ``fileSizeLimit``),
-    /// `payloadUnsupportedTypes` (metadata), `sessionNotActivated`, `deviceNotPaired`.
+    /// Errors: `fileAccessDenied` (unreadable, or a directory), `payloadTooLarge` (over
+    /// ``fileSizeLimit``, or metadata larger than a userInfo may be), `payloadUnsupportedTypes`
+    /// (metadata), `sessionNotActivated`, `deviceNotPaired`.
     @discardableResult
     public func transferFile(_ file: URL, metadata: [String: Any]?) -> WCSessionFileTransfer {
         let id = Self.newID()
@@ -23,7 +24,7 @@ extension WCSession {
         var size: Int64 = 0
         do {
             metadataPayload = try metadata.map { try PropertyListPayload.encode($0, channel: .userInfo) }
-            let (outbox, _) = try readyForDurableSend(\.userInfoBytes)
+            let (outbox, limit) = try readyForDurableSend(\.userInfoBytes)
             guard let data = try? Data(contentsOf: file) else {
                 throw WCError(.fileAccessDenied, userInfo: [NSLocalizedDescriptionKey: "Cannot read \(file.path)."])
             }
@@ -34,10 +35,13 @@ extension WCSession {
                     userInfo: [NSLocalizedDescriptionKey: "The file is \(data.count) bytes; the limit is \(Self.fileSizeLimit)."])
             }
             let chunks = Self.chunks(of: data, id: id, name: file.lastPathComponent, metadata: metadataPayload)
+            // The metadata goes alone in chunk 0: a dictionary that fits a userInfo fits there.
+            try Self.checkSize(chunks[0], limit: limit)
             let record = SessionOutbox.FileRecord(
                 id: id, url: file.absoluteString, metadata: metadataPayload, size: size, chunks: chunks.count)
             let transfer = WCSessionFileTransfer(
-                id: id, file: WCSessionFile(fileURL: file, metadata: metadataPayload), totalBytes: size, session: self)
+                id: id, file: WCSessionFile(fileURL: file, metadata: metadataPayload), totalBytes: size,
+                chunks: chunks.count, session: self)
             do {
                 try outbox.enqueueFile(record, chunks: chunks)
             } catch {
@@ -48,7 +52,8 @@ extension WCSession {
             return transfer
         } catch {
             let transfer = WCSessionFileTransfer(
-                id: id, file: WCSessionFile(fileURL: file, metadata: metadataPayload), totalBytes: size, session: self)
+                id: id, file: WCSessionFile(fileURL: file, metadata: metadataPayload), totalBytes: size, chunks: 0,
+                session: self)
             let wcError = Self.wcError(error)
             delegateQueue.async {
                 self.delegateOnQueue()?.session(self, didFinish: transfer, error: wcError)
@@ -57,12 +62,16 @@ extension WCSession {
         }
     }
 
-    /// The `wc.fileChunk` payloads of a file (at least one, for an empty file).
+    /// The `wc.fileChunk` payloads of a file (at least one, for an empty file). Metadata goes
+    /// alone in chunk 0, before the bytes: beside a full chunk of them (60,000 in base64) it
+    /// could not have been larger than about 5 KB without taking the chunk past userInfo's limit.
     private static func chunks(of data: Data, id: String, name: String, metadata: Payload?) -> [Payload] {
-        let count = max(1, (data.count + fileChunkBytes - 1) / fileChunkBytes)
+        let dataChunks = (data.count + fileChunkBytes - 1) / fileChunkBytes
+        let leading = metadata == nil ? 0 : 1
+        let count = max(1, leading + dataChunks)
         return (0..<count).map { index in
-            let start = index * fileChunkBytes
-            let piece = data.subdata(in: start..<min(data.count, start + fileChunkBytes))
+            let start = max(0, index - leading) * fileChunkBytes
+            let piece = index < leading ? Data() : data.subdata(in: start..<min(data.count, start + fileChunkBytes))
             var members: [String: JSONValue] = [
                 "tid": .string("\(id):\(index)"), "fid": .string(id), "index": .int(Int64(index)),
                 "count": .int(Int64(count)), "size": .int(Int64(data.count)), "name": .string(name),
@@ -71,6 +80,14 @@ extension WCSession {
             if index == 0, let metadata { members["metadata"] = metadata.members["dict"] }
             return Payload(kind: PropertyListPayload.Channel.fileChunk.rawValue, members)
         }
+    }
+
+    /// The bytes of a file of `size` bytes in `chunks` chunks that the counterpart holds once it
+    /// received the first `received` of them. The chunks before the bytes (metadata) carry none.
+    static func bytes(received: Int, chunks: Int, size: Int64) -> Int64 {
+        let dataChunks = Int((size + Int64(fileChunkBytes) - 1) / Int64(fileChunkBytes))
+        let leading = max(0, chunks - dataChunks)
+        return min(size, Int64(max(0, received - leading)) * Int64(fileChunkBytes))
     }
 
     /// `cancel()` of a file transfer: the chunks are taken back and the receiver told to drop
@@ -93,17 +110,14 @@ extension WCSession {
             let transfer = WCSessionFileTransfer(
                 id: record.id,
                 file: WCSessionFile(fileURL: URL(string: record.url) ?? URL(fileURLWithPath: "/"), metadata: record.metadata),
-                totalBytes: record.size, session: self)
+                totalBytes: record.size, chunks: record.chunks, session: self)
             let remaining =
                 (try? outbox.remainingChunks(of: record.id, includingCancelled: record.finishError != nil)) ?? record.chunks
-            transfer.progress.completedUnitCount = Self.bytes(received: record.chunks - remaining, of: record)
+            transfer.progress.completedUnitCount = Self.bytes(
+                received: record.chunks - remaining, chunks: record.chunks, size: record.size)
             return transfer
         }
         state.withLock { $0.fileTransfers = transfers }
-    }
-
-    private static func bytes(received chunks: Int, of record: SessionOutbox.FileRecord) -> Int64 {
-        min(record.size, Int64(chunks) * Int64(fileChunkBytes))
     }
 
     // MARK: - Sender: chunks received or failed
@@ -115,8 +129,8 @@ extension WCSession {
         else { return }
         let remaining = (try? outbox.remainingChunks(of: fileID)) ?? 0
         let total = transfer.progress.totalUnitCount
-        let chunks = max(1, Int((total + Int64(Self.fileChunkBytes) - 1) / Int64(Self.fileChunkBytes)))
-        transfer.progress.completedUnitCount = min(total, Int64(chunks - remaining) * Int64(Self.fileChunkBytes))
+        transfer.progress.completedUnitCount =
+            remaining == 0 ? total : Self.bytes(received: transfer.chunks - remaining, chunks: transfer.chunks, size: total)
         if remaining == 0 {
             // The record goes once the delegate heard: killed before, the app hears it at launch.
             await finishFile(transfer, error: nil)

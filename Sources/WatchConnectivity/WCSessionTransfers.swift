@@ -85,10 +85,13 @@ public final class WCSessionFileTransfer: NSObject, @unchecked Sendable {
     /// Completed and total unit counts of the transfer (bytes).
     public let progress: Progress
     let id: String
+    /// How many `wc.fileChunk` items carry it (0 for a transfer that failed at the call).
+    let chunks: Int
     private weak let session: WCSession?
 
-    init(id: String, file: WCSessionFile, totalBytes: Int64, session: WCSession) {
+    init(id: String, file: WCSessionFile, totalBytes: Int64, chunks: Int, session: WCSession) {
         self.id = id
+        self.chunks = chunks
         self.file = file
         self.progress = Progress(totalUnitCount: totalBytes)
         self.session = session

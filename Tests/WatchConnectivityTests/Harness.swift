@@ -187,6 +187,12 @@ struct WCHarness: Sendable {
         try await eventually(10, "activationDidComplete") { calls.withLock { $0.contains { $0.name == "activation" } } }
     }
 
+    /// A relay again on this harness's port and database, once `relay` was shut down: the
+    /// relay restarted (stop it yourself: ``stop()`` stops only the first).
+    func relayAgain() async throws -> RelayServer {
+        try await RelayServer.startForTest(in: directory.path) { $0.port = relay.port }
+    }
+
     func stop() async {
         await phone.close()
         await watch.close()

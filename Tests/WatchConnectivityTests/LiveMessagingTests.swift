@@ -343,17 +343,12 @@ struct LiveMessagingTests {
         let log = HandlerLog()
         Self.sendHeld(0..<5, on: h.phone, log)
         try await eventually { watchDelegate.held.withLock { $0.count } == 5 }
-        let port = h.relay.port
         await h.relay.shutdown()
         try await eventually { log.count == 5 }
         for n in 0..<5 { #expect(log[n] == ["error 7007"]) }
         // (The errors can come before the sessions' delegate queues heard the link is down.)
         try await eventually { !h.phone.isReachable && !h.watch.isReachable }
-        var configuration = RelayServerConfiguration()
-        configuration.port = port
-        configuration.databasePath = h.directory.path("relay.db")
-        configuration.synchronous = .normal
-        let relay = try await RelayServer.start(configuration, log: .silent)
+        let relay = try await h.relayAgain()
         try await eventually(20, "reachable again") { h.phone.isReachable && h.watch.isReachable }
         watchDelegate.releaseHeld()
         let after = HandlerLog()
@@ -379,7 +374,6 @@ struct LiveMessagingTests {
         let h = try await WCHarness.live(phone: phoneDelegate, watch: watchDelegate)
         h.watch.sendMessage(["n": 1, "block": true], replyHandler: nil)
         try await eventually { phoneDelegate.received.withLock { $0.last } == "m1" }
-        let port = h.relay.port
         await h.relay.shutdown()
         // Lets the phone's connection notice (the delegate queue, where `isReachable` would
         // change, is blocked). Had it not yet, the messages go out on the dying connection and
@@ -389,11 +383,7 @@ struct LiveMessagingTests {
         let log = HandlerLog()
         Self.send(4, on: h.phone, log)
         Self.send(5, on: h.phone, log)
-        var configuration = RelayServerConfiguration()
-        configuration.port = port
-        configuration.databasePath = h.directory.path("relay.db")
-        configuration.synchronous = .normal
-        let relay = try await RelayServer.start(configuration, log: .silent)
+        let relay = try await h.relayAgain()
         try await eventually(20, "the watch reconnected") { h.watch.isReachable }
         phoneDelegate.unblock()
         try await eventually(20, "message 4's answer") { log[4] != [] }

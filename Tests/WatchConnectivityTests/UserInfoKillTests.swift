@@ -59,7 +59,7 @@ struct UserInfoKillTests {
         let data = Data((0..<400_000).map { _ in UInt8.random(in: 0...255, using: &generator) })
         let path = directory.path("photo.jpg")
         try data.write(to: URL(fileURLWithPath: path))
-        let fnv = data.reduce(UInt64(14_695_981_039_346_656_037)) { ($0 ^ UInt64($1)) &* 1_099_511_628_211 }
+        let fnv = fnv1a(data)
 
         var phone = try app("phone")
         try await phone.line(startingWith: "activated")
@@ -81,6 +81,66 @@ struct UserInfoKillTests {
         #expect(try await phone.line(startingWith: "file") == "fileFinished 400000/400000")
         await relay.shutdown()
     }
+}
+
+extension UserInfoKillTests {
+    /// Three recordings (1, 3 and 2 MiB) from a watch app to its phone app: once the first one's
+    /// `didFinish` came, the phone app is killed while the second one's chunks come in, then the
+    /// watch app, and the relay restarts while both are down. Once both run again, every
+    /// file has reached the phone exactly once, byte for byte (FNV-1a), in the order sent, and
+    /// the watch has heard `didFinish` exactly once for each (Apple: "Will be called on next
+    /// launch if the sender was not running when the transfer finished").
+    @Test func filesSurviveTheSenderTheReceiverAndTheRelayGoingDownMidTransfer() async throws {
+        let rig = try await ProbeRig.start()
+        var files: [(path: String, line: String)] = []
+        for (n, size) in [1 << 20, 3 << 20, 2 << 20].enumerated() {
+            let data = WorkoutRecorder.samples(size, seed: UInt64(n + 1))
+            let path = rig.directory.path("rec-\(n).workout")
+            try data.write(to: URL(fileURLWithPath: path))
+            files.append((path, "file rec-\(n).workout \(size) \(fnv1a(data))"))
+        }
+        var watch = try rig.app("watch")
+        var phone = try rig.app("phone")
+        try await watch.line(startingWith: "activated")
+        for file in files { watch.type("file \(file.path)") }
+
+        var received = [try await phone.line(startingWith: "file ", within: 120)]
+        // The watch hears the first one finished (the phone's ack can follow the next chunks'
+        // storing: killed before it went, the phone acks it at its next launch); no line dropped,
+        // as the first file can reach the phone before the last one is queued.
+        var said = try await watch.lines(through: "fileFinished", within: 60)
+        while said.filter({ $0 == "queued file" }).count < 3 { said += try await watch.lines(through: "queued file") }
+        let partial = rig.directory.path("phone/WatchConnectivity/Partial")
+        try await eventually(60, "part of the second file stored") {
+            let parts = (try? FileManager.default.contentsOfDirectory(atPath: partial)) ?? []
+            return parts.contains { ((try? FileManager.default.contentsOfDirectory(atPath: partial + "/" + $0)) ?? []).count >= 2 }
+        }
+        await phone.kill9()
+        received += phone.takeLines().filter { $0.hasPrefix("file ") }
+        await watch.kill9()
+        var finished = (said + watch.takeLines()).filter { $0.hasPrefix("file") }
+        await rig.relay.shutdown()
+        let relay = try await RelayServer.startForTest(in: rig.directory.path) { $0.port = rig.relay.port }
+
+        phone = try rig.app("phone")
+        watch = try rig.app("watch")
+        defer {
+            phone.terminate()
+            watch.terminate()
+        }
+        try await watch.line(startingWith: "activated")
+        watch.type("userInfo 9")  // after the files: it comes after them
+        received += try await phone.lines(through: "userInfo 9", within: 180).filter { $0.hasPrefix("file ") }
+        finished += try await watch.lines(through: "finished 9", within: 60).filter { $0.hasPrefix("file") }
+        #expect(received == files.map(\.line))
+        #expect(finished.sorted() == ["fileFinished 1048576/1048576", "fileFinished 2097152/2097152", "fileFinished 3145728/3145728"])
+        await relay.shutdown()
+    }
+}
+
+/// FNV-1a (64-bit) of `data`, as `wc-probe` prints it for a file it received.
+private func fnv1a(_ data: Data) -> UInt64 {
+    data.reduce(14_695_981_039_346_656_037) { ($0 ^ UInt64($1)) &* 1_099_511_628_211 }
 }
 
 /// A relay, two paired state directories, and `wc-probe` processes on them.
