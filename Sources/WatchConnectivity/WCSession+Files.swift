@@ -25,6 +25,9 @@ extension WCSession {
         do {
             metadataPayload = try metadata.map { try PropertyListPayload.encode($0, channel: .userInfo) }
             let (outbox, limit) = try readyForDurableSend(\.userInfoBytes)
+            // Looked at before it is read: a 2 GB video is refused without reading it on the
+            // caller's thread (often the main one), and a FIFO or a device without blocking it.
+            try Self.checkReadable(file)
             guard let data = try? Data(contentsOf: file) else {
                 throw WCError(.fileAccessDenied, userInfo: [NSLocalizedDescriptionKey: "Cannot read \(file.path)."])
             }
@@ -59,6 +62,22 @@ extension WCSession {
                 self.delegateOnQueue()?.session(self, didFinish: transfer, error: wcError)
             }
             return transfer
+        }
+    }
+
+    /// Throws unless `file` is a regular file (after symbolic links) of at most
+    /// ``fileSizeLimit`` bytes.
+    private static func checkReadable(_ file: URL) throws {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: file.path),
+            attributes[.type] as? FileAttributeType == .typeRegular
+        else {
+            throw WCError(.fileAccessDenied, userInfo: [NSLocalizedDescriptionKey: "\(file.path) is not a readable file."])
+        }
+        let size = (attributes[.size] as? NSNumber)?.int64Value ?? 0
+        guard size <= Int64(fileSizeLimit) else {
+            throw WCError(
+                .payloadTooLarge,
+                userInfo: [NSLocalizedDescriptionKey: "The file is \(size) bytes; the limit is \(fileSizeLimit)."])
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import TestSupport
 import Testing
 import WatchConnectivity
@@ -67,6 +68,32 @@ struct FileTransferTests {
         try await waitForCalls(h.phoneDelegate, "fileFinished", count: 5)
         #expect(h.phoneDelegate.details("fileFinished") == ["7009", "7013", "7010", "7013", "7009"])
         #expect(h.phone.outstandingFileTransfers.isEmpty)
+        await h.stop()
+    }
+
+    /// The file is looked at before it is read: a FIFO (which a read would wait on for a writer,
+    /// blocking the caller) fails at once with `fileAccessDenied`, and a sparse 4 GiB file with
+    /// `payloadTooLarge`, neither of them read.
+    @Test func aFIFOAndAHugeFileFailWithoutBeingRead() async throws {
+        let h = try await WCHarness.start()
+        let fifo = h.directory.path("pipe")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let huge = URL(fileURLWithPath: h.directory.path("huge.mov"))
+        _ = FileManager.default.createFile(atPath: huge.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: huge)
+        try handle.truncate(atOffset: 4 << 30)
+        try handle.close()
+        let phone = h.phone
+        // On a thread of its own: the old code blocked in the FIFO's read for ever.
+        let returned = LockedState(false)
+        Thread {
+            phone.transferFile(URL(fileURLWithPath: fifo), metadata: nil)
+            phone.transferFile(huge, metadata: ["take": 3])
+            returned.withLock { $0 = true }
+        }.start()
+        try await eventually(10, "transferFile returned") { returned.withLock { $0 } }
+        try await waitForCalls(h.phoneDelegate, "fileFinished", count: 2)
+        #expect(h.phoneDelegate.details("fileFinished") == ["7013", "7009"])
         await h.stop()
     }
 
