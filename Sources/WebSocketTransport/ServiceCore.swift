@@ -191,10 +191,15 @@ final class ServiceCore {
         serverEvents?.timerFired()
     }
 
-    /// Takes the handler's and the keepalive's timers off lws's list (before the context is destroyed).
+    /// Takes the handler's timer off lws's list (its end of turn asked for none).
     func cancelHandlerTimer() {
         handlerTimerDue = nil
         lws_sul_cancel(resources.handlerTimerList)
+    }
+
+    /// Takes every timer of this core off lws's list (before the context is destroyed).
+    func cancelTimers() {
+        cancelHandlerTimer()
         keepaliveTimerDue = nil
         lws_sul_cancel(resources.keepaliveTimerList)
     }

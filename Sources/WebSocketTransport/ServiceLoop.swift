@@ -112,7 +112,7 @@ enum ServiceLoop {
         core.discard(inbox.close())  // from here on no thread calls lws_cancel_service
         core.serverEvents?.context = nil  // closes during the destroy are flushed by finishStreams
         if let context {
-            core.cancelHandlerTimer()
+            core.cancelTimers()
             lws_context_destroy(context)
         }
         core.context = nil

@@ -10,7 +10,8 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct ServerEventHandlerTests {
     /// Echoes every message upper-cased; answers a posted string by sending it to every
-    /// connection; counts timer firings and sends "tick N" when one fires.
+    /// connection; counts timer firings and sends "tick N" when one fires. "timer" asks for a
+    /// timer in 20 ms, "arm" for one in a minute, "disarm" for none.
     final class Echo: ServerEventHandler, @unchecked Sendable {
         // Service thread only, except `log` (locked).
         private var connections: [ConnectionID] = []
@@ -26,6 +27,8 @@ struct ServerEventHandlerTests {
             case .message(let id, let bytes):
                 let text = String(decoding: bytes, as: UTF8.self)
                 if text == "timer" { timerWanted = .milliseconds(20) }
+                if text == "arm" { timerWanted = .seconds(60) }
+                if text == "disarm" { timerWanted = nil }
                 outbound.send(Array(text.uppercased().utf8), to: id)
             case .closed(let id, _, _):
                 connections.removeAll { $0 == id }
@@ -51,6 +54,29 @@ struct ServerEventHandlerTests {
         func finished() {
             log.withLock { $0.append("finished") }
         }
+    }
+
+    /// A handler that stops asking for its timer takes only its own timer off: the server's
+    /// keepalive goes on (it was taken off too, and a silent peer stayed connected for ever;
+    /// the cluster's node asks for none once it stops leading).
+    @Test func aHandlerDroppingItsTimerLeavesTheKeepaliveRunning() async throws {
+        let handler = Echo()
+        let server = try WebSocketServer(
+            configuration: ServerConfiguration(pingAfterSeconds: 1, hangupAfterSeconds: 2), handler: handler)
+        let silent = try RawSocket(port: server.port)
+        #expect(try await silent.upgrade(port: server.port).hasPrefix("HTTP/1.1 101"))
+        let client = try plainClient()
+        let connection = try await client.connect(to: "ws://127.0.0.1:\(server.port)/v1")
+        let log = EventLog(connection.events)
+        for command in ["arm", "disarm"] {
+            connection.send(Array(command.utf8))
+            let echoed = try await log.first(command) { $0.text == command.uppercased() ? $0.text : nil }
+            #expect(echoed == command.uppercased())
+        }
+        try await eventually(10, "the silent socket hung up") { handler.log.withLock { $0.contains("closed") } }
+        withExtendedLifetime(silent) {}
+        try await stop(client)
+        try await stop(server)
     }
 
     @Test func messagesArePostsAndTimersReachTheHandlerAndItsAnswersGoOut() async throws {
