@@ -10,12 +10,15 @@ struct DeliveryTracker: Sendable, Equatable {
     private(set) var ackedThrough: Int64
     /// The highest seq received and handed to the app.
     private(set) var highestReceived: Int64
+    /// The highest seq of a durable item received (a message's is never acked on its own).
+    private(set) var highestDurableReceived: Int64
     /// Durable seqs handed to the app and not yet acknowledged by it, ascending.
     private(set) var handling: [Int64] = []
 
     init(lastSeq: Int64) {
         ackedThrough = lastSeq
         highestReceived = lastSeq
+        highestDurableReceived = lastSeq
     }
 
     /// Whether a delivery with `seq` is new (a redelivery of a processed one is not).
@@ -25,7 +28,10 @@ struct DeliveryTracker: Sendable, Equatable {
     mutating func received(_ seq: Int64, durable: Bool) {
         guard seq > highestReceived else { return }
         highestReceived = seq
-        if durable { handling.append(seq) }
+        if durable {
+            handling.append(seq)
+            highestDurableReceived = seq
+        }
     }
 
     /// The app finished handling durable `seq`.

@@ -165,9 +165,10 @@ public struct SessionCore: Sendable {
     /// The `lastSeq` this device would resume from (its durable ack).
     public var lastSeq: Int64 { durableThrough }
 
-    /// The highest seq handed to the app; once ``lastSeq`` reaches it, the app has handled
-    /// (and the session durably acked) everything it received.
-    public var receivedThrough: Int64 { tracker.highestReceived }
+    /// The highest seq of a durable item handed to the app; once ``lastSeq`` reaches it, the
+    /// app has handled (and the session durably acked) everything it received. Messages do not
+    /// count: they are never acked (the next durable ack covers their seqs).
+    public var receivedThrough: Int64 { tracker.highestDurableReceived }
 
     /// Handles one input at `now`; returns what the driver must do, in order.
     public mutating func handle(_ input: SessionInput, now: ContinuousClock.Instant) -> [SessionAction] {

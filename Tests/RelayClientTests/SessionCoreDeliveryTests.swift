@@ -89,6 +89,22 @@ import Testing
         #expect(handled.writes.flatMap(\.records).contains(.lastSeq(3)), "lastSeq catches up with the messages")
     }
 
+    /// `handledEverythingReceived` (a watch's "caught up") holds once the durable items are
+    /// handled, whatever messages came after them: those are never acked, so a check against
+    /// every seq received waited for ever after a message (found by review).
+    @Test func aMessageAfterTheLastDurableItemLeavesTheSessionCaughtUp() {
+        var h = CoreHarness.paired()
+        h.frame(.deliver(deliver(1, .userInfo)))
+        #expect(!SessionStatus(h.core).handledEverythingReceived, "the userInfo is with the app")
+        _ = h.command(.acknowledge(Delivery(deliver(1, .userInfo))))
+        h.frame(.deliver(deliver(2, .message)))
+        #expect(SessionStatus(h.core).handledEverythingReceived)
+        h.frame(.deliver(deliver(3, .userInfo)))
+        #expect(!SessionStatus(h.core).handledEverythingReceived)
+        _ = h.command(.acknowledge(Delivery(deliver(3, .userInfo))))
+        #expect(SessionStatus(h.core).handledEverythingReceived && h.core.lastSeq == 3)
+    }
+
     @Test func aBurstOfMessagesCostsNoWritesAndNoAcks() {
         var h = CoreHarness.paired(lastSeq: 10)
         var actions: [SessionAction] = []
