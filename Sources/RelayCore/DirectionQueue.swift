@@ -48,9 +48,6 @@ struct DirectionQueue: Sendable {
     var cancelled: Set<ExactID> = []
     /// Recent message ids (for `cancel` → `not_supported`), most recent last.
     var recentMessages = RecentIDs(capacity: 256)
-    /// Messages of this sender whose reply timed out lately: a `reply` to one of them raced
-    /// the relay's timeout and is refused without counting as an error (PROTOCOL.md §4.2).
-    var timedOutReplies = RecentIDs(capacity: 1_024)
     /// Context send ids, so a `cancel` of one is `not_supported` even once it was replaced
     /// or acked; kept in memory only, and pruned with `finished`.
     var contexts: Set<ExactID> = []

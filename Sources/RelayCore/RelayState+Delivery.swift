@@ -377,7 +377,7 @@ extension RelayState {
         try configuration.limits.check(.reply(f))
         let key = ReplyKey(pair: pairID, requesterRole: session.role.peer, sendID: ExactID(f.re))
         guard let pending = replies[key], pending.replier == link else {
-            if pairs[pairID]?[key.requesterRole].timedOutReplies.contains(f.re) == true {
+            if recentTimeouts.contains(key) {
                 // Late, not wrong: the receiver answered as the relay's timeout passed (its own
                 // clock started at the deliver). Refused, but not counted (§4.2): a receiver
                 // slow to answer a burst would otherwise be closed, losing what it had in flight.
@@ -394,7 +394,10 @@ extension RelayState {
     }
 
     mutating func expireReplies() {
-        // Runs before every event: a look at the heap's top while no request is due.
+        // Runs before every event: a look at the oldest timeout and the heap's top while
+        // nothing is due. Late replies come within a moment of their timeout; two timeouts'
+        // time is ample, and lets a burst's ids go soon after.
+        recentTimeouts.prune(before: now.adding(milliseconds: -2 * Int64(configuration.limits.replyTimeoutMs)))
         guard let next = replies.nextDeadline, next <= now else { return }
         // In the order the requests were sent (as before: ties by id, not by the heap's order).
         let due = replies.removeDue(at: now).sorted { a, b in
@@ -403,7 +406,7 @@ extension RelayState {
                 : a.key.sendID.text.utf8.lexicographicallyPrecedes(b.key.sendID.text.utf8)
         }
         for (key, pending) in due {
-            pairs[key.pair]?[key.requesterRole].timedOutReplies.insert(key.sendID.text)
+            recentTimeouts.insert(key, at: now)
             if let requester = pending.requester, links[requester]?.phase == .ready {
                 emit(
                     .error(ProtocolError(.replyTimeout, "no reply within the reply timeout", re: key.sendID.text).frame),

@@ -89,6 +89,8 @@ public struct RelayState: Sendable {
     /// `wrongCodesPerRelay`): the relay-wide pairing limit (§6.3).
     var relayFailures = FIFOArray<Timestamp>()
     var replies = PendingReplies()
+    /// Requests whose reply timed out within the last two reply timeouts (late replies, §4.2).
+    var recentTimeouts = RecentTimeouts()
     /// Payload bytes of every durable item held, over all pairs (the relay-wide quota).
     var queuedBytesTotal = 0
     /// Open connections per client address (closing ones included: they still hold a socket).
