@@ -20,9 +20,11 @@ public struct ServerConfiguration: Sendable {
     /// Largest outbound backlog per connection, in bytes (default 8 MiB); past it the connection
     /// is closed with 1008 and its queued data dropped.
     public var maxQueuedBytesPerConnection: Int
-    /// Seconds without a valid pong or traffic before lws pings a connection (default 30).
+    /// Seconds in which nothing (no message, no pong) arrived before the server pings a
+    /// connection (default 30; ``KeepaliveSchedule``).
     public var pingAfterSeconds: Int
-    /// Seconds without validity before lws hangs up (default 40); must exceed ``pingAfterSeconds``.
+    /// Seconds in which nothing arrived before the server hangs up (default 40); must exceed
+    /// ``pingAfterSeconds``.
     public var hangupAfterSeconds: Int
     /// How long ``WebSocketServer/shutdown()`` waits for clients to acknowledge close (default 1 s).
     public var shutdownGracePeriod: Duration
