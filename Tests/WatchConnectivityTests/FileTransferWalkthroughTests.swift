@@ -162,8 +162,6 @@ struct FileTransferWalkthroughTests {
         #expect(library.arrivals.withLock { $0 } == ["file swim", "note end"])
         #expect(library.stored("swim") == data)
         #expect(recorder.finished.withLock { $0 } == [.init(id: "swim", code: nil, progress: "\(6 << 20)/\(6 << 20) true")])
-        await h.phone.close()
-        await h.watch.close()
-        await relay.shutdown()
+        await h.stop(relay: relay)
     }
 }

@@ -117,6 +117,17 @@ struct FinishedAtNextLaunchTests {
         try SessionOutbox(directory: h.directory.path("watch"))
     }
 
+    /// Unpairs from `role`'s side with a session of its own on that side's state (as the
+    /// Watch app or `watchrelay` does), while that side's app is not using it.
+    static func unpair(_ role: Role, _ h: WCHarness) async throws {
+        let session = try RelaySession(
+            configuration: RelaySessionConfiguration(
+                url: h.relay.url, role: role, deviceName: role.rawValue, stateDirectory: h.directory.path(role.rawValue)))
+        try await session.activate()
+        try await session.unpair()
+        await session.close()
+    }
+
     /// The send ids the watch's relay session holds (outstanding), read from its store.
     static func heldByRelaySession(_ h: WCHarness) async throws -> [String] {
         let session = try RelaySession(
@@ -168,12 +179,7 @@ struct FinishedAtNextLaunchTests {
         let outbox = try Self.watchStore(h)
         try await eventually { try outbox.next() == nil }
         await h.watch.close()
-        let session = try RelaySession(
-            configuration: RelaySessionConfiguration(
-                url: h.relay.url, role: .watch, deviceName: "w", stateDirectory: h.directory.path("watch")))
-        try await session.activate()
-        try await session.unpair()
-        await session.close()
+        try await Self.unpair(.watch, h)
         let (again, delegate) = try await Self.launchWatchAgain(h)
         try await waitForCalls(delegate, "didFinish")
         try await waitForCalls(delegate, "fileFinished")
@@ -193,12 +199,7 @@ struct FinishedAtNextLaunchTests {
         h.watch.transferUserInfo(["n": 6])
         let outbox = try Self.watchStore(h)
         try await eventually { try outbox.next() == nil }
-        let phone = try RelaySession(
-            configuration: RelaySessionConfiguration(
-                url: h.relay.url, role: .phone, deviceName: "p", stateDirectory: h.directory.path("phone")))
-        try await phone.activate()
-        try await phone.unpair()
-        await phone.close()
+        try await Self.unpair(.phone, h)
         try await waitForCalls(h.watchDelegate, "didFinish")
         #expect(h.watchDelegate.details("didFinish") == ["\(WCError.Code.deviceNotPaired.rawValue)"])
         #expect(h.watch.outstandingUserInfoTransfers.isEmpty)

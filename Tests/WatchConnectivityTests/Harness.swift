@@ -188,15 +188,16 @@ struct WCHarness: Sendable {
     }
 
     /// A relay again on this harness's port and database, once `relay` was shut down: the
-    /// relay restarted (stop it yourself: ``stop()`` stops only the first).
+    /// relay restarted (stop with ``stop(relay:)``).
     func relayAgain() async throws -> RelayServer {
         try await RelayServer.startForTest(in: directory.path) { $0.port = relay.port }
     }
 
-    func stop() async {
+    /// Closes both sessions, then shuts down `relay` (by default the first one).
+    func stop(relay running: RelayServer? = nil) async {
         await phone.close()
         await watch.close()
-        await relay.shutdown()
+        await (running ?? relay).shutdown()
     }
 }
 

@@ -358,9 +358,7 @@ struct LiveMessagingTests {
         #expect(after.all == [8: ["reply 8"], 10: ["reply 01"]])
         try await roundTrip(h, phoneDelegate, watchDelegate)
         for n in 0..<5 { #expect(log[n] == ["error 7007"]) }
-        await h.phone.close()
-        await h.watch.close()
-        await relay.shutdown()
+        await h.stop(relay: relay)
     }
 
     /// A message the app sends after the connection to the counterpart dropped (its delegate
@@ -391,14 +389,8 @@ struct LiveMessagingTests {
         try await roundTrip(h, phoneDelegate, watchDelegate)
         #expect(log.all == [4: ["error 7007"], 5: ["error 7007"]])
         #expect(!watchDelegate.received.withLock { $0 }.contains { $0.hasPrefix("m4") || $0.hasPrefix("m5") })
-        await h.phone.close()
-        await h.watch.close()
-        await relay.shutdown()
+        await h.stop(relay: relay)
     }
-
-    /// One message each way after everything before it: the phone's answered by the watch (its
-    /// reply goes after every reply the watch's app made before), then the watch's, which the
-    /// phone's delegate hears after whatever the relay told the phone before.
 
     /// A message waiting for its reply holds back none sent after it: they are delivered at
     /// once and answered whenever their replies come (the send loop waited for each reply).
@@ -435,6 +427,9 @@ struct LiveMessagingTests {
         await h.stop()
     }
 
+    /// One message each way after everything before it: the phone's answered by the watch (its
+    /// reply goes after every reply the watch's app made before), then the watch's, which the
+    /// phone's delegate hears after whatever the relay told the phone before.
     func roundTrip(_ h: WCHarness, _ phoneDelegate: LiveMessagingDelegate, _ watchDelegate: LiveMessagingDelegate) async throws {
         let log = HandlerLog()
         h.phone.sendMessage(["n": 1_000_000], replyHandler: log.reply(0), errorHandler: log.error(0))

@@ -162,6 +162,16 @@ private final class FavoritesModel: Sendable {
         store.save(logins)
         WidgetCenter.shared.reloadTimelines(ofKind: "favorites")
     }
+
+    /// The app with `saved` favorites, and its widget (a `.never` provider on the same store)
+    /// under a host with WidgetKit's rules, or a daily budget of `budget`.
+    static func hosted(saved: [String] = [], budget: Int? = nil) -> (FavoritesModel, WidgetHost<FavoritesEntry>) {
+        let store = FavoritesStore()
+        if !saved.isEmpty { store.save(saved) }
+        let rules = budget.map { WidgetReloadRules(dailyBudget: $0) } ?? WidgetReloadRules()
+        let host = WidgetHost(kind: "favorites", provider: FavoritesProvider(store: store, policy: .never), rules: rules)
+        return (FavoritesModel(store: store), host)
+    }
 }
 
 // MARK: - Tests
@@ -241,14 +251,11 @@ private func seconds<E>(_ dates: [Date], _ host: WidgetHost<E>) -> [Int] {
     }
 
     @Test func neverReloadsOnlyWhenTheAppAsks() async throws {
-        let store = FavoritesStore()
-        store.save(["a"])
-        let model = FavoritesModel(store: store)
-        let host = WidgetHost(kind: "favorites", provider: FavoritesProvider(store: store, policy: .never))
+        let (model, host) = FavoritesModel.hosted(saved: ["a"])
         host.place(.accessoryRectangular)
         host.at(hours: 9, "snapshot received") { model.didReceive(["a", "b"]) }
         // A change the app forgets to announce: the widget stays as it was (the seed's bug).
-        host.at(hours: 10, "silent save") { store.save(["c"]) }
+        host.at(hours: 10, "silent save") { model.store.save(["c"]) }
         let day = await host.run()
         #expect(day.reloads.count == 2, "\(day.log)")
         #expect(day.reloads[1].reasons == [.reloadTimelines])
@@ -259,11 +266,7 @@ private func seconds<E>(_ dates: [Date], _ host: WidgetHost<E>) -> [Int] {
     // Budget.
 
     @Test func backgroundReloadsPastTheBudgetAreRefusedAndForegroundOnesAreFree() async throws {
-        let store = FavoritesStore()
-        let model = FavoritesModel(store: store)
-        let host = WidgetHost(
-            kind: "favorites", provider: FavoritesProvider(store: store, policy: .never),
-            rules: WidgetReloadRules(dailyBudget: 2))
+        let (model, host) = FavoritesModel.hosted(budget: 2)
         host.place(.accessoryRectangular)
         for h in 1...4 { host.at(hours: Double(h), "change \(h)") { model.didReceive(["u\(h)"]) } }
         host.foreground(at: host.date(hours: 5))
@@ -281,11 +284,7 @@ private func seconds<E>(_ dates: [Date], _ host: WidgetHost<E>) -> [Int] {
     }
 
     @Test func twoInstancesHaveTwoBudgets() async throws {
-        let store = FavoritesStore()
-        let model = FavoritesModel(store: store)
-        let host = WidgetHost(
-            kind: "favorites", provider: FavoritesProvider(store: store, policy: .never),
-            rules: WidgetReloadRules(dailyBudget: 1))
+        let (model, host) = FavoritesModel.hosted(budget: 1)
         host.place(.accessoryRectangular, id: "left")
         host.place(.accessoryRectangular, id: "right")
         host.at(hours: 1, "change") { model.didReceive(["x"]) }
@@ -359,10 +358,7 @@ private func seconds<E>(_ dates: [Date], _ host: WidgetHost<E>) -> [Int] {
 
 @Suite struct WidgetWalkthroughEdgeTests {
     @Test func anAppRequestAtTheFirstTimelinesReloadJoinsItsBatch() async throws {
-        let store = FavoritesStore()
-        let model = FavoritesModel(store: store)
-        let host = WidgetHost(
-            kind: "favorites", provider: FavoritesProvider(store: store, policy: .never))
+        let (model, host) = FavoritesModel.hosted()
         host.place(.accessoryRectangular)
         host.place(.accessoryCircular)
         // The first timelines are requested at 0 and reload at 0.1 s: the app's request at
