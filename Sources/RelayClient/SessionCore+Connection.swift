@@ -210,7 +210,7 @@ extension SessionCore {
             }
             guard let ticket = p.ticket else { return }
             let limit = Duration.milliseconds(limits.replyTimeoutMs) + settings.requestTimeout
-            replyWaiters.add(p.id, ticket: ticket, deadline: now + limit)
+            replyWaiters.add(p.id, ticket, deadline: now + limit)
         case .durable(.context, let payload):
             applicationContext = payload
             persist([.sentContext(payload)], p.ticket.map { .complete($0, .done) } ?? .plain)
