@@ -32,11 +32,7 @@ extension WCSession {
                 throw WCError(.fileAccessDenied, userInfo: [NSLocalizedDescriptionKey: "Cannot read \(file.path)."])
             }
             size = Int64(data.count)
-            guard data.count <= Self.fileSizeLimit else {
-                throw WCError(
-                    .payloadTooLarge,
-                    userInfo: [NSLocalizedDescriptionKey: "The file is \(data.count) bytes; the limit is \(Self.fileSizeLimit)."])
-            }
+            try Self.checkFileSize(size)  // again: it may have grown since it was looked at
             let chunks = Self.chunks(of: data, id: id, name: file.lastPathComponent, metadata: metadataPayload)
             // The metadata goes alone in chunk 0: a dictionary that fits a userInfo fits there.
             try Self.checkSize(chunks[0], limit: limit)
@@ -73,7 +69,11 @@ extension WCSession {
         else {
             throw WCError(.fileAccessDenied, userInfo: [NSLocalizedDescriptionKey: "\(file.path) is not a readable file."])
         }
-        let size = (attributes[.size] as? NSNumber)?.int64Value ?? 0
+        try checkFileSize((attributes[.size] as? NSNumber)?.int64Value ?? 0)
+    }
+
+    /// Throws `payloadTooLarge` for a file of more than ``fileSizeLimit`` bytes.
+    private static func checkFileSize(_ size: Int64) throws {
         guard size <= Int64(fileSizeLimit) else {
             throw WCError(
                 .payloadTooLarge,
