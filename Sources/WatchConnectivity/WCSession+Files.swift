@@ -27,12 +27,8 @@ extension WCSession {
             let (outbox, limit) = try readyForDurableSend(\.userInfoBytes)
             // Looked at before it is read: a 2 GB video is refused without reading it on the
             // caller's thread (often the main one), and a FIFO or a device without blocking it.
-            try Self.checkReadable(file)
-            guard let data = try? Data(contentsOf: file) else {
-                throw WCError(.fileAccessDenied, userInfo: [NSLocalizedDescriptionKey: "Cannot read \(file.path)."])
-            }
+            let data = try Self.readRegularFile(file)
             size = Int64(data.count)
-            try Self.checkFileSize(size)  // again: it may have grown since it was looked at
             let chunks = Self.chunks(of: data, id: id, name: file.lastPathComponent, metadata: metadataPayload)
             // The metadata goes alone in chunk 0: a dictionary that fits a userInfo fits there.
             try Self.checkSize(chunks[0], limit: limit)
@@ -61,15 +57,31 @@ extension WCSession {
         }
     }
 
-    /// Throws unless `file` is a regular file (after symbolic links) of at most
-    /// ``fileSizeLimit`` bytes.
-    private static func checkReadable(_ file: URL) throws {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: file.path),
-            attributes[.type] as? FileAttributeType == .typeRegular
-        else {
-            throw WCError(.fileAccessDenied, userInfo: [NSLocalizedDescriptionKey: "\(file.path) is not a readable file."])
+    /// The bytes of `file`, which must be a regular file (after symbolic links) of at most
+    /// ``fileSizeLimit`` bytes; else `fileAccessDenied` or `payloadTooLarge`, unread.
+    ///
+    /// The file is opened once, and its type and size are looked at on that descriptor
+    /// (`fstat`), not by path (`attributesOfItem` does not follow a symbolic link, and a file
+    /// put in its place between a look by path and the read would be read unlooked-at).
+    /// `O_NONBLOCK`: opening a FIFO does not wait for a writer. The read stops one byte past
+    /// the limit, in case the file grew since it was looked at.
+    private static func readRegularFile(_ file: URL) throws -> Data {
+        let denied = WCError(.fileAccessDenied, userInfo: [NSLocalizedDescriptionKey: "\(file.path) is not a readable file."])
+        let descriptor = open(file.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { throw denied }
+        // The handle owns the descriptor from here and closes it when it goes.
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { throw denied }
+        try checkFileSize(Int64(status.st_size))
+        let data: Data
+        do {
+            data = try handle.read(upToCount: fileSizeLimit + 1) ?? Data()
+        } catch {
+            throw denied
         }
-        try checkFileSize((attributes[.size] as? NSNumber)?.int64Value ?? 0)
+        try checkFileSize(Int64(data.count))
+        return data
     }
 
     /// Throws `payloadTooLarge` for a file of more than ``fileSizeLimit`` bytes.

@@ -97,6 +97,34 @@ struct FileTransferTests {
         await h.stop()
     }
 
+    /// A symbolic link is followed, as a read of the URL follows it: the file it points to is
+    /// sent (under the link's name). A link to a FIFO is still refused unread.
+    @Test func aSymbolicLinkToAFileSendsTheFileAndOneToAFIFOFails() async throws {
+        let kept = TemporaryDirectory()
+        let receiver = RecordingDelegate(moveFilesTo: kept.path)
+        let h = try await WCHarness.start(watchDelegate: receiver)
+        let (target, data) = try Self.file("recording.m4a", size: 1000, in: h.directory)
+        let link = URL(fileURLWithPath: h.directory.path("latest.m4a"))
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: target.path)
+        let fifo = h.directory.path("pipe")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let fifoLink = h.directory.path("pipe-link")
+        try FileManager.default.createSymbolicLink(atPath: fifoLink, withDestinationPath: fifo)
+        let phone = h.phone
+        let returned = LockedState(false)
+        Thread {
+            phone.transferFile(URL(fileURLWithPath: fifoLink), metadata: nil)
+            phone.transferFile(link, metadata: nil)
+            returned.withLock { $0 = true }
+        }.start()
+        try await eventually(10, "transferFile returned") { returned.withLock { $0 } }
+        try await waitForCalls(h.phoneDelegate, "fileFinished", count: 2)
+        #expect(h.phoneDelegate.details("fileFinished").sorted() == ["1000/1000", "7013"])
+        try await waitForCalls(receiver, "file")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: kept.path("latest.m4a"))) == data)
+        await h.stop()
+    }
+
     @Test func aCancelledFileNeverReachesTheDelegate() async throws {
         let h = try await WCHarness.start(activate: false)
         try await h.activate(h.phone, h.phoneDelegate)
