@@ -406,7 +406,7 @@ extension RelayState {
                 : a.key.sendID.text.utf8.lexicographicallyPrecedes(b.key.sendID.text.utf8)
         }
         for (key, pending) in due {
-            recentTimeouts.insert(key, at: now)
+            recentTimeouts.insert(key, at: now, limit: configuration.maxPendingRepliesTotal)
             if let requester = pending.requester, links[requester]?.phase == .ready {
                 emit(
                     .error(ProtocolError(.replyTimeout, "no reply within the reply timeout", re: key.sendID.text).frame),

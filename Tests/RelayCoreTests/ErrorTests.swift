@@ -91,6 +91,35 @@ import Testing
         #expect(h.state.connectionCount == 1, "replies to forgotten ids count: the fourth error closed the watch")
     }
 
+    /// Senders that keep the relay's pending-reply quota full of requests that all time out:
+    /// the relay remembers at most that quota of them for late replies, the newest. A late reply
+    /// to one of those is refused and not counted; to an older one it counts again.
+    @Test func rememberedTimeoutsAreCappedAtTheRelaysPendingReplyQuota() {
+        let quota = 100
+        var h = RelayHarness(configuration: RelayConfiguration(maxErrorsPerMinute: 3, maxPendingRepliesTotal: quota))
+        let (phone, watch) = h.pairDevices()
+        let request = Payload(kind: "ping", [:])
+        // Three rounds within two reply timeouts (10 s each): 300 timeouts, 100 remembered.
+        for round in 0..<3 {
+            for n in 0..<quota {
+                #expect(h.send(phone, id: "p-\(round)-\(n)", mode: .message, request, wantsReply: true).errors(to: phone).isEmpty)
+            }
+            h.advance(ms: 6_000)
+            #expect(h.tick().errors(to: phone).isEmpty)
+            h.advance(ms: 4_000)
+            #expect(h.tick().errors(to: phone).map(\.code) == Array(repeating: .replyTimeout, count: quota))
+            #expect(h.state.recentTimeouts.count <= quota)
+        }
+        #expect(h.state.recentTimeouts.count == quota)
+        for n in 0..<quota {
+            let late = h.send(watch, .reply(ClientReply(id: "w-\(n)", re: "p-2-\(n)", payload: request)))
+            #expect(late.errors(to: watch).map(\.code) == [.unknownID])
+        }
+        #expect(h.state.connectionCount == 2, "late replies to the newest round did not count")
+        for n in 0..<4 { h.send(watch, .reply(ClientReply(id: "w-old-\(n)", re: "p-0-\(n)", payload: request))) }
+        #expect(h.state.connectionCount == 1, "replies to forgotten timeouts count: the fourth error closed the watch")
+    }
+
     @Test func aBinaryMessageIsUnsupportedFrameWithoutReAndTheConnectionStays() {
         var h = RelayHarness()
         let link = h.open()
