@@ -62,8 +62,11 @@ final class ConnectionState {
     /// relay gives up on it, while its close frame still waits for the peer to read).
     var closeReported = false
     /// Whether `localClose` went out (this side wrote its close frame and waits for the peer's).
-    /// Next to `closeReported` and before the 8-byte field below: the three share its padding.
+    /// Next to `closeReported` and before the 8-byte field below: the four share its padding.
     var localCloseSent = false
+    /// Whether lws was told to drop the connection without a close handshake
+    /// (``ServiceCore/drop(_:)``): nothing more is written or queued, and no close is asked for.
+    var dropRequested = false
     /// How long the connection may take, once `localClose` is set, to flush its queue and then
     /// to answer the close frame (each), before it is dropped.
     var closeFlushSeconds: Int32 = 5

@@ -6,10 +6,10 @@ import CWebSockets
 extension ServiceCore {
     // MARK: - Queueing
 
-    /// Queues `message` on connection `id` (dropped if it is gone or closing), or closes a
-    /// connection whose queue would pass its cap.
+    /// Queues `message` on connection `id` (dropped if it is gone, closing or being dropped), or
+    /// closes a connection whose queue would pass its cap.
     func enqueue(_ message: OutboundMessage, on id: ConnectionID) {
-        guard let connection = connections[id], connection.localClose == nil else { return }
+        guard let connection = connections[id], connection.localClose == nil, !connection.dropRequested else { return }
         guard let wasIdle = connection.outbound.append(message, cappedAt: connection.maxQueuedBytes) else {
             closeForOverflow(connection)
             return
@@ -19,9 +19,10 @@ extension ServiceCore {
         if wasIdle { writeSoon.append(id) }
     }
 
-    /// Schedules a close frame after the queued messages; a second request is ignored.
+    /// Schedules a close frame after the queued messages; a second request is ignored, and so
+    /// is one for a connection being dropped (``drop(_:)``).
     func requestClose(_ connection: ConnectionState, _ frame: CloseFrame, flushSeconds: Int32 = closeFlushSeconds) {
-        guard connection.localClose == nil else { return }
+        guard connection.localClose == nil, !connection.dropRequested else { return }
         connection.localClose = frame
         connection.closeFlushSeconds = flushSeconds
         if connection.outbound.isEmpty { lws_callback_on_writable(connection.wsi) }
@@ -66,12 +67,16 @@ extension ServiceCore {
 
     /// Handles one WRITEABLE (or a connection's end-of-turn write): exactly one `lws_write` (a
     /// frame of the first queued message, or a batch of whole ones), or the pending close, or
-    /// nothing if the callback was spurious.
+    /// nothing if the callback was spurious or the connection is being dropped.
     func writeNext(_ connection: ConnectionState) -> Int32 {
         guard !connection.outbound.isEmpty else {
             // Spurious WRITEABLE, or the close frame is out already, or the peer closed first
-            // (lws answers that itself; a second close frame must not follow its answer).
-            guard let close = connection.localClose, !connection.localCloseSent, connection.peerClose == nil else {
+            // (lws answers that itself; a second close frame must not follow its answer), or the
+            // connection is being dropped (the frame's wait for an answer would replace the kill;
+            // a drop empties the queue).
+            guard let close = connection.localClose, !connection.localCloseSent, connection.peerClose == nil,
+                !connection.dropRequested
+            else {
                 return 0
             }
             return writeClose(close, connection)
@@ -208,7 +213,7 @@ extension ServiceCore {
                     // Outside a callback nobody takes the -1: have lws close the connection on its
                     // next turn (CLOSED follows, as when WRITEABLE returns -1). lws 4.1's libev
                     // glue arms a timer added between turns only at the next activity: wake it.
-                    lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+                    drop(connection)
                     if resources.eventLoop != nil, let context { lws_cancel_service(context) }
                 }
             }

@@ -238,8 +238,8 @@ final class ServiceCore {
             case .hangUp(let id):
                 guard let connection = connections[id] else { continue }
                 // Without a close handshake, as lws's own keepalive did: the peer is not
-                // answering. CLOSED follows on lws's next look at its timers.
-                lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+                // answering.
+                drop(connection)
             }
         }
         armKeepaliveTimer(now: now)
@@ -250,11 +250,20 @@ final class ServiceCore {
     /// one-byte payload is not optional: lws 4.1 has no callback for an empty pong.
     private func sendPing(_ connection: ConnectionState) {
         // After either close frame, a ping can only be answered by the end of the connection.
-        guard !connection.localCloseSent, connection.peerClose == nil else { return }
+        guard !connection.localCloseSent, connection.peerClose == nil, !connection.dropRequested else { return }
         var frame: [UInt8] = [0x89, 0x01, 0x6B]  // FIN + ping, 1 byte, "k"
-        if !writeRaw(&frame, connection) {
-            lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
-        }
+        if !writeRaw(&frame, connection) { drop(connection) }
+    }
+
+    /// Has lws close `connection` without a close handshake at its next look at its timers
+    /// (CLOSED follows). Final: a close asked for later in the same turn (a reconnecting
+    /// device's `hello` closes its old connection) would otherwise replace the kill with the
+    /// wait for a close handshake (``requestClose(_:_:flushSeconds:)``'s `lws_set_timeout`),
+    /// and the peer that stopped answering would get a close frame and 5 or 30 s more.
+    func drop(_ connection: ConnectionState) {
+        connection.dropRequested = true
+        connection.outbound.removeAll()
+        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
     }
 
     // MARK: - Callback dispatch

@@ -79,6 +79,70 @@ struct ServerEventHandlerTests {
         try await stop(server)
     }
 
+    /// A connection the keepalive hangs up is dropped without a close frame (PROTOCOL.md §2.2),
+    /// also when the handler closes it later in the same pass over the timers (a reconnecting
+    /// device's `hello`, handled in the turn of its old connection's hang-up, closes the old
+    /// one). The close used to replace the hang-up: the peer got a close frame, and the
+    /// connection stayed up to 5 s more waiting for its answer.
+    @Test func aCloseAfterAHangUpInTheSamePassDoesNotUndoIt() async throws {
+        let handler = CloseOnTimer()
+        let server = try WebSocketServer(
+            configuration: ServerConfiguration(pingAfterSeconds: 1, hangupAfterSeconds: 2), handler: handler)
+        let silent = try RawSocket(port: server.port)
+        #expect(try await silent.upgrade(port: server.port).hasPrefix("HTTP/1.1 101"))
+        #expect(await silent.readBytes(3, timeoutMilliseconds: 10_000) == [0x89, 0x01, 0x6B], "the ping")
+        // The service thread is held past the hang-up's time; then the keepalive's timer and
+        // the handler's, both due, fire in one pass: the hang-up first, then the close.
+        #expect(server.post(Duration.seconds(2)))
+        var frames = await silent.readBytes(1 << 20, timeoutMilliseconds: 20_000)
+        #expect(handler.log.withLock { $0 } == ["opened", "held", "closing", "closed"])
+        var opcodes: [UInt8] = []
+        while frames.count >= 2 {
+            opcodes.append(frames[0] & 0x0F)
+            frames.removeFirst(min(frames.count, 2 + Int(frames[1] & 0x7F)))
+        }
+        #expect(!opcodes.contains(0x8), "hung up without a close frame, got frames \(opcodes)")
+        try await stop(server)
+    }
+
+    /// Holds the service thread for a posted `Duration`, then asks for its timer at once; when
+    /// it fires, closes every connection with 4001.
+    final class CloseOnTimer: ServerEventHandler, @unchecked Sendable {
+        // Service thread only, except `log` (locked).
+        private var connections: [ConnectionID] = []
+        private var timerWanted: Duration?
+        let log = LockedState<[String]>([])
+
+        func handle(_ event: ServerEvent, outbound: inout OutboundBatch) {
+            switch event {
+            case .opened(let id, _):
+                connections.append(id)
+                log.withLock { $0.append("opened") }
+            case .closed(let id, _, _):
+                connections.removeAll { $0 == id }
+                log.withLock { $0.append("closed") }
+            default: break
+            }
+        }
+
+        func received(_ message: any Sendable, outbound: inout OutboundBatch) {
+            guard let hold = message as? Duration else { return }
+            Thread.sleep(forTimeInterval: Double(hold.components.seconds))
+            log.withLock { $0.append("held") }
+            timerWanted = .zero
+        }
+
+        func timerFired(outbound: inout OutboundBatch) {
+            timerWanted = nil
+            log.withLock { $0.append("closing") }
+            for id in connections { outbound.close(id, code: 4001, reason: "replaced") }
+        }
+
+        func endOfTurn(outbound: inout OutboundBatch) -> Duration? { timerWanted }
+
+        func finished() {}
+    }
+
     @Test func messagesArePostsAndTimersReachTheHandlerAndItsAnswersGoOut() async throws {
         let handler = Echo()
         let server = try WebSocketServer(configuration: ServerConfiguration(), handler: handler)
