@@ -14,39 +14,30 @@ struct ServerEventHandlerTests {
     /// timer in 20 ms, "arm" for one in a minute, "disarm" for none.
     final class Echo: ServerEventHandler, @unchecked Sendable {
         // Service thread only, except `log` (locked).
-        private var connections: [ConnectionID] = []
+        private var connections = OpenConnections()
         private var ticks = 0
         private var timerWanted: Duration?
         let log = LockedState<[String]>([])
 
         func handle(_ event: ServerEvent, outbound: inout OutboundBatch) {
-            switch event {
-            case .opened(let id, _):
-                connections.append(id)
-                log.withLock { $0.append("opened") }
-            case .message(let id, let bytes):
-                let text = String(decoding: bytes, as: UTF8.self)
-                if text == "timer" { timerWanted = .milliseconds(20) }
-                if text == "arm" { timerWanted = .seconds(60) }
-                if text == "disarm" { timerWanted = nil }
-                outbound.send(Array(text.uppercased().utf8), to: id)
-            case .closed(let id, _, _):
-                connections.removeAll { $0 == id }
-                log.withLock { $0.append("closed") }
-            case .binary, .tooLarge:
-                break
-            }
+            connections.note(event, in: log)
+            guard case .message(let id, let bytes) = event else { return }
+            let text = String(decoding: bytes, as: UTF8.self)
+            if text == "timer" { timerWanted = .milliseconds(20) }
+            if text == "arm" { timerWanted = .seconds(60) }
+            if text == "disarm" { timerWanted = nil }
+            outbound.send(Array(text.uppercased().utf8), to: id)
         }
 
         func received(_ message: any Sendable, outbound: inout OutboundBatch) {
             guard let text = message as? String else { return }
-            for id in connections { outbound.send(Array(text.utf8), to: id) }
+            for id in connections.ids { outbound.send(Array(text.utf8), to: id) }
         }
 
         func timerFired(outbound: inout OutboundBatch) {
             timerWanted = nil
             ticks += 1
-            for id in connections { outbound.send(Array("tick \(ticks)".utf8), to: id) }
+            for id in connections.ids { outbound.send(Array("tick \(ticks)".utf8), to: id) }
         }
 
         func endOfTurn(outbound: inout OutboundBatch) -> Duration? { timerWanted }
@@ -109,20 +100,12 @@ struct ServerEventHandlerTests {
     /// it fires, closes every connection with 4001.
     final class CloseOnTimer: ServerEventHandler, @unchecked Sendable {
         // Service thread only, except `log` (locked).
-        private var connections: [ConnectionID] = []
+        private var connections = OpenConnections()
         private var timerWanted: Duration?
         let log = LockedState<[String]>([])
 
         func handle(_ event: ServerEvent, outbound: inout OutboundBatch) {
-            switch event {
-            case .opened(let id, _):
-                connections.append(id)
-                log.withLock { $0.append("opened") }
-            case .closed(let id, _, _):
-                connections.removeAll { $0 == id }
-                log.withLock { $0.append("closed") }
-            default: break
-            }
+            connections.note(event, in: log)
         }
 
         func received(_ message: any Sendable, outbound: inout OutboundBatch) {
@@ -135,7 +118,7 @@ struct ServerEventHandlerTests {
         func timerFired(outbound: inout OutboundBatch) {
             timerWanted = nil
             log.withLock { $0.append("closing") }
-            for id in connections { outbound.close(id, code: 4001, reason: "replaced") }
+            for id in connections.ids { outbound.close(id, code: 4001, reason: "replaced") }
         }
 
         func endOfTurn(outbound: inout OutboundBatch) -> Duration? { timerWanted }
@@ -327,6 +310,24 @@ struct ServerEventHandlerTests {
             let frame = bytes[(n * frameBytes)..<((n + 1) * frameBytes)]
             #expect(Array(frame.prefix(header.count)) == header, "frame \(n)'s header")
             #expect(frame.dropFirst(header.count).allSatisfy { $0 == letter }, "frame \(n) is all \(letter)")
+        }
+    }
+
+    /// A test handler's open connections, with "opened" and "closed" in its log.
+    struct OpenConnections {
+        private(set) var ids: [ConnectionID] = []
+
+        mutating func note(_ event: ServerEvent, in log: LockedState<[String]>) {
+            switch event {
+            case .opened(let id, _):
+                ids.append(id)
+                log.withLock { $0.append("opened") }
+            case .closed(let id, _, _):
+                ids.removeAll { $0 == id }
+                log.withLock { $0.append("closed") }
+            case .message, .binary, .tooLarge:
+                break
+            }
         }
     }
 }
