@@ -76,7 +76,9 @@ struct KeepaliveSchedule: Sendable {
                     pinged[check.id] = heard
                     actions.append(.ping(check.id))
                 }
-                check.at = heard &+ hangupAfter
+                // The hang-up, or sooner if a pong may come before it and need its next ping
+                // `pingAfter` later (only when `hangupAfter` is more than twice `pingAfter`).
+                check.at = min(heard &+ hangupAfter, now &+ pingAfter)
             } else {
                 pinged[check.id] = nil
                 check.at = heard &+ pingAfter

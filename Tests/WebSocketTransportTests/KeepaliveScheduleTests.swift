@@ -49,6 +49,31 @@ import Testing
         #expect(h.due(at: 60.01) == [.ping(Self.a)], "the next silence gets its own ping")
     }
 
+    /// With a hang-up time more than twice the ping time, a pong starts the silence over for
+    /// the next ping too: it comes `pingAfter` after the pong, not at the old hang-up time (a
+    /// probe found pings up to `hangupAfter - 2 × pingAfter` late: 9 s at 1 s and 10 s).
+    @Test func afterAPongTheNextPingComesOnTimeWhenTheHangUpIsFarOff() {
+        var h = Harness(schedule: KeepaliveSchedule(pingAfter: Self.s(1), hangupAfter: Self.s(10)))
+        h.open(Self.a, at: 0)
+        #expect(h.due(at: 1) == [.ping(Self.a)])
+        h.heard[Self.a] = Self.s(1.01)  // the pong
+        var pingedAt: [Double] = []
+        for tenth in 11...100 {
+            let now = Double(tenth) / 10
+            if h.due(at: now) == [.ping(Self.a)] {
+                pingedAt.append(now)
+                h.heard[Self.a] = Self.s(now + 0.01)  // answered at once
+            }
+        }
+        #expect(pingedAt == [2.1, 3.2, 4.3, 5.4, 6.5, 7.6, 8.7, 9.8], "a ping each 1 s of silence, within a check")
+        // Unanswered, the connection is still hung up at its time, pinged once.
+        var silent = Harness(schedule: KeepaliveSchedule(pingAfter: Self.s(1), hangupAfter: Self.s(10)))
+        silent.open(Self.b, at: 0)
+        var actions: [KeepaliveSchedule.Action] = []
+        for tenth in 1...100 { actions += silent.due(at: Double(tenth) / 10) }
+        #expect(actions == [.ping(Self.b), .hangUp(Self.b)])
+    }
+
     @Test func trafficKeepsAConnectionFromBeingPingedAtAll() {
         var h = Harness()
         h.open(Self.a, at: 0)
