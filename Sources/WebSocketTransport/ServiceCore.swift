@@ -383,18 +383,19 @@ final class ServiceCore {
     private func receive(
         _ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ data: UnsafeMutableRawPointer?, _ length: Int
     ) -> Int32 {
-        // After our close frame (writeClose) only the peer's close matters (RFC 6455 §1.4;
-        // lws 4.1 drops data frames itself only in its own close states).
-        guard let id = connectionID(wsi, user), let connection = connections[id], !connection.closeReported,
-            !connection.localCloseSent
-        else { return 0 }
+        guard let id = connectionID(wsi, user), let connection = connections[id] else { return 0 }
         if keepalive != nil {
-            // PROTOCOL.md §2.2: anything received keeps the connection alive, not only pongs.
-            // One clock read per turn (its first arrival): a turn lasts milliseconds.
+            // PROTOCOL.md §2.2: anything received keeps the connection alive, not only pongs;
+            // also what is ignored below (a slow consumer still sending while it gets to its
+            // 1008 is not hung up for it). One clock read per turn (its first arrival).
             let now = receivedAt ?? MonotonicClock.nanoseconds()
             receivedAt = now
             connection.lastHeardAt = now
         }
+        // After our close frame (writeClose), or once the owner was told the connection is
+        // gone, only the peer's close matters (RFC 6455 §1.4; lws 4.1 drops data frames itself
+        // only in its own close states).
+        guard !connection.closeReported, !connection.localCloseSent else { return 0 }
         // lws owns `data` and reuses it after this callback; the reassembler copies what it keeps.
         let chunk = UnsafeRawBufferPointer(start: data, count: length)
         let heldBefore = connection.reassembler.heldBytes  // 0 unless a message is unfinished

@@ -223,6 +223,39 @@ struct HostileInputTests {
         try await stop(echo.server)
     }
 
+    /// PROTOCOL.md §2.2: a slow consumer has 30 s to read what is in flight and then the 1008
+    /// close frame, and a client that keeps sending frames is never dropped for a missing pong.
+    /// Frames that came after the relay gave up on the connection were not counted as proof of
+    /// life, so a reader slow but still sending was hung up at the keepalive's time with its
+    /// 1008 unread (a probe: at a 4 s hang-up, a reset 6 s after the overflow).
+    @Test func aSlowConsumerStillSendingIsNotHungUpBeforeItReadsItsClose() async throws {
+        let echo = try EchoServer(
+            ServerConfiguration(maxQueuedBytesPerConnection: 256 << 10, pingAfterSeconds: 1, hangupAfterSeconds: 3))
+        let socket = try RawSocket(port: echo.server.port, receiveBuffer: 4096)
+        #expect(try await socket.upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
+        let id = try await echo.openedID()
+        let chunk = [UInt8](repeating: 67, count: 64 << 10)
+        var overflowed = false
+        while !overflowed {
+            echo.server.send(chunk, to: id)
+            try socket.sendText("still here")
+            try await Task.sleep(for: .microseconds(200))
+            overflowed = echo.log.events.contains { if case .closed(id, 1008, _) = $0 { true } else { false } }
+        }
+        // Past two hang-up times, sending (no pong: this socket answers no ping) but not reading.
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < .seconds(7) {
+            try socket.sendText("still here")
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        // Then it reads: what was in flight, and the close frame (1008, its reason) at the end.
+        let received = await socket.readBytes(64 << 20, timeoutMilliseconds: 3_000)
+        let close: [UInt8] = [0x88, 31, 0x03, 0xF0] + Array("outbound queue limit exceeded".utf8)
+        #expect(received.count > close.count && Array(received.suffix(close.count)) == close,
+            "read \(received.count) bytes, ending \(received.suffix(8).map { String($0, radix: 16) })")
+        try await stop(echo.server)
+    }
+
     @Test func silentPeerIsDroppedAfterPingAndHangup() async throws {
         let echo = try EchoServer(ServerConfiguration(pingAfterSeconds: 1, hangupAfterSeconds: 2))
         let socket = try RawSocket(port: echo.server.port)
