@@ -205,22 +205,30 @@ struct HostileInputTests {
         // when the sends below crawl (a ThreadSanitizer run took over 40 s and got a bare close).
         let echo = try EchoServer(
             ServerConfiguration(maxQueuedBytesPerConnection: 256 << 10, pingAfterSeconds: 3_000, hangupAfterSeconds: 3_600))
-        let socket = try RawSocket(port: echo.server.port, receiveBuffer: 4096)
-        #expect(try await socket.upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
-        let id = try await echo.openedID()
-        let chunk = [UInt8](repeating: 67, count: 64 << 10)
-        // Far more than kernel buffers plus the cap can hold; the socket never reads.
-        for _ in 0..<400 {
-            echo.server.send(chunk, to: id)
-            try await Task.sleep(for: .microseconds(200))
-            if echo.log.events.contains(where: { if case .closed = $0 { true } else { false } }) { break }
-        }
+        let (_, id) = try await Self.overflowAReader(of: echo)
         let (code, reason) = try await echo.log.first("closed at the cap") {
             if case .closed(id, let code, let reason) = $0 { (code, reason) } else { nil }
         }
         #expect(code == 1008)
         #expect(reason == "outbound queue limit exceeded")
         try await stop(echo.server)
+    }
+
+    /// A raw socket that never reads, sent 64 KiB messages until the server reports it closed
+    /// (at most 400: far more than kernel buffers and a small cap hold); between them it sends
+    /// `saying`, if given.
+    static func overflowAReader(of echo: EchoServer, saying: String? = nil) async throws -> (RawSocket, ConnectionID) {
+        let socket = try RawSocket(port: echo.server.port, receiveBuffer: 4096)
+        #expect(try await socket.upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
+        let id = try await echo.openedID()
+        let chunk = [UInt8](repeating: 67, count: 64 << 10)
+        for _ in 0..<400 {
+            echo.server.send(chunk, to: id)
+            if let saying { try socket.sendText(saying) }
+            try await Task.sleep(for: .microseconds(200))
+            if echo.log.events.contains(where: { if case .closed(id, _, _) = $0 { true } else { false } }) { break }
+        }
+        return (socket, id)
     }
 
     /// PROTOCOL.md §2.2: a slow consumer has 30 s to read what is in flight and then the 1008
@@ -231,17 +239,7 @@ struct HostileInputTests {
     @Test func aSlowConsumerStillSendingIsNotHungUpBeforeItReadsItsClose() async throws {
         let echo = try EchoServer(
             ServerConfiguration(maxQueuedBytesPerConnection: 256 << 10, pingAfterSeconds: 1, hangupAfterSeconds: 3))
-        let socket = try RawSocket(port: echo.server.port, receiveBuffer: 4096)
-        #expect(try await socket.upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
-        let id = try await echo.openedID()
-        let chunk = [UInt8](repeating: 67, count: 64 << 10)
-        var overflowed = false
-        while !overflowed {
-            echo.server.send(chunk, to: id)
-            try socket.sendText("still here")
-            try await Task.sleep(for: .microseconds(200))
-            overflowed = echo.log.events.contains { if case .closed(id, 1008, _) = $0 { true } else { false } }
-        }
+        let (socket, _) = try await Self.overflowAReader(of: echo, saying: "still here")
         // Past two hang-up times, sending (no pong: this socket answers no ping) but not reading.
         let start = ContinuousClock.now
         while ContinuousClock.now - start < .seconds(7) {
