@@ -43,8 +43,8 @@ struct DirectionQueue: Sendable {
     /// Finished (acked or cancelled) durable send ids, most recent last.
     var finished = FIFOArray<String>()
     var finishedSet: Set<ExactID> = []
-    /// Cancelled send ids (a repeated `cancel` is answered `cancelled` again); kept in
-    /// memory only, and pruned with `finished`.
+    /// Cancelled send ids (a repeated `cancel` is answered `cancelled` again, also after a
+    /// restart: ``StoreMutation/recordCancelled(_:direction:sendID:)``); pruned with `finished`.
     var cancelled: Set<ExactID> = []
     /// Recent message ids (for `cancel` → `not_supported`), most recent last.
     var recentMessages = RecentIDs(capacity: 256)
@@ -95,6 +95,8 @@ struct DirectionQueue: Sendable {
         pendingTransferred = s.pendingTransferred
         finished = FIFOArray(s.finishedIDs)
         finishedSet = Set(s.finishedIDs.map(ExactID.init))
+        let finishedSet = finishedSet
+        cancelled = Set(s.cancelledIDs.lazy.map(ExactID.init).filter { finishedSet.contains($0) })
     }
 
     /// Durable sends not yet acked, cancelled or replaced, in acceptance order.

@@ -145,6 +145,10 @@ public enum StoreMutation: Hashable, Sendable {
     case clearPendingTransferred(PairID, direction: Role)
     /// Ids of finished sends (acked or cancelled), kept for duplicate-send detection.
     case recordFinished(PairID, direction: Role, sendIDs: [String])
+    /// A cancelled send: finished (as ``recordFinished(_:direction:sendIDs:)``), and remembered
+    /// as cancelled, so that a `cancel` of it after a restart is `cancelled` again, not
+    /// `already_delivered` (PROTOCOL.md §8.8).
+    case recordCancelled(PairID, direction: Role, sendID: String)
     /// A `pair.join` with a wrong code: counts toward its address's and the relay's locks
     /// (PROTOCOL.md §6.3), which a restarted relay (or a new cluster leader) loads back.
     case recordWrongPairingCode(WrongPairingCode)
@@ -185,16 +189,19 @@ public struct DirectionSnapshot: Hashable, Sendable {
     public var pendingTransferred: [String]
     /// Most recent last.
     public var finishedIDs: [String]
+    /// Those of ``finishedIDs`` that were cancelled (not delivered), in the same order.
+    public var cancelledIDs: [String]
 
     public init(
         items: [QueuedItem] = [], lastSentContext: Deliver? = nil, seqReserved: Int64 = 0,
-        pendingTransferred: [String] = [], finishedIDs: [String] = []
+        pendingTransferred: [String] = [], finishedIDs: [String] = [], cancelledIDs: [String] = []
     ) {
         self.items = items
         self.lastSentContext = lastSentContext
         self.seqReserved = seqReserved
         self.pendingTransferred = pendingTransferred
         self.finishedIDs = finishedIDs
+        self.cancelledIDs = cancelledIDs
     }
 }
 

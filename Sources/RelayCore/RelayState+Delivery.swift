@@ -354,7 +354,7 @@ extension RelayState {
             q.remember(finished: [target], keep: configuration.finishedIDsKept)
             q.cancelled.insert(key)
             persist(.deleteItems(pairID, direction: sender, sendIDs: [target]))
-            persist(.recordFinished(pairID, direction: sender, sendIDs: [target]))
+            persist(.recordCancelled(pairID, direction: sender, sendID: target))
             emit(.cancelled(Answer(re: f.id)), to: link)
             return
         }

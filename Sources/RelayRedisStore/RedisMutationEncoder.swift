@@ -39,6 +39,8 @@ enum RedisMutationEncoder {
         case .recordFinished(let pair, let direction, let sendIDs):
             add("finished", pair.rawValue, direction.rawValue, String(sendIDs.count))
             out.append(contentsOf: sendIDs.map { Array($0.utf8) })
+        case .recordCancelled(let pair, let direction, let sendID):
+            add("cancelled", pair.rawValue, direction.rawValue, sendID)
         case .recordWrongPairingCode(let wrong):
             add("wrong", entry(wrong), String(wrong.at.millisecondsSinceEpoch))
         }

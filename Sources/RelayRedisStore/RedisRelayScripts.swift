@@ -17,6 +17,8 @@
 /// - `wr:pair:P:D:seqs` — hash: send id → the seq it was first sent with.
 /// - `wr:pair:P:D:finished` — list: finished (acked or cancelled) send ids, most recent last,
 ///   at most ``finishedLimit``.
+/// - `wr:pair:P:D:cancelled` — list: those of them cancelled rather than delivered, most recent
+///   last, at most ``finishedLimit`` (the load keeps the ones still in `finished`).
 /// - `wr:pair:P:complications` — sorted set: one member `TIME:N` per complication use, scored
 ///   by `TIME`; uses older than 24 h are removed on every new use and at load.
 /// - `wr:pairing:wrong` — list: the wrong pairing codes that still count toward an address or
@@ -104,7 +106,8 @@ enum RedisRelayScripts {
             redis.call('DEL', k, k .. ':complications')
             for _, d in ipairs({'phone', 'watch'}) do
               local dk = k .. ':' .. d
-              redis.call('DEL', dk, dk .. ':queue', dk .. ':items', dk .. ':seqs', dk .. ':finished', dk .. ':pending')
+              redis.call('DEL', dk, dk .. ':queue', dk .. ':items', dk .. ':seqs', dk .. ':finished', dk .. ':cancelled',
+                dk .. ':pending')
             end
             redis.call('ZREM', pre .. 'pairs', p)
           elseif op == 'item' then
@@ -162,6 +165,15 @@ enum RedisRelayScripts {
               if keep then redis.call('RPUSH', fk, id) end
             end
             if keep then redis.call('LTRIM', fk, -limit, -1) end
+          elseif op == 'cancelled' then
+            local p, d, id = arg(), arg(), arg()
+            if stored(p) then
+              local dk = pk(p) .. ':' .. d
+              redis.call('RPUSH', dk .. ':finished', id)
+              redis.call('LTRIM', dk .. ':finished', -limit, -1)
+              redis.call('RPUSH', dk .. ':cancelled', id)
+              redis.call('LTRIM', dk .. ':cancelled', -limit, -1)
+            end
           elseif op == 'wrong' then
             local entry, at = arg(), tonumber(arg())
             redis.call('RPUSH', pre .. 'pairing:wrong', entry)
@@ -195,7 +207,8 @@ enum RedisRelayScripts {
 
     /// `EVAL loadPair 0 PREFIX PAIR CUTOFF`: prunes the pair's complication uses at or before
     /// `CUTOFF`, then returns `{pair hash, phone direction, watch direction, use times}`, where a
-    /// direction is `{hash, queue in order, items hash, seqs hash, finished list, pending list}` (hashes flat,
+    /// direction is `{hash, queue in order, items hash, seqs hash, finished list, pending list,
+    /// cancelled list}` (hashes flat,
     /// as HGETALL gives them); an empty table when the pair is not stored.
     static let loadPair = #"""
         local pre, p, cutoff = ARGV[1], ARGV[2], ARGV[3]
@@ -208,7 +221,8 @@ enum RedisRelayScripts {
           table.insert(out, {
             redis.call('HGETALL', dk), redis.call('ZRANGE', dk .. ':queue', 0, -1),
             redis.call('HGETALL', dk .. ':items'), redis.call('HGETALL', dk .. ':seqs'),
-            redis.call('LRANGE', dk .. ':finished', 0, -1), redis.call('LRANGE', dk .. ':pending', 0, -1)})
+            redis.call('LRANGE', dk .. ':finished', 0, -1), redis.call('LRANGE', dk .. ':pending', 0, -1),
+            redis.call('LRANGE', dk .. ':cancelled', 0, -1)})
         end
         local uses = redis.call('ZRANGE', k .. ':complications', 0, -1, 'WITHSCORES')
         local times = {}

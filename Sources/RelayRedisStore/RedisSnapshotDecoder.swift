@@ -36,7 +36,7 @@ enum RedisSnapshotDecoder {
     }
 
     private static func direction(_ reply: RedisValue, key: String) throws -> DirectionSnapshot {
-        guard let parts = reply.elements, parts.count == 6 else { throw corrupt(key, "direction reply has the wrong shape") }
+        guard let parts = reply.elements, parts.count == 7 else { throw corrupt(key, "direction reply has the wrong shape") }
         let hash = try fields(parts[0], key)
         let queue = (parts[1].elements ?? []).compactMap(\.text)
         // Keyed by exact id: two ids that differ only by Unicode normalization are two items.
@@ -69,6 +69,8 @@ enum RedisSnapshotDecoder {
         }
         snapshot.pendingTransferred += (parts[5].elements ?? []).compactMap(\.text)
         snapshot.finishedIDs = Array((parts[4].elements ?? []).compactMap(\.text).suffix(RedisRelayScripts.finishedLimit))
+        let finished = Set(snapshot.finishedIDs)
+        snapshot.cancelledIDs = (parts[6].elements ?? []).compactMap(\.text).filter { finished.contains($0) }
         return snapshot
     }
 

@@ -25,9 +25,10 @@ import SQLite
 ///   to a sender that is away, in order; appended one ack at a time, deleted when delivered.
 ///   Version 1 kept them as a JSON array in `directions`, rewritten on every ack: with 100k
 ///   items draining to a watch while the phone was away that made the drain quadratic.
-/// - `finished(id, pair_id, direction, send_id)`: recent finished send ids: the newest
+/// - `finished(id, pair_id, direction, send_id, cancelled)`: recent finished send ids: the newest
 ///   ``finishedLimit`` per direction are kept; a running store lets a direction hold up to
 ///   ``finishedPruneEvery`` more before it deletes the oldest, and loading trims every direction.
+///   `cancelled` (version 5) is 1 for a send that was cancelled rather than delivered.
 /// - `complication_uses(id, pair_id, used_at)`: the rolling 24 h complication budget.
 /// - `wrong_pairing_codes(id, address, at, address_locked_until, counts_until)` (version 3):
 ///   wrong pairing codes that still count toward an address or relay-wide lock (§6.3), in the
@@ -53,7 +54,12 @@ enum RelayStoreSchema {
         Migration(version: 2, name: "pending transferred ids as rows", sql: version2),
         Migration(version: 3, name: "wrong pairing codes", sql: version3),
         Migration(version: 4, name: "item seqs by row, items indexed by pair", sql: version4),
+        Migration(version: 5, name: "cancelled finished ids", sql: version5),
     ]
+
+    private static let version5 = """
+        ALTER TABLE finished ADD COLUMN cancelled INTEGER NOT NULL DEFAULT 0;
+        """
 
     private static let version4 = """
         CREATE TABLE item_seqs (
@@ -197,6 +203,9 @@ enum RelayStoreSchema {
     static let insertFinished = """
         INSERT INTO finished(pair_id, direction, send_id) SELECT id, ?2, ?3 FROM pairs WHERE id = ?1
         """
+    static let insertCancelled = """
+        INSERT INTO finished(pair_id, direction, send_id, cancelled) SELECT id, ?2, ?3, 1 FROM pairs WHERE id = ?1
+        """
     /// ``insertFinished`` for the send ids of the JSON array ?3, in its order.
     static let insertFinishedOfArray = """
         INSERT INTO finished(pair_id, direction, send_id)
@@ -237,7 +246,7 @@ enum RelayStoreSchema {
     /// Every item's row id by direction and send id, for a store that applies a batch before it
     /// loaded (or after a batch failed).
     static let selectItemRows = "SELECT pair_id, direction, send_id, id FROM items ORDER BY id"
-    static let selectFinished = "SELECT pair_id, direction, send_id FROM finished ORDER BY id"
+    static let selectFinished = "SELECT pair_id, direction, send_id, cancelled FROM finished ORDER BY id"
     static let selectComplicationUses = "SELECT pair_id, used_at FROM complication_uses ORDER BY used_at, id"
     static let countPairs = "SELECT count(*) FROM pairs"
     static let countItems = "SELECT count(*) FROM items"

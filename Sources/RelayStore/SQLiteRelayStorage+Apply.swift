@@ -92,17 +92,12 @@ extension SQLiteRelayStorage {
             try database.execute(SQL.clearPendingTransferred, [.text(pair.rawValue), .text(direction.rawValue)])
 
         case .recordFinished(let pair, let direction, let sendIDs):
-            let bindings = key(pair, direction)
-            let inserted = try execute(SQL.insertFinished, orForAll: SQL.insertFinishedOfArray, bindings, ids: sendIDs)
-            // Rows of a pair that is gone are not inserted, and leave no count behind.
-            guard inserted > 0 else { break }
-            let finished = DirectionKey(pair: pair, direction: direction)
-            let unpruned = unprunedFinished[finished, default: 0] + inserted
-            unprunedFinished[finished] = unpruned
-            if unpruned >= SQL.finishedPruneEvery {
-                try database.execute(SQL.pruneFinished, bindings + [.integer(Int64(SQL.finishedLimit))])
-                prunedFinished.append((finished, unpruned))
-            }
+            let inserted = try execute(SQL.insertFinished, orForAll: SQL.insertFinishedOfArray, key(pair, direction), ids: sendIDs)
+            try finishedInserted(inserted, pair, direction)
+
+        case .recordCancelled(let pair, let direction, let sendID):
+            try database.execute(SQL.insertCancelled, key(pair, direction) + [.text(sendID)])
+            try finishedInserted(database.changes, pair, direction)
 
         case .recordWrongPairingCode(let wrong):
             let at = wrong.at.millisecondsSinceEpoch
@@ -159,6 +154,20 @@ extension SQLiteRelayStorage {
     /// The bindings ?1 and ?2 of the per-direction statements.
     private func key(_ pair: PairID, _ direction: Role) -> [SQLiteValue] {
         [.text(pair.rawValue), .text(direction.rawValue)]
+    }
+
+    /// Counts `inserted` finished rows of a direction, and prunes its oldest once it holds
+    /// ``RelayStoreSchema/finishedPruneEvery`` more than it keeps. Rows of a pair that is gone
+    /// are not inserted, and leave no count behind.
+    private func finishedInserted(_ inserted: Int, _ pair: PairID, _ direction: Role) throws(SQLiteError) {
+        guard inserted > 0 else { return }
+        let finished = DirectionKey(pair: pair, direction: direction)
+        let unpruned = unprunedFinished[finished, default: 0] + inserted
+        unprunedFinished[finished] = unpruned
+        if unpruned >= RelayStoreSchema.finishedPruneEvery {
+            try database.execute(RelayStoreSchema.pruneFinished, key(pair, direction) + [.integer(Int64(RelayStoreSchema.finishedLimit))])
+            prunedFinished.append((finished, unpruned))
+        }
     }
 
     /// Runs `perID` (bound `key` + one id) for each of `ids`, or `forAll` once (bound `key` + all

@@ -55,9 +55,10 @@ extension SQLiteRelayStorage {
         // The map shares each send id's storage with the core's item (read lazily: no copy of the list).
         itemRows = Self.itemRowMap(items.lazy.map { (DirectionKey(pair: $0.0, direction: $0.1), $0.2.sendID, $0.3) })
 
-        for row in try database.query(SQL.selectFinished, [], { ($0.text(0), $0.text(1), $0.text(2)) }) {
+        for row in try database.query(SQL.selectFinished, [], { ($0.text(0), $0.text(1), $0.text(2), $0.int64(3)) }) {
             let direction = try knownRole(row.1, table: "finished")
             builders[PairID(row.0)]?.directions[direction]?.finishedIDs.append(row.2)
+            if row.3 != 0 { builders[PairID(row.0)]?.directions[direction]?.cancelledIDs.append(row.2) }
         }
 
         for row in try database.query(SQL.selectComplicationUses, [], { ($0.text(0), $0.int64(1)) }) {
@@ -140,6 +141,10 @@ private struct SnapshotBuilder {
             // Pruned on every insert; trimmed here too in case the limit shrank.
             let finished = directions[role]?.finishedIDs ?? []
             directions[role]?.finishedIDs = Array(finished.suffix(RelayStoreSchema.finishedLimit))
+            if finished.count > RelayStoreSchema.finishedLimit, let cancelled = directions[role]?.cancelledIDs {
+                let kept = Set(finished.suffix(RelayStoreSchema.finishedLimit))
+                directions[role]?.cancelledIDs = cancelled.filter { kept.contains($0) }
+            }
         }
         return PairSnapshot(
             record: PairRecord(id: id, createdAt: createdAt, phone: phone, watch: watch), directions: directions,

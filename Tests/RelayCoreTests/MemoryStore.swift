@@ -79,13 +79,21 @@ struct MemoryStore {
         case .clearPendingTransferred(let pair, let sender):
             update(pair, sender) { $0.pendingTransferred = [] }
         case .recordFinished(let pair, let sender, let sendIDs):
-            let keep = finishedIDsKept
-            update(pair, sender) { d in
-                for id in sendIDs where !d.finishedIDs.contains(id) { d.finishedIDs.append(id) }
-                if d.finishedIDs.count > keep { d.finishedIDs.removeFirst(d.finishedIDs.count - keep) }
-            }
+            recordFinished(pair, sender, sendIDs)
+        case .recordCancelled(let pair, let sender, let sendID):
+            update(pair, sender) { $0.cancelledIDs.append(sendID) }
+            recordFinished(pair, sender, [sendID])
         case .recordWrongPairingCode(let wrong):
             wrongPairingCodes.append(wrong)
+        }
+    }
+
+    private mutating func recordFinished(_ pair: PairID, _ sender: Role, _ sendIDs: [String]) {
+        let keep = finishedIDsKept
+        update(pair, sender) { d in
+            for id in sendIDs where !d.finishedIDs.contains(id) { d.finishedIDs.append(id) }
+            if d.finishedIDs.count > keep { d.finishedIDs.removeFirst(d.finishedIDs.count - keep) }
+            d.cancelledIDs.removeAll { !d.finishedIDs.contains($0) }
         }
     }
 

@@ -112,6 +112,7 @@ extension StoreMutation {
         case .appendPendingTransferred: return "appendPendingTransferred"
         case .clearPendingTransferred: return "clearPendingTransferred"
         case .recordFinished: return "recordFinished"
+        case .recordCancelled: return "recordCancelled"
         case .recordWrongPairingCode: return "recordWrongPairingCode"
         }
     }

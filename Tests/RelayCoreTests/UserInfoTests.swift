@@ -134,13 +134,32 @@ import Testing
         #expect(
             out.effects == [
                 .persist(.deleteItems(h.pairID, direction: .watch, sendIDs: ["w-021"])),
-                .persist(.recordFinished(h.pairID, direction: .watch, sendIDs: ["w-021"])),
+                .persist(.recordCancelled(h.pairID, direction: .watch, sendID: "w-021")),
                 .send(watch, .cancelled(Answer(re: "w-023"))),
             ])
         #expect(h.send(watch, .cancel(Cancel(id: "w-024", target: "w-021"))).effects == [.send(watch, .cancelled(Answer(re: "w-024")))])
         #expect(h.outstanding(watch) == ["w-020"])
         let (p2, pOut) = h.reconnect(.phone)
         #expect(pOut.delivers(to: p2).map(\.id) == ["w-020"])
+    }
+
+    /// PROTOCOL.md §8.8: a cancelled item is `cancelled` again, also after a restart (a client
+    /// retrying a cancel whose answer the restart cut off); a delivered one `already_delivered`.
+    /// The relay used to persist a cancel as it does an ack, and answered `already_delivered`
+    /// for both after a restart (found by a black-box probe).
+    @Test func aCancelledUserInfoIsCancelledAgainAfterARestart() {
+        var h = RelayHarness()
+        let (phone, watch) = h.pairDevices()
+        h.send(watch, id: "w-1", mode: .userInfo)
+        h.ack(phone, 1)
+        h.close(phone)
+        h.send(watch, id: "w-2", mode: .userInfo)
+        h.send(watch, .cancel(Cancel(id: "c-1", target: "w-2")))
+        h.restart()
+        let (watch2, _) = h.reconnect(.watch)
+        #expect(h.send(watch2, .cancel(Cancel(id: "c-2", target: "w-2"))).effects == [.send(watch2, .cancelled(Answer(re: "c-2")))])
+        #expect(h.send(watch2, .cancel(Cancel(id: "c-3", target: "w-1"))).effects == [.send(watch2, errorFrame(.alreadyDelivered, re: "c-3"))])
+        #expect(h.outstanding(watch2) == [])
     }
 
     @Test func cancellingASentUserInfoIsAlreadyDeliveredAckedOrNot() {

@@ -58,6 +58,7 @@ struct RedisRelayStorageTests {
                 .appendPendingTransferred(p, direction: .watch, ids: ["x"]),
                 .appendPendingTransferred(p, direction: .watch, ids: ["y"]),
                 .recordFinished(p, direction: .phone, sendIDs: ["a", "old-1"]),
+                .recordCancelled(p, direction: .phone, sendID: "gone-1"), .recordCancelled(p, direction: .watch, sendID: "f0"),
             ],
             [
                 .insertPair(renamed), .clearPendingTransferred(p, direction: .watch),

@@ -81,8 +81,34 @@ struct RelayStoreSchemaTests {
         #expect(try await RelayStore(path: path).loadWrongPairingCodes(now: Fixture.now) == wrong)
     }
 
-    /// What version 4 changed, undone (with the seqs in `item_seqs` moved back into their items).
-    static let backToVersion3 = """
+    /// What version 5 changed, undone.
+    static let backToVersion4 = """
+        ALTER TABLE finished DROP COLUMN cancelled;
+
+        """
+
+    /// Version 5 marks the finished ids that were cancelled (a `cancel` repeated after a
+    /// restart is `cancelled` again, PROTOCOL.md §8.8); a version 4 file keeps its finished ids,
+    /// none of them cancelled, and records cancels from then on.
+    @Test func aVersion4FileKeepsItsFinishedIDs() async throws {
+        let path = directory.path("relay.sqlite")
+        let p = PairID("p1")
+        try await RelayStore(path: path).commit([
+            .insertPair(Fixture.pair("p1")), .recordFinished(p, direction: .phone, sendIDs: ["a", "b"]),
+        ])
+        let old = try SQLiteDatabase(path: path)
+        try old.execute(script: Self.backToVersion4)
+        try old.setUserVersion(4)
+        let store = try RelayStore(path: path)
+        #expect(try await store.scalar("PRAGMA user_version") == Int64(RelayStore.schemaVersion))
+        try await store.commit([.recordCancelled(p, direction: .phone, sendID: "c")])
+        let loaded = try await RelayStore(path: path).load(now: Fixture.now)
+        #expect(loaded.first?.directions[.phone]?.finishedIDs == ["a", "b", "c"])
+        #expect(loaded.first?.directions[.phone]?.cancelledIDs == ["c"])
+    }
+
+    /// What versions 5 and 4 changed, undone (with the seqs in `item_seqs` moved back into their items).
+    static let backToVersion3 = backToVersion4 + """
         UPDATE items SET seq = (SELECT seq FROM item_seqs WHERE item_seqs.id = items.id)
             WHERE id IN (SELECT id FROM item_seqs);
         DROP TABLE item_seqs;

@@ -76,13 +76,15 @@ struct RelayStoreTests {
             .appendPendingTransferred(p, direction: .watch, ids: ["x"]),
             .appendPendingTransferred(p, direction: .watch, ids: ["y"]),
             .recordFinished(p, direction: .phone, sendIDs: ["a", "old-1"]),
+            .recordCancelled(p, direction: .phone, sendID: "gone-1"),
+            .recordFinished(p, direction: .phone, sendIDs: ["old-2"]),
         ]
         try await RelayStore(path: path).commit(mutations)
 
         let loaded = try snapshot("p1", in: await reload(path))
         let phone = DirectionSnapshot(
             items: [Fixture.item("b", seq: 5), Fixture.item("c")], lastSentContext: context, seqReserved: 64,
-            pendingTransferred: [], finishedIDs: ["a", "old-1"])
+            pendingTransferred: [], finishedIDs: ["a", "old-1", "gone-1", "old-2"], cancelledIDs: ["gone-1"])
         let watch = DirectionSnapshot(
             items: [Fixture.item("w1", mode: .complication, seq: 3)], seqReserved: 128, pendingTransferred: ["x", "y"])
         #expect(loaded.directions[.phone] == phone)
@@ -170,12 +172,17 @@ struct RelayStoreTests {
         let store = try RelayStore(path: path)
         let first = (0..<1000).map { "f\($0)" }
         let second = (1000..<1100).map { "f\($0)" }
-        try await store.commit([.insertPair(Fixture.pair("p1")), .recordFinished(p, direction: .watch, sendIDs: first)])
+        try await store.commit([
+            .insertPair(Fixture.pair("p1")), .recordCancelled(p, direction: .watch, sendID: "c-old"),
+            .recordFinished(p, direction: .watch, sendIDs: first),
+        ])
         try await store.commit([.recordFinished(p, direction: .watch, sendIDs: second)])
         try await store.commit([.recordFinished(p, direction: .phone, sendIDs: ["only"])])
+        try await store.commit([.recordCancelled(p, direction: .watch, sendID: "c-new")])
 
         let loaded = try snapshot("p1", in: await reload(path))
-        #expect(loaded.directions[.watch]?.finishedIDs == Array((first + second).suffix(1024)))
+        #expect(loaded.directions[.watch]?.finishedIDs == Array((["c-old"] + first + second + ["c-new"]).suffix(1024)))
+        #expect(loaded.directions[.watch]?.cancelledIDs == ["c-new"], "a cancelled id goes with its finished row")
         #expect(loaded.directions[.phone]?.finishedIDs == ["only"])
         let stored = try await store.scalar("SELECT count(*) FROM finished")
         #expect(stored == 1025)
