@@ -1,5 +1,9 @@
 import CWebSockets
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// An HTTP response whose headers are sent and whose body waits for HTTP_WRITEABLE.
 struct PendingHTTPResponse {
     let body: [UInt8]
@@ -181,9 +185,10 @@ extension ServiceCore {
         return 0
     }
 
-    /// HTTP_WRITEABLE on a stream: writes one chunk of what waits; a closed stream closes the
-    /// connection (-1), after which lws reports CLOSED_HTTP.
+    /// HTTP_WRITEABLE on a stream: writes one chunk of what waits; a closed stream, or one whose
+    /// client is gone, closes the connection (-1), after which lws reports CLOSED_HTTP.
     private func streamWriteable(_ open: OpenHTTPStream, _ wsi: OpaquePointer) -> Int32 {
+        if Self.clientHasGone(wsi) { return -1 }
         let (bytes, closed) = open.stream.take(upTo: Self.httpChunkSize)
         if closed { return -1 }
         guard !bytes.isEmpty else { return 0 }  // spurious WRITEABLE
@@ -192,6 +197,21 @@ extension ServiceCore {
         if lws_write(wsi, start.assumingMemoryBound(to: UInt8.self), bytes.count, LWS_WRITE_HTTP) < 0 { return -1 }
         if open.stream.hasPending { lws_callback_on_writable(wsi) }
         return 0
+    }
+
+    /// Whether the client of a streaming response ended its side of the connection (its FIN
+    /// waits to be read) or the connection failed. lws 4.1 does not read an HTTP connection
+    /// while a response streams, so a client that went away was otherwise noticed only when a
+    /// write failed: the second write after its FIN (a console event stream kept its place for
+    /// two heartbeats, 30 s), and never for a client that stopped sending but kept reading. A
+    /// peek: what a client sent is left for lws.
+    static func clientHasGone(_ wsi: OpaquePointer) -> Bool {
+        let fd = lws_get_socket_fd(wsi)
+        guard fd >= 0 else { return true }
+        var byte: UInt8 = 0
+        let n = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        if n == 0 { return true }
+        return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR
     }
 
     // MARK: - CONNECT

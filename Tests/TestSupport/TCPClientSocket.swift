@@ -48,6 +48,11 @@ public final class TCPClientSocket {
         _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
     }
 
+    /// Ends this side's sending (FIN to the peer) and keeps reading.
+    public func shutdownWriting() {
+        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+    }
+
     /// Sends all of `bytes` (no SIGPIPE when the peer is gone: a ``Failure`` instead).
     public func send(_ bytes: [UInt8]) throws {
         var sent = 0

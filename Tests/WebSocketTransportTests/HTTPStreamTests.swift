@@ -39,6 +39,34 @@ struct HTTPStreamTests {
         await server.shutdown()
     }
 
+    /// A client whose side of the connection ended (its FIN came) is gone for a stream: the
+    /// next write closes the stream instead of writing. A console event stream whose page went
+    /// away kept its place for two heartbeats (30 s) before, and a client that stopped sending
+    /// but kept reading was never noticed (found by a black-box probe of the console).
+    @Test func aClientThatEndedItsSideClosesTheStreamAtTheNextWrite() async throws {
+        let opened = LockedState<HTTPStream?>(nil)
+        let server = try WebSocketServer(
+            configuration: ServerConfiguration(
+                httpHandler: { _ in
+                    let stream = HTTPStream()
+                    stream.write(Array("event: hello\ndata: first\n\n".utf8))
+                    opened.withLock { $0 = stream }
+                    return .eventStream(stream)
+                }))
+        let socket = try RawSocket(port: server.port)
+        try socket.write("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(await socket.read(until: "data: first").contains("data: first"))
+        let stream = try #require(opened.withLock { $0 })
+        socket.finishSending()
+        // Still reading: no write fails, so only the FIN can tell (it may take a moment to come).
+        try await eventually(10, "the stream to close at a write after the client's FIN") {
+            stream.write(Array(": still there?\n\n".utf8))
+            return stream.isClosed
+        }
+        #expect(await socket.waitForEnd(timeoutMilliseconds: 10_000), "the server ended the connection")
+        await server.shutdown()
+    }
+
     @Test func aStreamWhoseClientStopsReadingClosesAtItsLimit() {
         let stream = HTTPStream(maxPending: 8)
         #expect(stream.write(Array("12345678".utf8)))

@@ -21,6 +21,11 @@ final class RawSocket {
         socket.shutdown()
     }
 
+    /// Stops sending (the peer sees a FIN) and goes on reading.
+    func finishSending() {
+        socket.shutdownWriting()
+    }
+
     func write(_ text: String) throws {
         try socket.send(Array(text.utf8))
     }
