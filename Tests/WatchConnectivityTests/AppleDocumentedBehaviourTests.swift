@@ -1,0 +1,576 @@
+import Foundation
+import Primitives
+import RelayServer
+import TestSupport
+import Testing
+import WatchConnectivity
+
+/// A second suite, written from Apple's documented WatchConnectivity behaviour alone
+/// (/work/shared/notes/watchconnectivity-widgetkit.md, part A), against a real relay.
+@Suite(.timeLimit(.minutes(3)))
+struct AppleDocumentedBehaviourTests {
+    // MARK: - Activation
+
+    /// `isSupported()` false (an iPad): activation ends `.notActivated` with an error
+    /// (`sessionNotSupported`, 7002), and the session stays `.notActivated`.
+    @Test func anUnsupportedSessionCompletesActivationNotActivatedWithSessionNotSupported() async throws {
+        let delegate = ProbeDelegate()
+        let session = WCSession(environment: nil)
+        session.delegate = delegate
+        #expect(session.activationState == .notActivated)
+        session.activate()
+        try await eventually(10, "activationDidComplete") { !delegate.activations.withLock { $0 }.isEmpty }
+        let activations = delegate.activations.withLock { $0 }
+        #expect(activations.count == 1)
+        #expect(activations.first?.state == .notActivated && activations.first?.error == 7002)
+        #expect(session.activationState == .notActivated && !session.isReachable)
+        await session.close()
+    }
+
+    /// Before `activate()` the session is `.notActivated` and not reachable; inside
+    /// `activationDidCompleteWith` the properties already hold their values ("the session's
+    /// properties contain correct values" once activated), and the state passed is the state read.
+    @Test func insideActivationDidCompleteThePropertiesAreAlreadyCorrect() async throws {
+        let phoneDelegate = ProbeDelegate()
+        let h = try await WCHarness.start(activate: false)
+        h.phone.delegate = phoneDelegate
+        #expect(h.phone.activationState == .notActivated && !h.phone.isReachable)
+        h.phone.activate()
+        try await eventually(10, "activationDidComplete") { !phoneDelegate.activations.withLock { $0 }.isEmpty }
+        let activation = try #require(phoneDelegate.activations.withLock { $0.first })
+        #expect(activation.state == .activated && activation.error == nil)
+        #expect(activation.stateRead == .activated && activation.pairedRead && !activation.onMain)
+        await h.stop()
+    }
+
+    // MARK: - Reachability
+
+    /// The counterpart leaving and coming back: `sessionReachabilityDidChange` each time, and
+    /// `isReachable` as the delegate reads it there (Apple: "re-read isReachable when called").
+    @Test func theCounterpartLeavingAndComingBackIsAnnouncedBothTimes() async throws {
+        let phoneDelegate = ProbeDelegate()
+        let h = try await WCHarness.start(activate: false)
+        h.phone.delegate = phoneDelegate
+        h.phone.activate()
+        try await h.activate(h.watch, h.watchDelegate)
+        try await eventually(10, "reachable") { h.phone.isReachable }
+        await h.watch.close()
+        try await eventually(10, "not reachable") { !h.phone.isReachable }
+        try await eventually(10, "announced false") { phoneDelegate.reachability.withLock { $0 }.last == false }
+        let watch2 = WCSession(environment: WCHarness.environment(h.relay, "watch", h.directory.path("watch")))
+        let watchDelegate2 = ProbeDelegate()
+        watch2.delegate = watchDelegate2
+        watch2.activate()
+        try await eventually(10, "reachable again") { h.phone.isReachable && watch2.isReachable }
+        try await eventually(10, "announced true") { phoneDelegate.reachability.withLock { $0 }.last == true }
+        await watch2.close()
+        await h.stop()
+    }
+
+    // MARK: - Live messages
+
+    /// An empty dictionary is a valid message, and an empty reply a valid reply.
+    @Test func anEmptyMessageAndAnEmptyReplyAreDelivered() async throws {
+        let phoneDelegate = ProbeDelegate()
+        let watchDelegate = ProbeDelegate(replyWith: { _ in [:] })
+        let h = try await WCHarness.probes(phone: phoneDelegate, watch: watchDelegate)
+        let reply = LockedState<Int?>(nil)
+        h.phone.sendMessage([:], replyHandler: { r in reply.withLock { $0 = r.count } }, errorHandler: { _ in reply.withLock { $0 = -1 } })
+        try await eventually(10, "reply") { reply.withLock { $0 } != nil }
+        #expect(reply.withLock { $0 } == 0)
+        #expect(watchDelegate.messages.withLock { $0.map(\.dictionary.count) } == [0])
+        await h.stop()
+    }
+
+    /// `sendMessageData` with a reply handler to a delegate that implements no message-data
+    /// variant fails the sender (as a dictionary message does: `deliveryFailed`), exactly once.
+    @Test func messageDataWithAReplyToADelegateWithoutTheDataReplyVariantFails() async throws {
+        let minimal = MinimalDelegate()
+        let h = try await WCHarness.start(activate: false)
+        h.phone.delegate = minimal
+        h.phone.activate()
+        try await eventually { minimal.activated.withLock { $0 } }
+        try await h.activate(h.watch, h.watchDelegate)
+        try await eventually(10, "reachable") { h.watch.isReachable }
+        let log = HandlerLog()
+        h.watch.sendMessageData(Data([1]), replyHandler: log.data(1), errorHandler: log.error(1))
+        try await eventually(10, "a handler") { log.count > 0 }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(log[1] == ["error 7014"])
+        await h.stop()
+    }
+
+    /// A delegate may send from inside a delegate call, and answer a message from inside the
+    /// reply handler of its own message (the queue is serial but never blocked by a send).
+    @Test func aDelegateSendsAndAnswersFromInsideItsCallbacks() async throws {
+        let phoneDelegate = ProbeDelegate(replyWith: { message in ["pong": message["ping"] ?? 0] })
+        let watchDelegate = ProbeDelegate()
+        // The watch answers each message only once the phone answered its own question.
+        watchDelegate.onMessageWithReply = { session, message, reply in
+            session.sendMessage(["ping": message["n"] ?? -1], replyHandler: { answer in
+                reply(["answer": answer["pong"] ?? -2])
+            }, errorHandler: { _ in reply(["answer": "error"]) })
+        }
+        let h = try await WCHarness.probes(phone: phoneDelegate, watch: watchDelegate)
+        let answers = LockedState<[String]>([])
+        for n in 1...5 {
+            h.phone.sendMessage(["n": n], replyHandler: { r in answers.withLock { $0.append("\(r["answer"] ?? "none")") } },
+                errorHandler: { e in answers.withLock { $0.append("error \(e)") } })
+        }
+        try await eventually(10, "5 answers") { answers.withLock { $0.count } == 5 }
+        #expect(Set(answers.withLock { $0 }) == Set((1...5).map(String.init)))
+        await h.stop()
+    }
+
+    /// "If you specify a reply handler block, your handler block is executed asynchronously on
+    /// a background thread. The block is executed serially with respect to other incoming
+    /// delegate messages": reply and error handlers never overlap a delegate call.
+    @Test func replyHandlersRunSeriallyWithDelegateCalls() async throws {
+        let phoneDelegate = ProbeDelegate(callDelay: 0.003)
+        let watchDelegate = ProbeDelegate()
+        let h = try await WCHarness.probes(phone: phoneDelegate, watch: watchDelegate)
+        let handlers = LockedState(0)
+        for n in 1...20 {
+            h.watch.transferUserInfo(["n": n])
+            h.phone.sendMessage(["n": n], replyHandler: { _ in
+                phoneDelegate.enter("reply")
+                handlers.withLock { $0 += 1 }
+            }, errorHandler: { _ in
+                phoneDelegate.enter("error")
+                handlers.withLock { $0 += 1 }
+            })
+        }
+        try await eventually(20, "20 handlers and 20 userInfo") {
+            handlers.withLock { $0 } == 20 && phoneDelegate.userInfos.withLock { $0.count } == 20
+        }
+        #expect(!phoneDelegate.overlapped.withLock { $0 })
+        #expect(!phoneDelegate.onMainThread.withLock { $0 })
+        await h.stop()
+    }
+
+    // MARK: - Property lists
+
+    /// Property-list values go and come back as Apple's would: `Date` and `Data` equal, nested
+    /// arrays and dictionaries whole, booleans readable as `Bool` (and `Int`), integers as `Int`.
+    @Test func propertyListValuesRoundTripThroughAMessageAndItsReply() async throws {
+        let phoneDelegate = ProbeDelegate()
+        let watchDelegate = ProbeDelegate(replyWith: { $0 })
+        let h = try await WCHarness.probes(phone: phoneDelegate, watch: watchDelegate)
+        let date = Date(timeIntervalSinceReferenceDate: 765_432_109.876_543)
+        let sent: [String: Any] = [
+            "bool": true, "false": false, "int": 42, "one": 1, "negative": -7, "double": 2.5, "string": "héllo \"q\" \\",
+            "date": date, "data": Data([0, 1, 2, 255]), "emptyData": Data(),
+            "array": [1, "two", [3.5, false], ["when": date]] as [Any],
+            "dict": ["inner": ["deep": Data([9, 8])]], "emptyArray": [Any](), "emptyDict": [String: Any](),
+            "int64": Int64.max, "float": Float(0.5),
+        ]
+        let echoed = LockedState<Box?>(nil)
+        h.phone.sendMessage(sent, replyHandler: { r in echoed.withLock { $0 = Box(r) } }, errorHandler: { e in
+            echoed.withLock { $0 = Box(["error": "\(e)"]) }
+        })
+        try await eventually(10, "the reply") { echoed.withLock { $0 } != nil }
+        let received = try #require(watchDelegate.messages.withLock { $0.first }?.dictionary)
+        let reply = try #require(echoed.withLock { $0 }?.dictionary)
+        for r in [received, reply] {
+            #expect(r["bool"] as? Bool == true && r["false"] as? Bool == false)
+            #expect(r["bool"] as? Int == 1)
+            #expect(r["int"] as? Int == 42 && r["one"] as? Int == 1 && r["negative"] as? Int == -7)
+            #expect(r["double"] as? Double == 2.5 && r["int"] as? Double == 42)
+            #expect(r["string"] as? String == "héllo \"q\" \\")
+            #expect(r["date"] as? Date == date)
+            #expect(r["data"] as? Data == Data([0, 1, 2, 255]) && r["emptyData"] as? Data == Data())
+            let array = try #require(r["array"] as? [Any])
+            #expect(array.count == 4 && array[0] as? Int == 1 && array[1] as? String == "two")
+            #expect((array[2] as? [Any]).map { $0.count == 2 && $0[0] as? Double == 3.5 && $0[1] as? Bool == false } == true)
+            #expect((array[3] as? [String: Any])?["when"] as? Date == date)
+            #expect(((r["dict"] as? [String: Any])?["inner"] as? [String: Any])?["deep"] as? Data == Data([9, 8]))
+            #expect((r["emptyArray"] as? [Any])?.isEmpty == true && (r["emptyDict"] as? [String: Any])?.isEmpty == true)
+            #expect(r["int64"] as? Int64 == Int64.max && r["float"] as? Float == 0.5)
+            #expect(r.count == sent.count)
+        }
+        await h.stop()
+    }
+
+    /// Foundation's property-list classes (`NSString`, `NSArray`, `NSDictionary`, `NSDate`,
+    /// `NSData`, `NSNumber`) are property-list types: an iOS app that builds its dictionary
+    /// from Objective-C-era code or `NSMutableDictionary` sends it as is.
+    @Test func foundationPropertyListObjectsAreAccepted() async throws {
+        let h = try await WCHarness.start()
+        let nested = NSMutableDictionary()
+        nested["a"] = NSNumber(value: 1)
+        let sent: [String: Any] = [
+            "nsString": NSString(string: "x"), "nsArray": NSArray(array: [NSNumber(value: 1), NSString(string: "b")]),
+            "nsDict": nested, "nsDate": NSDate(timeIntervalSinceReferenceDate: 5),
+            "nsData": NSData(data: Data([1, 2])), "nsBool": NSNumber(value: true),
+        ]
+        try h.phone.updateApplicationContext(sent)
+        try await waitForCalls(h.watchDelegate, "context")
+        let r = h.watch.receivedApplicationContext
+        #expect(r["nsString"] as? String == "x")
+        #expect((r["nsArray"] as? [Any])?.count == 2)
+        #expect((r["nsDict"] as? [String: Any])?["a"] as? Int == 1)
+        #expect(r["nsDate"] as? Date == Date(timeIntervalSinceReferenceDate: 5))
+        #expect(r["nsData"] as? Data == Data([1, 2]))
+        #expect(r["nsBool"] as? Bool == true)
+        await h.stop()
+    }
+
+    /// Dictionary keys must be strings at every level, and `NSNull` is no property-list type:
+    /// `payloadUnsupportedTypes` (7010), synchronously from `updateApplicationContext`.
+    @Test func nestedNonStringKeysAndNullsAreUnsupportedTypes() async throws {
+        let h = try await WCHarness.start()
+        #expect(throws: WCError(.payloadUnsupportedTypes)) { try h.phone.updateApplicationContext(["d": [1: "x"]]) }
+        #expect(throws: WCError(.payloadUnsupportedTypes)) { try h.phone.updateApplicationContext(["a": [1, NSNull()] as [Any]]) }
+        #expect(throws: WCError(.payloadUnsupportedTypes)) { try h.phone.updateApplicationContext(["d": ["k": ["x": UUID()]]]) }
+        #expect(h.phone.applicationContext.isEmpty)
+        await h.stop()
+    }
+
+    // MARK: - Application context
+
+    /// "This method replaces the previous dictionary that was set": contexts set while the
+    /// counterpart is away arrive as one, the latest; both properties hold it.
+    @Test func contextsSetWhileTheCounterpartIsAwayArriveAsTheLatestOnly() async throws {
+        let h = try await WCHarness.start(activate: false)
+        try await h.activate(h.phone, h.phoneDelegate)
+        for n in 1...5 { try h.phone.updateApplicationContext(["n": n]) }
+        #expect(h.phone.applicationContext["n"] as? Int == 5)
+        // Let the phone hand them to the relay.
+        try await Task.sleep(for: .seconds(1))
+        try await h.activate(h.watch, h.watchDelegate)
+        try await waitForCalls(h.watchDelegate, "context")
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(h.watchDelegate.details("context") == ["5"])
+        #expect(h.watch.receivedApplicationContext["n"] as? Int == 5)
+        #expect(h.watch.applicationContext.isEmpty && h.phone.receivedApplicationContext.isEmpty)
+        await h.stop()
+    }
+
+    /// `applicationContext` (last sent) and `receivedApplicationContext` (last received) are
+    /// the device's: both still hold after either app restarts.
+    @Test func bothContextPropertiesSurviveARestartOfEitherApp() async throws {
+        let h = try await WCHarness.start()
+        try h.phone.updateApplicationContext(["n": 7])
+        try h.watch.updateApplicationContext(["n": 8])
+        try await waitForCalls(h.watchDelegate, "context")
+        try await waitForCalls(h.phoneDelegate, "context")
+        await h.watch.close()
+        await h.phone.close()
+        let phone = WCSession(environment: WCHarness.environment(h.relay, "phone", h.directory.path("phone")))
+        let watch = WCSession(environment: WCHarness.environment(h.relay, "watch", h.directory.path("watch")))
+        let (phoneDelegate, watchDelegate) = (RecordingDelegate(), RecordingDelegate())
+        phone.delegate = phoneDelegate
+        watch.delegate = watchDelegate
+        try await h.activate(phone, phoneDelegate)
+        try await h.activate(watch, watchDelegate)
+        #expect(phone.applicationContext["n"] as? Int == 7 && phone.receivedApplicationContext["n"] as? Int == 8)
+        #expect(watch.applicationContext["n"] as? Int == 8 && watch.receivedApplicationContext["n"] as? Int == 7)
+        await phone.close()
+        await watch.close()
+        await h.relay.shutdown()
+    }
+
+    // MARK: - User info
+
+    /// A transfer is outstanding and `isTransferring` until the counterpart received it; then
+    /// `didFinish(error: nil)` gets the same object, no longer outstanding, and `cancel()` has
+    /// "no effect" on a transfer already transferred.
+    @Test func aUserInfoTransfersLifecycleFromQueuedToFinished() async throws {
+        let phoneDelegate = ProbeDelegate()
+        let h = try await WCHarness.start(activate: false)
+        h.phone.delegate = phoneDelegate
+        h.phone.activate()
+        try await eventually(10, "activation") { !phoneDelegate.activations.withLock { $0 }.isEmpty }
+        let transfer = h.phone.transferUserInfo(["n": 1])
+        #expect(transfer.isTransferring && h.phone.outstandingUserInfoTransfers == [transfer])
+        #expect(transfer.userInfo["n"] as? Int == 1 && !transfer.isCurrentComplicationInfo)
+        try await h.activate(h.watch, h.watchDelegate)
+        try await waitForCalls(h.watchDelegate, "userInfo")
+        try await eventually(10, "didFinish") { phoneDelegate.finished.withLock { $0.count } == 1 }
+        let finished = try #require(phoneDelegate.finished.withLock { $0.first })
+        #expect(finished.transfer === transfer && finished.error == nil)
+        #expect(!finished.transferringDuringCall && !finished.outstandingDuringCall)
+        #expect(!transfer.isTransferring && h.phone.outstandingUserInfoTransfers.isEmpty)
+        transfer.cancel()
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(phoneDelegate.finished.withLock { $0.count } == 1)
+        #expect(h.watchDelegate.details("userInfo") == ["1"])
+        await h.stop()
+    }
+
+    /// The first delegate call is `activationDidCompleteWith`, even when data waits ("If
+    /// context data is already waiting to be delivered, this method is called shortly after you
+    /// activate"); once everything is delivered, `hasContentPending` is false.
+    @Test func activationComesFirstThenWhatWaitedThenNothingIsPending() async throws {
+        let h = try await WCHarness.start(activate: false)
+        try await h.activate(h.phone, h.phoneDelegate)
+        h.phone.transferUserInfo(["n": 1])
+        try h.phone.updateApplicationContext(["n": 2])
+        try await Task.sleep(for: .milliseconds(500))
+        try await h.activate(h.watch, h.watchDelegate)
+        try await waitForCalls(h.watchDelegate, "userInfo")
+        try await waitForCalls(h.watchDelegate, "context")
+        #expect(h.watchDelegate.names().first == "activation")
+        try await eventually(10, "nothing pending") { !h.watch.hasContentPending }
+        await h.stop()
+    }
+
+    /// "If there is no app context, it should be updated with an empty dictionary": an empty
+    /// context is delivered and empties `receivedApplicationContext`.
+    @Test func anEmptyContextIsDeliveredAndClearsTheReceivedOne() async throws {
+        let h = try await WCHarness.start()
+        try h.phone.updateApplicationContext(["n": 1])
+        try await waitForCalls(h.watchDelegate, "context")
+        try h.phone.updateApplicationContext([:])
+        try await waitForCalls(h.watchDelegate, "context", count: 2)
+        #expect(h.watchDelegate.details("context") == ["1", ""])
+        #expect(h.watch.receivedApplicationContext.isEmpty && h.phone.applicationContext.isEmpty)
+        await h.stop()
+    }
+
+    /// Messages sent before the sender leaves are each delivered or failed (never silently
+    /// lost), and the receiver hears of them before it hears that the sender went away.
+    @Test func messagesSentBeforeTheSenderLeavesComeBeforeTheReachabilityChange() async throws {
+        let h = try await WCHarness.start()
+        try await eventually(10, "reachable") { h.phone.isReachable && h.watch.isReachable }
+        let failed = LockedState(0)
+        for n in 1...5 { h.watch.sendMessage(["n": n], replyHandler: nil) { _ in failed.withLock { $0 += 1 } } }
+        h.watch.setApplicationForeground(false)
+        try await eventually(10, "phone sees the watch go") { !h.phone.isReachable }
+        try await waitForCalls(h.phoneDelegate, "reachability")
+        try await Task.sleep(for: .milliseconds(300))
+        let names = h.phoneDelegate.names()
+        let delivered = h.phoneDelegate.details("message")
+        #expect(delivered.count + failed.withLock { $0 } == 5)
+        #expect(delivered == (1...delivered.count).map(String.init))
+        if let last = names.lastIndex(of: "message") {
+            #expect(last < names.lastIndex(of: "reachability")!)
+        }
+        await h.stop()
+    }
+
+    /// Background transfers go to and from a watch app in the background (not reachable).
+    @Test func userInfoAndContextReachAWatchAppInTheBackgroundAndComeFromIt() async throws {
+        let h = try await WCHarness.start(watchForeground: false)
+        #expect(!h.phone.isReachable && !h.watch.isReachable)
+        h.phone.transferUserInfo(["n": 1])
+        try h.phone.updateApplicationContext(["n": 2])
+        h.watch.transferUserInfo(["n": 3])
+        try h.watch.updateApplicationContext(["n": 4])
+        try await waitForCalls(h.watchDelegate, "userInfo")
+        try await waitForCalls(h.watchDelegate, "context")
+        try await waitForCalls(h.phoneDelegate, "userInfo")
+        try await waitForCalls(h.phoneDelegate, "context")
+        #expect(h.watchDelegate.details("userInfo") == ["1"] && h.phoneDelegate.details("userInfo") == ["3"])
+        try await waitForCalls(h.phoneDelegate, "didFinish")
+        try await waitForCalls(h.watchDelegate, "didFinish")
+        #expect(!h.phone.isReachable)
+        await h.stop()
+    }
+
+    /// A counterpart that is paired but has never run is not reachable: `notReachable` (7007).
+    @Test func aMessageToACounterpartThatNeverRanFailsWithNotReachable() async throws {
+        let h = try await WCHarness.start(activate: false)
+        try await h.activate(h.phone, h.phoneDelegate)
+        #expect(!h.phone.isReachable)
+        let log = HandlerLog()
+        h.phone.sendMessage(["n": 1], replyHandler: log.reply(1), errorHandler: log.error(1))
+        h.phone.sendMessageData(Data([1]), replyHandler: log.data(2), errorHandler: log.error(2))
+        try await eventually(10, "two handlers") { log.count == 2 }
+        #expect(log[1] == ["error 7007"] && log[2] == ["error 7007"])
+        await h.stop()
+    }
+
+    /// The delegate is weak: once the app's delegate is gone, sends fail with
+    /// `sessionMissingDelegate` ("A delegate must exist before the session will allow sends").
+    @Test func aDelegateThatWentAwayMakesSendsFailWithSessionMissingDelegate() async throws {
+        let h = try await WCHarness.start(activate: false)
+        do {
+            let transient = ProbeDelegate()
+            h.phone.delegate = transient
+            h.phone.activate()
+            try await eventually(10, "activation") { !transient.activations.withLock { $0 }.isEmpty }
+        }
+        try await eventually(10, "the delegate is gone") { h.phone.delegate == nil }
+        #expect(throws: WCError(.sessionMissingDelegate)) { try h.phone.updateApplicationContext(["n": 1]) }
+        let log = HandlerLog()
+        h.phone.sendMessage(["n": 1], replyHandler: nil, errorHandler: log.error(1))
+        try await eventually(10, "the error") { log.count == 1 }
+        #expect(log[1] == ["error 7003"])
+        await h.stop()
+    }
+
+    /// `remainingComplicationUserInfoTransfers` is "the number of remaining times that you can
+    /// call" it: each call within the budget spends one at once.
+    @Test func eachComplicationTransferSpendsOneOfTheBudgetAtTheCall() async throws {
+        let h = try await WCHarness.start()
+        let before = h.phone.remainingComplicationUserInfoTransfers
+        #expect(before > 0)
+        h.phone.transferCurrentComplicationUserInfo(["n": 1])
+        #expect(h.phone.remainingComplicationUserInfoTransfers == before - 1)
+        h.phone.transferCurrentComplicationUserInfo(["n": 2])
+        #expect(h.phone.remainingComplicationUserInfoTransfers == before - 2)
+        try await waitForCalls(h.watchDelegate, "userInfo", count: 2)
+        try await waitForCalls(h.phoneDelegate, "didFinish", count: 2)
+        #expect(h.phone.remainingComplicationUserInfoTransfers == before - 2)
+        await h.stop()
+    }
+
+    // MARK: - Complications
+
+    /// With the complication not on the face, `remainingComplicationUserInfoTransfers` "defaults
+    /// to 0", and `transferCurrentComplicationUserInfo` then goes as `transferUserInfo`.
+    @Test func withoutAnEnabledComplicationTheBudgetIsZeroAndTransfersGoAsUserInfo() async throws {
+        let h = try await WCHarness.start(activate: false)
+        var variables = [
+            "WATCHRELAY_URL": h.relay.url, "WATCHRELAY_ROLE": "phone", "WATCHRELAY_STATE": h.directory.path("phone"),
+            "WATCHRELAY_REQUEST_TIMEOUT_S": String(10 * timeoutScale),
+        ]
+        variables["WATCHRELAY_COMPLICATION"] = "0"
+        let phone = WCSession(environment: WCSessionEnvironment(variables))
+        let phoneDelegate = RecordingDelegate()
+        phone.delegate = phoneDelegate
+        try await h.activate(phone, phoneDelegate)
+        try await h.activate(h.watch, h.watchDelegate)
+        #expect(phone.isPaired && !phone.isComplicationEnabled && phone.remainingComplicationUserInfoTransfers == 0)
+        let transfer = phone.transferCurrentComplicationUserInfo(["n": 1])
+        #expect(!transfer.isCurrentComplicationInfo)
+        try await waitForCalls(h.watchDelegate, "userInfo")
+        try await waitForCalls(phoneDelegate, "didFinish")
+        #expect(phoneDelegate.details("didFinish") == ["1"])
+        #expect(phone.remainingComplicationUserInfoTransfers == 0)
+        await phone.close()
+        await h.stop()
+    }
+
+    /// Complication info is "urgent": `transferCurrentComplicationUserInfo` puts it at the
+    /// front of the queue (WWDC15 session 713, as summarised in the notes, A.3.5), so a watch
+    /// that comes back gets it before the plain userInfo queued earlier.
+    @Test func currentComplicationInfoOvertakesQueuedUserInfo() async throws {
+        let h = try await WCHarness.start(activate: false)
+        try await h.activate(h.phone, h.phoneDelegate)
+        for n in 1...3 { h.phone.transferUserInfo(["n": n]) }
+        let complication = h.phone.transferCurrentComplicationUserInfo(["n": 99])
+        #expect(complication.isCurrentComplicationInfo)
+        try await Task.sleep(for: .seconds(1))  // the phone hands them to the relay
+        try await h.activate(h.watch, h.watchDelegate)
+        try await waitForCalls(h.watchDelegate, "userInfo", count: 4)
+        #expect(h.watchDelegate.details("userInfo").first == "99")
+        await h.stop()
+    }
+}
+
+// MARK: - Helpers
+
+/// A `[String: Any]` carried between threads (it is only read after it was stored).
+struct Box: @unchecked Sendable {
+    let dictionary: [String: Any]
+    init(_ dictionary: [String: Any]) { self.dictionary = dictionary }
+}
+
+/// A delegate for these tests: records what it got, where, and whether two calls (or a call
+/// and a handler, through ``enter(_:)``) ever overlapped.
+final class ProbeDelegate: NSObject, WCSessionDelegate, @unchecked Sendable {
+    struct Activation: Sendable {
+        var state: WCSessionActivationState
+        var error: Int?
+        var stateRead: WCSessionActivationState
+        var pairedRead: Bool
+        var onMain: Bool
+    }
+    struct Finished: @unchecked Sendable {
+        let transfer: WCSessionUserInfoTransfer
+        let error: Int?
+        let transferringDuringCall: Bool
+        let outstandingDuringCall: Bool
+    }
+
+    let activations = LockedState<[Activation]>([])
+    let reachability = LockedState<[Bool]>([])
+    let messages = LockedState<[Box]>([])
+    let userInfos = LockedState<[Box]>([])
+    let finished = LockedState<[Finished]>([])
+    let inside = LockedState(0)
+    let overlapped = LockedState(false)
+    let onMainThread = LockedState(false)
+    let callDelay: Double
+    let replyWith: (@Sendable ([String: Any]) -> [String: Any])?
+    /// Replaces the answer of `didReceiveMessage:replyHandler:` when set (set before activation).
+    nonisolated(unsafe) var onMessageWithReply: ((WCSession, [String: Any], @escaping ([String: Any]) -> Void) -> Void)?
+
+    init(callDelay: Double = 0, replyWith: (@Sendable ([String: Any]) -> [String: Any])? = nil) {
+        self.callDelay = callDelay
+        self.replyWith = replyWith
+    }
+
+    /// Marks a delegate call or handler as running (for `callDelay`), noting any overlap.
+    func enter(_ name: String) {
+        if Thread.isMainThread { onMainThread.withLock { $0 = true } }
+        let n = inside.withLock { n in
+            n += 1
+            return n
+        }
+        if n > 1 { overlapped.withLock { $0 = true } }
+        if callDelay > 0 { Thread.sleep(forTimeInterval: callDelay) }
+        inside.withLock { $0 -= 1 }
+    }
+
+    func session(_ session: WCSession, activationDidCompleteWith activationState: WCSessionActivationState, error: (any Error)?) {
+        enter("activation")
+        let code = error.map { ($0 as NSError).code }
+        activations.withLock {
+            $0.append(Activation(state: activationState, error: code, stateRead: session.activationState,
+                pairedRead: session.isPaired, onMain: Thread.isMainThread))
+        }
+    }
+    func sessionReachabilityDidChange(_ session: WCSession) {
+        enter("reachability")
+        let reachable = session.isReachable
+        reachability.withLock { $0.append(reachable) }
+    }
+    func session(_ session: WCSession, didReceiveMessage message: [String: Any]) {
+        enter("message")
+        messages.withLock { $0.append(Box(message)) }
+    }
+    func session(_ session: WCSession, didReceiveMessage message: [String: Any], replyHandler: @escaping ([String: Any]) -> Void) {
+        enter("messageWithReply")
+        messages.withLock { $0.append(Box(message)) }
+        if let onMessageWithReply {
+            onMessageWithReply(session, message, replyHandler)
+        } else {
+            replyHandler(replyWith?(message) ?? ["echo": message["n"] ?? "none"])
+        }
+    }
+    func session(_ session: WCSession, didReceiveUserInfo userInfo: [String: Any]) {
+        enter("userInfo")
+        userInfos.withLock { $0.append(Box(userInfo)) }
+    }
+    func session(_ session: WCSession, didFinish userInfoTransfer: WCSessionUserInfoTransfer, error: (any Error)?) {
+        enter("didFinish")
+        let outstanding = session.outstandingUserInfoTransfers.contains(userInfoTransfer)
+        finished.withLock {
+            $0.append(Finished(transfer: userInfoTransfer, error: error.map { ($0 as NSError).code },
+                transferringDuringCall: userInfoTransfer.isTransferring, outstandingDuringCall: outstanding))
+        }
+    }
+    func session(_ session: WCSession, didReceiveApplicationContext applicationContext: [String: Any]) {
+        enter("context")
+    }
+}
+
+extension WCHarness {
+    /// A harness with ``ProbeDelegate``s, activated and reachable both ways (the callers keep
+    /// the delegates: a session holds its delegate weakly).
+    static func probes(phone: ProbeDelegate, watch: ProbeDelegate) async throws -> WCHarness {
+        let h = try await WCHarness.start(activate: false)
+        h.phone.delegate = phone
+        h.watch.delegate = watch
+        h.phone.activate()
+        h.watch.activate()
+        try await eventually(10, "activation") {
+            !phone.activations.withLock { $0 }.isEmpty && !watch.activations.withLock { $0 }.isEmpty
+        }
+        try await eventually(10, "reachable both ways") { h.phone.isReachable && h.watch.isReachable }
+        return h
+    }
+}
