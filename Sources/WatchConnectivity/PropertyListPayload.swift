@@ -35,9 +35,41 @@ enum PropertyListPayload {
         _ dictionary: [String: Any], channel: Channel, extra: [String: JSONValue] = [:]
     ) throws(WCError) -> Payload {
         var members = extra
-        members["dict"] = try encodeDictionary(dictionary)
+        let dict = try encodeDictionary(dictionary)
+        if nests(dict, deeperThan: maxNesting) { throw tooDeep }
+        members["dict"] = dict
         members["kind"] = .string(channel.rawValue)
         return Payload(members: members)
+    }
+
+    /// How many levels of dictionaries and arrays a dictionary may hold (itself the first; a
+    /// `Data` or a `Date` is one more, the object that carries it). The relay's frames and the
+    /// device's stores are JSON nested at most ``JSONParser/defaultMaxDepth`` (64) levels
+    /// (PROTOCOL.md §3.1), and the deepest place a dictionary goes, the relay session's row of
+    /// outstanding transfers, puts it 3 levels down. One deeper was sent (a message never
+    /// answered, a context delivered changed, an application context or userInfo that stopped
+    /// the queue) or kept (a userInfo that made the session fail to activate at the next
+    /// launch); it now fails at the call with `payloadUnsupportedTypes` (README, "What differs").
+    static let maxNesting = JSONParser.defaultMaxDepth - 3
+
+    /// Whether `value` has more than `limit` levels of objects and arrays (it stops looking
+    /// at the first path that does).
+    private static func nests(_ value: JSONValue, deeperThan limit: Int) -> Bool {
+        switch value {
+        case .object(let members): return limit < 1 || members.values.contains { nests($0, deeperThan: limit - 1) }
+        case .array(let items): return limit < 1 || items.contains { nests($0, deeperThan: limit - 1) }
+        default: return false
+        }
+    }
+
+    private static var tooDeep: WCError {
+        WCError(
+            .payloadUnsupportedTypes,
+            userInfo: [
+                NSLocalizedDescriptionKey:
+                    "Payload nests dictionaries and arrays more than \(maxNesting) levels deep, which the relay's JSON "
+                    + "cannot carry (a Data or a Date counts one level more)."
+            ])
     }
 
     /// `Data` for `sendMessageData` and its reply.

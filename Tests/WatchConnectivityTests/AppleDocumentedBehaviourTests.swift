@@ -226,6 +226,83 @@ struct AppleDocumentedBehaviourTests {
         await h.stop()
     }
 
+    /// A property list may nest deeply, and WatchConnectivity carries it whole. Here the relay's
+    /// frames and the device's store nest at most 64 levels, so a dictionary either arrives
+    /// intact, through every channel and a restart of its sender, or fails at once with
+    /// `payloadUnsupportedTypes`: never a send that reports nothing, a queue that stops, a
+    /// dictionary that arrives changed, or a session that can no longer activate.
+    @Test(arguments: [61, 62, 70])
+    func aDeeplyNestedDictionaryArrivesIntactOrFailsAtOnce(_ depth: Int) async throws {
+        let nested = Self.nested(depth)
+        let phoneDelegate = ProbeDelegate()
+        let h = try await WCHarness.start(activate: false)
+        h.phone.delegate = phoneDelegate
+        h.phone.activate()
+        try await eventually(10, "activation") { !phoneDelegate.activations.withLock { $0 }.isEmpty }
+        var contextFailure: Int?
+        do { try h.phone.updateApplicationContext(nested) } catch { contextFailure = (error as NSError).code }
+        let transfer = h.phone.transferUserInfo(nested)
+        try await Task.sleep(for: .seconds(1))  // the phone hands them to the relay
+        let userInfoFailure = phoneDelegate.finished.withLock { $0.first?.error }
+        #expect(contextFailure == nil || contextFailure == 7010)
+        #expect(userInfoFailure == nil || userInfoFailure == 7010)
+        #expect(userInfoFailure != nil || transfer.isTransferring)
+
+        // The phone app restarts while the transfer is outstanding: it activates as before.
+        await h.phone.close()
+        let phone = WCSession(environment: WCHarness.environment(h.relay, "phone", h.directory.path("phone")))
+        let restarted = ProbeDelegate()
+        phone.delegate = restarted
+        phone.activate()
+        try await eventually(10, "activation after the restart") { !restarted.activations.withLock { $0 }.isEmpty }
+        let activation = try #require(restarted.activations.withLock { $0.first })
+        #expect(activation.state == .activated && activation.error == nil)
+
+        let watchDelegate = ProbeDelegate(replyWith: { $0 })
+        h.watch.delegate = watchDelegate
+        h.watch.activate()
+        try await eventually(10, "reachable") { phone.isReachable && h.watch.isReachable }
+        let reply = LockedState<Box?>(nil)
+        let messageFailure = LockedState<Int?>(nil)
+        phone.sendMessage(nested, replyHandler: { r in reply.withLock { $0 = Box(r) } }) { e in
+            messageFailure.withLock { $0 = (e as NSError).code }
+        }
+        try await eventually(10, "the reply or the error") { reply.withLock { $0 } != nil || messageFailure.withLock { $0 } != nil }
+        if let failure = messageFailure.withLock({ $0 }) {
+            #expect(failure == 7010)
+        } else {
+            #expect(Self.depth(of: reply.withLock { $0 }!.dictionary) == depth)
+            #expect(Self.depth(of: watchDelegate.messages.withLock { $0.first }?.dictionary ?? [:]) == depth)
+        }
+        if contextFailure == nil {
+            try await eventually(10, "the context") { Self.depth(of: h.watch.receivedApplicationContext) == depth }
+        }
+        // The queue goes on: a later userInfo arrives after the deep one (if that went).
+        phone.transferUserInfo(["n": 1])
+        try await eventually(10, "the next userInfo") { watchDelegate.userInfos.withLock { $0.contains { $0.dictionary["n"] as? Int == 1 } } }
+        let received = watchDelegate.userInfos.withLock { $0.map { $0.dictionary["n"] != nil ? 0 : Self.depth(of: $0.dictionary) } }
+        #expect(received == (userInfoFailure == nil ? [depth, 0] : [0]))
+        await phone.close()
+        await h.stop()
+    }
+
+    static func nested(_ depth: Int) -> [String: Any] {
+        var value: [String: Any] = ["leaf": 1]
+        for _ in 1..<depth { value = ["d": value] }
+        return value
+    }
+
+    /// How many dictionaries `nested(_:)` put inside each other (1 for a flat one).
+    static func depth(of dictionary: [String: Any]) -> Int {
+        var n = 1
+        var current = dictionary
+        while let next = current["d"] as? [String: Any] {
+            n += 1
+            current = next
+        }
+        return current["leaf"] as? Int == 1 ? n : -n
+    }
+
     // MARK: - Application context
 
     /// "This method replaces the previous dictionary that was set": contexts set while the
@@ -416,6 +493,69 @@ struct AppleDocumentedBehaviourTests {
         await h.stop()
     }
 
+    /// The common pattern: send as soon as `activationDidCompleteWith` says `.activated`,
+    /// from inside that call (the session is usable there).
+    @Test func sendingFromInsideActivationDidCompleteWorks() async throws {
+        let replies = LockedState<[String]>([])
+        let phoneDelegate = RecordingDelegate(onActivation: { session in
+            session.transferUserInfo(["n": 1])
+            try? session.updateApplicationContext(["n": 2])
+            session.sendMessage(["n": 3], replyHandler: { r in replies.withLock { $0.append("\(r["echo"] ?? "")") } },
+                errorHandler: { e in replies.withLock { $0.append("error \((e as NSError).code)") } })
+        })
+        let h = try await WCHarness.start(activate: false, phoneDelegate: phoneDelegate)
+        try await h.activate(h.watch, h.watchDelegate)
+        try await h.activate(h.phone, phoneDelegate)
+        try await waitForCalls(h.watchDelegate, "userInfo")
+        try await waitForCalls(h.watchDelegate, "context")
+        try await eventually(10, "a handler") { !replies.withLock { $0 }.isEmpty }
+        // Reachable or not at that moment, exactly one handler ran, and a reply means delivery.
+        let answer = replies.withLock { $0 }
+        #expect(answer == ["3"] || answer == ["error 7007"])
+        if answer == ["3"] { #expect(h.watchDelegate.details("messageWithReply") == ["3"]) }
+        try await waitForCalls(phoneDelegate, "didFinish")
+        await h.stop()
+    }
+
+    /// The other common pattern: send from `sessionReachabilityDidChange` once `isReachable`
+    /// is true.
+    @Test func sendingFromInsideSessionReachabilityDidChangeWorks() async throws {
+        let phoneDelegate = ProbeDelegate()
+        let watchDelegate = ProbeDelegate()
+        let replies = LockedState<[String]>([])
+        phoneDelegate.onReachable = { session in
+            session.sendMessage(["n": 5], replyHandler: { r in replies.withLock { $0.append("\(r["echo"] ?? "")") } },
+                errorHandler: { e in replies.withLock { $0.append("error \((e as NSError).code)") } })
+        }
+        let h = try await WCHarness.start(activate: false)
+        h.phone.delegate = phoneDelegate
+        h.watch.delegate = watchDelegate
+        h.phone.activate()
+        try await eventually(10, "phone activated") { !phoneDelegate.activations.withLock { $0 }.isEmpty }
+        h.watch.activate()
+        try await eventually(10, "the reply") { !replies.withLock { $0 }.isEmpty }
+        #expect(replies.withLock { $0 } == ["5"])
+        await h.stop()
+    }
+
+    /// A delegate set in place of another gets what comes after, `didFinish` of transfers
+    /// sent before included.
+    @Test func aReplacedDelegateGetsWhatComesAfter() async throws {
+        let h = try await WCHarness.start(activate: false)
+        try await h.activate(h.phone, h.phoneDelegate)
+        let transfer = h.phone.transferUserInfo(["n": 1])
+        let second = ProbeDelegate()
+        h.phone.delegate = second
+        try await h.activate(h.watch, h.watchDelegate)
+        try await eventually(10, "didFinish on the new delegate") { second.finished.withLock { $0.count } == 1 }
+        #expect(second.finished.withLock { $0.first?.transfer } === transfer)
+        #expect(h.phoneDelegate.details("didFinish").isEmpty)
+        h.watch.transferUserInfo(["n": 2])
+        try await eventually(10, "userInfo on the new delegate") { second.userInfos.withLock { $0.count } == 1 }
+        #expect(h.phoneDelegate.details("userInfo").isEmpty)
+        await h.stop()
+    }
+
     // MARK: - Complications
 
     /// With the complication not on the face, `remainingComplicationUserInfoTransfers` "defaults
@@ -440,6 +580,27 @@ struct AppleDocumentedBehaviourTests {
         #expect(phoneDelegate.details("didFinish") == ["1"])
         #expect(phone.remainingComplicationUserInfoTransfers == 0)
         await phone.close()
+        await h.stop()
+    }
+
+    /// "There can only be one current complication user info in the outstandingUserInfoTransfers
+    /// queue … the previously current user info will be untagged … [it] will however stay in
+    /// the queue of outstanding transfers": both are outstanding, only the newer is current,
+    /// and both arrive.
+    @Test func aNewerCurrentComplicationInfoUntagsTheOlderWhichStaysQueued() async throws {
+        let h = try await WCHarness.start(activate: false)
+        try await h.activate(h.phone, h.phoneDelegate)
+        let older = h.phone.transferCurrentComplicationUserInfo(["n": 1])
+        #expect(older.isCurrentComplicationInfo)
+        let newer = h.phone.transferCurrentComplicationUserInfo(["n": 2])
+        #expect(!older.isCurrentComplicationInfo && newer.isCurrentComplicationInfo)
+        #expect(h.phone.outstandingUserInfoTransfers == [older, newer])
+        #expect(older.isTransferring && newer.isTransferring)
+        try await h.activate(h.watch, h.watchDelegate)
+        try await waitForCalls(h.watchDelegate, "userInfo", count: 2)
+        #expect(Set(h.watchDelegate.details("userInfo")) == ["1", "2"])
+        try await waitForCalls(h.phoneDelegate, "didFinish", count: 2)
+        #expect(h.phone.outstandingUserInfoTransfers.isEmpty)
         await h.stop()
     }
 
@@ -496,6 +657,8 @@ final class ProbeDelegate: NSObject, WCSessionDelegate, @unchecked Sendable {
     let callDelay: Double
     let replyWith: (@Sendable ([String: Any]) -> [String: Any])?
     /// Replaces the answer of `didReceiveMessage:replyHandler:` when set (set before activation).
+    /// Runs inside `sessionReachabilityDidChange` when `isReachable` is true (set before activation).
+    nonisolated(unsafe) var onReachable: ((WCSession) -> Void)?
     nonisolated(unsafe) var onMessageWithReply: ((WCSession, [String: Any], @escaping ([String: Any]) -> Void) -> Void)?
 
     init(callDelay: Double = 0, replyWith: (@Sendable ([String: Any]) -> [String: Any])? = nil) {
@@ -527,6 +690,7 @@ final class ProbeDelegate: NSObject, WCSessionDelegate, @unchecked Sendable {
         enter("reachability")
         let reachable = session.isReachable
         reachability.withLock { $0.append(reachable) }
+        if reachable { onReachable?(session) }
     }
     func session(_ session: WCSession, didReceiveMessage message: [String: Any]) {
         enter("message")
