@@ -67,6 +67,29 @@ struct AppleDocumentedBehaviourTests {
         await h.stop()
     }
 
+    /// A lost link (here: the relay restarts) is a reachability change on both sides, and so
+    /// is its return; each call reports a change (never the same value twice in a row).
+    @Test func aLostLinkAndItsReturnAreReachabilityChangesOnBothSides() async throws {
+        let phoneDelegate = ProbeDelegate()
+        let watchDelegate = ProbeDelegate()
+        let h = try await WCHarness.probes(phone: phoneDelegate, watch: watchDelegate)
+        // (The side that activated second found the other reachable already: no call.)
+        await h.relay.shutdown()
+        try await eventually(10, "announced unreachable") {
+            phoneDelegate.reachability.withLock { $0 }.last == false && watchDelegate.reachability.withLock { $0 }.last == false
+        }
+        #expect(!h.phone.isReachable && !h.watch.isReachable)
+        let relay = try await h.relayAgain()
+        try await eventually(20, "announced reachable again") {
+            phoneDelegate.reachability.withLock { $0 }.last == true && watchDelegate.reachability.withLock { $0 }.last == true
+        }
+        #expect(h.phone.isReachable && h.watch.isReachable)
+        for seen in [phoneDelegate.reachability.withLock { $0 }, watchDelegate.reachability.withLock { $0 }] {
+            #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 != $1 }, "\(seen)")
+        }
+        await h.stop(relay: relay)
+    }
+
     // MARK: - Live messages
 
     /// An empty dictionary is a valid message, and an empty reply a valid reply.
@@ -119,6 +142,41 @@ struct AppleDocumentedBehaviourTests {
         }
         try await eventually(10, "5 answers") { answers.withLock { $0.count } == 5 }
         #expect(Set(answers.withLock { $0 }) == Set((1...5).map(String.init)))
+        await h.stop()
+    }
+
+    /// A reply that is not a property list can't be returned: the sender's errorHandler runs
+    /// (exactly one of its handlers), promptly, and the receiver's session goes on.
+    @Test func aReplyThatIsNotAPropertyListFailsTheSenderOnce() async throws {
+        let phoneDelegate = ProbeDelegate()
+        let watchDelegate = ProbeDelegate(replyWith: { message in
+            message["bad"] != nil ? ["url": URL(fileURLWithPath: "/")] : ["echo": message["n"] ?? 0]
+        })
+        let h = try await WCHarness.probes(phone: phoneDelegate, watch: watchDelegate)
+        let log = HandlerLog()
+        h.phone.sendMessage(["bad": 1], replyHandler: log.reply(1), errorHandler: log.error(1))
+        h.phone.sendMessage(["n": 2], replyHandler: log.reply(2), errorHandler: log.error(2))
+        try await eventually(10, "both handlers") { log.count == 2 }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(log[1].count == 1 && log[1].first?.hasPrefix("error") == true)
+        #expect(log[2] == ["reply 2"])
+        await h.stop()
+    }
+
+    /// Before `activate()`, every send fails with `sessionNotActivated` (7004): the throwing
+    /// one at the call, the others through their error handler or `didFinish`.
+    @Test func everySendBeforeActivationFailsWithSessionNotActivated() async throws {
+        let phoneDelegate = ProbeDelegate()
+        let h = try await WCHarness.start(activate: false)
+        h.phone.delegate = phoneDelegate
+        let log = HandlerLog()
+        h.phone.sendMessageData(Data([1]), replyHandler: log.data(1), errorHandler: log.error(1))
+        let transfer = h.phone.transferUserInfo(["n": 1])
+        let complication = h.phone.transferCurrentComplicationUserInfo(["n": 2])
+        try await eventually(10, "the handlers") { log.count == 1 && phoneDelegate.finished.withLock { $0.count } == 2 }
+        #expect(log[1] == ["error 7004"])
+        #expect(phoneDelegate.finished.withLock { $0.map(\.error) } == [7004, 7004])
+        #expect(!transfer.isTransferring && !complication.isTransferring && h.phone.outstandingUserInfoTransfers.isEmpty)
         await h.stop()
     }
 
@@ -187,6 +245,41 @@ struct AppleDocumentedBehaviourTests {
             #expect((r["emptyArray"] as? [Any])?.isEmpty == true && (r["emptyDict"] as? [String: Any])?.isEmpty == true)
             #expect(r["int64"] as? Int64 == Int64.max && r["float"] as? Float == 0.5)
             #expect(r.count == sent.count)
+        }
+        await h.stop()
+    }
+
+    /// Strings are any Unicode text, control characters included, as keys and as values.
+    @Test func unusualStringsAndKeysRoundTrip() async throws {
+        let phoneDelegate = ProbeDelegate()
+        let watchDelegate = ProbeDelegate(replyWith: { $0 })
+        let h = try await WCHarness.probes(phone: phoneDelegate, watch: watchDelegate)
+        let strings = ["", "\u{0}", "a\u{0}b", "\u{1}\u{1F}\u{7F}", "\u{2028}\u{2029}", "\u{FEFF}x", "👩‍👩‍👧‍👦", "e\u{301}", "\\\"/", "\r\n\t"]
+        var sent: [String: Any] = [:]
+        for (i, string) in strings.enumerated() {
+            sent["v\(i)"] = string
+            sent[string.isEmpty ? "" : "k\(i)" + string] = i
+        }
+        try h.phone.updateApplicationContext(sent)
+        h.phone.transferUserInfo(sent)
+        let echoed = LockedState<Box?>(nil)
+        h.phone.sendMessage(sent, replyHandler: { r in echoed.withLock { $0 = Box(r) } }, errorHandler: { e in
+            echoed.withLock { $0 = Box(["error": "\(e)"]) }
+        })
+        try await eventually(10, "all three") {
+            echoed.withLock { $0 } != nil && !watchDelegate.userInfos.withLock { $0 }.isEmpty && !h.watch.receivedApplicationContext.isEmpty
+        }
+        let arrived = [echoed.withLock { $0 }!.dictionary, watchDelegate.userInfos.withLock { $0[0] }.dictionary, h.watch.receivedApplicationContext]
+        for r in arrived {
+            #expect(r.count == sent.count)
+            for (key, value) in sent {
+                if let string = value as? String {
+                    // Compared as scalars: Swift's == would take "é" for "e\u{301}".
+                    #expect((r[key] as? String).map { Array($0.unicodeScalars) } == Array(string.unicodeScalars), "\(key)")
+                } else {
+                    #expect(r[key] as? Int == value as? Int, "\(key)")
+                }
+            }
         }
         await h.stop()
     }
