@@ -284,6 +284,36 @@ struct AppleDocumentedBehaviourTests {
         await h.stop()
     }
 
+    /// Numbers at the edges of their types come back as the same numbers.
+    @Test func numbersAtTheEdgesOfTheirTypesRoundTrip() async throws {
+        let phoneDelegate = ProbeDelegate()
+        let watchDelegate = ProbeDelegate(replyWith: { $0 })
+        let h = try await WCHarness.probes(phone: phoneDelegate, watch: watchDelegate)
+        let integers: [String: Int64] = ["min": .min, "max": .max, "minPlus1": .min + 1, "zero": 0, "minus1": -1]
+        let doubles: [String: Double] = [
+            "negZero": -0.0, "tiny": .leastNonzeroMagnitude, "leastNormal": .leastNormalMagnitude, "huge": .greatestFiniteMagnitude,
+            "1e20": 1e20, "-1e20": -1e20, "2^63": 9_223_372_036_854_775_808.0, "0.1": 0.1, "1e-7": 1e-7, "third": 1.0 / 3,
+            "integral": 3.0, "-integral": -42.0, "2^53+2": 9_007_199_254_740_994.0,
+        ]
+        var sent: [String: Any] = [:]
+        for (k, v) in integers { sent["i" + k] = v }
+        for (k, v) in doubles { sent["d" + k] = v }
+        let echoed = LockedState<Box?>(nil)
+        h.phone.sendMessage(sent, replyHandler: { r in echoed.withLock { $0 = Box(r) } }, errorHandler: { e in
+            echoed.withLock { $0 = Box(["error": "\(e)"]) }
+        })
+        try await eventually(10, "the reply") { echoed.withLock { $0 } != nil }
+        let r = echoed.withLock { $0 }!.dictionary
+        #expect(r["error"] == nil, "\(r["error"] ?? "")")
+        for (k, v) in integers { #expect((r["i" + k] as? NSNumber)?.int64Value == v, "\(k): \(r["i" + k] ?? "nil")") }
+        for (k, v) in doubles {
+            let d = (r["d" + k] as? NSNumber)?.doubleValue
+            #expect(d == v && d?.sign == v.sign, "\(k): \(r["d" + k] ?? "nil")")
+            #expect(r["d" + k] as? Double == v, "\(k) as? Double")
+        }
+        await h.stop()
+    }
+
     /// Foundation's property-list classes (`NSString`, `NSArray`, `NSDictionary`, `NSDate`,
     /// `NSData`, `NSNumber`) are property-list types: an iOS app that builds its dictionary
     /// from Objective-C-era code or `NSMutableDictionary` sends it as is.

@@ -71,7 +71,9 @@ public enum JSONWriter {
             out.append(contentsOf: "null".utf8)
             return
         }
-        if abs(d) < 1e15, let i = Int64(exactly: d) {
+        // -0.0 is `Int64(exactly:)` 0: written as "0.0" it lost its sign (a property list
+        // keeps it); `description` spells it "-0.0".
+        if abs(d) < 1e15, let i = Int64(exactly: d), d != 0 || d.sign == .plus {
             out.append(contentsOf: String(i).utf8)
             out.append(contentsOf: ".0".utf8)
             return
