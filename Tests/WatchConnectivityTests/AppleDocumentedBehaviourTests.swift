@@ -90,6 +90,52 @@ struct AppleDocumentedBehaviourTests {
         await h.stop(relay: relay)
     }
 
+    /// A message can only come from a counterpart that is reachable, so the receiver reads
+    /// `isReachable` true while it handles it, and has heard `sessionReachabilityDidChange`
+    /// before: an app that answers a watch's first message with a message of its own can.
+    @Test func aReceiverIsReachableWhenTheFirstMessageOfANewCounterpartArrives() async throws {
+        for _ in 1...5 {
+            let phoneDelegate = ProbeDelegate()
+            let watchDelegate = ProbeDelegate()
+            let h = try await WCHarness.start(activate: false)
+            h.phone.delegate = phoneDelegate
+            h.watch.delegate = watchDelegate
+            h.phone.activate()
+            try await eventually(10, "phone activated") { !phoneDelegate.activations.withLock { $0 }.isEmpty }
+            h.watch.activate()
+            try await eventually(10, "watch reachable") { h.watch.isReachable }
+            h.watch.sendMessage(["n": 1], replyHandler: nil)
+            try await eventually(10, "the message") { !phoneDelegate.messages.withLock { $0 }.isEmpty }
+            #expect(phoneDelegate.reachableDuringMessage.withLock { $0 } == [true])
+            #expect(phoneDelegate.order.withLock { $0 }.filter { $0 != "activation" }.prefix(2) == ["reachability", "message"])
+            await h.stop()
+        }
+    }
+
+    /// The same when the watch app comes to the foreground and sends at once.
+    @Test func aReceiverIsReachableWhenTheFirstMessageAfterTheWatchCameToTheForegroundArrives() async throws {
+        let phoneDelegate = ProbeDelegate()
+        let watchDelegate = ProbeDelegate()
+        let h = try await WCHarness.start(watchForeground: false, activate: false)
+        h.phone.delegate = phoneDelegate
+        h.watch.delegate = watchDelegate
+        h.phone.activate()
+        h.watch.activate()
+        try await eventually(10, "activated") {
+            !phoneDelegate.activations.withLock { $0 }.isEmpty && !watchDelegate.activations.withLock { $0 }.isEmpty
+        }
+        for n in 1...5 {
+            h.watch.setApplicationForeground(true)
+            try await eventually(10, "watch reachable") { h.watch.isReachable }
+            h.watch.sendMessage(["n": n], replyHandler: nil)
+            try await eventually(10, "the message") { phoneDelegate.messages.withLock { $0.count } == n }
+            h.watch.setApplicationForeground(false)
+            try await eventually(10, "phone sees the watch go") { phoneDelegate.reachability.withLock { $0 }.last == false }
+        }
+        #expect(phoneDelegate.reachableDuringMessage.withLock { $0 } == Array(repeating: true, count: 5))
+        await h.stop()
+    }
+
     // MARK: - Live messages
 
     /// An empty dictionary is a valid message, and an empty reply a valid reply.
@@ -679,6 +725,26 @@ struct AppleDocumentedBehaviourTests {
         await h.stop()
     }
 
+    /// `cancel()` "before it completes": a transfer already handed on (the counterpart away)
+    /// is cancelled all the same, leaves the outstanding ones at once, and never arrives;
+    /// the ones around it do, in order.
+    @Test func cancellingATransferThatWasAlreadyHandedOnStopsIt() async throws {
+        let h = try await WCHarness.start(activate: false)
+        try await h.activate(h.phone, h.phoneDelegate)
+        let transfers = (1...3).map { h.phone.transferUserInfo(["n": $0]) }
+        try await Task.sleep(for: .seconds(1))  // the phone hands them to the relay
+        transfers[1].cancel()
+        #expect(!transfers[1].isTransferring && h.phone.outstandingUserInfoTransfers == [transfers[0], transfers[2]])
+        try await Task.sleep(for: .milliseconds(500))
+        try await h.activate(h.watch, h.watchDelegate)
+        try await waitForCalls(h.watchDelegate, "userInfo", count: 2)
+        try await waitForCalls(h.phoneDelegate, "didFinish", count: 2)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(h.watchDelegate.details("userInfo") == ["1", "3"])
+        #expect(h.phoneDelegate.details("didFinish") == ["1", "3"])
+        await h.stop()
+    }
+
     // MARK: - Complications
 
     /// With the complication not on the face, `remainingComplicationUserInfoTransfers` "defaults
@@ -774,6 +840,10 @@ final class ProbeDelegate: NSObject, WCSessionDelegate, @unchecked Sendable {
     let messages = LockedState<[Box]>([])
     let userInfos = LockedState<[Box]>([])
     let finished = LockedState<[Finished]>([])
+    /// The delegate calls and handlers, by name, in the order they ran.
+    let order = LockedState<[String]>([])
+    /// `isReachable` as each `didReceiveMessage` (without reply) read it.
+    let reachableDuringMessage = LockedState<[Bool]>([])
     let inside = LockedState(0)
     let overlapped = LockedState(false)
     let onMainThread = LockedState(false)
@@ -791,6 +861,7 @@ final class ProbeDelegate: NSObject, WCSessionDelegate, @unchecked Sendable {
 
     /// Marks a delegate call or handler as running (for `callDelay`), noting any overlap.
     func enter(_ name: String) {
+        order.withLock { $0.append(name) }
         if Thread.isMainThread { onMainThread.withLock { $0 = true } }
         let n = inside.withLock { n in
             n += 1
@@ -817,6 +888,8 @@ final class ProbeDelegate: NSObject, WCSessionDelegate, @unchecked Sendable {
     }
     func session(_ session: WCSession, didReceiveMessage message: [String: Any]) {
         enter("message")
+        let reachable = session.isReachable
+        reachableDuringMessage.withLock { $0.append(reachable) }
         messages.withLock { $0.append(Box(message)) }
     }
     func session(_ session: WCSession, didReceiveMessage message: [String: Any], replyHandler: @escaping ([String: Any]) -> Void) {
