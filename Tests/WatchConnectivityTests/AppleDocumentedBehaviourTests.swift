@@ -148,6 +148,14 @@ struct AppleDocumentedBehaviourTests {
         try await eventually(10, "reply") { reply.withLock { $0 } != nil }
         #expect(reply.withLock { $0 } == 0)
         #expect(watchDelegate.messages.withLock { $0.map(\.dictionary.count) } == [0])
+        // Empty message data too (the watch's delegate answers with the bytes reversed: none).
+        let dataReply = LockedState<Int?>(nil)
+        h.phone.sendMessageData(Data(), replyHandler: { d in dataReply.withLock { $0 = d.count } }, errorHandler: { _ in
+            dataReply.withLock { $0 = -1 }
+        })
+        try await eventually(10, "data reply") { dataReply.withLock { $0 } != nil }
+        #expect(dataReply.withLock { $0 } == 0)
+        #expect(watchDelegate.messageData.withLock { $0 } == [0])
         await h.stop()
     }
 
@@ -341,8 +349,14 @@ struct AppleDocumentedBehaviourTests {
             "1e20": 1e20, "-1e20": -1e20, "2^63": 9_223_372_036_854_775_808.0, "0.1": 0.1, "1e-7": 1e-7, "third": 1.0 / 3,
             "integral": 3.0, "-integral": -42.0, "2^53+2": 9_007_199_254_740_994.0,
         ]
+        let dates: [String: Date] = [
+            "distantPast": .distantPast, "distantFuture": .distantFuture, "epoch": Date(timeIntervalSince1970: 0),
+            "reference": Date(timeIntervalSinceReferenceDate: 0), "fine": Date(timeIntervalSinceReferenceDate: 1e-9),
+            "before": Date(timeIntervalSinceReferenceDate: -0.000_001),
+        ]
         var sent: [String: Any] = [:]
         for (k, v) in integers { sent["i" + k] = v }
+        for (k, v) in dates { sent["t" + k] = v }
         for (k, v) in doubles { sent["d" + k] = v }
         let echoed = LockedState<Box?>(nil)
         h.phone.sendMessage(sent, replyHandler: { r in echoed.withLock { $0 = Box(r) } }, errorHandler: { e in
@@ -357,6 +371,7 @@ struct AppleDocumentedBehaviourTests {
             #expect(d == v && d?.sign == v.sign, "\(k): \(r["d" + k] ?? "nil")")
             #expect(r["d" + k] as? Double == v, "\(k) as? Double")
         }
+        for (k, v) in dates { #expect(r["t" + k] as? Date == v, "\(k): \(r["t" + k] ?? "nil")") }
         await h.stop()
     }
 
@@ -745,6 +760,21 @@ struct AppleDocumentedBehaviourTests {
         await h.stop()
     }
 
+    /// Unlike the context, userInfo is a queue: the same dictionary sent twice arrives twice,
+    /// each transfer its own object with its own `didFinish`.
+    @Test func theSameUserInfoSentTwiceArrivesTwice() async throws {
+        let h = try await WCHarness.start()
+        let first = h.phone.transferUserInfo(["n": 1])
+        let second = h.phone.transferUserInfo(["n": 1])
+        #expect(first != second && h.phone.outstandingUserInfoTransfers.count <= 2)
+        try await waitForCalls(h.watchDelegate, "userInfo", count: 2)
+        try await waitForCalls(h.phoneDelegate, "didFinish", count: 2)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(h.watchDelegate.details("userInfo") == ["1", "1"])
+        #expect(h.phoneDelegate.details("didFinish") == ["1", "1"])
+        await h.stop()
+    }
+
     // MARK: - Complications
 
     /// With the complication not on the face, `remainingComplicationUserInfoTransfers` "defaults
@@ -838,6 +868,8 @@ final class ProbeDelegate: NSObject, WCSessionDelegate, @unchecked Sendable {
     let activations = LockedState<[Activation]>([])
     let reachability = LockedState<[Bool]>([])
     let messages = LockedState<[Box]>([])
+    /// The size of each message data with a reply handler.
+    let messageData = LockedState<[Int]>([])
     let userInfos = LockedState<[Box]>([])
     let finished = LockedState<[Finished]>([])
     /// The delegate calls and handlers, by name, in the order they ran.
@@ -900,6 +932,12 @@ final class ProbeDelegate: NSObject, WCSessionDelegate, @unchecked Sendable {
         } else {
             replyHandler(replyWith?(message) ?? ["echo": message["n"] ?? "none"])
         }
+    }
+    func session(_ session: WCSession, didReceiveMessageData messageData: Data, replyHandler: @escaping (Data) -> Void) {
+        enter("messageData")
+        let count = messageData.count
+        self.messageData.withLock { $0.append(count) }
+        replyHandler(Data(messageData.reversed()))
     }
     func session(_ session: WCSession, didReceiveUserInfo userInfo: [String: Any]) {
         enter("userInfo")
