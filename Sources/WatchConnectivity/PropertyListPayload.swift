@@ -43,10 +43,10 @@ enum PropertyListPayload {
     }
 
     /// How many levels of dictionaries and arrays a dictionary may hold (itself the first; a
-    /// `Data` or a `Date` is one more, the object that carries it). The relay's frames and the
-    /// device's stores are JSON nested at most ``JSONParser/defaultMaxDepth`` (64) levels
-    /// (PROTOCOL.md §3.1), and the deepest place a dictionary goes, the relay session's row of
-    /// outstanding transfers, puts it 3 levels down. One deeper was sent (a message never
+    /// `Data`, a `Date` or a dictionary whose only key starts with `$` is one more, the object
+    /// that carries or wraps it). The relay's frames and the device's stores are JSON nested at
+    /// most ``JSONParser/defaultMaxDepth`` (64) levels (PROTOCOL.md §3.1), and the deepest place
+    /// a dictionary goes, the relay session's row of outstanding transfers, puts it 3 levels down. One deeper was sent (a message never
     /// answered, a context delivered changed, an application context or userInfo that stopped
     /// the queue) or kept (a userInfo that made the session fail to activate at the next
     /// launch); it now fails at the call with `payloadUnsupportedTypes` (README, "What differs").
@@ -68,7 +68,7 @@ enum PropertyListPayload {
             userInfo: [
                 NSLocalizedDescriptionKey:
                     "Payload nests dictionaries and arrays more than \(maxNesting) levels deep, which the relay's JSON "
-                    + "cannot carry (a Data or a Date counts one level more)."
+                    + "cannot carry (a Data, a Date or a dictionary whose only key starts with $ counts one level more)."
             ])
     }
 
