@@ -832,7 +832,8 @@ struct AppleDocumentedBehaviourTests {
         for n in 1...3 { h.phone.transferUserInfo(["n": n]) }
         let complication = h.phone.transferCurrentComplicationUserInfo(["n": 99])
         #expect(complication.isCurrentComplicationInfo)
-        try await Task.sleep(for: .seconds(1))  // the phone hands them to the relay
+        // The relay holds all four before the watch comes (a second's sleep was not always enough).
+        try await eventually(10, "the relay to hold the four transfers") { await h.relay.stats.queued == 4 }
         try await h.activate(h.watch, h.watchDelegate)
         try await waitForCalls(h.watchDelegate, "userInfo", count: 4)
         #expect(h.watchDelegate.details("userInfo").first == "99")

@@ -76,44 +76,47 @@ struct ServerEventHandlerTests {
     /// one). The close used to replace the hang-up: the peer got a close frame, and the
     /// connection stayed up to 5 s more waiting for its answer.
     @Test func aCloseAfterAHangUpInTheSamePassDoesNotUndoIt() async throws {
-        let handler = CloseOnTimer()
+        // The handler holds the service thread from the connection's opening (after lws's 101)
+        // until past its hang-up time, whatever this task is doing; then the keepalive's timer
+        // and the handler's, both due, fire in one pass: the hang-up first, then the close.
+        let handler = CloseOnTimer(holdingTheFirstOpeningFor: 6)
         let server = try WebSocketServer(
             configuration: ServerConfiguration(pingAfterSeconds: 1, hangupAfterSeconds: 4), handler: handler)
         let silent = try RawSocket(port: server.port)
         #expect(try await silent.upgrade(port: server.port).hasPrefix("HTTP/1.1 101"))
-        // The service thread is held from now (well before the hang-up's time, 4 s after the
-        // upgrade) until past it; then the keepalive's timer and the handler's, both due, fire
-        // in one pass: the hang-up first, then the close.
-        #expect(server.post(Duration.seconds(6)))
-        var frames = await silent.readBytes(1 << 20, timeoutMilliseconds: 20_000)
+        var frames = await silent.readBytes(1 << 20, timeoutMilliseconds: 30_000)
         #expect(handler.log.withLock { $0 } == ["opened", "held", "closing", "closed"])
         var opcodes: [UInt8] = []
         while frames.count >= 2 {
             opcodes.append(frames[0] & 0x0F)
             frames.removeFirst(min(frames.count, 2 + Int(frames[1] & 0x7F)))
         }
-        #expect(!opcodes.contains(0x8), "hung up without a close frame (a ping may come first), got frames \(opcodes)")
+        #expect(!opcodes.contains(0x8), "hung up without a close frame, got frames \(opcodes)")
         try await stop(server)
     }
 
-    /// Holds the service thread for a posted `Duration`, then asks for its timer at once; when
-    /// it fires, closes every connection with 4001.
+    /// Holds the service thread for `hold` seconds when the first connection opens, then asks
+    /// for its timer at once; when it fires, closes every connection with 4001.
     final class CloseOnTimer: ServerEventHandler, @unchecked Sendable {
+        let hold: Double
         // Service thread only, except `log` (locked).
         private var connections = OpenConnections()
         private var timerWanted: Duration?
+        private var held = false
         let log = LockedState<[String]>([])
+
+        init(holdingTheFirstOpeningFor seconds: Double) { hold = seconds }
 
         func handle(_ event: ServerEvent, outbound: inout OutboundBatch) {
             connections.note(event, in: log)
-        }
-
-        func received(_ message: any Sendable, outbound: inout OutboundBatch) {
-            guard let hold = message as? Duration else { return }
-            Thread.sleep(forTimeInterval: Double(hold.components.seconds))
+            guard case .opened = event, !held else { return }
+            held = true
+            Thread.sleep(forTimeInterval: hold)
             log.withLock { $0.append("held") }
             timerWanted = .zero
         }
+
+        func received(_ message: any Sendable, outbound: inout OutboundBatch) {}
 
         func timerFired(outbound: inout OutboundBatch) {
             timerWanted = nil
