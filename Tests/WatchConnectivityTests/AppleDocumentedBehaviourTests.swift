@@ -19,7 +19,7 @@ struct AppleDocumentedBehaviourTests {
         session.delegate = delegate
         #expect(session.activationState == .notActivated)
         session.activate()
-        try await eventually(10, "activationDidComplete") { !delegate.activations.withLock { $0 }.isEmpty }
+        try await eventually(10, "activationDidComplete") { delegate.activated }
         let activations = delegate.activations.withLock { $0 }
         #expect(activations.count == 1)
         #expect(activations.first?.state == .notActivated && activations.first?.error == 7002)
@@ -36,7 +36,7 @@ struct AppleDocumentedBehaviourTests {
         h.phone.delegate = phoneDelegate
         #expect(h.phone.activationState == .notActivated && !h.phone.isReachable)
         h.phone.activate()
-        try await eventually(10, "activationDidComplete") { !phoneDelegate.activations.withLock { $0 }.isEmpty }
+        try await eventually(10, "activationDidComplete") { phoneDelegate.activated }
         let activation = try #require(phoneDelegate.activations.withLock { $0.first })
         #expect(activation.state == .activated && activation.error == nil)
         #expect(activation.stateRead == .activated && activation.pairedRead && !activation.onMain)
@@ -49,10 +49,7 @@ struct AppleDocumentedBehaviourTests {
     /// `isReachable` as the delegate reads it there (Apple: "re-read isReachable when called").
     @Test func theCounterpartLeavingAndComingBackIsAnnouncedBothTimes() async throws {
         let phoneDelegate = ProbeDelegate()
-        let h = try await WCHarness.start(activate: false)
-        h.phone.delegate = phoneDelegate
-        h.phone.activate()
-        try await h.activate(h.watch, h.watchDelegate)
+        let h = try await WCHarness.start(phoneApp: phoneDelegate, activated: { phoneDelegate.activated })
         try await eventually(10, "reachable") { h.phone.isReachable }
         await h.watch.close()
         try await eventually(10, "not reachable") { !h.phone.isReachable }
@@ -101,7 +98,7 @@ struct AppleDocumentedBehaviourTests {
             h.phone.delegate = phoneDelegate
             h.watch.delegate = watchDelegate
             h.phone.activate()
-            try await eventually(10, "phone activated") { !phoneDelegate.activations.withLock { $0 }.isEmpty }
+            try await eventually(10, "phone activated") { phoneDelegate.activated }
             h.watch.activate()
             try await eventually(10, "watch reachable") { h.watch.isReachable }
             h.watch.sendMessage(["n": 1], replyHandler: nil)
@@ -122,7 +119,7 @@ struct AppleDocumentedBehaviourTests {
         h.phone.activate()
         h.watch.activate()
         try await eventually(10, "activated") {
-            !phoneDelegate.activations.withLock { $0 }.isEmpty && !watchDelegate.activations.withLock { $0 }.isEmpty
+            phoneDelegate.activated && watchDelegate.activated
         }
         for n in 1...5 {
             h.watch.setApplicationForeground(true)
@@ -163,11 +160,7 @@ struct AppleDocumentedBehaviourTests {
     /// variant fails the sender (as a dictionary message does: `deliveryFailed`), exactly once.
     @Test func messageDataWithAReplyToADelegateWithoutTheDataReplyVariantFails() async throws {
         let minimal = MinimalDelegate()
-        let h = try await WCHarness.start(activate: false)
-        h.phone.delegate = minimal
-        h.phone.activate()
-        try await eventually { minimal.activated.withLock { $0 } }
-        try await h.activate(h.watch, h.watchDelegate)
+        let h = try await WCHarness.start(phoneApp: minimal, activated: { minimal.activated.withLock { $0 } })
         try await eventually(10, "reachable") { h.watch.isReachable }
         let log = HandlerLog()
         h.watch.sendMessageData(Data([1]), replyHandler: log.data(1), errorHandler: log.error(1))
@@ -419,10 +412,7 @@ struct AppleDocumentedBehaviourTests {
     func aDeeplyNestedDictionaryArrivesIntactOrFailsAtOnce(_ depth: Int) async throws {
         let nested = Self.nested(depth)
         let phoneDelegate = ProbeDelegate()
-        let h = try await WCHarness.start(activate: false)
-        h.phone.delegate = phoneDelegate
-        h.phone.activate()
-        try await eventually(10, "activation") { !phoneDelegate.activations.withLock { $0 }.isEmpty }
+        let h = try await WCHarness.start(phoneApp: phoneDelegate, activated: { phoneDelegate.activated }, activatingWatch: false)
         var contextFailure: Int?
         do { try h.phone.updateApplicationContext(nested) } catch { contextFailure = (error as NSError).code }
         let transfer = h.phone.transferUserInfo(nested)
@@ -438,7 +428,7 @@ struct AppleDocumentedBehaviourTests {
         let restarted = ProbeDelegate()
         phone.delegate = restarted
         phone.activate()
-        try await eventually(10, "activation after the restart") { !restarted.activations.withLock { $0 }.isEmpty }
+        try await eventually(10, "activation after the restart") { restarted.activated }
         let activation = try #require(restarted.activations.withLock { $0.first })
         #expect(activation.state == .activated && activation.error == nil)
 
@@ -538,10 +528,7 @@ struct AppleDocumentedBehaviourTests {
     /// "no effect" on a transfer already transferred.
     @Test func aUserInfoTransfersLifecycleFromQueuedToFinished() async throws {
         let phoneDelegate = ProbeDelegate()
-        let h = try await WCHarness.start(activate: false)
-        h.phone.delegate = phoneDelegate
-        h.phone.activate()
-        try await eventually(10, "activation") { !phoneDelegate.activations.withLock { $0 }.isEmpty }
+        let h = try await WCHarness.start(phoneApp: phoneDelegate, activated: { phoneDelegate.activated }, activatingWatch: false)
         let transfer = h.phone.transferUserInfo(["n": 1])
         #expect(transfer.isTransferring && h.phone.outstandingUserInfoTransfers == [transfer])
         #expect(transfer.userInfo["n"] as? Int == 1 && !transfer.isCurrentComplicationInfo)
@@ -650,7 +637,7 @@ struct AppleDocumentedBehaviourTests {
             let transient = ProbeDelegate()
             h.phone.delegate = transient
             h.phone.activate()
-            try await eventually(10, "activation") { !transient.activations.withLock { $0 }.isEmpty }
+            try await eventually(10, "activation") { transient.activated }
         }
         try await eventually(10, "the delegate is gone") { h.phone.delegate == nil }
         #expect(throws: WCError(.sessionMissingDelegate)) { try h.phone.updateApplicationContext(["n": 1]) }
@@ -715,7 +702,7 @@ struct AppleDocumentedBehaviourTests {
         h.phone.delegate = phoneDelegate
         h.watch.delegate = watchDelegate
         h.phone.activate()
-        try await eventually(10, "phone activated") { !phoneDelegate.activations.withLock { $0 }.isEmpty }
+        try await eventually(10, "phone activated") { phoneDelegate.activated }
         h.watch.activate()
         try await eventually(10, "the reply") { !replies.withLock { $0 }.isEmpty }
         #expect(replies.withLock { $0 } == ["5"])
@@ -867,6 +854,8 @@ final class ProbeDelegate: NSObject, WCSessionDelegate, @unchecked Sendable {
     }
 
     let activations = LockedState<[Activation]>([])
+    /// Whether `activationDidCompleteWith` came.
+    var activated: Bool { !activations.withLock { $0 }.isEmpty }
     let reachability = LockedState<[Bool]>([])
     let messages = LockedState<[Box]>([])
     /// The size of each message data with a reply handler.
@@ -967,7 +956,7 @@ extension WCHarness {
         h.phone.activate()
         h.watch.activate()
         try await eventually(10, "activation") {
-            !phone.activations.withLock { $0 }.isEmpty && !watch.activations.withLock { $0 }.isEmpty
+            phone.activated && watch.activated
         }
         try await eventually(10, "reachable both ways") { h.phone.isReachable && h.watch.isReachable }
         return h

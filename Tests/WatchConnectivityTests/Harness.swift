@@ -171,6 +171,21 @@ struct WCHarness: Sendable {
         return h
     }
 
+    /// A harness whose phone answers to an app's own `delegate` instead of a recording one: the
+    /// phone activated, until `activated` (read from that delegate) holds; then the watch, with
+    /// its recording delegate, unless `activatingWatch` is false. The caller keeps `delegate`
+    /// (a session holds its delegate weakly).
+    static func start(
+        phoneApp delegate: any WCSessionDelegate, activated: @escaping @Sendable () -> Bool, activatingWatch: Bool = true
+    ) async throws -> WCHarness {
+        let h = try await start(activate: false)
+        h.phone.delegate = delegate
+        h.phone.activate()
+        try await eventually(10, "the phone's activationDidComplete", activated)
+        if activatingWatch { try await h.activate(h.watch, h.watchDelegate) }
+        return h
+    }
+
     static func environment(_ relay: RelayServer, _ role: String, _ state: String, foreground: Bool = true) -> WCSessionEnvironment? {
         WCSessionEnvironment([
             "WATCHRELAY_URL": relay.url, "WATCHRELAY_ROLE": role, "WATCHRELAY_STATE": state,

@@ -25,11 +25,7 @@ final class ReplyOnlyDelegate: NSObject, WCSessionDelegate, @unchecked Sendable 
 struct MissingDelegateMethodTests {
     @Test func aPlainMessageToAReplyOnlyDelegateIsDroppedAndSaidOnce() async throws {
         let replyOnly = ReplyOnlyDelegate()
-        let h = try await WCHarness.start(activate: false)
-        h.phone.delegate = replyOnly
-        h.phone.activate()
-        try await eventually { replyOnly.activated.withLock { $0 } }
-        try await h.activate(h.watch, h.watchDelegate)
+        let h = try await WCHarness.start(phoneApp: replyOnly, activated: { replyOnly.activated.withLock { $0 } })
         try await eventually { h.watch.isReachable }
         h.watch.sendMessage(["n": 1], replyHandler: nil)
         h.watch.sendMessage(["n": 2], replyHandler: nil)

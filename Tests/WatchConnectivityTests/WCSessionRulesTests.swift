@@ -138,11 +138,7 @@ struct WCSessionRulesTests {
 
     @Test func aMessageWithReplyToADelegateWithoutTheReplyVariantFailsWithDeliveryFailed() async throws {
         let minimal = MinimalDelegate()
-        let h = try await WCHarness.start(activate: false)
-        h.phone.delegate = minimal
-        h.phone.activate()
-        try await eventually { minimal.activated.withLock { $0 } }
-        try await h.activate(h.watch, h.watchDelegate)
+        let h = try await WCHarness.start(phoneApp: minimal, activated: { minimal.activated.withLock { $0 } })
         try await eventually { h.watch.isReachable }
         let failed = LockedState<WCError.Code?>(nil)
         h.watch.sendMessage(["n": 1], replyHandler: { _ in }) { error in failed.withLock { $0 = (error as? WCError)?.code } }
