@@ -46,10 +46,11 @@ enum PropertyListPayload {
     /// `Data`, a `Date` or a dictionary whose only key starts with `$` is one more, the object
     /// that carries or wraps it). The relay's frames and the device's stores are JSON nested at
     /// most ``JSONParser/defaultMaxDepth`` (64) levels (PROTOCOL.md §3.1), and the deepest place
-    /// a dictionary goes, the relay session's row of outstanding transfers, puts it 3 levels down. One deeper was sent (a message never
-    /// answered, a context delivered changed, an application context or userInfo that stopped
-    /// the queue) or kept (a userInfo that made the session fail to activate at the next
-    /// launch); it now fails at the call with `payloadUnsupportedTypes` (README, "What differs").
+    /// a dictionary goes, the relay session's row of outstanding transfers, puts it 3 levels
+    /// down. One deeper was sent (a message never answered, a context delivered changed, an
+    /// application context or userInfo that stopped the queue) or kept (a userInfo that made the
+    /// session fail to activate at the next launch); it now fails at the call with
+    /// `payloadUnsupportedTypes` (README, "What differs").
     static let maxNesting = JSONParser.defaultMaxDepth - 3
 
     /// Whether `value` has more than `limit` levels of objects and arrays (it stops looking
