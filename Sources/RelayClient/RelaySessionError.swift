@@ -12,6 +12,10 @@ public enum RelaySessionError: Error, Sendable, Equatable, CustomStringConvertib
     case replyTimeout
     /// The payload is over the mode's limit (WC: payloadTooLarge, 7009).
     case payloadTooLarge(size: Int, limit: Int)
+    /// The payload nests objects and arrays deeper than a frame may carry (PROTOCOL.md §3.1; WC:
+    /// payloadUnsupportedTypes, 7010). Refused before it goes out: the relay could not read the
+    /// frame, so it could not say which request failed, and the call would wait for its timeout.
+    case payloadTooDeep(depth: Int, limit: Int)
     /// The call does not apply to this device or item (WC: sessionNotSupported, 7002).
     case notSupported(String)
     /// The connection to the relay dropped before the answer came.
@@ -31,6 +35,7 @@ public enum RelaySessionError: Error, Sendable, Equatable, CustomStringConvertib
         case .notReachable: return 7007
         case .replyTimeout: return 7012
         case .payloadTooLarge: return 7009
+        case .payloadTooDeep: return 7010
         case .notSupported: return 7002
         case .relay(let code, _): return code.wcCode
         default: return nil
@@ -55,6 +60,8 @@ public enum RelaySessionError: Error, Sendable, Equatable, CustomStringConvertib
         case .notReachable: return "the counterpart is not reachable"
         case .replyTimeout: return "no reply within the reply timeout"
         case .payloadTooLarge(let size, let limit): return "payload of \(size) bytes is over the limit of \(limit)"
+        case .payloadTooDeep(let depth, let limit):
+            return "payload nests \(depth) levels of objects and arrays, more than the \(limit) a frame can carry"
         case .notSupported(let why): return "not supported: \(why)"
         case .disconnected: return "disconnected from the relay"
         case .timeout(let what): return "timed out waiting for \(what)"

@@ -86,12 +86,20 @@ extension SessionCore {
         complete(ticket, .failure(error))
     }
 
-    /// Whether `payload` is within `limit`; fails the command if not.
+    /// Whether `payload` is within `limit` and nests no deeper than a frame can carry; fails the
+    /// command if not.
     private mutating func fits(_ payload: Payload, _ limit: Int, _ ticket: SessionTicket) -> Bool {
         let size = payload.encodedSize
-        guard size > limit else { return true }
-        fail(ticket, .payloadTooLarge(size: size, limit: limit))
-        return false
+        guard size <= limit else {
+            fail(ticket, .payloadTooLarge(size: size, limit: limit))
+            return false
+        }
+        let depth = payload.nestingDepth
+        guard depth <= Payload.maxNestingDepth else {
+            fail(ticket, .payloadTooDeep(depth: depth, limit: Payload.maxNestingDepth))
+            return false
+        }
+        return true
     }
 
     private mutating func activate(_ ticket: SessionTicket) {

@@ -130,6 +130,41 @@ public struct Payload: JSONRepresentable, Hashable {
         self.init(members: reader.members)
     }
 
+    /// The deepest a payload may nest: in a `send`, `reply` or `deliver` frame it is a member of
+    /// the frame object, one level below it, and a frame nests at most
+    /// ``JSONParser/defaultMaxDepth`` levels (PROTOCOL.md §3.1).
+    public static let maxNestingDepth = JSONParser.defaultMaxDepth - 1
+
+    /// How many levels of objects and arrays the payload nests, itself included: `{}` is 1,
+    /// `{"a":[{}]}` is 3. Counted on ``bytes`` (brackets outside strings), without recursion.
+    public var nestingDepth: Int {
+        var depth = 0
+        var deepest = 0
+        var inString = false
+        var escaped = false
+        for b in bytes {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if b == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if b == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch b {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                deepest = max(deepest, depth)
+            case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
+            default: break
+            }
+        }
+        return deepest
+    }
+
     public static func == (a: Payload, b: Payload) -> Bool {
         a.bytes.elementsEqual(b.bytes) || a.members == b.members
     }

@@ -161,6 +161,7 @@ enum WatchMachine {
             case .notReachable: "not_reachable"
             case .replyTimeout: "reply_timeout"
             case .payloadTooLarge: "payload_too_large"
+            case .payloadTooDeep: "payload_too_deep"
             case .notSupported: "not_supported"
             case .disconnected: "disconnected"
             case .timeout: "timeout"

@@ -126,6 +126,23 @@ struct RelaySessionTests {
         await h.stop()
     }
 
+    @Test func aPayloadTooDeepForAFrameFailsAtTheCallAndOneAtTheLimitIsDelivered() async throws {
+        let h = try await Harness.start()
+        // 64 levels with the payload's own: the frame would nest 65, which the relay refuses
+        // as bad_json without naming the request (so the call would wait for its timeout).
+        let tooDeep = Payload.nested(depth: 64)
+        await #expect(throws: RelaySessionError.payloadTooDeep(depth: 64, limit: 63)) {
+            try await h.phone.transferUserInfo(tooDeep)
+        }
+        // 63 levels: the frame nests exactly 64, which the relay accepts and delivers as sent.
+        let atLimit = Payload.nested(depth: 63)
+        try await h.phone.transferUserInfo(atLimit)
+        let delivered = try await h.next(h.watch) { if case .userInfo(let d) = $0 { d } else { nil } }
+        #expect(delivered.payload == atLimit)
+        #expect(delivered.payload.nestingDepth == 63)
+        await h.stop()
+    }
+
     @Test func aRestartedAppComesBackPairedFromItsStateDirectory() async throws {
         let h = try await Harness.start()
         await h.watch.close()

@@ -1,4 +1,5 @@
 import RelayProtocol
+import TestSupport
 import Testing
 
 @testable import RelayClient
@@ -152,6 +153,23 @@ import Testing
         }
         let (ticket, actions) = h.command(.reply(to: Delivery(deliver(1, .message)), big))
         #expect(actions.failure(ticket) == .payloadTooLarge(size: size, limit: 40))
+    }
+
+    @Test func payloadsNestedDeeperThanAFrameCarriesAreRefusedBeforeSending() {
+        var h = CoreHarness.paired(role: .phone)
+        let deep = Payload.nested(depth: Payload.maxNestingDepth + 1)
+        for command in [
+            SessionCommand.sendMessage(deep, wantsReply: true), .transferUserInfo(deep), .transferComplication(deep),
+            .updateContext(deep), .reply(to: Delivery(deliver(1, .message)), deep),
+        ] {
+            let (ticket, actions) = h.command(command)
+            #expect(actions.failure(ticket) == .payloadTooDeep(depth: 64, limit: 63))
+            #expect(actions.failure(ticket)?.wcCode == 7010)
+            #expect(actions.sentFrames.isEmpty)
+        }
+        // At the limit, it goes out.
+        let (_, actions) = h.command(.transferUserInfo(Payload.nested(depth: Payload.maxNestingDepth)))
+        #expect(actions.sentFrames.count == 1)
     }
 
     @Test func aReplyGoesOutAtOnceWhenActivated() {

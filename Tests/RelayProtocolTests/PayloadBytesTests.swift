@@ -1,4 +1,5 @@
 @_spi(Testing) import RelayProtocol
+import TestSupport
 import Testing
 
 /// A payload reaches the receiver byte for byte as the sender wrote it (PROTOCOL.md §3.7
@@ -113,5 +114,15 @@ import Testing
     @Test func storedBytesThatAreNotAnObjectAreRejected() {
         #expect(throws: ProtocolError.self) { try Payload(bytes: Array("[1]".utf8)) }
         #expect(throws: ProtocolError.self) { try Payload(bytes: Array(#"{"kind":"#.utf8)) }
+    }
+
+    @Test func nestingIsCountedOnBracketsOutsideStrings() throws {
+        #expect(Payload(kind: "k").nestingDepth == 1)
+        #expect(try Payload(bytes: Array(#"{"a":[{}],"b":{"c":[]}}"#.utf8)).nestingDepth == 3)
+        // Brackets inside strings, behind escaped quotes and backslashes, are text.
+        let text = #"{"s":"[[{\"[\\","t":"\u005b{"}"#
+        #expect(try Payload(bytes: Array(text.utf8)).nestingDepth == 1)
+        #expect(Payload(kind: "k", ["s": "]]]{{{\"\\"]).nestingDepth == 1)
+        #expect(Payload.nested(depth: Payload.maxNestingDepth).nestingDepth == 63)
     }
 }
