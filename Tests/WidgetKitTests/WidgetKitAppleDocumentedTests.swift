@@ -215,6 +215,21 @@ private func minute<E>(_ date: Date, _ host: WidgetHost<E>) -> Int {
         #expect(asked.count <= 13, "at most one reload every 5 minutes: \(asked.count)")
     }
 
+    /// TimelineReloadPolicy.after(_:): "A policy that specifies a future date for WidgetKit to request
+    /// a new timeline"; with a date already past, Keeping a widget up to date: "WidgetKit imposes a
+    /// minimum amount of time before it reloads a widget" — it asks again, but not at once.
+    @Test func afterWithADateAlreadyPastAsksAgainAfterTheMinimumNotAtOnce() async {
+        let (host, calls) = docHost { n, now, _ in
+            Timeline(entries: [DocEntry(date: now, label: "#\(n)")], policy: .after(now.addingTimeInterval(-600)))
+        }
+        _ = await host.run(for: 3600)
+        let asked = calls.of("getTimeline").map { at($0.at, host) }
+        let gaps = zip(asked.dropFirst(), asked).map { $0 - $1 }
+        #expect(asked.count > 1)
+        #expect(gaps.allSatisfy { $0 >= 60 }, "gaps \(gaps)")
+        #expect(asked.count <= 13)
+    }
+
     // MARK: Entries at their dates
 
     /// Timeline.init(entries:policy:): "Add entries for future dates and times when you want WidgetKit
