@@ -8,7 +8,8 @@
 // `WidgetHost.clock` (`providerClock: .virtual`), so no assertion depends on the wall clock. The
 // developer-written widget (AppleDocsDeveloperWidget.swift) reads `Date()` as on a device; its
 // dates are compared to the minute. The only real-time waits are the provider time-outs of the
-// completion-handler tests (0.3 s each). Plain `import WidgetKit`: the host and its clock are public.
+// completion-handler test that never answers (0.3 s). Plain `import WidgetKit` (no `@testable`): the
+// host and its virtual clock are public.
 //
 // Run: swift build --build-tests && swift test --skip-build --filter WidgetKitAppleDocumentedTests
 import Foundation
