@@ -72,14 +72,16 @@ public struct WidgetInstance: Sendable, Identifiable {
         descriptor.configuration = configuration
     }
 
-    /// Runs what is due at `now` (WidgetKit's three steps): the policy's request and one
-    /// reload for the pending batch (or a stale report), the provider's timeline, then the
-    /// entry whose date has come.
+    /// Runs what is due at `now` (WidgetKit's steps): the entry whose date has come on the
+    /// timeline on screen (the last entry of an `.atEnd` timeline is due when its reload is),
+    /// the policy's request and one reload for the pending batch (or a stale report), the
+    /// provider's timeline, then the entry whose date has come on it.
     mutating func flush(
         now: Timestamp, favorites: FavoritesSnapshot?, provider: FavoritesTimelineProvider, rules: WidgetRules,
         appForeground: Bool
     ) -> [WidgetEvent] {
         var events: [WidgetEvent] = []
+        renderDueEntry(now: now, into: &events)
         let reloadRules = rules.reloadRules
         switch reloadState.decide(now: now.date, rules: reloadRules, appForeground: appForeground) {
         case .none:
@@ -94,14 +96,18 @@ public struct WidgetInstance: Sendable, Identifiable {
                 budgetLimit: budget.limit)
             events.append(.stale(report))
         }
-        if let timeline, let i = reloadState.advance(now: now.date) {
-            let entry = timeline.entries[i]
-            let rendered = EntryRendered(
-                widgetID: id, family: family, generation: generation, index: i, entryDate: entry.timestamp, at: now,
-                content: WidgetContent(family: family, entry: entry))
-            events.append(.rendered(rendered))
-        }
+        renderDueEntry(now: now, into: &events)
         return events
+    }
+
+    /// Renders the entry due at `now`, if it is not on screen already.
+    private mutating func renderDueEntry(now: Timestamp, into events: inout [WidgetEvent]) {
+        guard let timeline, let i = reloadState.advance(now: now.date) else { return }
+        let entry = timeline.entries[i]
+        let rendered = EntryRendered(
+            widgetID: id, family: family, generation: generation, index: i, entryDate: entry.timestamp, at: now,
+            content: WidgetContent(family: family, entry: entry))
+        events.append(.rendered(rendered))
     }
 
     /// Asks the favorites widget's WidgetKit provider for the timeline, over the stored

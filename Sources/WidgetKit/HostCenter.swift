@@ -15,6 +15,8 @@ final class HostCenter: Sendable {
 
     private let calls = LockedState(Calls())
     private let invalidations = LockedState(0)
+    /// The kinds of the `invalidateRelevance(ofKind:)` calls, in order.
+    private let relevanceInvalidations = LockedState<[String]>([])
     /// The scope of the app event running now, for calls that carry no scope (``RunningHosts``).
     private let openScope = LockedState<EventScope?>(nil)
     let widgets: [WidgetInfo]
@@ -44,6 +46,10 @@ final class HostCenter: Sendable {
         invalidations.withLock { $0 += 1 }
     }
 
+    fileprivate func invalidateRelevance(_ kind: String) {
+        relevanceInvalidations.withLock { $0.append(kind) }
+    }
+
     /// The calls of the event that just ended, in order.
     func drain() -> [String?] {
         calls.withLock { c in
@@ -62,6 +68,11 @@ final class HostCenter: Sendable {
 
     /// How many times the recommendations were invalidated.
     var invalidationCount: Int { invalidations.withLock { $0 } }
+
+    /// How many times the relevance of widgets of `kind` was invalidated.
+    func relevanceInvalidationCount(ofKind kind: String) -> Int {
+        relevanceInvalidations.withLock { $0.count { $0 == kind } }
+    }
 }
 
 /// The ``WidgetCenter`` host while one app event runs. A `Task` the event started inherits
@@ -87,6 +98,8 @@ final class EventScope: WidgetCenterHost {
 
     func invalidateConfigurationRecommendations() { center.invalidate() }
 
+    func invalidateRelevance(ofKind kind: String) { center.invalidateRelevance(kind) }
+
     func currentConfigurations() -> [WidgetInfo] { center.widgets }
 }
 
@@ -100,6 +113,8 @@ extension HostCenter: WidgetCenterHost {
     }
 
     func invalidateConfigurationRecommendations() { invalidate() }
+
+    func invalidateRelevance(ofKind kind: String) { invalidateRelevance(kind) }
 
     func currentConfigurations() -> [WidgetInfo] { widgets }
 }

@@ -72,10 +72,17 @@ struct HostRun<Entry: TimelineEntry & Sendable> {
         slots.compactMap { $0.state.nextWakeUp(now: now, rules: rules, appForeground: foreground) }.min()
     }
 
-    /// WidgetKit's pass at `now`, widget by widget: reload or refuse, then the entry due.
+    /// WidgetKit's pass at `now`, widget by widget: the entry due on the timeline on screen,
+    /// reload or refuse, then the entry due on the timeline now installed.
+    ///
+    /// The first step shows the last entry of an `.atEnd` timeline, whose date is also the
+    /// reload's: it comes on screen at its date like every entry, and the next timeline's
+    /// first entry replaces it (Apple: the next timeline is asked for "after the last date in a
+    /// timeline passes").
     nonisolated(nonsending) mutating func flush(now: Date, source: TimelineSource<Entry>, providerClock: ProviderClock) async {
         for i in slots.indices {
             let w = slots[i].widget
+            showDueEntry(i, now: now)
             switch slots[i].state.decide(now: now, rules: rules, appForeground: foreground) {
             case .none:
                 break
@@ -115,19 +122,24 @@ struct HostRun<Entry: TimelineEntry & Sendable> {
                         budgetLeft: slots[i].state.budget.remaining(at: now), generation: slots[i].state.generation,
                         entryCount: timeline.entries.count, policy: policy, warnings: warnings))
             }
-            if let index = slots[i].state.advance(now: now) {
-                let entry = slots[i].entries[index]
-                shown.append(
-                    ShownEntry(
-                        widgetID: w.id, family: w.family, from: now, entry: entry, text: describe(entry),
-                        generation: slots[i].state.generation))
-            }
+            showDueEntry(i, now: now)
         }
+    }
+
+    /// Puts the entry of slot `i` due at `now` on screen, if it is not already.
+    private mutating func showDueEntry(_ i: Int, now: Date) {
+        guard let index = slots[i].state.advance(now: now) else { return }
+        let w = slots[i].widget
+        let entry = slots[i].entries[index]
+        shown.append(
+            ShownEntry(
+                widgetID: w.id, family: w.family, from: now, entry: entry, text: describe(entry),
+                generation: slots[i].state.generation))
     }
 
     /// The records, as the day's result. A handler called again after its answer was used (a
     /// cached timeline, then the network's) is reported now, at the reload it belonged to.
-    func finish(end: Date, kind: String, recommendationsInvalidated: Int) -> WidgetDay<Entry> {
+    func finish(end: Date, kind: String, recommendationsInvalidated: Int, relevanceInvalidated: Int) -> WidgetDay<Entry> {
         var failures = failures
         for call in answeredCalls {
             let extra = call.extraCalls()
@@ -141,6 +153,6 @@ struct HostRun<Entry: TimelineEntry & Sendable> {
         return WidgetDay(
             kind: kind, start: start, end: end, widgets: slots.map(\.widget), shown: shown, reloads: reloads,
             refusals: refusals, providerFailures: failures, appEvents: appEvents,
-            recommendationsInvalidated: recommendationsInvalidated)
+            recommendationsInvalidated: recommendationsInvalidated, relevanceInvalidated: relevanceInvalidated)
     }
 }

@@ -23,9 +23,9 @@ extension TimelineEntry {
 /// when an entry's date arrives, for ``duration`` seconds.
 public struct TimelineEntryRelevance: Sendable, Hashable, Codable {
     /// A score you choose, relative to the scores of the provider's other entries.
-    public let score: Float
+    public var score: Float
     /// How long the score applies from the entry's date; 0 means until the next entry.
-    public let duration: TimeInterval
+    public var duration: TimeInterval
 
     /// A relevance of `score` for `duration` seconds (0: until the next entry).
     public init(score: Float, duration: TimeInterval = 0) {

@@ -51,6 +51,13 @@ public final class WidgetCenter: Sendable {
         Self.target?.invalidateConfigurationRecommendations()
     }
 
+    /// Asks the system to read the relevance of the widgets of `kind` again (iOS 18, watchOS
+    /// 11). Recorded by the host (``WidgetDay/relevanceInvalidated``); the host models no Smart
+    /// Stack, so nothing else follows from it (README, "What differs").
+    public func invalidateRelevance(ofKind kind: String) {
+        Self.target?.invalidateRelevance(ofKind: kind)
+    }
+
     /// The configured widgets: kind, family and configuration of each instance.
     ///
     /// `@preconcurrency`, as Apple declares it: code not yet checked for concurrency (Swift 5
@@ -67,12 +74,29 @@ public final class WidgetCenter: Sendable {
     }
 }
 
+extension WidgetCenter {
+    /// The keys of the user-info dictionary of the user activity a tapped widget opens the app
+    /// with (WidgetKit's `WidgetCenter.UserInfoKey`). The host draws widgets and has no taps,
+    /// so nothing here fills such a dictionary; the keys exist so that an app's handler
+    /// compiles and can be called by a test with a dictionary of its own.
+    public struct UserInfoKey: Sendable {
+        /// The widget's kind (the `kind` of its configuration).
+        public static let kind = "WGWidgetUserInfoKeyKind"
+        /// The widget's family.
+        public static let family = "WGWidgetUserInfoKeyFamily"
+        /// The activity's id, when the widget is a Live Activity.
+        public static let activityID = "WGWidgetUserInfoKeyActivityID"
+    }
+}
+
 /// What ``WidgetCenter`` forwards to the host running the app code.
 protocol WidgetCenterHost: Sendable {
     /// A reload request for `kind`, or for every widget when `nil`.
     func reloadTimelines(ofKind kind: String?)
     /// `invalidateConfigurationRecommendations()` was called.
     func invalidateConfigurationRecommendations()
+    /// `invalidateRelevance(ofKind:)` was called.
+    func invalidateRelevance(ofKind kind: String)
     /// The placed widget instances.
     func currentConfigurations() -> [WidgetInfo]
 }

@@ -24,6 +24,8 @@ public struct WidgetDay<Entry: TimelineEntry & Sendable>: Sendable {
     public let appEvents: [AppEventRecord]
     /// How many times the app called `invalidateConfigurationRecommendations()`.
     public let recommendationsInvalidated: Int
+    /// How many times the app called `invalidateRelevance(ofKind:)` with this day's kind.
+    public let relevanceInvalidated: Int
 
     /// The instance in `family` (the first, if several).
     public func widget(_ family: WidgetFamily) -> HostedWidget? {

@@ -264,7 +264,9 @@ public final class WidgetHost<Entry: TimelineEntry & Sendable> {
         }
         clock.move(to: end)
         recordUnscoped(center, to: &run, now: end)
-        return run.finish(end: end, kind: kind, recommendationsInvalidated: center.invalidationCount)
+        return run.finish(
+            end: end, kind: kind, recommendationsInvalidated: center.invalidationCount,
+            relevanceInvalidated: center.relevanceInvalidationCount(ofKind: kind))
     }
 
     /// What the widget shows in a transient appearance: the provider's

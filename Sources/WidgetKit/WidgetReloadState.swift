@@ -184,6 +184,8 @@ public struct WidgetReloadState: Sendable, Hashable {
     }
 
     /// Flush step 3: puts the entry due at `now` on screen; returns its index if it changed.
+    /// Called before step 1 too, so an entry due when a reload is (the last entry of an `.atEnd`
+    /// timeline) comes on screen before the next timeline replaces it.
     public mutating func advance(now: Date) -> Int? {
         guard let i = index(at: now), i != displayedIndex else { return nil }
         displayedIndex = i

@@ -103,10 +103,13 @@ import WidgetKit
                 }
             }
         }
+        // The last entry (09:45) comes on screen at its date, then the reload it is due with
+        // replaces it with the next timeline's first.
         #expect(
             log == [
-                "09:15 show torvalds", "09:30 show gaearon", "09:45 reload policyAtEnd gen 2", "09:45 show octocat",
-                "10:00 show torvalds", "10:15 show gaearon", "10:30 reload policyAtEnd gen 3", "10:30 show octocat",
+                "09:15 show torvalds", "09:30 show gaearon", "09:45 show octocat", "09:45 reload policyAtEnd gen 2",
+                "09:45 show octocat", "10:00 show torvalds", "10:15 show gaearon", "10:30 show octocat",
+                "10:30 reload policyAtEnd gen 3", "10:30 show octocat",
             ])
     }
 

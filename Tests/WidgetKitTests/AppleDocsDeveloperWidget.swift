@@ -4,21 +4,15 @@
 // SwiftUI part (README "Test your own widget": out of scope). Nothing in this file was adapted to
 // this module: it is the code a watchOS target holds. WidgetKitAppleDocumentedTests runs it.
 //
-// What Apple's SDK accepts but this module does not (each a finding of the Apple-documented suite;
-// checked with `swiftc -typecheck` against the module, so it is left out of this file):
+// What Apple's SDK accepts but this module does not (found by the Apple-documented suite, checked
+// with `swiftc -typecheck` against the module, so left out of this file). Three more were found
+// and fixed (TimelineEntryRelevance's `var` properties, `WidgetCenter.UserInfoKey`,
+// `invalidateRelevance(ofKind:)`): the code below uses them.
 //
-// 1. Error: TimelineEntryRelevance's properties are `var` in Apple's declaration
-//    (`var score: Float`, `var duration: TimeInterval`), `let` here:
-//        var relevance = TimelineEntryRelevance(score: 10)
-//        relevance.duration = 15 * 60          // error: cannot assign to property: 'duration' is a 'let' constant
-// 2. Error: `WidgetCenter.UserInfoKey` (`.kind`, `.family`, `.activityID`; iOS 14, watchOS 9), read
-//    from the user activity when the user taps a widget:
-//        let kind = userInfo[WidgetCenter.UserInfoKey.kind] as? String   // error: type 'WidgetCenter' has no member 'UserInfoKey'
-// 3. Error: `WidgetCenter.shared.invalidateRelevance(ofKind:)` (iOS 18, watchOS 11).
-// 4. Error: `WidgetFamily.systemExtraLargePortrait` (iOS 27, macOS 27, visionOS 26; not watchOS).
-// 5. Error: `IntentTimelineProvider` (the SiriKit-intent provider, iOS 14, watchOS 9; its Intent is
+// 1. Error: `WidgetFamily.systemExtraLargePortrait` (iOS 27, macOS 27, visionOS 26; not watchOS).
+// 2. Error: `IntentTimelineProvider` (the SiriKit-intent provider, iOS 14, watchOS 9; its Intent is
 //    an `INIntent`, and Intents has no Linux build either).
-// 6. Warning (an error under this package's zero-warning build): the family switch every watchOS
+// 3. Warning (an error under this package's zero-warning build): the family switch every watchOS
 //    complication writes, whose four accessory cases are all a watchOS target may name (the system
 //    families are unavailable on watchOS, so Apple's compiler does not ask for them):
 //        switch context.family {
@@ -119,10 +113,12 @@ struct UpNextProvider: TimelineProvider {
                     relevance: TimelineEntryRelevance(score: score, duration: 15 * 60)))
             entryDate = Calendar.current.date(byAdding: .minute, value: 15, to: entryDate)!
         }
+        var starting = TimelineEntryRelevance(score: 200)
+        starting.duration = 10 * 60
         entries.append(
             UpNextEntry(
                 date: next.start, title: shortTitle(next.title, for: context.family), minutesLeft: 0,
-                relevance: TimelineEntryRelevance(score: 200)))
+                relevance: starting))
 
         // After this event, the next one's countdown: ask again at the end; with none, wait for the app.
         let policy: TimelineReloadPolicy = upcoming.count > 1 ? .atEnd : .never
@@ -165,6 +161,19 @@ final class PlacedWidgetsLog: @unchecked Sendable {
                 print("widgets: \(error.localizedDescription)")
             }
         }
+    }
+}
+
+/// The app's handler of the user activity a tapped widget opens it with, and its reaction to a
+/// change of what makes its widgets relevant.
+enum UpNextActivity {
+    /// Which widget the user tapped, from the activity's user info.
+    static func tappedKind(_ userInfo: [AnyHashable: Any]?) -> String? {
+        userInfo?[WidgetCenter.UserInfoKey.kind] as? String
+    }
+
+    static func eventsMoved() {
+        WidgetCenter.shared.invalidateRelevance(ofKind: UpNextWidget.kind)
     }
 }
 

@@ -86,9 +86,10 @@ import Testing
         #expect(day.reloads.map(\.at) == expected)
         #expect(day.reloads.dropFirst().allSatisfy { $0.reasons == [.policyAtEnd] && $0.charged })
         #expect(day.reloads.last?.budgetLeft == 65)
-        // The placeholder, then an entry an hour: each timeline's fifth entry (at 4 h) gives way
-        // to the next timeline's first, reloaded at that moment.
-        #expect(day.shown.count == 25)
+        // The placeholder, then an entry an hour: each timeline's fifth entry (at 4 h) comes on
+        // screen at its date and gives way to the next timeline's first, reloaded at that moment.
+        #expect(day.shown.count == 30)
+        #expect(day.shown[5].from == day.shown[6].from && day.shown[5].generation + 1 == day.shown[6].generation)
         #expect(day.shown[2].from == host.date(hours: 1, seconds: 0.1))
     }
 

@@ -136,9 +136,6 @@ private func minute<E>(_ date: Date, _ host: WidgetHost<E>) -> Int {
     /// Timeline.init(entries:policy:): "Add entries for future dates and times when you want
     /// WidgetKit to update the widget's view … the update might occur later": the last entry is an
     /// update like the others — the widget shows it at its date, then asks for the next timeline.
-    /// The host asks for the next timeline at the last entry's date and shows the new timeline's
-    /// first entry at that same instant: the last entry of an `.atEnd` timeline never comes on
-    /// screen (in Xcode's template, 4 of the 5 hourly entries).
     @Test func theLastEntryOfAnAtEndTimelineComesOnScreenBeforeTheNextTimeline() async {
         let (host, _) = docHost { n, now, _ in
             Timeline(entries: entries(now, "t\(n)-", minutes: [0, 20, 40]), policy: .atEnd)
@@ -147,9 +144,12 @@ private func minute<E>(_ date: Date, _ host: WidgetHost<E>) -> Int {
         let labels = day.shown.map(\.text)
         #expect(labels.starts(with: ["placeholder", "t0-0", "t0-20"]))
         #expect(labels.contains("t1-0"), "the second timeline came")
-        withKnownIssue("the .atEnd reload replaces the last entry at its own date: it is never shown") {
-            #expect(labels.contains("t0-40"), "shown: \(labels)")
-        }
+        #expect(labels.contains("t0-40"), "shown: \(labels)")
+        // …and the next timeline's first entry follows it, at the reload.
+        let last = day.shown.first { $0.text == "t0-40" }
+        let next = day.shown.first { $0.text == "t1-0" }
+        #expect(last != nil && next != nil && last!.from <= next!.from)
+        #expect(labels.firstIndex(of: "t0-40")! < labels.firstIndex(of: "t1-0")!)
     }
 
     /// TimelineReloadPolicy.after(_:): "A policy that specifies a future date for WidgetKit to request
@@ -540,10 +540,28 @@ private func minute<E>(_ date: Date, _ host: WidgetHost<E>) -> Int {
     /// (Apple's declarations): an app may change a relevance it made. Here both are `let`, so
     /// `relevance.duration = 900` does not compile (AppleDocsDeveloperWidget.swift, finding 1).
     @Test func relevanceScoreAndDurationAreSettableAsApplesVars() {
-        withKnownIssue("TimelineEntryRelevance.score and .duration are let, Apple declares them var") {
-            #expect((\TimelineEntryRelevance.score as AnyKeyPath) is WritableKeyPath<TimelineEntryRelevance, Float>)
-            #expect((\TimelineEntryRelevance.duration as AnyKeyPath) is WritableKeyPath<TimelineEntryRelevance, TimeInterval>)
+        var relevance = TimelineEntryRelevance(score: 10)
+        relevance.duration = 15 * 60
+        relevance.score += 1
+        #expect(relevance == TimelineEntryRelevance(score: 11, duration: 900))
+    }
+
+    /// WidgetCenter.UserInfoKey: "An object that defines keys for accessing information in a user
+    /// info dictionary" (`kind`, `family`, `activityID`, each a `static let … : String`); and
+    /// `invalidateRelevance(ofKind:)`, which the host records for the day's kind.
+    @Test func userInfoKeysAndRelevanceInvalidationAreThere() async {
+        let keys: [String] = [WidgetCenter.UserInfoKey.kind, WidgetCenter.UserInfoKey.family, WidgetCenter.UserInfoKey.activityID]
+        #expect(Set(keys).count == 3)
+        let userInfo: [AnyHashable: Any] = [WidgetCenter.UserInfoKey.kind: UpNextWidget.kind]
+        #expect(userInfo[WidgetCenter.UserInfoKey.kind] as? String == UpNextWidget.kind)
+        let (host, _) = docHost { n, now, _ in Timeline(entries: entries(now, "t\(n)-", minutes: [0]), policy: .never) }
+        host.at(host.date(hours: 1), "relevance changed") {
+            WidgetCenter.shared.invalidateRelevance(ofKind: host.kind)
+            WidgetCenter.shared.invalidateRelevance(ofKind: "another kind")
         }
+        let day = await host.run(for: 2 * 3600)
+        #expect(day.relevanceInvalidated == 1)
+        #expect(day.reloads.count == 1, "invalidating relevance is not a reload")
     }
 
     /// TimelineReloadPolicy "Conforms To: Equatable": `.atEnd`, `.never` and `.after(date)` compare.
