@@ -51,12 +51,16 @@ serve: build
 # 6.3.1 crashes a process holding over ~1,300 descriptors (swift-corelibs-foundation#5472).
 # The tests' waits and the clients' request timeouts get a margin (×3, 30 s): they only catch
 # hangs, and a loaded 2-core machine once took over 10 s to answer forty welcomes at once.
+# The fewest tests each run must report (scripts/test-summary.sh): a filter that matches nothing
+# exits 0, so a run that silently ran nothing fails there instead.
+MIN_TESTS := 1150
+MIN_TSAN_TESTS := 1050
 test: export WATCHRELAY_TIMEOUT_SCALE ?= 3
 test: export WATCHRELAY_REQUEST_TIMEOUT_S ?= 30
 test: imports-check build-tests schema-check
 	@$(SWIFT) test --skip-build --skip ConnectionBurstTests 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
 	@$(SWIFT) test --skip-build --filter ConnectionBurstTests 2>&1 | tee -a .build/test.log; exit $${PIPESTATUS[0]}
-	@scripts/test-summary.sh .build/test.log
+	@scripts/test-summary.sh .build/test.log $(MIN_TESTS) 1
 	@echo "conformance: an independent Python client written from Protocol/PROTOCOL.md alone"
 	@WATCHRELAY_BIN=$$($(SWIFT) build --show-bin-path)/watchrelay python3 Tests/conformance/conformance_client.py
 	@echo "conformance again on a cluster: two relay nodes on one redis-server, every phone on the leader, every watch on the other node"
@@ -109,6 +113,7 @@ test-tsan: deps
 	@set -o pipefail; WATCHRELAY_TIMEOUT_SCALE=8 WATCHRELAY_REQUEST_TIMEOUT_S=80 TSAN_OPTIONS=halt_on_error=1 \
 		$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter ConnectionBurstTests 2>&1 \
 		| tee -a .build/test-tsan.log | grep -E "ThreadSanitizer|Test run with|Executed|✘"
+	@scripts/test-summary.sh .build/test-tsan.log $(MIN_TSAN_TESTS) 1 > /dev/null
 
 # The long form of the fault suite: 20 rounds each of SIGKILL of the relay during durable
 # traffic, a watch that stops reading (closed with 1008 at the outbound cap), and a SIGSTOPped
