@@ -22,6 +22,11 @@ public actor HeadlessWatch {
     /// The session with the relay (WCSession for the watch app).
     public nonisolated let session: SessionClient
     public nonisolated let clock: Clock
+    /// The clock the relay stamps `sentAt` with, when it is not ``clock``: a relay process
+    /// stamps its wall clock, and a watch on a manual clock (`watch --manual-clock`) places
+    /// those stamps on its own clock before measuring a latency from them. Nil: the same clock
+    /// (the system clock, or an in-memory relay's on the watch's manual clock).
+    private let relayClock: Clock?
 
     private let sink: AsyncStream<WatchEvent>.Continuation
     private let store: WatchStore
@@ -73,9 +78,10 @@ public actor HeadlessWatch {
     /// (`watch --console`), the widget faces go to the relay's console as SVG after every
     /// event that may have changed them (`faces` frames, PROTOCOL.md §10.1). `reconnectBackoff`:
     /// the live session's seconds between reconnect attempts (nil: the session's default).
+    /// `relayClock`: the clock the relay stamps `sentAt` with, when it is not `clock`.
     public init(
         relayURL: String, stateDirectory: String, deviceName: String = "Apple Watch", foreground: Bool = true,
-        rules: WidgetRules = WidgetRules(), clock: Clock = .system, session: SessionClient? = nil,
+        rules: WidgetRules = WidgetRules(), clock: Clock = .system, relayClock: Clock? = nil, session: SessionClient? = nil,
         publishesFaces: Bool = false, reconnectBackoff: [Double]? = nil
     ) throws {
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
@@ -86,10 +92,11 @@ public actor HeadlessWatch {
         if let reconnectBackoff { configuration.backoff = reconnectBackoff }
         self.session = try session ?? .live(RelaySession(configuration: configuration))
         self.clock = clock
+        self.relayClock = relayClock
         var state = WatchAppState.standard(rules: rules, now: clock.now())
         state.setForeground(foreground, now: clock.now())
         if let (snapshot, sentAt) = try store.snapshot() {
-            state.receive(snapshot, sentAt: sentAt, now: clock.now())
+            state.receive(snapshot, sentAt: Self.placed(sentAt, on: clock, relayClock: relayClock), now: clock.now())
         }
         for (login, _) in try store.pendingDeletes() { _ = state.delete(login) }
         if try store.setting("noBudget") == "1" { state.setNoBudget(true) }
@@ -365,6 +372,15 @@ public actor HeadlessWatch {
         }
     }
 
+    /// The relay's `sentAt` stamp as an instant of ``clock``.
+    private nonisolated func placed(_ sentAt: Timestamp) -> Timestamp {
+        Self.placed(sentAt, on: clock, relayClock: relayClock)
+    }
+
+    private static func placed(_ sentAt: Timestamp, on clock: Clock, relayClock: Clock?) -> Timestamp {
+        relayClock.map { clock.placing(sentAt, readOn: $0) } ?? sentAt
+    }
+
     /// Stores the snapshot, then acks it, then requests the widget reload.
     private func receiveContext(_ d: Delivery) async {
         guard d.payload.kind == FavoritesSnapshot.kind.rawValue else {
@@ -375,7 +391,7 @@ public actor HeadlessWatch {
             let snapshot = try FavoritesSnapshot(json: d.payload.json)
             let pendingBefore = state.favorites.pendingDeletes
             try store.save(snapshot, sentAt: d.sentAt)
-            if state.receive(snapshot, sentAt: d.sentAt, now: clock.now()) {
+            if state.receive(snapshot, sentAt: placed(d.sentAt), now: clock.now()) {
                 publish(.snapshotStored(revision: snapshot.revision, logins: snapshot.users.map(\.login)))
                 for login in pendingBefore where !state.favorites.pendingDeletes.contains(login) {
                     // Accepted comes before completed, also when the phone's snapshot overtook

@@ -34,8 +34,9 @@ public struct WatchAppState: Sendable {
             widgets: WidgetScheduler(widgets: WidgetDescriptor.standard, rules: rules, provider: provider, now: now))
     }
 
-    /// Stores a `favorites.snapshot` delivered at `sentAt` and, if it was newer, requests a
-    /// reload of the `favorites` widgets; returns whether it was stored.
+    /// Stores a `favorites.snapshot` sent at `sentAt` (an instant of the watch's clock:
+    /// `HeadlessWatch` places the relay's stamp on it) and, if it was newer, requests a reload
+    /// of the `favorites` widgets; returns whether it was stored.
     @discardableResult
     public mutating func receive(_ snapshot: FavoritesSnapshot, sentAt: Timestamp, now: Timestamp) -> Bool {
         guard favorites.receive(snapshot) else { return false }

@@ -91,7 +91,8 @@ enum WatchCommand {
 
         let watch = try HeadlessWatch(
             relayURL: relay, stateDirectory: state, deviceName: name, foreground: !background, rules: rules,
-            clock: manualClock.map { Clock.manual($0) } ?? .system, publishesFaces: publishesFaces,
+            clock: manualClock.map { Clock.manual($0) } ?? .system, relayClock: manualClock.map { _ in .system },
+            publishesFaces: publishesFaces,
             reconnectBackoff: backoff)
         if noBudget { try await watch.setNoBudget(true) }
         // Before `ready`: a driver that sends SIGTERM as soon as it reads that line is heard.

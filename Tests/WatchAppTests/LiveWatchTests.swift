@@ -24,6 +24,10 @@ struct LiveWatchTests {
         #expect(reloads.allSatisfy { $0.reasons.contains(.snapshotReceived) })
         let rect = try #require(reloads.first { $0.widgetID == "stack.rectangular" })
         #expect(rect.entries.compactMap(\.user?.login) == ["octocat", "torvalds", "gaearon", "octocat"])
+        // The latency is the real transit, then the manual clock's second: not the gap between
+        // the manual clock (months back) and the relay's wall clock (it was about -190 days).
+        let latencies = reloads.map { $0.latencyMilliseconds ?? -1 }
+        #expect(latencies.allSatisfy { (1000..<61_000).contains($0) }, "\(latencies)")
         await h.stop()
     }
 
@@ -229,8 +233,10 @@ struct LiveHarness {
         let phone = try RelaySession(configuration: phoneConfig)
         try await phone.activate()
         let clock = ManualClock(Fx.t0)
+        // The relay stamps `sentAt` with the wall clock, as `watch --manual-clock` tells its watch.
         let watch = try HeadlessWatch(
-            relayURL: relay.url, stateDirectory: directory.path("watch"), foreground: foreground, rules: rules, clock: .manual(clock))
+            relayURL: relay.url, stateDirectory: directory.path("watch"), foreground: foreground, rules: rules, clock: .manual(clock),
+            relayClock: .system)
         let events = EventBuffer(watch.events)
         try await watch.start()
         let code = try await phone.beginPairing()
