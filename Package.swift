@@ -152,7 +152,7 @@ let package = Package(
         .target(name: "CLIArguments", swiftSettings: strict),
         // The `--machine` line protocol's requests, responses and events: both halves, the
         // `phone|watch --machine` children and the simulator's MachineChannel, speak it.
-        .target(name: "LineProtocol", dependencies: ["RelayProtocol"], swiftSettings: strict),
+        .target(name: "LineProtocol", dependencies: ["RelayProtocol", "Primitives"], swiftSettings: strict),
         // The benchmark (`watchrelay bench`, a thin entry): load generator, peers, pacing, report.
         .target(name: "WatchRelayBench", dependencies: ["CLIArguments", "Primitives", "RelayCore", "RelayProtocol", "RelayServer", "Simulator", "WebSocketTransport"], swiftSettings: strict),
         // `watchrelay serve` and the CLI pieces every subcommand shares (logging, signals, stdout).

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import RelayProtocol
 
 /// The `--machine` line protocol of `watchrelay phone` and `watchrelay watch`
@@ -86,14 +87,16 @@ public enum MachineProtocol {
         return line(object)
     }
 
-    /// `{"type": "response", "ok": false, "error": {"code", "message", "source"?}}`.
+    /// `{"type": "response", "ok": false, "error": {"code", "message", "source"?}}`; a `command`
+    /// of megabytes (an unknown one a script sent by mistake) is echoed cut (``Excerpt``).
     public static func failure(
         id: JSONValue?, command: String?, code: String, message: String, source: String? = nil
     ) -> String {
         var error: [String: JSONValue] = ["code": .string(code), "message": .string(message)]
         if let source { error["source"] = .string(source) }
         var object: [String: JSONValue] = [
-            "type": "response", "ok": false, "command": command.map(JSONValue.string) ?? .null, "error": .object(error),
+            "type": "response", "ok": false, "command": command.map { .string(Excerpt.of($0)) } ?? .null,
+            "error": .object(error),
         ]
         if let id { object["id"] = id }
         return line(object)

@@ -3,6 +3,7 @@ import GitExplorerPayloads
 import GitHubAPI
 import RelayClient
 import RelayProtocol
+import SQLite
 
 /// The phone side of GitExplorer's watch companion: the favorites, kept in SQLite, fetched
 /// from GitHub and pushed to the watch as `favorites.snapshot` application contexts.
@@ -67,17 +68,21 @@ public actor PhoneCompanion {
         self.configuration = configuration
         self.github = github
         self.now = now
+        // The session first: a directory that holds a watch's session is refused before a
+        // phone.db is put in it.
+        do {
+            self.session = try session ?? .live(RelaySession(configuration: configuration.session))
+        } catch {
+            // These name the directory and the remedy themselves.
+            let said = error is DirectoryError || error is SessionRoleMismatch
+            throw .store(said ? "\(error)" : "cannot open the relay session in \(configuration.stateDirectory): \(error)")
+        }
         let store = try PhoneStore(directory: configuration.stateDirectory, synchronous: configuration.synchronous)
         ledger = try store.ledger()
         // The revision sent is the phone's, not each watch's: a phone with several watches
         // pushes its latest snapshot to whichever is active (watches skip revisions they hold).
         sentRevision = configuration.watchID == nil ? try store.sentRevision() : 0
         self.store = store
-        do {
-            self.session = try session ?? .live(RelaySession(configuration: configuration.session))
-        } catch {
-            throw .store("cannot open the relay session in \(configuration.stateDirectory): \(error)")
-        }
         throttle = RefreshThrottle(interval: configuration.refreshThrottle)
         (errors, errorSink) = AsyncStream.makeStream(of: PhoneError.self, bufferingPolicy: .bufferingNewest(256))
         (activity, activitySink) = AsyncStream.makeStream(of: PhoneActivity.self, bufferingPolicy: .bufferingNewest(256))

@@ -1,3 +1,5 @@
+import Primitives
+
 /// One command of the phone console: a line typed on stdin in `watchrelay phone`, or a subcommand.
 public enum PhoneConsoleCommand: Sendable, Hashable {
     /// `add <login>`: add a favorite at the end.
@@ -83,7 +85,7 @@ public enum PhoneConsoleCommand: Sendable, Hashable {
         case "status": return none(.status)
         case "help", "?": return none(.help)
         case "quit", "exit": return none(.quit)
-        default: return .failure(ParseError("unknown command '\(verb)' (try help)"))
+        default: return .failure(ParseError("unknown command \(Excerpt.quoted(verb)) (try help)"))
         }
     }
 

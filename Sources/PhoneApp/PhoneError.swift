@@ -1,4 +1,5 @@
 import GitHubAPI
+import Primitives
 import RelayClient
 
 /// Everything that can go wrong on the phone side, from every source, as one type.
@@ -64,10 +65,8 @@ public enum PhoneError: Error, Sendable, Equatable, CustomStringConvertible {
         case .store(let what): "store: \(what)"
         case .invalidLogin(let text):
             // A login is at most 39 characters; what a script sent by mistake may be megabytes.
-            text.count > 80
-                ? "'\(text.prefix(40))…' (\(text.utf8.count) bytes) is not a GitHub login"
-                : "'\(text)' is not a GitHub login"
-        case .notAFavorite(let login): "'\(login)' is not a favorite"
+            "\(Excerpt.quoted(text, limit: 80, keep: 40)) is not a GitHub login"
+        case .notAFavorite(let login): "\(Excerpt.quoted(login, limit: 80, keep: 40)) is not a favorite"
         case .invalidPayload(let kind, let reason): "bad payload \(kind ?? "without kind") from the watch: \(reason)"
         case .shutDown: "the phone companion is shut down"
         }

@@ -28,7 +28,7 @@ public final class PhoneStore {
     ///   to do (``DatabaseFileError``).
     public init(directory: String, synchronous: SQLiteDatabase.Synchronous = .normal) throws(PhoneError) {
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try DirectoryError.create(directory, option: "--state")
             db = try SQLiteDatabase.open(
                 path: directory + "/" + Self.fileName, configuration: .init(synchronous: synchronous),
                 migrations: Self.migrations, option: "--state")

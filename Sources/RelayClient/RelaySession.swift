@@ -1,5 +1,6 @@
 import Foundation
 import RelayProtocol
+import SQLite
 import WebSocketTransport
 
 /// A WatchConnectivity-shaped session with the relay: what `WCSession` is to an iOS app.
@@ -41,8 +42,8 @@ public actor RelaySession {
 
     /// Opens the state directory (creating it) and restores the token and last seq.
     public init(configuration: RelaySessionConfiguration) throws {
-        try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true)
-        try self.init(configuration: configuration, store: SQLiteSessionStore(directory: configuration.stateDirectory))
+        try DirectoryError.create(configuration.stateDirectory, option: "--state")
+        try self.init(configuration: configuration, store: SQLiteSessionStore(directory: configuration.stateDirectory, role: configuration.role))
     }
 
     /// A session keeping its state in `store` instead of `stateDirectory/session.db`.

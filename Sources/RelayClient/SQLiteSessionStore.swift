@@ -1,3 +1,4 @@
+import Foundation
 import RelayProtocol
 import SQLite
 
@@ -17,7 +18,12 @@ public final class SQLiteSessionStore: SessionPersistence {
     private let db: SQLiteDatabase
 
     /// Opens (or creates) `directory/session.db`.
-    public init(directory: String) throws {
+    ///
+    /// With `role`, the store is that device's: a new one records the role, and one that
+    /// recorded the other role throws ``SessionRoleMismatch`` (a phone saying `hello` with a
+    /// watch's token is refused and drops it: the watch's pairing would be lost). A store made
+    /// before roles were recorded takes the role of its first opening with one.
+    public init(directory: String, role: Role? = nil) throws {
         db = try SQLiteDatabase.open(
             path: directory + "/session.db", configuration: .init(synchronous: .normal),
             migrations: [
@@ -25,6 +31,23 @@ public final class SQLiteSessionStore: SessionPersistence {
                     version: 1, name: "session state",
                     sql: "CREATE TABLE state(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) STRICT;")
             ], option: "--state")
+        guard let role else { return }
+        if let stored = try get("role") {
+            guard stored == role.rawValue else {
+                throw SessionRoleMismatch(directory: directory, stored: Role(rawValue: stored), expected: role)
+            }
+        } else {
+            try set("role", role.rawValue)
+        }
+    }
+
+    /// The role of the device whose session `directory/session.db` keeps; nil when there is no
+    /// such file or it does not say (made before roles were recorded). Creates no file.
+    public static func role(inDirectory directory: String) -> Role? {
+        guard FileManager.default.fileExists(atPath: directory + "/session.db"),
+            let store = try? SQLiteSessionStore(directory: directory), let stored = try? store.get("role")
+        else { return nil }
+        return Role(rawValue: stored)
     }
 
     public func load() throws -> SessionSnapshot {
@@ -98,5 +121,19 @@ public final class SQLiteSessionStore: SessionPersistence {
                 ]
             })
         return String(decoding: JSONWriter.encode(json), as: UTF8.self)
+    }
+}
+
+/// A device state directory holding the other role's session (``SQLiteSessionStore/init(directory:role:)``).
+public struct SessionRoleMismatch: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The state directory.
+    public var directory: String
+    /// The role its session was kept for.
+    public var stored: Role
+    /// The role that opened it.
+    public var expected: Role
+
+    public var description: String {
+        "\(directory) holds a \(stored)'s session (session.db), not a \(expected)'s: pass the \(expected)'s state directory"
     }
 }

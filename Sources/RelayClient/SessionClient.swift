@@ -116,6 +116,9 @@ public struct SessionStatus: Sendable, Equatable {
     public var lastSeq: Int64
     /// Whether the app handled (and the session durably acked) everything it received.
     public var handledEverythingReceived: Bool
+    /// Why the last connection attempt failed, until one opens (nil before any failed): the
+    /// relay can't be reached.
+    public var lastConnectFailure: String?
 
     /// The status a core is in.
     public init(_ core: SessionCore) {
@@ -129,5 +132,6 @@ public struct SessionStatus: Sendable, Equatable {
         remainingComplicationUserInfoTransfers = core.remainingComplicationUserInfoTransfers
         lastSeq = core.lastSeq
         handledEverythingReceived = core.lastSeq >= core.receivedThrough
+        lastConnectFailure = core.lastConnectFailure
     }
 }

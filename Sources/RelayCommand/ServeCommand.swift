@@ -132,9 +132,14 @@ public enum ServeCommand {
         }
         // lws's own lines say it less plainly, after a failed start with a stale errno.
         for (option, path) in [("--tls-cert", c.tlsCertificatePath), ("--tls-key", c.tlsPrivateKeyPath)] {
-            if let path, !FileManager.default.isReadableFile(atPath: path) {
+            guard let path else { continue }
+            guard let contents = FileManager.default.contents(atPath: path) else {
                 throw Arguments.UsageError(
                     description: "\(option) \(path): " + (FileManager.default.fileExists(atPath: path) ? "not readable" : "no such file"))
+            }
+            guard Self.isPEM(contents) else {
+                throw Arguments.UsageError(
+                    description: "\(option) \(path): not a PEM file (no \"-----BEGIN\" line): pass the PEM certificate and key")
             }
         }
         c.maxFrameBytes = try args.int("max-frame-bytes", in: 1024...(64 << 20)) ?? c.maxFrameBytes
@@ -238,5 +243,11 @@ public enum ServeCommand {
         await server.shutdown()
         withExtendedLifetime(ownerLock) {}  // held until the store is closed
         return 0
+    }
+
+    /// Whether `contents` has a PEM line (`-----BEGIN …`), as a certificate and a key must:
+    /// lws said of one without only "no start line", then failed with a stale errno.
+    static func isPEM(_ contents: Data) -> Bool {
+        String(decoding: contents, as: UTF8.self).split(whereSeparator: \.isNewline).contains { $0.hasPrefix("-----BEGIN") }
     }
 }

@@ -3,6 +3,7 @@ import GitExplorerPayloads
 import Primitives
 import RelayClient
 import RelayProtocol
+import SQLite
 
 /// The live headless watch: a ``RelaySession`` with the phone, the watch's own store, and
 /// ``WatchAppState`` driven by a clock.
@@ -58,6 +59,9 @@ public actor HeadlessWatch {
     /// The shortest time between two `faces` frames.
     public static let facesInterval: Duration = .milliseconds(250)
 
+    /// The watch's own store in its state directory (`watch.db`), beside the session's.
+    public static let storeFileName = WatchStore.fileName
+
     /// Where the watch's relay session keeps its `session.db`: the state directory itself, as
     /// the phone's and a WatchConnectivity app's, so `watchrelay pair --watch-state DIR` pairs
     /// `watchrelay watch --state DIR`. A directory whose session a watch made before that, in
@@ -84,13 +88,15 @@ public actor HeadlessWatch {
         rules: WidgetRules = WidgetRules(), clock: Clock = .system, relayClock: Clock? = nil, session: SessionClient? = nil,
         publishesFaces: Bool = false, reconnectBackoff: [Double]? = nil
     ) throws {
-        try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
-        store = try WatchStore(directory: stateDirectory)
+        try DirectoryError.create(stateDirectory, option: "--state")
         var configuration = RelaySessionConfiguration(
             url: relayURL, role: .watch, deviceName: deviceName, stateDirectory: Self.sessionDirectory(of: stateDirectory),
             foreground: foreground)
         if let reconnectBackoff { configuration.backoff = reconnectBackoff }
+        // The session first: a directory that holds a phone's session is refused before a
+        // watch.db is put in it.
         self.session = try session ?? .live(RelaySession(configuration: configuration))
+        store = try WatchStore(directory: stateDirectory)
         self.clock = clock
         self.relayClock = relayClock
         var state = WatchAppState.standard(rules: rules, now: clock.now())

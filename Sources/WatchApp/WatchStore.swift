@@ -6,6 +6,8 @@ import SQLite
 /// and settings. App Groups do not cross devices: the watch keeps its copy.
 final class WatchStore {
     private let db: SQLiteDatabase
+    /// The file name inside the state directory.
+    static let fileName = "watch.db"
 
     /// Opens (or creates) `directory/watch.db`.
     ///
@@ -15,7 +17,7 @@ final class WatchStore {
     /// from a favorites change to the widget's reload.
     init(directory: String) throws {
         db = try SQLiteDatabase.open(
-            path: directory + "/watch.db", configuration: .init(synchronous: .normal), migrations: Self.migrations,
+            path: directory + "/" + Self.fileName, configuration: .init(synchronous: .normal), migrations: Self.migrations,
             option: "--state")
     }
 

@@ -69,11 +69,17 @@ enum ServiceLoop {
         }, drop: { $0.0 == nil && $0.1 == EADDRINUSE && !role.isClient })
         guard let context = created else {
             tearDown(context: nil, core: retainedCore, resources: resources, inbox: inbox)
+            var code = code
             var message =
                 "lws could not create the context (address not usable, or TLS files unreadable; lws logs the cause); "
                 + "last errno: \(String(cString: strerror(code)))"
             if code == EADDRINUSE, case .server(let configuration, _) = role {
                 message = "port \(configuration.port) on \(configuration.host) is in use: another process listens on it"
+            } else if case .server(let configuration, _) = role, configuration.tlsCertificatePath != nil {
+                // OpenSSL leaves errno as its last file probe left it ("No such file or
+                // directory" for a certificate that is there but not PEM): not the cause.
+                code = 0
+                message = "lws could not create the context: its lines above say why (a TLS certificate or key it cannot use, or an address not usable)"
             }
             startup.finish(.failure(.libraryCall(operation: "lws_create_context", code: code, message: message)))
             return

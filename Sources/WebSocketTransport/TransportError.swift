@@ -5,7 +5,8 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
     /// A URL passed to ``WebSocketClientContext/connect(to:subprotocol:allowSelfSigned:maxMessageBytes:maxQueuedBytes:headers:)``
     /// is not a `ws://` or `wss://` URL with a host; the associated value says why.
     case invalidURL(String)
-    /// A C call failed: the function, its return code (or errno), and what it means.
+    /// A C call failed: the function, its return code (or errno; 0 when none says anything),
+    /// and what it means.
     ///
     /// For example `lws_create_context` when the port is taken or a TLS file is unreadable.
     case libraryCall(operation: String, code: Int32, message: String)
@@ -20,7 +21,8 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
         switch self {
         case .invalidConfiguration(let what): "invalid transport configuration: \(what)"
         case .invalidURL(let why): "invalid WebSocket URL: \(why)"
-        case .libraryCall(let operation, let code, let message): "\(operation) failed (\(code)): \(message)"
+        case .libraryCall(let operation, let code, let message):
+            code == 0 ? "\(operation) failed: \(message)" : "\(operation) failed (\(code)): \(message)"
         case .connectionFailed(let url, let reason): "connection to \(url) failed: \(reason)"
         case .shutDown: "the WebSocket transport is shut down"
         }

@@ -6,6 +6,7 @@ import Primitives
 import RelayProtocol
 import RelayConsole
 import RelayServer
+import SQLite
 import WatchApp
 
 /// `watchrelay demo`: the whole story on loopback, in a few seconds (what `make run` runs).
@@ -39,6 +40,8 @@ enum DemoCommand {
         let out = URL(fileURLWithPath: try args.string("out") ?? ".build/demo").standardizedFileURL.path
         let console = args.flag("console")
         try args.rejectUnknown()
+        // Before the story, not after it: the pictures are its last step.
+        try DirectoryError.check(out, option: "--out")
         let started = Date()
         let dir = NSTemporaryDirectory() + "watchrelay-demo-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -103,7 +106,7 @@ enum DemoCommand {
         if let profile { StandardOutput.writeLine(TextRenderer.render(profile, now: watch.clock.now())) }
 
         step("5. Pictures")
-        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        try DirectoryError.create(out, option: "--out")
         let state = await watch.current
         try SVGRenderer.render(state.widgets, now: watch.clock.now()).write(toFile: out + "/widgets.svg", atomically: true, encoding: .utf8)
         if let profile {

@@ -3,6 +3,8 @@ import CLIArguments
 import Foundation
 import Primitives
 import RelayCommand
+import RelayProtocol
+import SQLite
 import WatchConnectivity
 
 /// `watchrelay pair`: pairs a phone's and a watch's state directories for WatchConnectivity apps.
@@ -14,7 +16,8 @@ enum PairCommand {
         an iPhone with its Apple Watch before any app runs. Apps built against WatchRelay's
         WatchConnectivity module and started with WATCHRELAY_STATE set to these directories
         (and WATCHRELAY_URL, WATCHRELAY_ROLE=phone|watch) are paired at activate(). Pairing
-        again makes a new pair. Prints the pair id; exits 0 once both sides are paired.
+        again makes a new pair. Prints the pair id; exits 0 once both sides are paired. A
+        directory that holds the other device's state (the two swapped) is refused.
 
         Several watches: with --watch-id the phone keeps the watches it has and adds this
         one (its state goes to PHONE-STATE/watches/ID). The phone's apps talk to the active
@@ -62,9 +65,26 @@ enum PairCommand {
             throw Arguments.UsageError(description: "--watch-id: '\(watchID)' is not a watch id (1-64 of A-Z a-z 0-9 . _ -)")
         }
         try args.rejectUnknown()
-        let result = try await WatchRelayPairing.pair(
-            relayURL: relay, phoneState: phoneState, watchState: watchState, phoneName: phoneName, watchName: watchName,
-            watchID: watchID, makeActive: activate)
+        // Before anything is created or written: a path that can't be a directory, and a
+        // directory that holds the other role's state (the two swapped, on a paired pair).
+        try DirectoryError.check(phoneState, option: "--phone-state")
+        try DirectoryError.check(watchState, option: "--watch-state")
+        do {
+            try DeviceStateDirectory.require(phoneState, option: "--phone-state", holds: .phone)
+            try DeviceStateDirectory.require(watchState, option: "--watch-state", holds: .watch)
+        } catch {
+            throw Arguments.UsageError(description: "\(error)")
+        }
+        let result: WatchRelayPairing.Result
+        do {
+            result = try await WatchRelayPairing.pair(
+                relayURL: relay, phoneState: phoneState, watchState: watchState, phoneName: phoneName, watchName: watchName,
+                watchID: watchID, makeActive: activate)
+        } catch var error as DirectoryError {
+            // The sessions name their directory `--state`; here it is one of these two.
+            error.option = error.path == watchState ? "--watch-state" : "--phone-state"
+            throw error
+        }
         let watches = PhoneWatches(root: phoneState)
         if json {
             let object: [String: String] = [

@@ -57,7 +57,7 @@ enum PhoneCommand {
                                    bad input answers ok=false code=bad_request; end of stdin stops it
                                    (so does it without --machine, after the commands read)
           --reconnect-backoff LIST seconds between reconnect attempts, e.g. 0.05,0.1,0.2
-          --request-timeout-s S    relay request timeout (default 10)
+          --request-timeout-s S    relay request timeout, more than 0 (default 10)
           --external-poll-s S      without inotify only: how often the state is checked for other
                                    processes' edits (default 0.1; with inotify each edit wakes it)
           --log-level LEVEL        debug, info, warn, error (default info)
@@ -132,14 +132,15 @@ enum PhoneCommand {
     // MARK: - Running the companion
 
     private static func runCompanion(_ args: inout Arguments, state: String) async throws -> Int32 {
-        guard let relay = try args.string("relay") else { throw Arguments.UsageError(description: "--relay URL is required") }
-        try CLI.requireWebSocketURL(relay)
-        var configuration = PhoneConfiguration(relayURL: relay, stateDirectory: state, deviceName: try args.string("name") ?? "iPhone")
+        // Required, but said after the unknown options (`phone --bogus` is not missing --relay).
+        let relayOption = try args.string("relay")
+        var configuration = PhoneConfiguration(
+            relayURL: relayOption ?? "", stateDirectory: state, deviceName: try args.string("name") ?? "iPhone")
         configuration.refreshInterval = try seconds(&args, "refresh-interval") ?? configuration.refreshInterval
         configuration.refreshThrottle = try seconds(&args, "refresh-throttle") ?? configuration.refreshThrottle
         configuration.concurrency = try args.int("concurrency", in: 1...64) ?? configuration.concurrency
         configuration.externalPollInterval = try seconds(&args, "external-poll-s") ?? configuration.externalPollInterval
-        if let timeout = try seconds(&args, "request-timeout-s") {
+        if let timeout = try seconds(&args, "request-timeout-s", positive: true) {
             configuration.session.requestTimeoutSeconds = Double(timeout.components.seconds)
                 + Double(timeout.components.attoseconds) / 1e18
         }
@@ -161,6 +162,8 @@ enum PhoneCommand {
         _ = args.flag("json")
         let log = try CLI.logger(&args, component: "phone")
         try args.rejectUnknown()
+        guard let relay = relayOption else { throw Arguments.UsageError(description: "--relay URL is required") }
+        try CLI.requireWebSocketURL(relay)
 
         // Before `ready` and the start lines: a driver that sends SIGTERM as soon as it reads
         // them is heard.
@@ -273,11 +276,13 @@ enum PhoneCommand {
         return false
     }
 
-    /// `--name S` as a duration in (possibly fractional) seconds.
-    private static func seconds(_ args: inout Arguments, _ name: String) throws -> Duration? {
+    /// `--name S` as a duration in (possibly fractional) seconds; `positive`: more than 0 (a
+    /// timeout of 0 would fail every request at once).
+    private static func seconds(_ args: inout Arguments, _ name: String, positive: Bool = false) throws -> Duration? {
         guard let text = try args.string(name) else { return nil }
-        guard let value = Double(text), value >= 0, value <= 86_400 else {
-            throw Arguments.UsageError(description: "--\(name) must be seconds in 0...86400, not '\(text)'")
+        let lowest = positive ? 0.001 : 0
+        guard let value = Double(text), value >= lowest, value <= 86_400 else {
+            throw Arguments.UsageError(description: "--\(name) must be seconds in \(positive ? "0.001" : "0")...86400, not '\(text)'")
         }
         return .milliseconds(Int64((value * 1000).rounded()))
     }

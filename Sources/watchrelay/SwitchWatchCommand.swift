@@ -3,6 +3,7 @@ import CLIArguments
 import Foundation
 import Primitives
 import RelayCommand
+import RelayProtocol
 import WatchConnectivity
 
 /// `watchrelay switch-watch`: chooses a phone's active watch, as the user does in the Watch app.
@@ -19,7 +20,7 @@ enum SwitchWatchCommand {
         choice is written (it does not wait for a running app).
 
         OPTIONS:
-          --phone-state DIR     the phone's state directory (required)
+          --phone-state DIR     the phone's state directory (required; a watch's is refused)
           --watch-id ID         the watch to make active
           --list                print the phone's watches, the active one marked with *
           --json                print {"activeWatch":…,"watches":[…]} instead
@@ -41,6 +42,13 @@ enum SwitchWatchCommand {
         try args.rejectUnknown()
         guard (watchID != nil) != list else {
             throw Arguments.UsageError(description: "switch-watch needs exactly one of --watch-id and --list\n\n\(help)")
+        }
+        // A watch's directory has a session.db too: it would list as a phone with one watch.
+        do {
+            try DeviceStateDirectory.require(phoneState, option: "--phone-state", holds: .phone)
+        } catch {
+            StandardError.write("watchrelay: \(error)\n")
+            return 1
         }
         let watches = PhoneWatches(root: phoneState)
         guard !watches.ids.isEmpty else {

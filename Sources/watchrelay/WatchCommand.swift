@@ -2,9 +2,11 @@ import CLIArguments
 import Foundation
 import LineProtocol
 import Primitives
+import RelayClient
 import RelayCommand
 import RelayProtocol
 import RelayServer
+import SQLite
 import TestClock
 import WatchApp
 
@@ -30,7 +32,8 @@ enum WatchCommand {
           --once               show the newest state the relay holds for this watch, then exit:
                                handle (store and ack) what the relay has, or wait for a first
                                snapshot if there is none (up to --wait-s); print the widgets
-          --wait-s S           how long --once waits for the relay (default 5)
+          --wait-s S           how long --once waits for the relay (default 5); a relay
+                               that can't be reached fails it after S (exit 1)
           --json               print JSON instead of the watch-like text frames: standard
                                output is JSON only, one object per line; events, answers
                                and errors go to standard error
@@ -59,8 +62,8 @@ enum WatchCommand {
             StandardOutput.writeLine(help)
             return 0
         }
-        guard let relay = try args.string("relay") else { throw Arguments.UsageError(description: "--relay URL is required") }
-        try CLI.requireWebSocketURL(relay)
+        // Required, but said after the unknown options (`watch --bogus` is not missing --relay).
+        let relayOption = try args.string("relay")
         let code = try args.string("pair")
         if let code { try CLI.requirePairingCode(code) }
         let state = try args.string("state") ?? "watch-state"
@@ -71,6 +74,8 @@ enum WatchCommand {
         let json = args.flag("json")
         let machine = args.flag("machine")
         let svgDirectory = try args.string("snapshot")
+        // Before connecting: `--once` would show the widgets first, then fail on the pictures.
+        if let svgDirectory { try DirectoryError.check(svgDirectory, option: "--snapshot") }
         let publishesFaces = args.flag("console")
         let waitText = try args.string("wait-s")
         guard let wait = Double(waitText ?? "5"), wait.isFinite, (0...3600).contains(wait) else {
@@ -88,6 +93,8 @@ enum WatchCommand {
         let backoff = try CLI.reconnectBackoff(&args)
         let log = try CLI.logger(&args, component: "watch")
         try args.rejectUnknown()
+        guard let relay = relayOption else { throw Arguments.UsageError(description: "--relay URL is required") }
+        try CLI.requireWebSocketURL(relay)
 
         let watch = try HeadlessWatch(
             relayURL: relay, stateDirectory: state, deviceName: name, foreground: !background, rules: rules,
@@ -121,7 +128,11 @@ enum WatchCommand {
             await WatchMachine.run(watch, manualClock: manualClock, until: termination)
             return 0
         }
-        try await watch.start()
+        if once {
+            try await startOnce(watch, within: wait)
+        } else {
+            try await watch.start()
+        }
         if let code {
             try await watch.pair(code: code)
             // With --json, stdout is JSON only.
@@ -142,6 +153,39 @@ enum WatchCommand {
         if let termination { await interactive(watch, printer: printer, clock: manualClock, until: termination) }
         await watch.stop()
         return 0
+    }
+
+    /// `--once`: activates, giving up once `seconds` passed and a connection attempt failed
+    /// (the relay can't be reached), with the error the request timeout would have ended it
+    /// with. A relay that is reached but slow to welcome gets the request timeout, as without
+    /// --once.
+    private static func startOnce(_ watch: HeadlessWatch, within seconds: Double) async throws {
+        let (outcomes, outcome) = AsyncStream.makeStream(of: Result<Void, any Error>.self)
+        // Not a task group: leaving one waits for its children, and `start()` for the timeout.
+        let starting = Task {
+            do {
+                try await watch.start()
+                outcome.yield(.success(()))
+            } catch {
+                outcome.yield(.failure(error))
+            }
+        }
+        let deadline = Task {
+            try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            while !Task.isCancelled {
+                if let failure = await watch.session.status().lastConnectFailure {
+                    let error = RelaySessionError.timeout("the relay's welcome (the last connection attempt: \(failure))")
+                    outcome.yield(.failure(error))
+                    return
+                }
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        defer { deadline.cancel() }
+        for await result in outcomes {
+            if case .failure = result { starting.cancel() }
+            return try result.get()
+        }
     }
 
     /// `--once`: handles what the relay holds for this watch (so the newest snapshot is stored
@@ -316,7 +360,7 @@ struct WatchPrinter: Sendable {
         let now = watch.clock.now()
         StandardOutput.writeLine(json ? JSONRenderer.render(state, now: now) : TextRenderer.render(state, now: now))
         if let dir = svgDirectory {
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            try DirectoryError.create(dir, option: "--snapshot")
             try SVGRenderer.render(state.widgets, now: now).write(toFile: dir + "/widgets.svg", atomically: true, encoding: .utf8)
             if let profile = state.profile {
                 try writeProfile(profile, now: now)
@@ -326,7 +370,7 @@ struct WatchPrinter: Sendable {
 
     func writeProfile(_ profile: ProfileDetail, now: Timestamp) throws {
         guard let dir = svgDirectory else { return }
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try DirectoryError.create(dir, option: "--snapshot")
         try SVGRenderer.render(profile, now: now).write(toFile: dir + "/repos-\(profile.login).svg", atomically: true, encoding: .utf8)
     }
 

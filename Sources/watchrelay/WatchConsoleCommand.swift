@@ -1,3 +1,5 @@
+import Primitives
+
 /// One command of the watch console: a stdin line of `watchrelay watch`, in human or
 /// `--machine` mode.
 enum WatchConsoleCommand: Sendable, Hashable {
@@ -95,7 +97,7 @@ enum WatchConsoleCommand: Sendable, Hashable {
         case "sync": return none(.sync)
         case "help", "?": return none(.help)
         case "quit", "exit": return none(.quit)
-        default: return .failure(ParseError("unknown command '\(verb)' (try help)"))
+        default: return .failure(ParseError("unknown command \(Excerpt.quoted(verb)) (try help)"))
         }
     }
 

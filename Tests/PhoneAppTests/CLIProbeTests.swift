@@ -1,0 +1,160 @@
+import Foundation
+import RelayProtocol
+import TestSupport
+import Testing
+
+/// What a new user's black-box probe of `watchrelay` found: each as a real process, its exit
+/// status, standard output and standard error.
+@Suite(.timeLimit(.minutes(4)))
+struct CLIProbeTests {
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs `watchrelay arguments` to its end in `directory`, stdin from `input` (a file) or empty.
+    static func run(
+        _ arguments: [String], in directory: String? = nil, environment: [String: String] = [:], input: String? = nil
+    ) async throws -> Run {
+        let p = TestProcess()
+        p.executableURL = URL(fileURLWithPath: watchrelayBinary)
+        p.arguments = arguments
+        if let directory { p.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let (out, err) = (Pipe(), Pipe())
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = try input.map { try #require(FileHandle(forReadingAtPath: $0)) } ?? FileHandle.nullDevice
+        try p.run()
+        async let stdout = readToEnd(out.fileHandleForReading)
+        async let stderr = readToEnd(err.fileHandleForReading)
+        let (o, e) = await (stdout, stderr)
+        await p.ended()
+        return Run(status: p.terminationStatus, stdout: o, stderr: e)
+    }
+
+    /// `watch --once --wait-s 1` against a relay that can't be reached gave up only at the
+    /// request timeout (10 s by default), not after --wait-s.
+    @Test func watchOnceGivesUpAfterWaitSWhenTheRelayCannotBeReached() async throws {
+        let state = TemporaryDirectory()
+        let started = ContinuousClock.now
+        let run = try await Self.run(
+            ["watch", "--relay", "ws://127.0.0.1:1/v1", "--state", state.path("w"), "--once", "--wait-s", "1"],
+            environment: ["WATCHRELAY_REQUEST_TIMEOUT_S": "60"])
+        let took = ContinuousClock.now - started
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("timed out waiting for the relay's welcome (the last connection attempt:"), "\(run.stderr)")
+        #expect(took < .seconds(40), "gave up after \(took), not after --wait-s 1 (the request timeout is 60 s)")
+    }
+
+    /// `switch-watch` took a watch's state directory for a phone's ("* default", and
+    /// `--watch-id default` wrote active-watch into it); `pair` took the two swapped.
+    @Test func switchWatchAndPairRefuseTheOtherRolesStateDirectory() async throws {
+        let relay = try await TestRelay.start()
+        let state = TemporaryDirectory()
+        let (phone, watch) = (state.path("p"), state.path("w"))
+        let paired = try await Self.run(["pair", "--relay", relay.url, "--phone-state", phone, "--watch-state", watch])
+        #expect(paired.status == 0, "\(paired.stderr)")
+        let before = try FileManager.default.contentsOfDirectory(atPath: watch).sorted()
+
+        let list = try await Self.run(["switch-watch", "--phone-state", watch, "--list"])
+        #expect(list.status == 1)
+        #expect(list.stdout.isEmpty, "\(list.stdout)")
+        #expect(list.stderr.contains("is a watch's state directory, not a phone's"), "\(list.stderr)")
+        let choose = try await Self.run(["switch-watch", "--phone-state", watch, "--watch-id", "default"])
+        #expect(choose.status == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: watch).sorted() == before, "nothing written")
+        // The phone's own directory still answers.
+        #expect(try await Self.run(["switch-watch", "--phone-state", phone, "--list"]).stdout == "* default\n")
+
+        let swapped = try await Self.run(["pair", "--relay", relay.url, "--phone-state", watch, "--watch-state", phone])
+        #expect(swapped.status == 2)
+        #expect(swapped.stderr.contains("--phone-state \(watch) is a watch's state directory"), "\(swapped.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: watch).sorted() == before, "nothing written")
+        await relay.stop()
+    }
+
+    /// A path that can't be a directory came out as Foundation's NSError dump; `demo --out`
+    /// ran the whole story first.
+    @Test func pathErrorsSayWhichPathAndWhatIsWrongOnOneLine() async throws {
+        let dir = TemporaryDirectory()
+        #expect(FileManager.default.createFile(atPath: dir.path("afile"), contents: Data("x".utf8)))
+        let down = ["--relay", "ws://127.0.0.1:1/v1"]
+        let cases: [([String], String)] = [
+            (["phone"] + down + ["--state", "afile"], "afile: a file, not a directory: pass another --state"),
+            (["watch"] + down + ["--state", "afile"], "afile: a file, not a directory: pass another --state"),
+            (["phone", "add", "octocat", "--state", "afile"], "afile: a file, not a directory: pass another --state"),
+            (["pair"] + down + ["--phone-state", "afile", "--watch-state", "w"], "afile: a file, not a directory: pass another --phone-state"),
+            (["watch"] + down + ["--state", "/proc/x"], "/proc/x: cannot create the directory"),
+            (["watch"] + down + ["--state", "w", "--once", "--snapshot", "afile/x"], "afile/x: afile is a file, not a directory: pass another --snapshot"),
+            (["demo", "--out", "afile/x"], "afile is a file, not a directory: pass another --out"),
+        ]
+        for (arguments, said) in cases {
+            let run = try await Self.run(arguments, in: dir.path, environment: ["WATCHRELAY_REQUEST_TIMEOUT_S": "60"])
+            #expect(run.status == 1, "\(arguments)")
+            #expect(run.stderr.contains(said), "\(arguments): \(run.stderr)")
+            #expect(!run.stderr.contains("Error Domain"), "\(arguments): \(run.stderr)")
+            #expect(run.stderr.split(separator: "\n").count == 1, "\(arguments): \(run.stderr)")
+            #expect(run.stdout.isEmpty, "\(arguments) ran before failing: \(run.stdout.prefix(200))")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.path("w")), "watch --snapshot afile/x made its state first")
+    }
+
+    /// A 3,000,000-byte unknown command was echoed whole in `command` and `error.message`.
+    @Test func anUnknownMachineCommandIsEchoedCut() async throws {
+        let relay = try await TestRelay.start()
+        let dir = TemporaryDirectory()
+        let input = dir.path("input")
+        #expect(FileManager.default.createFile(atPath: input, contents: Data((String(repeating: "x", count: 3_000_000) + "\n").utf8)))
+        for role in ["phone", "watch"] {
+            let run = try await Self.run(
+                [role, "--relay", relay.url, "--state", dir.path(role), "--machine", "--log-level", "error"], input: input)
+            #expect(run.status == 0, "\(role)")
+            #expect(run.stdout.utf8.count < 10_000, "\(role): \(run.stdout.utf8.count) bytes")
+            let responses = try run.stdout.split(separator: "\n").map { try JSONParser.parse(Array($0.utf8)) }
+                .filter { $0["type"]?.stringValue == "response" }
+            let response = try #require(responses.first, "\(role): \(run.stdout.prefix(500))")
+            #expect(response["ok"] == false)
+            #expect(response["error"]?["code"]?.stringValue == "bad_request")
+            let command = try #require(response["command"]?.stringValue)
+            #expect(command == String(repeating: "x", count: 200) + "… (3000000 bytes)", "\(role)")
+            #expect(response["error"]?["message"]?.stringValue?.contains("…' (3000000 bytes)") == true, "\(role)")
+        }
+        await relay.stop()
+    }
+
+    /// `phone --bogus` said "--relay URL is required".
+    @Test func unknownOptionsAreSaidBeforeAMissingRelay() async throws {
+        for role in ["phone", "watch"] {
+            for option in ["--bogus", "--version"] {
+                let run = try await Self.run([role, option])
+                #expect(run.status == 2)
+                #expect(run.stderr.hasPrefix("watchrelay: unknown option \(option)"), "\(role) \(option): \(run.stderr)")
+            }
+            #expect(try await Self.run([role]).stderr.hasPrefix("watchrelay: --relay URL is required"))
+        }
+    }
+
+    /// `phone --request-timeout-s 0` started, then failed every request at once.
+    @Test func aRequestTimeoutOfZeroIsAUsageError() async throws {
+        for value in ["0", "-1"] {
+            let run = try await Self.run(["phone", "--relay", "ws://127.0.0.1:1/v1", "--request-timeout-s", value])
+            #expect(run.status == 2)
+            #expect(run.stderr.contains("--request-timeout-s must be seconds in 0.001...86400"), "\(run.stderr)")
+        }
+    }
+
+    /// `serve --tls-cert g.pem` with a file that is not PEM ended with a stale "last errno: No
+    /// such file or directory".
+    @Test func serveRefusesATLSFileThatIsNotPEM() async throws {
+        let dir = TemporaryDirectory()
+        #expect(FileManager.default.createFile(atPath: dir.path("g.pem"), contents: Data("garbage\n".utf8)))
+        let run = try await Self.run(
+            ["serve", "--port", "0", "--db", dir.path("r.db"), "--tls-cert", dir.path("g.pem"), "--tls-key", dir.path("g.pem")])
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("--tls-cert \(dir.path("g.pem")): not a PEM file"), "\(run.stderr)")
+        #expect(!run.stderr.contains("errno"), "\(run.stderr)")
+        #expect(run.stdout.isEmpty)
+    }
+}
