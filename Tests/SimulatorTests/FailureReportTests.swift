@@ -77,14 +77,32 @@ struct FailureReportTests {
         let directory = TemporaryDirectory()
         let file = directory.path("file-not-directory")
         try Data().write(to: URL(fileURLWithPath: file))
+        let seen = try await Self.runDirectoryFailure(temporaryDirectory: file)
+        #expect(seen.contains("Not a directory"), "\(seen)")
+    }
+
+    /// A TMPDIR that does not exist is not made (it was, with every directory above it, and
+    /// left behind): the run is an error, exit 1, saying the directory is missing.
+    @Test func aMissingTemporaryDirectoryIsAnErrorAndIsNotMade() async throws {
+        let directory = TemporaryDirectory()
+        let missing = directory.path("nothere/deeper")
+        let seen = try await Self.runDirectoryFailure(temporaryDirectory: missing)
+        #expect(seen.contains("No such file or directory") && seen.contains("TMPDIR \(missing) does not exist"), "\(seen)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path("nothere")), "simulate made the missing TMPDIR")
+    }
+
+    /// Runs `simulate --memory --json` on a scenario with `TMPDIR` set to `temporaryDirectory`,
+    /// expects exit 1 with the one step 0, `run directory`, and returns what that step saw.
+    static func runDirectoryFailure(temporaryDirectory: String) async throws -> String {
         let scenario = repositoryRoot.appendingPathComponent("Simulator/scenarios/pairing.json").path
-        let (status, out) = try await runWatchrelay(["simulate", "--memory", "--json", scenario], environment: ["TMPDIR": file])
+        let (status, out) = try await runWatchrelay(
+            ["simulate", "--memory", "--json", scenario], environment: ["TMPDIR": temporaryDirectory])
         #expect(status == 1, "\(out)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any], "\(out)")
         let scenarios = try #require(report["scenarios"] as? [[String: Any]])
         let steps = try #require(scenarios.first?["steps"] as? [[String: Any]])
         #expect(steps.count == 1 && steps.first?["name"] as? String == "run directory", "\(out)")
-        #expect((steps.first?["seen"] as? String)?.contains("Not a directory") == true, "\(out)")
+        return try #require(steps.first?["seen"] as? String, "\(out)")
     }
 
     /// SIGTERM in the middle of a scenario (here on the in-memory relay, which used to die of
