@@ -284,9 +284,11 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
 
     /// The fields a step may have (its stored properties, which are its JSON keys).
     static let fieldNames: [String] = Mirror(reflecting: ScenarioStep(action: "")).children.compactMap(\.label)
-    /// The fields that hold a whole number (`count`, `index`, `ms`…).
+    /// The fields that hold a whole number (`count`, `index`, `ms`…). By their declared type: a
+    /// nil of any optional type `is Int?`, which made every field one (`"delay": 0.5` refused).
     static let wholeNumberFields: [String] = Mirror(reflecting: ScenarioStep(action: "")).children.compactMap {
-        $0.value is Int? || $0.value is Int64? ? $0.label : nil
+        let type = Swift.type(of: $0.value)
+        return type == Int?.self || type == Int64?.self ? $0.label : nil
     }
 
     /// The events a `wait` step waits for.

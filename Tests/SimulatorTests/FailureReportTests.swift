@@ -263,6 +263,24 @@ struct FailureReportTests {
         #expect(result.passed, "\(result.failureMessage ?? "")")
     }
 
+    /// Seconds and a probability may be fractions (they were refused as "not a whole number":
+    /// every field counted as a whole-number one); counts and indexes may not.
+    @Test func aFractionLoadsWhereSecondsOrAProbabilityGo() throws {
+        let json = #"""
+            {"name": "x", "steps": [
+                {"action": "pair", "phone": "phone", "watch": "watch", "delay": 1.5},
+                {"action": "advance", "actor": "watch", "seconds": 0.5},
+                {"action": "sleep", "seconds": 0.25},
+                {"action": "wait", "actor": "watch", "timeout": 0.3},
+                {"action": "linkFault", "actor": "phone", "fault": "drop", "p": 0.5}
+            ]}
+            """#
+        let steps = try Scenario.decode(Data(json.utf8)).steps
+        #expect(steps.map(\.delay) == [1.5, nil, nil, nil, nil])
+        #expect(steps.map(\.seconds) == [nil, 0.5, 0.25, nil, nil])
+        #expect(steps[3].timeout == 0.3 && steps[4].p == 0.5)
+    }
+
     /// A whole number written as `2.0` is still one.
     @Test func aWholeNumberWrittenWithAPointLoads() throws {
         let json = #"{"name": "x", "steps": [{"action": "wait", "event": "reload", "count": 2.0}]}"#
