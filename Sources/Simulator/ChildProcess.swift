@@ -186,16 +186,20 @@ public enum RunDirectories {
     static let live = LockedState<Set<String>>([])
 
     /// Registers `directory`, then creates it (registered first: a signal in between finds it),
-    /// and its parent (TMPDIR) if that is missing.
+    /// in its parent (TMPDIR) only if that exists: a missing TMPDIR is not made, since nothing
+    /// would remove it and the directories above it afterwards.
     ///
-    /// - Throws: why it cannot be made (TMPDIR a file, read-only, full), with the directory
-    ///   forgotten; every scenario after would fail the same way.
+    /// - Throws: why it cannot be made (TMPDIR missing, a file, read-only, full), with the
+    ///   directory forgotten; every scenario after would fail the same way.
     static func create(_ directory: String) throws(StepFailure) {
         live.withLock { _ = $0.insert(directory) }
-        let parent = URL(fileURLWithPath: directory).deletingLastPathComponent().path
-        try? FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
         guard mkdir(directory, 0o755) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let code = errno
+            var reason = String(cString: strerror(code))
+            if code == ENOENT {
+                let parent = URL(fileURLWithPath: directory).deletingLastPathComponent().path
+                reason += " (TMPDIR \(parent) does not exist; simulate makes no directory but its run's)"
+            }
             live.withLock { _ = $0.remove(directory) }
             throw StepFailure(expected: "a run directory in TMPDIR", seen: "mkdir \(directory): \(reason)")
         }

@@ -284,9 +284,11 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
 
     /// The fields a step may have (its stored properties, which are its JSON keys).
     static let fieldNames: [String] = Mirror(reflecting: ScenarioStep(action: "")).children.compactMap(\.label)
-    /// The fields that hold a whole number (`count`, `index`, `ms`…).
+    /// The fields that hold a whole number (`count`, `index`, `ms`…). By their declared type: a
+    /// nil of any optional type `is Int?`, which made every field one (`"delay": 0.5` refused).
     static let wholeNumberFields: [String] = Mirror(reflecting: ScenarioStep(action: "")).children.compactMap {
-        $0.value is Int? || $0.value is Int64? ? $0.label : nil
+        let type = Swift.type(of: $0.value)
+        return type == Int?.self || type == Int64?.self ? $0.label : nil
     }
 
     /// The events a `wait` step waits for.
@@ -305,6 +307,7 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
         guard let action = ScenarioAction(rawValue: action) else {
             return "unknown action '\(self.action)'"
         }
+        if let why = numberProblem(action) { return why }
         func oneOf(_ value: String?, _ allowed: [String], _ field: String) -> String? {
             guard let value, !allowed.contains(value) else { return nil }
             return "\(field) '\(value)' is not one of \(allowed.joined(separator: ", "))"
@@ -321,7 +324,7 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
                 return "a rate limit counts every request: 'login' does not apply to it"
             }
             return oneOf(fault, Self.gitHubFaults, "fault")
-        case .linkFault: return oneOf(fault, Self.linkFaults, "fault")
+        case .linkFault: return oneOf(fault, Self.linkFaults, "fault") ?? oneOf(target, ["pair"], "target")
         case .expectWidget:
             return oneGiven([("equals", equals != nil), ("contains", contains != nil), ("stale", stale != nil)])
         case .expectRelay:
@@ -332,6 +335,7 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
                     ("state", state != nil), ("errorCode", errorCode != nil), ("message", message != nil),
                     ("repos", repos != nil), ("count", count != nil), ("stale", stale != nil),
                 ])
+        case .expectGitHub: return status == nil ? "needs 'status' (the HTTP status to count)" : nil
         default: return nil
         }
     }

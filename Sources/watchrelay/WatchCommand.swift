@@ -7,6 +7,7 @@ import RelayCommand
 import RelayProtocol
 import RelayServer
 import SQLite
+import Simulator
 import TestClock
 import WatchApp
 
@@ -84,7 +85,7 @@ enum WatchCommand {
         if waitText != nil && !once { throw Arguments.UsageError(description: "--wait-s is for --once") }
         if machine && (once || json) { throw Arguments.UsageError(description: "--machine speaks JSON lines itself: not with --once or --json") }
         var rules = WidgetRules()
-        if let budget = try args.int("budget", in: 0...100_000) {
+        if let budget = try args.int("budget", in: WatchMachineLimits.budget) {
             rules = WidgetRules(smartStackBudget: budget, watchFaceBudget: budget)
         }
         let manualClock = try args.int("manual-clock", in: 0...Int(Int64.max / 2)).map {

@@ -1,4 +1,5 @@
 import Primitives
+import Simulator
 
 /// One command of the watch console: a stdin line of `watchrelay watch`, in human or
 /// `--machine` mode.
@@ -85,9 +86,10 @@ enum WatchConsoleCommand: Sendable, Hashable {
         case "foreground": return none(.foreground(true))
         case "background": return none(.foreground(false))
         case "advance":
-            guard operands.count == 1, let seconds = Double(operands[0]), seconds.isFinite, seconds >= 0,
-                seconds <= 366 * 86_400
-            else { return .failure(ParseError("usage: advance SECONDS (0 to 31622400)")) }
+            let allowed = WatchMachineLimits.advanceSeconds
+            guard operands.count == 1, let seconds = Double(operands[0]), allowed.contains(seconds) else {
+                return .failure(ParseError("usage: advance SECONDS (\(Int(allowed.lowerBound)) to \(Int(allowed.upperBound)))"))
+            }
             return .success(.advance(seconds))
         case "reload": return none(.reload)
         case "flush": return none(.flush)

@@ -77,14 +77,32 @@ struct FailureReportTests {
         let directory = TemporaryDirectory()
         let file = directory.path("file-not-directory")
         try Data().write(to: URL(fileURLWithPath: file))
+        let seen = try await Self.runDirectoryFailure(temporaryDirectory: file)
+        #expect(seen.contains("Not a directory"), "\(seen)")
+    }
+
+    /// A TMPDIR that does not exist is not made (it was, with every directory above it, and
+    /// left behind): the run is an error, exit 1, saying the directory is missing.
+    @Test func aMissingTemporaryDirectoryIsAnErrorAndIsNotMade() async throws {
+        let directory = TemporaryDirectory()
+        let missing = directory.path("nothere/deeper")
+        let seen = try await Self.runDirectoryFailure(temporaryDirectory: missing)
+        #expect(seen.contains("No such file or directory") && seen.contains("TMPDIR \(missing) does not exist"), "\(seen)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path("nothere")), "simulate made the missing TMPDIR")
+    }
+
+    /// Runs `simulate --memory --json` on a scenario with `TMPDIR` set to `temporaryDirectory`,
+    /// expects exit 1 with the one step 0, `run directory`, and returns what that step saw.
+    static func runDirectoryFailure(temporaryDirectory: String) async throws -> String {
         let scenario = repositoryRoot.appendingPathComponent("Simulator/scenarios/pairing.json").path
-        let (status, out) = try await runWatchrelay(["simulate", "--memory", "--json", scenario], environment: ["TMPDIR": file])
+        let (status, out) = try await runWatchrelay(
+            ["simulate", "--memory", "--json", scenario], environment: ["TMPDIR": temporaryDirectory])
         #expect(status == 1, "\(out)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any], "\(out)")
         let scenarios = try #require(report["scenarios"] as? [[String: Any]])
         let steps = try #require(scenarios.first?["steps"] as? [[String: Any]])
         #expect(steps.count == 1 && steps.first?["name"] as? String == "run directory", "\(out)")
-        #expect((steps.first?["seen"] as? String)?.contains("Not a directory") == true, "\(out)")
+        return try #require(steps.first?["seen"] as? String, "\(out)")
     }
 
     /// SIGTERM in the middle of a scenario (here on the in-memory relay, which used to die of
@@ -187,6 +205,118 @@ struct FailureReportTests {
             #"{"name": "x", "steps": [{"action": "linkFault", "fault": "dealy"}]}"#,
             "step 1 (linkFault): fault 'dealy' is not one of unreachable, flap, delay, drop, no-reply, complication-budget, disconnect, slow-writes, none"
         ),
+        // Numbers a child process refuses (`--processes`: exit 3) passed in this process and
+        // with `--memory`: the watch's advance and --budget, the phone's move.
+        (
+            #"{"name": "x", "steps": [{"action": "advance", "actor": "watch", "seconds": -5}]}"#,
+            "step 1 (advance): 'seconds' must be in 0...31622400 (the watch's advance), not -5"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "advance", "actor": "watch", "seconds": 31622400.5}]}"#,
+            "step 1 (advance): 'seconds' must be in 0...31622400 (the watch's advance), not 31622400.5"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "add", "login": "octocat"}, {"action": "move", "login": "octocat", "index": -1}]}"#,
+            "step 2 (move): 'index' must be 0 or more (0 is first; the phone's move), not -1"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "start", "actor": "watch", "budget": -1}]}"#,
+            "step 1 (start): 'budget' must be in 0...100000 (the watch's --budget), not -1"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "restart", "actor": "watch", "budget": 100001}]}"#,
+            "step 1 (restart): 'budget' must be in 0...100000 (the watch's --budget), not 100001"
+        ),
+        // A wait for no event passed in every mode having checked nothing.
+        (
+            #"{"name": "x", "steps": [{"action": "wait", "actor": "watch", "count": 0}]}"#,
+            "step 1 (wait): 'count' must be 1 or more (a wait for no event checks nothing), not 0"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "wait", "actor": "watch", "count": -1}]}"#,
+            "step 1 (wait): 'count' must be 1 or more (a wait for no event checks nothing), not -1"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "wait", "event": "snapshot", "revision": 0}]}"#,
+            "step 1 (wait): 'revision' must be 1 or more (revisions start at 1), not 0"
+        ),
+        // Real time: negative, or more than the runner can sleep for (it trapped converting to ms).
+        (
+            #"{"name": "x", "steps": [{"action": "wait", "actor": "watch", "timeout": -1}]}"#,
+            "step 1 (wait): 'timeout' must be in 0...3600 (seconds of real time), not -1"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "sleep", "seconds": -1}]}"#,
+            "step 1 (sleep): 'seconds' must be in 0...3600 (seconds of real time), not -1"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "sleep", "seconds": 1e300}]}"#,
+            "step 1 (sleep): 'seconds' must be in 0...3600 (seconds of real time), not 1e+300"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "pair", "phone": "phone", "watch": "watch", "delay": -0.5}]}"#,
+            "step 1 (pair): 'delay' must be in 0...3600 (seconds of real time), not -0.5"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "expectRelay", "pairs": 1, "timeout": 7200}]}"#,
+            "step 1 (expectRelay): 'timeout' must be in 0...3600 (seconds of real time), not 7200"
+        ),
+        // Counts no run can meet.
+        (
+            #"{"name": "x", "steps": [{"action": "expectReloads", "actor": "watch", "count": -1}]}"#,
+            "step 1 (expectReloads): 'count' must be 0 or more (a count), not -1"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "expectProfile", "count": -2}]}"#,
+            "step 1 (expectProfile): 'count' must be 0 or more (a count), not -2"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "expectRelay", "queued": -1}]}"#,
+            "step 1 (expectRelay): 'queued' must be 0 or more (a count), not -1"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "expectGitHub", "status": 404, "count": -1}]}"#,
+            "step 1 (expectGitHub): 'count' must be 0 or more (a count), not -1"
+        ),
+        // The fixture server took a negative rate limit as 0.
+        (
+            #"{"name": "x", "steps": [{"action": "fault", "fault": "rateLimit", "count": -1}]}"#,
+            "step 1 (fault): 'count' must be 0 or more (a count), not -1"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "expectGitHub", "status": 42}]}"#,
+            "step 1 (expectGitHub): 'status' must be in 100...599 (an HTTP status), not 42"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "expectGitHub", "count": 1}]}"#,
+            "step 1 (expectGitHub): needs 'status' (the HTTP status to count)"
+        ),
+        // Link-fault parameters the relay's console refuses (over sockets: a failed step; with
+        // `--memory`, complication-budget took a negative `left`).
+        (
+            #"{"name": "x", "steps": [{"action": "linkFault", "actor": "phone", "fault": "flap", "ms": 0}]}"#,
+            "step 1 (linkFault): flap needs ms between 1 and 600000 (the relay's console refuses it)"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "linkFault", "actor": "phone", "fault": "delay"}]}"#,
+            "step 1 (linkFault): delay needs ms between 1 and 600000 (the relay's console refuses it)"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "linkFault", "actor": "phone", "fault": "drop", "p": 1.5}]}"#,
+            "step 1 (linkFault): drop needs p with 0 < p <= 1 (the relay's console refuses it)"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "linkFault", "actor": "phone", "fault": "complication-budget", "target": "pair", "left": -1}]}"#,
+            "step 1 (linkFault): complication-budget needs left >= 0 (the relay's console refuses it)"
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "linkFault", "actor": "phone", "fault": "complication-budget", "left": 1}]}"#,
+            #"step 1 (linkFault): complication-budget is per pair: give "target": "pair""#
+        ),
+        (
+            #"{"name": "x", "steps": [{"action": "linkFault", "actor": "phone", "fault": "unreachable", "target": "pairs"}]}"#,
+            "step 1 (linkFault): target 'pairs' is not one of pair"
+        ),
     ])
     func aScenarioThatWouldCheckNothingOrFailLateIsInvalidAtLoad(json: String, why: String) {
         #expect(throws: ScenarioError.invalid(why)) { try Scenario.decode(Data(json.utf8)) }
@@ -243,6 +373,79 @@ struct FailureReportTests {
         let scenario = try Scenario.decode(Data(json.utf8))
         let result = await ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures).run(scenario)
         #expect(result.passed, "\(result.failureMessage ?? "")")
+    }
+
+    /// The ends of every range load: the checks refuse only what an actor refuses or what
+    /// checks nothing.
+    @Test(arguments: [
+        #"{"action": "advance", "actor": "watch", "seconds": 0}"#,
+        #"{"action": "advance", "actor": "watch", "seconds": 31622400}"#,
+        #"{"action": "start", "actor": "watch", "budget": 0}"#,
+        #"{"action": "start", "actor": "watch", "budget": 100000}"#,
+        #"{"action": "move", "login": "octocat", "index": 0}"#,
+        #"{"action": "wait", "actor": "watch", "count": 1, "timeout": 0, "revision": 1}"#,
+        #"{"action": "sleep", "seconds": 0}"#,
+        #"{"action": "pair", "phone": "phone", "watch": "watch", "delay": 3600}"#,
+        #"{"action": "expectReloads", "actor": "watch", "count": 0, "timeout": 0}"#,
+        #"{"action": "expectRelay", "pairs": 0, "queued": 0, "connections": 0}"#,
+        #"{"action": "expectGitHub", "status": 100, "count": 0}"#,
+        #"{"action": "expectGitHub", "status": 599}"#,
+        #"{"action": "fault", "fault": "rateLimit", "count": 0}"#,
+        #"{"action": "linkFault", "actor": "phone", "fault": "flap", "ms": 600000}"#,
+        #"{"action": "linkFault", "actor": "phone", "fault": "drop", "p": 1}"#,
+        #"{"action": "linkFault", "actor": "phone", "fault": "complication-budget", "target": "pair", "left": 0}"#,
+        #"{"action": "linkFault", "actor": "phone", "fault": "none"}"#,
+    ])
+    func aNumberAtTheEndOfItsRangeLoads(step: String) throws {
+        let json = #"{"name": "x", "steps": [\#(step)]}"#
+        #expect(throws: Never.self) { try Scenario.decode(Data(json.utf8)) }
+    }
+
+    /// The prober's scenarios (paired, then a number the child process refuses): they passed
+    /// with `simulate` and `--memory` and failed with `--processes` (exit 3, `bad_request`);
+    /// now the file is refused when it loads, in every mode alike (exit 1, step 0, `load`).
+    @Test(arguments: [
+        (#"{"action": "advance", "actor": "watch", "seconds": -5}"#, "'seconds' must be in 0...31622400"),
+        (#"{"action": "move", "login": "octocat", "index": -1}"#, "'index' must be 0 or more"),
+        (#"{"action": "start", "actor": "watch", "budget": -1}"#, "'budget' must be in 0...100000"),
+        (#"{"action": "wait", "actor": "watch", "count": 0}"#, "'count' must be 1 or more"),
+    ])
+    func aNumberAChildRefusesIsALoadErrorInEveryMode(step: String, why: String) async throws {
+        let directory = TemporaryDirectory()
+        let file = directory.path("probe.json")
+        let json = #"""
+            {"name": "probe", "steps": [
+                {"action": "start", "actor": "relay"}, {"action": "start", "actor": "github"},
+                {"action": "start", "actor": "phone"}, {"action": "start", "actor": "watch"},
+                {"action": "pair", "phone": "phone", "watch": "watch"},
+                {"action": "add", "actor": "phone", "login": "octocat"},
+                \#(step)
+            ]}
+            """#
+        try Data(json.utf8).write(to: URL(fileURLWithPath: file))
+        for mode in [[], ["--memory"], ["--processes"]] {
+            let (status, out) = try await runWatchrelay(["simulate"] + mode + [file])
+            #expect(status == 1, "\(mode): \(out)")
+            #expect(out.contains("step 0 (load)") && out.contains("step 7 ") && out.contains(why), "\(mode): \(out)")
+        }
+    }
+
+    /// Seconds and a probability may be fractions (they were refused as "not a whole number":
+    /// every field counted as a whole-number one); counts and indexes may not.
+    @Test func aFractionLoadsWhereSecondsOrAProbabilityGo() throws {
+        let json = #"""
+            {"name": "x", "steps": [
+                {"action": "pair", "phone": "phone", "watch": "watch", "delay": 1.5},
+                {"action": "advance", "actor": "watch", "seconds": 0.5},
+                {"action": "sleep", "seconds": 0.25},
+                {"action": "wait", "actor": "watch", "timeout": 0.3},
+                {"action": "linkFault", "actor": "phone", "fault": "drop", "p": 0.5}
+            ]}
+            """#
+        let steps = try Scenario.decode(Data(json.utf8)).steps
+        #expect(steps.map(\.delay) == [1.5, nil, nil, nil, nil])
+        #expect(steps.map(\.seconds) == [nil, 0.5, 0.25, nil, nil])
+        #expect(steps[3].timeout == 0.3 && steps[4].p == 0.5)
     }
 
     /// A whole number written as `2.0` is still one.
