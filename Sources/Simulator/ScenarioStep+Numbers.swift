@@ -2,6 +2,7 @@ import PhoneApp
 import RelayConsole
 import RelayCore
 import RelayProtocol
+import WatchApp
 
 /// The numbers of a step, checked when the file loads: a value the step's actor would refuse
 /// when it runs (the watch's `advance` and `--budget`, the phone's `move`, the relay console's

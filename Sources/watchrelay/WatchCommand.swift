@@ -7,7 +7,6 @@ import RelayCommand
 import RelayProtocol
 import RelayServer
 import SQLite
-import Simulator
 import TestClock
 import WatchApp
 

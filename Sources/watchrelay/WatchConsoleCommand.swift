@@ -1,5 +1,5 @@
 import Primitives
-import Simulator
+import WatchApp
 
 /// One command of the watch console: a stdin line of `watchrelay watch`, in human or
 /// `--machine` mode.
