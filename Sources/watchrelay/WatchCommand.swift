@@ -130,7 +130,14 @@ enum WatchCommand {
         }
         if once {
             try await startOnce(watch, within: wait)
+        } else if code == nil {
+            // Like the phone: a relay that cannot be reached yet is said, and the watch keeps
+            // trying (`activated` follows when it gets through).
+            do { try await watch.start() } catch {
+                log.warning("relay: \(error): the watch keeps trying and says 'activated' when it gets through")
+            }
         } else {
+            // Joining with a code needs the relay now: without it, say so and exit 1.
             try await watch.start()
         }
         if let code {

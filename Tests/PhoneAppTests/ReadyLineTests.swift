@@ -112,4 +112,28 @@ struct ReadyWithoutARelayTests {
         #expect(try await watch.exitStatus() == 0)
         await relay.shutdown()
     }
+
+    /// The same in human mode: the watch keeps running (it used to exit 1 after the request
+    /// timeout, where the phone kept running) and prints `activated` once a relay listens.
+    @Test func humanWatchWithoutARelayKeepsTryingAndConnectsWhenOneStarts() async throws {
+        let reservation = try LoopbackPort.Reservation()
+        let port = reservation.port
+        let state = TemporaryDirectory()
+        let watch = try ChildProcess(
+            ["--relay", "ws://127.0.0.1:\(port)/v1", "--state", state.path, "--log-level", "error"],
+            subcommand: "watch", environment: ["WATCHRELAY_REQUEST_TIMEOUT_S": "1"])
+        defer { watch.terminate() }
+        // Past the request timeout (1 s) the watch still runs and answers a command.
+        try await Task.sleep(for: .seconds(2))
+        #expect(watch.process.isRunning)
+        var configuration = RelayServerConfiguration()
+        configuration.port = port
+        configuration.databasePath = state.path + "/relay.db"
+        reservation.release()
+        let relay = try await RelayServer.start(configuration, log: .silent)
+        #expect(try await watch.line(startingWith: "activated").contains("paired: false"))
+        watch.type("quit")
+        #expect(try await watch.exitStatus() == 0)
+        await relay.shutdown()
+    }
 }
