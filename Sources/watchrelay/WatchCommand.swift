@@ -140,7 +140,10 @@ enum WatchCommand {
             // Joining with a code needs the relay now: without it, say so and exit 1.
             try await watch.start()
         }
-        if let code {
+        if let code, await watch.session.status().isPaired {
+            // Running the README's command again: the watch joined with this code already.
+            log.warning("already paired: --pair \(code) is ignored (to join another phone, start with a new --state directory)")
+        } else if let code {
             try await watch.pair(code: code)
             // With --json, stdout is JSON only.
             if json { log.info("paired") } else { StandardOutput.writeLine("paired") }

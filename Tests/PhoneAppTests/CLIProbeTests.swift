@@ -75,6 +75,20 @@ struct CLIProbeTests {
         await relay.stop()
     }
 
+    /// The README's watch command run a second time: the code was used, and the watch exited 1
+    /// with `pairing_code_invalid` although it was paired. It says so and goes on.
+    @Test func aPairedWatchIgnoresPairWithAWarning() async throws {
+        let relay = try await TestRelay.start()
+        let state = TemporaryDirectory()
+        let paired = try await Self.run(["pair", "--relay", relay.url, "--phone-state", state.path("p"), "--watch-state", state.path("w")])
+        #expect(paired.status == 0, "\(paired.stderr)")
+        let again = try await Self.run(
+            ["watch", "--relay", relay.url, "--state", state.path("w"), "--pair", "123456", "--once", "--wait-s", "0"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("already paired: --pair 123456 is ignored"), "\(again.stderr)")
+        await relay.stop()
+    }
+
     /// A path that can't be a directory came out as Foundation's NSError dump; `demo --out`
     /// ran the whole story first.
     @Test func pathErrorsSayWhichPathAndWhatIsWrongOnOneLine() async throws {
