@@ -38,11 +38,28 @@ public struct FavoriteChange: Sendable, Hashable {
     public var listChanged: Bool
     /// What became of the snapshot.
     public var sync: SnapshotSync
+    /// For a move: where the favorite is now (the index asked for, clamped to the list).
+    public var index: Int?
 
     /// Creates a result.
-    public init(listChanged: Bool, sync: SnapshotSync) {
+    public init(listChanged: Bool, sync: SnapshotSync, index: Int? = nil) {
         self.listChanged = listChanged
         self.sync = sync
+        self.index = index
+    }
+}
+
+/// Where a moved favorite is now, and whether it moved (``PhoneStore/moveFavorite(_:to:)``).
+public struct FavoriteMove: Sendable, Hashable {
+    /// False when it already was at that place.
+    public var moved: Bool
+    /// Its index now: the one asked for, clamped to the list.
+    public var index: Int
+
+    /// Creates a result.
+    public init(moved: Bool, index: Int) {
+        self.moved = moved
+        self.index = index
     }
 }
 

@@ -194,9 +194,9 @@ public actor PhoneCompanion {
     /// - Throws: ``PhoneError/notAFavorite(_:)``, ``PhoneError/store(_:)``.
     public func move(_ login: String, to index: Int) async throws(PhoneError) -> FavoriteChange {
         try checkRunning()
-        let (moved, snapshot) = try commit { try store.moveFavorite(login, to: index) }
-        guard let moved else { throw .notAFavorite(login) }
-        return FavoriteChange(listChanged: moved, sync: await sync(snapshot))
+        let (move, snapshot) = try commit { try store.moveFavorite(login, to: index) }
+        guard let move else { throw .notAFavorite(login) }
+        return FavoriteChange(listChanged: move.moved, sync: await sync(snapshot), index: move.index)
     }
 
     /// The favorites in order, each with its last good data.

@@ -36,7 +36,7 @@ public enum PhoneConsole {
             case .move(let login, let index):
                 let change = try await companion.move(login, to: index)
                 return Output(lines: [
-                    ok(verb, [("login", login), ("index", "\(index)"), ("moved", "\(change.listChanged)")] + fields(change.sync))
+                    ok(verb, [("login", login), ("index", "\(change.index ?? index)"), ("moved", "\(change.listChanged)")] + fields(change.sync))
                 ])
             case .list(let json):
                 return Output(lines: listing(try await companion.favorites(), json: json))

@@ -139,17 +139,18 @@ public final class PhoneStore {
     }
 
     /// Moves `login` to `index` (clamped to the list), shifting the others; `nil` if it is not
-    /// a favorite, `false` if it already was there.
+    /// a favorite. The result says where it is now and whether it moved (not if it already was
+    /// there).
     @discardableResult
-    public func moveFavorite(_ login: String, to index: Int) throws(PhoneError) -> Bool? {
+    public func moveFavorite(_ login: String, to index: Int) throws(PhoneError) -> FavoriteMove? {
         var order = try favoriteLogins()
         guard let from = order.firstIndex(where: { $0.lowercased() == login.lowercased() }) else { return nil }
         let to = min(max(0, index), order.count - 1)
-        guard from != to else { return false }
+        guard from != to else { return FavoriteMove(moved: false, index: to) }
         let moved = order.remove(at: from)
         order.insert(moved, at: to)
         try write { try renumber(order) }
-        return true
+        return FavoriteMove(moved: true, index: to)
     }
 
     /// Spells a favorite's login as GitHub does (same login, other case).

@@ -112,8 +112,8 @@ enum PhoneCommand {
                 let removed = try store.removeFavorite(login)
                 StandardOutput.writeLine(PhoneConsole.ok(verb, [("login", login), ("removed", "\(removed)")]))
             case .move(let login, let index):
-                guard let moved = try store.moveFavorite(login, to: index) else { throw .notAFavorite(login) }
-                StandardOutput.writeLine(PhoneConsole.ok(verb, [("login", login), ("index", "\(index)"), ("moved", "\(moved)")]))
+                guard let move = try store.moveFavorite(login, to: index) else { throw .notAFavorite(login) }
+                StandardOutput.writeLine(PhoneConsole.ok(verb, [("login", login), ("index", "\(move.index)"), ("moved", "\(move.moved)")]))
             case .list(let json):
                 for line in PhoneConsole.listing(try store.favorites(), json: json) { StandardOutput.writeLine(line) }
             case .refresh:

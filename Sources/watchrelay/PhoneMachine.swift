@@ -40,8 +40,9 @@ enum PhoneMachine {
             case .remove(let login):
                 return (MachineProtocol.ok(request, change(login, try await companion.remove(login))), false)
             case .move(let login, let index):
-                var fields = change(login, try await companion.move(login, to: index))
-                fields["index"] = .int(Int64(index))
+                let moved = try await companion.move(login, to: index)
+                var fields = change(login, moved)
+                fields["index"] = .int(Int64(moved.index ?? index))
                 return (MachineProtocol.ok(request, fields), false)
             case .list:
                 let favorites = try await companion.favorites()

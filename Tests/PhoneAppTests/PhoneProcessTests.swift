@@ -84,6 +84,11 @@ struct PhoneProcessTests {
         #expect(try await watch.nextSnapshot().users.map(\.login) == ["octocat", "ghost"])
         #expect(try await runSubcommand(["move", "ghost", "0", "--state", state.path]).hasPrefix("ok move"))
         #expect(try await watch.nextSnapshot().users.map(\.login) == ["ghost", "octocat"])
+        // An index past the end is clamped, and the answer says where the favorite went.
+        #expect(try await runSubcommand(["move", "ghost", "99", "--state", state.path]).hasPrefix("ok move login=ghost index=1 moved=true"))
+        #expect(try await watch.nextSnapshot().users.map(\.login) == ["octocat", "ghost"])
+        #expect(try await runSubcommand(["move", "ghost", "0", "--state", state.path]).hasPrefix("ok move login=ghost index=0 moved=true"))
+        #expect(try await watch.nextSnapshot().users.map(\.login) == ["ghost", "octocat"])
         #expect(try await runSubcommand(["remove", "octocat", "--state", state.path]).hasPrefix("ok remove"))
         #expect(try await watch.nextSnapshot().users.map(\.login) == ["ghost"])
         let json = try await runSubcommand(["list", "--json", "--state", state.path])
