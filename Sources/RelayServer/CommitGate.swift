@@ -21,7 +21,8 @@ import RelayProtocol
 /// - A failed commit releases nothing. ``commitFailed(_:)`` drops the frames waiting and names
 ///   their connections for the caller to close; until the batch is finally committed, every new
 ///   frame waits behind it, so nothing (not even a repeated `accepted`) goes out before the
-///   state it reports is durable.
+///   state it reports is durable. The committer reports each later failed attempt too, and the
+///   connections that came to wait since are closed in turn.
 struct CommitGate {
     /// A batch for the committer.
     struct Batch: Sendable, Equatable {

@@ -8,9 +8,11 @@ import RelayRedisStore
 ///
 /// One batch at a time (``CommitGate`` hands out the next only after the previous one is
 /// committed). A failed commit is retried, with a growing pause, until it succeeds: the core
-/// already counts the batch's changes as made, so they are never dropped. After
-/// ``failuresBeforeReport`` failed attempts of one batch the committer reports it through
-/// `failed`, once per batch, so the relay can close the connections waiting for it.
+/// already counts the batch's changes as made, so they are never dropped. From the
+/// ``failuresBeforeReport``th failed attempt of one batch on, the committer reports every failed
+/// attempt through `failed`, so the relay closes the connections waiting for it, and then each
+/// connection that came to wait since (a `hello` that needs a commit: it would otherwise get no
+/// answer until the store is back).
 ///
 /// The one failure not retried: a Redis store refusing a batch as a deposed leader's
 /// (``RedisRelayStorageError/fenced(_:)``). Another node leads; this batch and every later one
@@ -20,7 +22,7 @@ import RelayRedisStore
 /// `exited`) is read and written only with `condition` held; `isFenced` and the storage engine are
 /// touched only on the commit thread (and `storage` set in `init`, before the thread starts).
 final class Committer: @unchecked Sendable {
-    /// Failed attempts of one batch before `failed` is called.
+    /// Failed attempts of one batch before `failed` is first called (then at every one).
     static let failuresBeforeReport = 3
 
     /// Released on the commit thread as it ends, so a SQLite store is closed (its write-ahead
@@ -51,7 +53,8 @@ final class Committer: @unchecked Sendable {
     /// Creates the committer; batches submitted before ``start()`` wait for it.
     /// - Parameters:
     ///   - committed: called on the commit thread after each batch is durable.
-    ///   - failed: called on the commit thread when a batch failed repeatedly (it is still retried).
+    ///   - failed: called on the commit thread at each failed attempt of a batch from the
+    ///     ``failuresBeforeReport``th on (it is still retried, at most a second apart).
     ///   - loaded: called on the commit thread with the payloads of a ``submit(_:)-(CommitGate.PayloadRead)``.
     ///   - fenced: called once on the commit thread when the store refused a batch because
     ///     another node leads (that batch and all later ones are dropped).
@@ -147,7 +150,7 @@ final class Committer: @unchecked Sendable {
             } catch {
                 attempt += 1
                 log.error("store commit failed", ("error", "\(error)"), ("attempt", String(attempt)))
-                if attempt == Self.failuresBeforeReport { failed(batch.ticket) }
+                if attempt >= Self.failuresBeforeReport { failed(batch.ticket) }
                 Thread.sleep(forTimeInterval: Double(min(1000, 50 * attempt)) / 1000)
             }
         }

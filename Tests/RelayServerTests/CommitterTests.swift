@@ -44,7 +44,9 @@ struct CommitterTests {
         let events = LockedState<[String]>([])
     }
 
-    @Test func aFailingBatchIsRetriedReportedOnceAndCommittedInTheEnd() async throws {
+    /// Reported at the 3rd failed attempt and at every one after it (each closes the
+    /// connections that came to wait since), then committed.
+    @Test func aFailingBatchIsRetriedReportedFromTheThirdFailureOnAndCommittedInTheEnd() async throws {
         let storage = FlakyStorage(failures: Committer.failuresBeforeReport + 1)
         let reports = Reports()
         let committer = Committer(
@@ -55,7 +57,7 @@ struct CommitterTests {
         let mutation = StoreMutation.setSeqReserved(PairID("pr-1"), direction: .phone, 1024)
         committer.submit(CommitGate.Batch(ticket: 1, mutations: [mutation], urgent: true))
         await committer.stop()
-        #expect(reports.events.withLock { $0 } == ["failed 1", "committed 1 (1)"])
+        #expect(reports.events.withLock { $0 } == ["failed 1", "failed 1", "committed 1 (1)"])
         #expect(storage.state.withLock { $0.applied } == [[mutation]])
     }
 

@@ -33,6 +33,12 @@ struct RedisStoreFailureTests {
         await redis.kill9()
         for (i, id) in ids.enumerated().dropFirst(20) { phone0.send(userInfo(id, i)) }
         #expect(try await phone0.closed(30) == 1011)
+        // A device saying hello while the commit still fails (a new one needs its record
+        // stored) is closed with 1011 at the committer's next failed attempt: it used to get
+        // no answer at all until Redis was back (the black-box probe of docs/REDIS.md).
+        let newcomer = try await TestDevice.connect(server.url, clients: clients, role: .watch, name: "New watch")
+        newcomer.send(.hello(Hello(id: "h-new", role: .watch, deviceName: "New watch")))
+        #expect(try await newcomer.closed(30) == 1011)
 
         // Redis is back (its append-only file replayed): the same relay takes the phone again.
         try await redis.restart()
