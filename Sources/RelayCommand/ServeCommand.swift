@@ -62,6 +62,11 @@ public enum ServeCommand {
           --quota-relay-replies N     messages waiting for their reply over the relay (default 200000)
           --quota-connections N       open connections (default 10000)
           --quota-connections-per-address N   open connections from one address (default 1000)
+          --trusted-proxy ADDRS       comma-separated IP addresses of proxies (HAProxy with
+                                      `option forwardfor`) whose X-Forwarded-For names the client:
+                                      per-address quotas and pairing locks then count the clients
+                                      behind them, not the proxy (default: none; the header of any
+                                      other peer is ignored)
           --console                   serve the browser console and its fault API at /console; prints
                                       `console: http://HOST:PORT/console?token=TOKEN` on standard error
                                       (on a cluster, every node's; the leading node's shows the devices)
@@ -146,6 +151,9 @@ public enum ServeCommand {
         c.maxQueuedBytesPerConnection = try args.int("max-queued-bytes", in: 65536...(1 << 30)) ?? c.maxQueuedBytesPerConnection
         c.receiveBufferBytes =
             try args.int("rx-buffer-bytes", in: RelayServerConfiguration.receiveBufferRange) ?? c.receiveBufferBytes
+        if let proxies = try args.string("trusted-proxy") {
+            c.trustedProxies = try Self.trustedProxies(proxies)
+        }
         var limits = c.relay.limits
         limits.messageBytes = try args.int("message-bytes", in: 1...c.maxFrameBytes) ?? limits.messageBytes
         limits.userInfoBytes = try args.int("user-info-bytes", in: 1...c.maxFrameBytes) ?? limits.userInfoBytes
@@ -243,6 +251,21 @@ public enum ServeCommand {
         await server.shutdown()
         withExtendedLifetime(ownerLock) {}  // held until the store is closed
         return 0
+    }
+
+    /// `--trusted-proxy`'s addresses (IPv4 or IPv6 literals, comma-separated), in the plain form
+    /// the transport reports peers in.
+    static func trustedProxies(_ list: String) throws(Arguments.UsageError) -> Set<String> {
+        var proxies = Set<String>()
+        for item in list.split(separator: ",") {
+            let text = item.trimmingCharacters(in: .whitespaces)
+            guard let address = RelayServerConfiguration.trustedProxy(text) else {
+                throw Arguments.UsageError(description: "--trusted-proxy: '\(text)' is not an IP address")
+            }
+            proxies.insert(address)
+        }
+        guard !proxies.isEmpty else { throw Arguments.UsageError(description: "--trusted-proxy needs at least one IP address") }
+        return proxies
     }
 
     /// Whether `contents` has a PEM line (`-----BEGIN …`), as a certificate and a key must:

@@ -104,7 +104,7 @@ extension RelayServerConfiguration {
     func serverConfiguration(
         metrics: RelayMetrics, hub: ConsoleHub?, consoleHandler: HTTPRequestHandler?
     ) -> ServerConfiguration {
-        ServerConfiguration(
+        var configuration = ServerConfiguration(
             host: host, port: port, tlsCertificatePath: tlsCertificatePath, tlsPrivateKeyPath: tlsPrivateKeyPath,
             maxMessageBytes: maxFrameBytes, maxQueuedBytesPerConnection: maxQueuedBytesPerConnection,
             pingAfterSeconds: pingAfterSeconds, hangupAfterSeconds: hangupAfterSeconds,
@@ -120,5 +120,7 @@ extension RelayServerConfiguration {
                 },
             ],
             httpHandler: consoleHandler)
+        configuration.trustedProxies = trustedProxies
+        return configuration
     }
 }

@@ -59,8 +59,24 @@ extension ServiceCore {
         connection.lastHeardAt = now
         keepalive?.opened(id, now: now)
         armKeepaliveTimer(now: now)
-        connection.sink.opened(id, remoteAddress: Self.peerAddress(wsi))
+        connection.sink.opened(id, remoteAddress: Self.clientAddress(wsi, trustedProxies: configuration.trustedProxies))
         return 0
+    }
+
+    /// The client's address: the TCP peer's, or, when that peer is a trusted proxy, the last
+    /// address of the upgrade's `X-Forwarded-For` (``ServerConfiguration/trustedProxies``).
+    static func clientAddress(_ wsi: OpaquePointer, trustedProxies: Set<String>) -> String {
+        let peer = peerAddress(wsi)
+        guard !trustedProxies.isEmpty, trustedProxies.contains(peer) else { return peer }
+        return forwardedClient(header(wsi, WSI_TOKEN_X_FORWARDED_FOR)) ?? peer
+    }
+
+    /// The last address of an `X-Forwarded-For` value, if it is an IP address (plain form for
+    /// IPv4-mapped ones); nil otherwise. The last one is the address the nearest proxy saw; the
+    /// earlier ones are whatever the client and proxies before it wrote.
+    static func forwardedClient(_ header: String?) -> String? {
+        guard let header, let last = header.split(separator: ",", omittingEmptySubsequences: false).last else { return nil }
+        return ServerConfiguration.plainIPAddress(String(last.trimmingSpaces))
     }
 
     /// The peer's IP address, without port or reverse DNS.

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Settings of a ``WebSocketServer``; every limit has a safe default.
 public struct ServerConfiguration: Sendable {
     /// The address to listen on (an IP address or interface name); default `127.0.0.1`.
@@ -54,6 +56,12 @@ public struct ServerConfiguration: Sendable {
     /// its bytes dropped: without it, connections that each start a message of nearly
     /// ``maxMessageBytes`` and never finish it held 1 MiB apiece (200 of them: 225 MB).
     public var maxUnfinishedMessageBytes: Int
+    /// Peers (IP addresses, plain form) whose `X-Forwarded-For` names the client: a connection
+    /// from one of them reports the last address of that header (the one the proxy appended)
+    /// as its remote address, so per-address limits count the clients behind a proxy such as
+    /// HAProxy with `option forwardfor`. Empty (the default): the TCP peer, always; a header
+    /// from any other peer is ignored, since a client could write it itself.
+    public var trustedProxies: Set<String> = []
     /// Set by ``WebSocketServer/init(configuration:handler:)``: events go to it, not the stream.
     var eventHandler: (any ServerEventHandler)?
 
@@ -102,6 +110,15 @@ public struct ServerConfiguration: Sendable {
     public static let watchRelaySubprotocol = "watchrelay.v1"
     /// The range of ``receiveBufferBytes``: lws reads at most its 32 KiB service buffer at once.
     public static let receiveBufferRange = 512...32768
+
+    /// `text` if it is an IPv4 or IPv6 address, in the form peers are reported in (an
+    /// IPv4-mapped IPv6 address as plain IPv4); nil otherwise. For ``trustedProxies``.
+    public static func plainIPAddress(_ text: String) -> String? {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1 else { return nil }
+        return ServiceCore.unmappingIPv4(text)
+    }
 
     /// Whether the server speaks TLS (`wss://`, `https://`).
     var usesTLS: Bool { tlsCertificatePath != nil }

@@ -89,6 +89,14 @@ struct CLIProbeTests {
         await relay.stop()
     }
 
+    /// `serve --trusted-proxy` takes IP addresses only (the relay trusts X-Forwarded-For from them).
+    @Test func serveRefusesATrustedProxyThatIsNotAnIPAddress() async throws {
+        let state = TemporaryDirectory()
+        let run = try await Self.run(["serve", "--port", "0", "--db", state.path("r.db"), "--trusted-proxy", "10.0.0.5,proxy.local"])
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("--trusted-proxy: 'proxy.local' is not an IP address"), "\(run.stderr)")
+    }
+
     /// A path that can't be a directory came out as Foundation's NSError dump; `demo --out`
     /// ran the whole story first.
     @Test func pathErrorsSayWhichPathAndWhatIsWrongOnOneLine() async throws {

@@ -35,4 +35,38 @@ struct QuotaSocketTests {
         #expect(try await second.closed() == 1008)
         await relay.stop()
     }
+
+    /// Behind a proxy that is trusted (`serve --trusted-proxy`), the last `X-Forwarded-For`
+    /// address is the client's: two clients of one proxy count apart, one client twice is over
+    /// the quota. From a peer that is not trusted the header is ignored. (Behind the runbook's
+    /// HAProxy every client had the proxy's address: a quota of 1000 for them all.)
+    @Test func theAddressQuotaCountsTheClientsBehindATrustedProxy() async throws {
+        for trusted in [true, false] {
+            let relay = try await TestRelay.start {
+                $0.relay.maxConnectionsPerAddress = 1
+                if trusted { $0.trustedProxies = ["127.0.0.1"] }
+            }
+            let port = relay.server.port
+            // What the client wrote, then what the proxy appended: only the last one counts.
+            let a = try RawWebSocket(port: port)
+            try await a.upgrade(port: port, headers: ["X-Forwarded-For: 10.9.9.9, 203.0.113.7"])
+            try a.sendText(FrameCodec.encode(.hello(Hello(id: "h-a", role: .phone, deviceName: "A"))))
+            let welcome = try await a.readFrame().map { String(decoding: $0.payload, as: UTF8.self) } ?? ""
+            #expect(welcome.contains(#""type":"welcome""#), "\(welcome)")
+            let b = try RawWebSocket(port: port)
+            try await b.upgrade(port: port, headers: ["X-Forwarded-For: 203.0.113.8"])
+            try b.sendText(FrameCodec.encode(.hello(Hello(id: "h-b", role: .phone, deviceName: "B"))))
+            let answer = try await b.readFrame().map { String(decoding: $0.payload, as: UTF8.self) } ?? ""
+            if trusted {
+                #expect(answer.contains(#""type":"welcome""#), "another client behind the proxy: \(answer)")
+                let again = try RawWebSocket(port: port)
+                try await again.upgrade(port: port, headers: ["X-Forwarded-For: 203.0.113.7"])
+                let refused = try await again.readFrame().map { String(decoding: $0.payload, as: UTF8.self) } ?? ""
+                #expect(refused.contains("quota_exceeded"), "the same client again: \(refused)")
+            } else {
+                #expect(answer.contains("quota_exceeded"), "the header of an untrusted peer is ignored: \(answer)")
+            }
+            await relay.stop()
+        }
+    }
 }

@@ -25,9 +25,11 @@ final class RawWebSocket {
         socket = try TCPClientSocket(port: port, receiveBuffer: receiveBuffer)
     }
 
-    /// The `/v1` upgrade offering `watchrelay.v1`; fails unless the answer is `101`.
-    func upgrade(port: Int) async throws {
+    /// The `/v1` upgrade offering `watchrelay.v1`, with `headers` (full lines, without CRLF)
+    /// added; fails unless the answer is `101`.
+    func upgrade(port: Int, headers: [String] = []) async throws {
         var request = "GET /v1 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\n"
+        for header in headers { request += header + "\r\n" }
         request += "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
         request += "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: watchrelay.v1\r\n\r\n"
         try socket.send(Array(request.utf8))

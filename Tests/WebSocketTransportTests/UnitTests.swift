@@ -196,6 +196,15 @@ struct PeerAddressTests {
     func ipv4MappedAddressesAreUnmapped(input: String, expected: String) {
         #expect(ServiceCore.unmappingIPv4(input) == expected)
     }
+
+    @Test func anXForwardedForIsReadAtItsLastAddress() {
+        #expect(ServiceCore.forwardedClient("198.51.100.1, 203.0.113.7") == "203.0.113.7")
+        #expect(ServiceCore.forwardedClient(" 2001:db8::1 ") == "2001:db8::1")
+        #expect(ServiceCore.forwardedClient("::ffff:192.0.2.1") == "192.0.2.1")
+        #expect(ServiceCore.forwardedClient("203.0.113.7, unknown") == nil)
+        #expect(ServiceCore.forwardedClient("203.0.113.7,") == nil)
+        #expect(ServiceCore.forwardedClient(nil) == nil)
+    }
 }
 
 /// The receive buffer setting reaches the protocol entry lws allocates per connection from.
