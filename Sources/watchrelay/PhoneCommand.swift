@@ -95,6 +95,8 @@ enum PhoneCommand {
             throw Arguments.UsageError(description: "'\(verb)' needs the running companion: type it on its stdin")
         default: break
         }
+        // A watch's directory is not a phone's: nothing is written into it.
+        try DeviceStateDirectory.require(state, option: "--state", holds: .phone)
         // Only `add` may make a state directory (favorites chosen before the first run); a
         // misspelt --state must not turn into an empty one that lists "(no favorites)".
         if case .add = command {

@@ -68,6 +68,12 @@ struct CLIProbeTests {
         // The phone's own directory still answers.
         #expect(try await Self.run(["switch-watch", "--phone-state", phone, "--list"]).stdout == "* default\n")
 
+        // Nor do the phone's state commands write into a watch's directory.
+        let add = try await Self.run(["phone", "add", "octocat", "--state", watch])
+        #expect(add.status == 1, "\(add.stderr)")
+        #expect(add.stderr.contains("--state \(watch) is a watch's state directory"), "\(add.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: watch).sorted() == before, "nothing written")
+
         let swapped = try await Self.run(["pair", "--relay", relay.url, "--phone-state", watch, "--watch-state", phone])
         #expect(swapped.status == 2)
         #expect(swapped.stderr.contains("--phone-state \(watch) is a watch's state directory"), "\(swapped.stderr)")
