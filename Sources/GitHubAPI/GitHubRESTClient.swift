@@ -71,7 +71,7 @@ public struct GitHubRESTClient: Sendable {
     public func user(_ login: String) async throws(GitHubError) -> User {
         let url = try userURL(login)
         let page = try await get(url, login: login)
-        return try GitHubDecoding.decode(GitHubUserResource.self, from: page.body, what: "user \(login)").model()
+        return try GitHubDecoding.decode(GitHubUserResource.self, from: page.body, what: "user \(login)").model(asked: login)
     }
 
     /// Fetches every page of `GET /users/{login}/repos?per_page=100`, in GitHub's order.
@@ -98,6 +98,10 @@ public struct GitHubRESTClient: Sendable {
                 guard let target = LinkHeader(parsing: value).next else { return nil }
                 guard let url = URL(string: target, relativeTo: baseURL)?.absoluteURL else {
                     throw .malformedResponse("\(what): Link next '\(target)' is not a URL")
+                }
+                // The next page is fetched with the token: only from GitHub's own origin.
+                guard Self.sameOrigin(url, baseURL) else {
+                    throw .malformedResponse("\(what): Link next '\(GitHubDecoding.excerpt(target))' is on another host")
                 }
                 return url
             }
@@ -141,6 +145,17 @@ public struct GitHubRESTClient: Sendable {
             throw .unavailable("base URL \(baseURL.absoluteString) cannot take a path")
         }
         return url
+    }
+
+    /// Whether `a` and `b` have the same scheme, host and port (the default port of the scheme
+    /// when none is written).
+    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        func origin(_ url: URL) -> (String, String, Int?) {
+            let scheme = url.scheme?.lowercased() ?? ""
+            let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil)
+            return (scheme, url.host?.lowercased() ?? "", port)
+        }
+        return origin(a) == origin(b)
     }
 
     static func makeSession(timeout: Duration) -> URLSession {

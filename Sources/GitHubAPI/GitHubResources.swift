@@ -22,11 +22,17 @@ struct GitHubUserResource: Decodable {
         case publicRepos = "public_repos"
     }
 
-    /// The app model, after checking the values the wire contract constrains.
-    func model() throws(GitHubError) -> User {
+    /// The app model for the user asked for as `asked`, after checking the values the wire
+    /// contract constrains: the login is the one asked for (in any case: GitHub's logins are
+    /// case-insensitive), and no text is longer than ``GitHubDecoding/maxTextBytes``.
+    func model(asked: String) throws(GitHubError) -> User {
         guard (1...39).contains(login.count) else {
             throw .malformedResponse("user login '\(login)' is not 1...39 characters")
         }
+        guard login.lowercased() == asked.lowercased() else {
+            throw .malformedResponse("asked for user \(asked), GitHub answered with user \(GitHubDecoding.excerpt(login))")
+        }
+        try GitHubDecoding.checkLengths(["name": name, "avatar_url": avatarURL, "html_url": htmlURL], of: "user \(asked)")
         for (key, value) in [("public_repos", publicRepos), ("followers", followers), ("following", following)]
         where value < 0 {
             throw .malformedResponse("user \(key) is negative (\(value))")
@@ -61,6 +67,10 @@ struct GitHubRepoResource: Decodable {
 
     /// The app model, after checking the values the wire contract constrains.
     func model() throws(GitHubError) -> Repo {
+        try GitHubDecoding.checkLengths(
+            ["name": name, "full_name": fullName, "description": description, "language": language, "html_url": htmlURL,
+             "updated_at": updatedAt],
+            of: "repo \(GitHubDecoding.excerpt(fullName))")
         guard stargazersCount >= 0, forksCount >= 0 else {
             throw .malformedResponse("repo \(fullName) has a negative count")
         }
@@ -74,6 +84,25 @@ struct GitHubRepoResource: Decodable {
 /// Decodes GitHub JSON, turning `DecodingError` into a ``GitHubError/malformedResponse(_:)``
 /// that names the key path and what was wrong.
 enum GitHubDecoding {
+    /// The longest text field kept from GitHub, in UTF-8 bytes. GitHub's own are far shorter (a
+    /// name 255 characters, a description 350); a longer one is garbage, and kept it would
+    /// grow every snapshot past what the relay takes (a 5 MB name froze the watch's favorites).
+    static let maxTextBytes = 2048
+
+    /// Fails with ``GitHubError/malformedResponse(_:)`` naming the first field over
+    /// ``maxTextBytes`` (nil fields are fine).
+    static func checkLengths(_ fields: KeyValuePairs<String, String?>, of what: String) throws(GitHubError) {
+        for (key, value) in fields {
+            guard let value, value.utf8.count > maxTextBytes else { continue }
+            throw .malformedResponse("\(what): \(key) is \(value.utf8.count) bytes, more than \(maxTextBytes)")
+        }
+    }
+
+    /// `text` cut to 64 characters for a message.
+    static func excerpt(_ text: String) -> String {
+        text.count <= 64 ? text : String(text.prefix(64)) + "…"
+    }
+
     /// Decodes `body` as `T`; `what` names the request for the error message (e.g. `user octocat`).
     static func decode<T: Decodable>(_ type: T.Type, from body: Data, what: String) throws(GitHubError) -> T {
         do {

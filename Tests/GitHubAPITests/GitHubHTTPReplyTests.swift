@@ -81,6 +81,47 @@ struct GitHubHTTPReplyTests {
         }
     }
 
+    /// Garbage from a hostile GitHub (the black-box probe of the phone): another user's object
+    /// for the login asked for, and a field of megabytes, are errors, not data to keep and push.
+    @Test func aUserIsTheOneAskedForAndItsTextIsBounded() throws {
+        func user(login: String, name: String?) throws -> GitHubUserResource {
+            let named = name.map { #""name":"\#($0)","# } ?? ""
+            let json =
+                #"{"login":"\#(login)","id":1,\#(named)"avatar_url":"https://a/1","html_url":"https://github.com/x","#
+                + #""public_repos":1,"followers":2,"following":3}"#
+            return try GitHubDecoding.decode(GitHubUserResource.self, from: Data(json.utf8), what: "user")
+        }
+        #expect(try user(login: "Octocat", name: "The Octocat").model(asked: "octocat").login == "Octocat", "case-insensitive")
+        #expect(throws: GitHubError.malformedResponse("asked for user ole, GitHub answered with user mojombo")) {
+            try user(login: "mojombo", name: nil).model(asked: "ole")
+        }
+        let long = String(repeating: "x", count: GitHubDecoding.maxTextBytes + 1)
+        #expect(throws: GitHubError.malformedResponse("user ole: name is 2049 bytes, more than 2048")) {
+            try user(login: "ole", name: long).model(asked: "ole")
+        }
+        #expect(try user(login: "ole", name: String(repeating: "x", count: GitHubDecoding.maxTextBytes)).model(asked: "ole").name?.count == 2048)
+    }
+
+    @Test func aRepoWithAFieldOfMegabytesIsAnError() throws {
+        let description = String(repeating: "d", count: 5_000_000)
+        let repo =
+            #"[{"id":1,"name":"a","full_name":"o/a","description":"\#(description)","stargazers_count":1,"forks_count":0,"#
+            + #""html_url":"h","updated_at":"u","fork":false}]"#
+        let decoded = try GitHubDecoding.decode([GitHubRepoResource].self, from: Data(repo.utf8), what: "repos")
+        #expect(throws: GitHubError.malformedResponse("repo o/a: description is 5000000 bytes, more than 2048")) {
+            try decoded[0].model()
+        }
+    }
+
+    @Test func theNextPageIsFetchedFromGitHubsOwnOriginOnly() {
+        let base = URL(string: "https://api.github.com")!
+        #expect(GitHubRESTClient.sameOrigin(URL(string: "https://api.github.com/user/1/repos?page=2")!, base))
+        #expect(GitHubRESTClient.sameOrigin(URL(string: "https://API.github.com:443/x")!, base))
+        #expect(!GitHubRESTClient.sameOrigin(URL(string: "https://evil.example/x")!, base))
+        #expect(!GitHubRESTClient.sameOrigin(URL(string: "http://api.github.com/x")!, base))
+        #expect(!GitHubRESTClient.sameOrigin(URL(string: "https://api.github.com:8443/x")!, base))
+    }
+
     @Test func decodingErrorsNameTheKeyPath() {
         func message(_ json: String, as type: (some Decodable).Type) -> String? {
             do {
