@@ -185,7 +185,7 @@ enum PhoneCommand {
         let companion = try PhoneCompanion(configuration: configuration, github: .live(baseURL: baseURL, token: token))
         if machine {
             return await runMachine(
-                companion, github: baseURL, state: state, pairAtStart: pairAtStart, stub: stub, until: termination)
+                companion, github: baseURL, state: state, pairAtStart: pairAtStart, stub: stub, log: log, until: termination)
         }
         let reporters = PhoneReporters.start(companion, log: log)
         StandardOutput.writeLine("github: \(baseURL.absoluteString)")
@@ -228,12 +228,12 @@ enum PhoneCommand {
 
     /// `--machine`: the line protocol; stops on a signal, `quit` or the end of stdin.
     private static func runMachine(
-        _ companion: PhoneCompanion, github: URL, state: String, pairAtStart: Bool, stub: GitHubStubServer?,
+        _ companion: PhoneCompanion, github: URL, state: String, pairAtStart: Bool, stub: GitHubStubServer?, log: Logger,
         until termination: TerminationSignal
     ) async -> Int32 {
         // `ready` is the first line (Simulator/README.md): what start() reports waits for it.
         let (readyLine, readyPrinted) = AsyncStream.makeStream(of: Void.self)
-        let reporters = PhoneMachine.reporters(companion, after: Task { for await _ in readyLine {} })
+        let reporters = PhoneMachine.reporters(companion, log: log, after: Task { for await _ in readyLine {} })
         await companion.start()
         let status = await companion.status()
         StandardOutput.writeLine(

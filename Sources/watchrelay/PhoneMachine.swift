@@ -4,6 +4,7 @@ import PhoneApp
 import Primitives
 import RelayCommand
 import RelayProtocol
+import RelayServer
 
 /// `watchrelay phone --machine`: the console's commands answered as JSON lines, and the
 /// companion's activity and errors as event lines (``MachineProtocol``).
@@ -124,7 +125,8 @@ enum PhoneMachine {
     /// Prints the companion's activity and errors as event lines until both streams end
     /// (``PhoneCompanion/shutdown()`` finishes them). A change of the list also carries the
     /// favorites in order, as they are when the line is printed.
-    static func reporters(_ companion: PhoneCompanion, after ready: Task<Void, Never>) -> [Task<Void, Never>] {
+    /// The error events also go to `log` (stderr, logfmt), as in console mode: stdout stays JSON.
+    static func reporters(_ companion: PhoneCompanion, log: Logger, after ready: Task<Void, Never>) -> [Task<Void, Never>] {
         // Events wait in the companion's streams until `ready` is out: it is the first line.
         let activity = Task {
             await ready.value
@@ -143,6 +145,9 @@ enum PhoneMachine {
         let errors = Task {
             await ready.value
             for await error in companion.errors {
+                var line = log
+                line.fields += [("source", error.source), ("code", error.code)]
+                line.warning(error.description)
                 StandardOutput.writeLine(
                     MachineProtocol.event(
                         "error",

@@ -95,6 +95,21 @@ struct CLIProbeTests {
         await relay.stop()
     }
 
+    /// `phone --machine` logged nothing on stderr, where its help says errors from GitHub, the
+    /// relay and the store are logged there (console mode did); stdout stays JSON only.
+    @Test func machinePhoneLogsItsErrorsOnStandardError() async throws {
+        let state = TemporaryDirectory()
+        let input = state.path("stdin")
+        try "add octocat\nquit\n".write(toFile: input, atomically: true, encoding: .utf8)
+        let run = try await Self.run(
+            ["phone", "--machine", "--relay", "ws://127.0.0.1:1/v1", "--github", "http://127.0.0.1:1", "--state", state.path("p")],
+            environment: ["WATCHRELAY_REQUEST_TIMEOUT_S": "1"], input: input)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains(#""source":"github""#), "\(run.stdout)")
+        #expect(run.stderr.contains("source=github"), "\(run.stderr)")
+        for line in run.stdout.split(separator: "\n") { #expect(line.hasPrefix("{"), "stdout is JSON only: \(line)") }
+    }
+
     /// `serve --trusted-proxy` takes IP addresses only (the relay trusts X-Forwarded-For from them).
     @Test func serveRefusesATrustedProxyThatIsNotAnIPAddress() async throws {
         let state = TemporaryDirectory()
