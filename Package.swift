@@ -226,7 +226,7 @@ let package = Package(
             dependencies: ["RelayClient", "InMemoryRelay", "RelayCore", "RelayServer", "RelayProtocol", "TestSupport", "GitExplorerPayloads", "Primitives"],
             swiftSettings: strict),
         .testTarget(
-            name: "GitHubAPITests", dependencies: ["GitHubAPI", "RelayProtocol", "WebSocketTransport", "TestSupport", "GitExplorerPayloads"],
+            name: "GitHubAPITests", dependencies: ["GitHubAPI", "RelayProtocol", "WebSocketTransport", "TestSupport", "GitExplorerPayloads", "Primitives"],
             swiftSettings: strict),
         .testTarget(
             name: "PhoneAppTests",

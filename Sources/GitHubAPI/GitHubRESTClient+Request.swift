@@ -23,7 +23,11 @@ extension GitHubRESTClient {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await session.dataSafelyCancellable(for: request)
+            if let transfers {
+                (data, response) = try await transfers.data(for: request, on: session)
+            } else {
+                (data, response) = try await session.dataSafelyCancellable(for: request)
+            }
         } catch {
             throw Self.unavailable(error, url: url, timeout: request.timeoutInterval)
         }
@@ -64,6 +68,12 @@ extension GitHubRESTClient {
     static func unavailable(_ error: any Error, url: URL, timeout: TimeInterval) -> GitHubError {
         let target = "\(url.host ?? "?")\(url.port.map { ":\($0)" } ?? "")"
         if error is CancellationError { return .unavailable("request to \(target) cancelled") }
+        if let bound = error as? BoundedTransfers.Failure {
+            switch bound {
+            case .tooLarge(let bytes): return .unavailable("\(target): answer larger than \(bytes) bytes")
+            case .tooSlow(let limit): return .unavailable("\(target): answer took longer than \(limit.components.seconds) s")
+            }
+        }
         guard let urlError = error as? URLError else { return .unavailable("request to \(target) failed: \(error)") }
         let reason: String =
             switch urlError.code {

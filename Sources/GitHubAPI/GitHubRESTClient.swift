@@ -34,7 +34,15 @@ public struct GitHubRESTClient: Sendable {
     /// The ETag cache, shared by every copy of this client.
     public let cache: ETagCache
     let session: URLSession
+    /// The bounds of the client's own session (nil with a session given to ``init``).
+    let transfers: BoundedTransfers?
     let now: @Sendable () -> Date
+    /// The largest answer body kept (16 MiB: a page of 100 repositories is about 500 KB).
+    public static let maxBodyBytes = 16 << 20
+    /// The longest one answer may take by default, however busy the server keeps the
+    /// connection (a body sent a byte at a time is never silent long enough for
+    /// ``requestTimeout``).
+    public static let answerDeadline: Duration = .seconds(30)
 
     /// Creates a client; nothing is sent until the first call.
     /// - Parameters:
@@ -43,7 +51,10 @@ public struct GitHubRESTClient: Sendable {
     ///   - userAgent: the `User-Agent` header.
     ///   - requestTimeout: the timeout of each request (default 10 s).
     ///   - maxPages: the most pages one repos call follows (default 50).
-    ///   - session: the URLSession to use; `nil` (the default) makes an ephemeral one with no URL cache.
+    ///   - answerDeadline: the longest one answer may take (default ``answerDeadline``).
+    ///   - session: the URLSession to use; `nil` (the default) makes an ephemeral one with no URL
+    ///     cache whose answers are bounded (``maxBodyBytes``, ``answerDeadline``) and which follows
+    ///     no redirect to another origin (``BoundedTransfers``).
     ///   - cache: the ETag cache (default a new, empty one).
     ///   - now: the clock for `Retry-After`.
     public init(
@@ -52,6 +63,7 @@ public struct GitHubRESTClient: Sendable {
         userAgent: String = "WatchRelay-GitHubAPI",
         requestTimeout: Duration = .seconds(10),
         maxPages: Int = 50,
+        answerDeadline: Duration = answerDeadline,
         session: URLSession? = nil,
         cache: ETagCache = ETagCache(),
         now: @escaping @Sendable () -> Date = { Date() }
@@ -61,7 +73,14 @@ public struct GitHubRESTClient: Sendable {
         self.userAgent = userAgent
         self.requestTimeout = requestTimeout
         self.maxPages = max(1, maxPages)
-        self.session = session ?? Self.makeSession(timeout: requestTimeout)
+        if let session {
+            self.session = session
+            self.transfers = nil
+        } else {
+            let transfers = BoundedTransfers(maxBodyBytes: Self.maxBodyBytes, deadline: answerDeadline)
+            self.session = Self.makeSession(timeout: requestTimeout, delegate: transfers)
+            self.transfers = transfers
+        }
         self.cache = cache
         self.now = now
     }
@@ -158,12 +177,12 @@ public struct GitHubRESTClient: Sendable {
         return origin(a) == origin(b)
     }
 
-    static func makeSession(timeout: Duration) -> URLSession {
+    static func makeSession(timeout: Duration, delegate: BoundedTransfers) -> URLSession {
         let configuration = URLSessionConfiguration.ephemeral
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) * 1e-18
         configuration.timeoutIntervalForRequest = seconds
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        return URLSession(configuration: configuration)
+        return URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
     }
 }

@@ -1,0 +1,154 @@
+import Foundation
+import Primitives
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The delegate of the GitHub client's own URLSession: GETs whose answer is bounded in size and
+/// time, and which never follow a redirect to another origin.
+///
+/// A hostile or broken server (the black-box probe of the phone) could otherwise take the phone
+/// down or its token away: an endless or decompression-bomb body was buffered whole (1 GB/s of
+/// memory, the machine's 24 GB in a minute), a body sent a byte a second held the phone's console
+/// for as long as the server went on (only silence times a request out), and a redirect to
+/// another host was followed with the `Authorization` header.
+///
+/// - A body past ``maxBodyBytes`` ends the call at once with ``Failure/tooLarge(_:)``: a
+///   `Content-Length` over it is refused at the response, and a body that grows past it (chunked,
+///   or decompressed) stops being kept.
+/// - ``deadline`` after the call began it ends with ``Failure/tooSlow(_:)``.
+/// - A redirect to another scheme, host or port is not followed: the 3xx is the answer.
+///
+/// Like ``URLSession/dataSafelyCancellable(for:)``, an ended call never cancels its
+/// `URLSessionTask` (corelibs' `cancel()` can deadlock or crash when it races the task's
+/// completion): a transfer cut short runs on in the background, its bytes dropped as they come,
+/// until the server stops or the request's inactivity timeout.
+final class BoundedTransfers: NSObject, URLSessionDataDelegate, Sendable {
+    /// Why a transfer ended early.
+    enum Failure: Error, Equatable {
+        /// The body passed this many bytes.
+        case tooLarge(Int)
+        /// The whole answer took longer than this.
+        case tooSlow(Duration)
+    }
+
+    private struct Transfer {
+        var data = Data()
+        var response: URLResponse?
+        var finish: (@Sendable (Result<(Data, URLResponse), any Error>) -> Void)?
+    }
+
+    let maxBodyBytes: Int
+    let deadline: Duration
+    private let transfers = LockedState<[Int: Transfer]>([:])
+
+    init(maxBodyBytes: Int, deadline: Duration) {
+        self.maxBodyBytes = maxBodyBytes
+        self.deadline = deadline
+    }
+
+    /// `GET request` on `session` (whose delegate is this object): its body and response.
+    func data(for request: URLRequest, on session: URLSession) async throws -> (Data, URLResponse) {
+        let outcome = LockedState<CheckedContinuation<(Data, URLResponse), any Error>?>(nil)
+        let early = LockedState<Result<(Data, URLResponse), any Error>?>(nil)
+        // Whoever comes first resumes the caller: the transfer, the deadline or a cancellation.
+        let finish: @Sendable (Result<(Data, URLResponse), any Error>) -> Void = { result in
+            if let continuation = outcome.withLock({ c -> CheckedContinuation<(Data, URLResponse), any Error>? in
+                defer { c = nil }
+                return c
+            }) {
+                continuation.resume(with: result)
+            } else {
+                early.withLock { if $0 == nil { $0 = result } }
+            }
+        }
+        let task = session.dataTask(with: request)
+        transfers.withLock { $0[task.taskIdentifier] = Transfer(finish: finish) }
+        let deadline = self.deadline
+        let timer = Task {
+            try? await Task.sleep(for: deadline)
+            if !Task.isCancelled { self.end(task.taskIdentifier, .failure(Failure.tooSlow(deadline))) }
+        }
+        defer { timer.cancel() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
+                if let result = early.withLock({ $0 }) {
+                    continuation.resume(with: result)
+                    return
+                }
+                outcome.withLock { $0 = continuation }
+                // An end that came between the check and the store resumes it now.
+                if let result = early.withLock({ r -> Result<(Data, URLResponse), any Error>? in
+                    defer { r = nil }
+                    return r
+                }) {
+                    finish(result)
+                }
+                task.resume()
+            }
+        } onCancel: {
+            self.end(task.taskIdentifier, .failure(URLError(.cancelled)))
+        }
+    }
+
+    /// Ends transfer `id` with `result` if it has not ended; later bytes of it are dropped.
+    private func end(_ id: Int, _ result: Result<(Data, URLResponse), any Error>) {
+        let finish = transfers.withLock { t -> (@Sendable (Result<(Data, URLResponse), any Error>) -> Void)? in
+            guard let f = t[id]?.finish else { return nil }
+            t[id]?.finish = nil
+            t[id]?.data = Data()
+            return f
+        }
+        finish?(result)
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        let id = dataTask.taskIdentifier
+        transfers.withLock { $0[id]?.response = response }
+        if response.expectedContentLength > Int64(maxBodyBytes) {
+            end(id, .failure(Failure.tooLarge(maxBodyBytes)))
+            completionHandler(.cancel)
+            return
+        }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let id = dataTask.taskIdentifier
+        let over = transfers.withLock { t -> Bool in
+            guard t[id]?.finish != nil else { return false }  // ended: dropped
+            t[id]?.data.append(data)
+            return (t[id]?.data.count ?? 0) > maxBodyBytes
+        }
+        if over { end(id, .failure(Failure.tooLarge(maxBodyBytes))) }
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+        // The token goes only where the first request went: another origin gets the 3xx.
+        guard let from = task.originalRequest?.url, let to = request.url, GitHubRESTClient.sameOrigin(from, to) else {
+            completionHandler(nil)
+            return
+        }
+        completionHandler(request)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let id = task.taskIdentifier
+        let transfer = transfers.withLock { $0.removeValue(forKey: id) }
+        guard let transfer, let finish = transfer.finish else { return }
+        if let error {
+            finish(.failure(error))
+        } else if let response = transfer.response ?? task.response {
+            finish(.success((transfer.data, response)))
+        } else {
+            finish(.failure(URLError(.badServerResponse)))
+        }
+    }
+}
