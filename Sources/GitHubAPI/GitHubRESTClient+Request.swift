@@ -86,7 +86,13 @@ extension GitHubRESTClient {
             case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
                 .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
                 "TLS failed"
-            case .badServerResponse: "bad server response"
+            case .badServerResponse, .cannotParseResponse: "bad server response"
+            case .httpTooManyRedirects: "too many redirects"
+            case .cannotDecodeContentData, .cannotDecodeRawData: "the body does not decode as its Content-Encoding says"
+            case .unsupportedURL: "the answer is not HTTP"
+            // corelibs' catch-all for a transfer libcurl gave up on: a body shorter than its
+            // Content-Length, an encoding that is not what it says.
+            case .unknown: "the answer broke off or is malformed"
             default: "URL error \(urlError.code.rawValue)"
             }
         return .unavailable("\(target): \(reason)")

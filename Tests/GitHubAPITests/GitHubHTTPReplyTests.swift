@@ -75,6 +75,10 @@ struct GitHubHTTPReplyTests {
             (URLError(.cannotConnectToHost), "127.0.0.1:9: connection refused"),
             (URLError(.cannotFindHost), "127.0.0.1:9: host not found"),
             (CancellationError(), "request to 127.0.0.1:9 cancelled"),
+            // What a hostile server's answers came out as, as bare codes (-1, -1002, -1007).
+            (URLError(.unknown), "127.0.0.1:9: the answer broke off or is malformed"),
+            (URLError(.unsupportedURL), "127.0.0.1:9: the answer is not HTTP"),
+            (URLError(.httpTooManyRedirects), "127.0.0.1:9: too many redirects"),
         ]
         for (error, message) in cases {
             #expect(GitHubRESTClient.unavailable(error, url: url, timeout: 10) == .unavailable(message))
