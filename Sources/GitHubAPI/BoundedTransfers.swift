@@ -50,21 +50,10 @@ final class BoundedTransfers: NSObject, URLSessionDataDelegate, Sendable {
 
     /// `GET request` on `session` (whose delegate is this object): its body and response.
     func data(for request: URLRequest, on session: URLSession) async throws -> (Data, URLResponse) {
-        let outcome = LockedState<CheckedContinuation<(Data, URLResponse), any Error>?>(nil)
-        let early = LockedState<Result<(Data, URLResponse), any Error>?>(nil)
         // Whoever comes first resumes the caller: the transfer, the deadline or a cancellation.
-        let finish: @Sendable (Result<(Data, URLResponse), any Error>) -> Void = { result in
-            if let continuation = outcome.withLock({ c -> CheckedContinuation<(Data, URLResponse), any Error>? in
-                defer { c = nil }
-                return c
-            }) {
-                continuation.resume(with: result)
-            } else {
-                early.withLock { if $0 == nil { $0 = result } }
-            }
-        }
+        let outcome = OnceContinuation()
         let task = session.dataTask(with: request)
-        transfers.withLock { $0[task.taskIdentifier] = Transfer(finish: finish) }
+        transfers.withLock { $0[task.taskIdentifier] = Transfer(finish: { outcome.resume($0) }) }
         let deadline = self.deadline
         let timer = Task {
             try? await Task.sleep(for: deadline)
@@ -73,18 +62,7 @@ final class BoundedTransfers: NSObject, URLSessionDataDelegate, Sendable {
         defer { timer.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
-                if let result = early.withLock({ $0 }) {
-                    continuation.resume(with: result)
-                    return
-                }
-                outcome.withLock { $0 = continuation }
-                // An end that came between the check and the store resumes it now.
-                if let result = early.withLock({ r -> Result<(Data, URLResponse), any Error>? in
-                    defer { r = nil }
-                    return r
-                }) {
-                    finish(result)
-                }
+                outcome.set(continuation)
                 task.resume()
             }
         } onCancel: {

@@ -1,5 +1,6 @@
 import Foundation
 import GitExplorerPayloads
+import Primitives
 import RelayProtocol
 
 #if canImport(FoundationNetworking)
@@ -120,7 +121,7 @@ public struct GitHubRESTClient: Sendable {
                 }
                 // The next page is fetched with the token: only from GitHub's own origin.
                 guard Self.sameOrigin(url, baseURL) else {
-                    throw .malformedResponse("\(what): Link next '\(GitHubDecoding.excerpt(target))' is on another host")
+                    throw .malformedResponse("\(what): Link next \(Excerpt.quoted(target)) is on another host")
                 }
                 return url
             }

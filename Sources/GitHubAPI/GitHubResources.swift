@@ -1,5 +1,6 @@
 import Foundation
 import GitExplorerPayloads
+import Primitives
 import RelayProtocol
 
 /// The fields of GitHub's user object (`GET /users/{login}`) that the app's ``User`` keeps.
@@ -30,7 +31,7 @@ struct GitHubUserResource: Decodable {
             throw .malformedResponse("user login '\(login)' is not 1...39 characters")
         }
         guard login.lowercased() == asked.lowercased() else {
-            throw .malformedResponse("asked for user \(asked), GitHub answered with user \(GitHubDecoding.excerpt(login))")
+            throw .malformedResponse("asked for user \(asked), GitHub answered with user \(Excerpt.of(login))")
         }
         try GitHubDecoding.checkLengths(["name": name, "avatar_url": avatarURL, "html_url": htmlURL], of: "user \(asked)")
         for (key, value) in [("public_repos", publicRepos), ("followers", followers), ("following", following)]
@@ -70,7 +71,7 @@ struct GitHubRepoResource: Decodable {
         try GitHubDecoding.checkLengths(
             ["name": name, "full_name": fullName, "description": description, "language": language, "html_url": htmlURL,
              "updated_at": updatedAt],
-            of: "repo \(GitHubDecoding.excerpt(fullName))")
+            of: "repo \(Excerpt.of(fullName))")
         guard stargazersCount >= 0, forksCount >= 0 else {
             throw .malformedResponse("repo \(fullName) has a negative count")
         }
@@ -96,11 +97,6 @@ enum GitHubDecoding {
             guard let value, value.utf8.count > maxTextBytes else { continue }
             throw .malformedResponse("\(what): \(key) is \(value.utf8.count) bytes, more than \(maxTextBytes)")
         }
-    }
-
-    /// `text` cut to 64 characters for a message.
-    static func excerpt(_ text: String) -> String {
-        text.count <= 64 ? text : String(text.prefix(64)) + "…"
     }
 
     /// Decodes `body` as `T`; `what` names the request for the error message (e.g. `user octocat`).

@@ -44,8 +44,9 @@ extension URLSession {
     }
 }
 
-/// A continuation resumed by whichever comes first: the answer or the caller's cancellation.
-private final class OnceContinuation: Sendable {
+/// A continuation resumed by whichever comes first: the answer or the caller's cancellation
+/// (and, for ``BoundedTransfers``, its limits).
+final class OnceContinuation: Sendable {
     private let state = LockedState<(continuation: CheckedContinuation<(Data, URLResponse), any Error>?, early: Result<(Data, URLResponse), any Error>?, done: Bool)>((nil, nil, false))
 
     /// Stores the continuation, or resumes it at once if the outcome came first (a caller

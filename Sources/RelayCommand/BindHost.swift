@@ -1,5 +1,6 @@
 import CLIArguments
 import Foundation
+import RelayServer
 
 /// `--host`: what libwebsockets can bind. lws takes an IP address or an interface name, and
 /// answered a host name (`--host localhost`) with "iface localhost port 0 DOESN'T EXIST" twice
@@ -59,9 +60,7 @@ public enum BindHost {
 
     /// Whether `text` is an IPv4 or IPv6 address literal.
     static func isAddress(_ text: String) -> Bool {
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+        RelayServerConfiguration.ipAddress(text) != nil
     }
 
     /// `address` as numeric text (`127.0.0.1`, `::1`).

@@ -259,7 +259,7 @@ public enum ServeCommand {
         var proxies = Set<String>()
         for item in list.split(separator: ",") {
             let text = item.trimmingCharacters(in: .whitespaces)
-            guard let address = RelayServerConfiguration.trustedProxy(text) else {
+            guard let address = RelayServerConfiguration.ipAddress(text) else {
                 throw Arguments.UsageError(description: "--trusted-proxy: '\(text)' is not an IP address")
             }
             proxies.insert(address)

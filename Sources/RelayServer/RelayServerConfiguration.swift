@@ -37,9 +37,9 @@ public struct RelayServerConfiguration: Sendable {
     /// Proxies whose `X-Forwarded-For` names the client (``ServerConfiguration/trustedProxies``;
     /// `serve --trusted-proxy`): per-address limits then count the clients behind them.
     public var trustedProxies: Set<String> = []
-    /// `text` as an entry of ``trustedProxies`` (an IP address in the transport's form); nil if
-    /// it is not an IP address.
-    public static func trustedProxy(_ text: String) -> String? { ServerConfiguration.plainIPAddress(text) }
+    /// `text` if it is an IPv4 or IPv6 address, in the form the transport reports peers in (as
+    /// ``trustedProxies`` holds them); nil otherwise.
+    public static func ipAddress(_ text: String) -> String? { ServerConfiguration.plainIPAddress(text) }
     /// Ping a silent connection after this many seconds; hang up 10 s later. Default 30.
     public var pingAfterSeconds = 30
     public var hangupAfterSeconds = 40
