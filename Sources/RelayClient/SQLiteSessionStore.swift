@@ -94,10 +94,12 @@ public final class SQLiteSessionStore: SessionPersistence {
         return try Payload(json: JSONParser.parse(Array(text.utf8)))
     }
 
-    /// Outstanding transfers (id, payload, complication flag), in the order sent.
+    /// Outstanding transfers (id, payload, complication flag), in the order sent. The row puts
+    /// each payload two levels down (array, object), so it nests two levels deeper than the
+    /// deepest payload a `send` carries, and is read with that much more room.
     private func transfers() throws -> [UserInfoTransfer] {
         guard let text = try get("transfers") else { return [] }
-        guard case .array(let items) = try JSONParser.parse(Array(text.utf8)) else {
+        guard case .array(let items) = try JSONParser.parse(Array(text.utf8), maxDepth: Payload.maxNestingDepth + 2) else {
             throw SQLiteError(code: 0, message: "the transfers row is not a JSON array", operation: "read transfers")
         }
         return items.compactMap { item in

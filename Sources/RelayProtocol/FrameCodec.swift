@@ -30,7 +30,7 @@ public enum FrameCodec {
     }
 
     private static func decodeClient<Bytes: Collection<UInt8>>(_ bytes: Bytes) throws(ProtocolError) -> ClientFrame {
-        let (type, reader) = try envelope(bytes)
+        let (type, reader) = try envelope(bytes, maxDepth: JSONParser.defaultMaxDepth)
         guard let frame = try ClientFrame.decode(type: type, reader) else {
             throw unknownType(type, reader)
         }
@@ -57,8 +57,13 @@ public enum FrameCodec {
         try decodeRelay(bytes)
     }
 
+    /// The deepest a relay frame nests: one level more than a client frame (PROTOCOL.md §3.1),
+    /// because a `welcome` carries the latest context as a `deliver` object, so its payload, which
+    /// the phone sent one level below its `send`, comes two levels below the top.
+    public static let relayFrameMaxDepth = JSONParser.defaultMaxDepth + 1
+
     private static func decodeRelay<Bytes: Collection<UInt8>>(_ bytes: Bytes) throws(ProtocolError) -> RelayFrame {
-        let (type, reader) = try envelope(bytes)
+        let (type, reader) = try envelope(bytes, maxDepth: relayFrameMaxDepth)
         guard let frame = try RelayFrame.decode(type: type, reader) else {
             throw unknownType(type, reader)
         }
@@ -105,10 +110,10 @@ public enum FrameCodec {
         return JSONWriter.encode(.object(members))
     }
 
-    private static func envelope(_ bytes: some Collection<UInt8>) throws(ProtocolError) -> (FrameType, ObjectReader) {
+    private static func envelope(_ bytes: some Collection<UInt8>, maxDepth: Int) throws(ProtocolError) -> (FrameType, ObjectReader) {
         let value: JSONValue
         do {
-            value = try JSONParser.parse(bytes)
+            value = try JSONParser.parse(bytes, maxDepth: maxDepth)
         } catch {
             throw ProtocolError(.badJSON, "not a JSON text: \(error)")
         }

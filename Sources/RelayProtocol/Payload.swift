@@ -131,8 +131,10 @@ public struct Payload: JSONRepresentable, Hashable {
     }
 
     /// The deepest a payload may nest: in a `send`, `reply` or `deliver` frame it is a member of
-    /// the frame object, one level below it, and a frame nests at most
-    /// ``JSONParser/defaultMaxDepth`` levels (PROTOCOL.md §3.1).
+    /// the frame object, one level below it, and a client's frame nests at most
+    /// ``JSONParser/defaultMaxDepth`` levels (PROTOCOL.md §3.1). A `welcome` puts a context's
+    /// payload one level deeper, which is why a relay frame may nest one level more
+    /// (``FrameCodec/relayFrameMaxDepth``).
     public static let maxNestingDepth = JSONParser.defaultMaxDepth - 1
 
     /// How many levels of objects and arrays the payload nests, itself included: `{}` is 1,

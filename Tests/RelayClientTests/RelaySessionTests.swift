@@ -143,6 +143,42 @@ struct RelaySessionTests {
         await h.stop()
     }
 
+    @Test func aContextAtTheDepthLimitStillComesInTheWelcomeOfAReconnectingWatch() async throws {
+        // A welcome carries the context as a deliver object: the payload two levels down, so
+        // a 63-level context makes a 65-level welcome. Read with a client frame's 64 levels, it
+        // failed every later activation of the watch (the review found it).
+        let h = try await Harness.start()
+        let atLimit = Payload.nested(depth: Payload.maxNestingDepth)
+        try await h.phone.updateApplicationContext(atLimit)
+        _ = try await h.next(h.watch) { if case .applicationContext(let d) = $0 { d } else { nil } }
+        await h.watch.close()
+        let again = try RelaySession(configuration: h.watchConfig)
+        try await again.activate()
+        // Not acked, so it also comes again as a deliver (§5.2).
+        let redelivered = try await h.next(again) { if case .applicationContext(let d) = $0 { d } else { nil } }
+        #expect(redelivered.payload == atLimit)
+        await again.close()
+        await h.stop()
+    }
+
+    @Test func anOutstandingTransferAtTheDepthLimitSurvivesARestartOfTheSender() async throws {
+        // The session's row of outstanding transfers puts each payload two levels down; read
+        // with 64 levels, a 63-level userInfo left outstanding made the phone's state directory
+        // unable to start a session.
+        let h = try await Harness.start()
+        await h.watch.close()
+        let atLimit = Payload.nested(depth: Payload.maxNestingDepth)
+        _ = try await h.phone.transferUserInfo(atLimit)
+        await h.phone.close()
+        let phoneConfig = RelaySessionConfiguration(
+            url: h.relay.url, role: .phone, deviceName: "Phone", stateDirectory: h.directory.path("phone"),
+            requestTimeoutSeconds: 10 * timeoutScale)
+        let phone = try RelaySession(configuration: phoneConfig)
+        #expect(await phone.outstandingUserInfoTransfers.map(\.payload) == [atLimit])
+        await phone.close()
+        await h.relay.shutdown()
+    }
+
     @Test func aRestartedAppComesBackPairedFromItsStateDirectory() async throws {
         let h = try await Harness.start()
         await h.watch.close()

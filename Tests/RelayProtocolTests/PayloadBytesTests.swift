@@ -125,4 +125,23 @@ import Testing
         #expect(Payload(kind: "k", ["s": "]]]{{{\"\\"]).nestingDepth == 1)
         #expect(Payload.nested(depth: Payload.maxNestingDepth).nestingDepth == 63)
     }
+
+    /// A welcome puts its context's payload two levels down: at the payload limit it nests 65
+    /// levels, which a relay frame may (PROTOCOL.md §3.1), and one more is refused.
+    @Test func aWelcomeCarryingAContextAtTheDepthLimitDecodes() throws {
+        func welcome(_ payload: Payload) -> [UInt8] {
+            Array(
+                #"{"type":"welcome","re":"w-1","protocol":1,"session":"s-1","role":"watch","paired":true,"pairId":"pr-1","peer":{"name":"P","connected":true,"reachable":true},"limits":{"messageBytes":65536,"userInfoBytes":65536,"contextBytes":262144,"replyTimeoutMs":10000,"complicationsPerDay":50,"complicationsRemaining":50,"windowItems":256,"windowBytes":1048576},"context":{"seq":1,"mode":"context","id":"p-1","from":"phone","sentAt":"2026-11-30T03:40:09.517Z","payload":"#
+                    .utf8) + payload.bytes + Array("}}".utf8)
+        }
+        let atLimit = Payload.nested(depth: Payload.maxNestingDepth)
+        guard case .welcome(let w) = try FrameCodec.decodeRelayFrame(welcome(atLimit)) else {
+            Issue.record("not a welcome")
+            return
+        }
+        #expect(w.context?.payload == atLimit)
+        #expect(throws: ProtocolError.self) {
+            try FrameCodec.decodeRelayFrame(welcome(Payload.nested(depth: Payload.maxNestingDepth + 1)))
+        }
+    }
 }
