@@ -14,24 +14,36 @@ import Primitives
 /// for as long as the server went on (only silence times a request out), and a redirect to
 /// another host was followed with the `Authorization` header.
 ///
-/// - A body past ``maxBodyBytes`` ends the call at once with ``Failure/tooLarge(_:)``: a
-///   `Content-Length` over it is refused at the response, and a body that grows past it (chunked,
-///   or decompressed) stops being kept.
+/// - A body past ``maxBodyBytes`` ends the call at once with ``Failure/tooLarge(_:)``: at the
+///   response when its `Content-Length` is over it, else when the body (chunked, or decompressed)
+///   grows past it. Either way the bytes that still come are dropped, not kept (corelibs ignores
+///   a `.cancel` disposition, so the body still arrives).
 /// - ``deadline`` after the call began it ends with ``Failure/tooSlow(_:)``.
 /// - A redirect to another scheme, host or port is not followed: the 3xx is the answer.
 ///
 /// Like ``URLSession/dataSafelyCancellable(for:)``, an ended call never cancels its
 /// `URLSessionTask` (corelibs' `cancel()` can deadlock or crash when it races the task's
 /// completion): a transfer cut short runs on in the background, its bytes dropped as they come,
-/// until the server stops or the request's inactivity timeout.
+/// until the server stops or the request's inactivity timeout. It keeps one of the session's
+/// ``connectionsPerHost`` connections meanwhile, so with ``maxStillArriving`` such transfers
+/// running a call fails at once (``Failure/stillArriving(_:)``) instead of queueing behind them
+/// for its whole deadline (a review found six abandoned drips made every later call time out).
 final class BoundedTransfers: NSObject, URLSessionDataDelegate, Sendable {
-    /// Why a transfer ended early.
+    /// Why a transfer ended early, or did not start.
     enum Failure: Error, Equatable {
         /// The body passed this many bytes.
         case tooLarge(Int)
         /// The whole answer took longer than this.
         case tooSlow(Duration)
+        /// This many transfers cut short earlier are still arriving.
+        case stillArriving(Int)
     }
+
+    /// The session's connections to one host (corelibs' default, set explicitly).
+    static let connectionsPerHost = 6
+    /// Transfers cut short that may run on before calls are refused: half the connections, so
+    /// calls that are answered keep the other half.
+    static let maxStillArriving = connectionsPerHost / 2
 
     private struct Transfer {
         var data = Data()
@@ -51,6 +63,9 @@ final class BoundedTransfers: NSObject, URLSessionDataDelegate, Sendable {
     /// `GET request` on `session` (whose delegate is this object): its body and response.
     func data(for request: URLRequest, on session: URLSession) async throws -> (Data, URLResponse) {
         // Whoever comes first resumes the caller: the transfer, the deadline or a cancellation.
+        // A transfer that ended early has no `finish` until its task completes.
+        let stillArriving = transfers.withLock { $0.values.count { $0.finish == nil } }
+        if stillArriving >= Self.maxStillArriving { throw Failure.stillArriving(stillArriving) }
         let outcome = OnceContinuation()
         let task = session.dataTask(with: request)
         transfers.withLock { $0[task.taskIdentifier] = Transfer(finish: { outcome.resume($0) }) }

@@ -72,6 +72,8 @@ extension GitHubRESTClient {
             switch bound {
             case .tooLarge(let bytes): return .unavailable("\(target): answer larger than \(bytes) bytes")
             case .tooSlow(let limit): return .unavailable("\(target): answer took longer than \(limit.components.seconds) s")
+            case .stillArriving(let n):
+                return .unavailable("\(target): not asked: \(n) answers cut short earlier (too large or too slow) are still arriving")
             }
         }
         guard let urlError = error as? URLError else { return .unavailable("request to \(target) failed: \(error)") }

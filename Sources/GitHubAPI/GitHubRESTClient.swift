@@ -182,6 +182,7 @@ public struct GitHubRESTClient: Sendable {
         let configuration = URLSessionConfiguration.ephemeral
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) * 1e-18
         configuration.timeoutIntervalForRequest = seconds
+        configuration.httpMaximumConnectionsPerHost = BoundedTransfers.connectionsPerHost
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         return URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)

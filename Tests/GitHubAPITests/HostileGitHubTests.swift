@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Primitives
+import TestSupport
 import Testing
 
 @testable import GitHubAPI
@@ -57,6 +58,41 @@ struct HostileGitHubTests {
         }
         server.stop()
     }
+
+    @Test func callsAreRefusedAtOnceWhileAnswersCutShortStillHoldTheConnections() async throws {
+        // Transfers cut short run on (the client never cancels one) and hold connections: six
+        // made every later call wait behind them until its own deadline (a review found it).
+        let server = try ScriptedHTTPServer { head, send in
+            if head.contains("/users/slow") {
+                guard send("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 30\r\n\r\n") else { return }
+                for _ in 0..<30 {
+                    guard send(" ") else { return }
+                    usleep(100_000)
+                }
+            } else {
+                _ = send("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(Self.octocat.utf8.count)\r\n\r\n" + Self.octocat)
+            }
+        }
+        let client = GitHubRESTClient(baseURL: server.url, answerDeadline: .seconds(1))
+        #expect(try await client.user("octocat").login == "octocat")
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<6 { group.addTask { _ = try? await client.user("slow") } }
+        }
+        let asked = server.requests.count
+        do {
+            _ = try await client.user("octocat")
+            Issue.record("a call was made while six answers cut short were still arriving")
+        } catch {
+            #expect(error == .unavailable("127.0.0.1:\(server.port): not asked: 6 answers cut short earlier (too large or too slow) are still arriving"))
+        }
+        #expect(server.requests.count == asked)
+        // When the server has sent them to their end (3 s), calls are made again.
+        try await eventually(30, "a call made again") { (try? await client.user("octocat"))?.login == "octocat" }
+        server.stop()
+    }
+
+    static let octocat =
+        #"{"login":"octocat","id":1,"name":"The Octocat","avatar_url":"https://a.example/b","html_url":"https://github.com/octocat","public_repos":1,"followers":1,"following":1}"#
 
     @Test func aRedirectToAnotherOriginIsNotFollowedWithTheToken() async throws {
         let elsewhere = try ScriptedHTTPServer { _, send in
