@@ -68,7 +68,8 @@ extension ServiceCore {
     static func clientAddress(_ wsi: OpaquePointer, trustedProxies: Set<String>) -> String {
         let peer = peerAddress(wsi)
         guard !trustedProxies.isEmpty, trustedProxies.contains(peer) else { return peer }
-        return forwardedClient(header(wsi, WSI_TOKEN_X_FORWARDED_FOR)) ?? peer
+        // Read whole: a client's own long header before the proxy's address must not hide it.
+        return forwardedClient(header(wsi, WSI_TOKEN_X_FORWARDED_FOR, maxBytes: 65536)) ?? peer
     }
 
     /// The last address of an `X-Forwarded-For` value, if it is an IP address (plain form for
@@ -103,10 +104,10 @@ extension ServiceCore {
         return rest.contains(".") ? String(rest) : address
     }
 
-    /// A request header as text, or nil if absent or longer than 1 KiB.
-    static func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
+    /// A request header as text, or nil if absent or `maxBytes` long or longer.
+    static func header(_ wsi: OpaquePointer, _ token: lws_token_indexes, maxBytes: Int32 = 1024) -> String? {
         let length = lws_hdr_total_length(wsi, token)
-        guard length > 0, length < 1024 else { return nil }
+        guard length > 0, length < maxBytes else { return nil }
         return withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(length) + 1) { buffer -> String? in
             // Ours for this scope; lws_hdr_copy writes at most `count` bytes including the NUL.
             guard let base = buffer.baseAddress else { return nil }

@@ -111,13 +111,31 @@ public struct ServerConfiguration: Sendable {
     /// The range of ``receiveBufferBytes``: lws reads at most its 32 KiB service buffer at once.
     public static let receiveBufferRange = 512...32768
 
-    /// `text` if it is an IPv4 or IPv6 address, in the form peers are reported in (an
-    /// IPv4-mapped IPv6 address as plain IPv4); nil otherwise. For ``trustedProxies``.
+    /// `text` if it is an IPv4 or IPv6 address, in the form peers are reported in: the system's
+    /// own spelling of the address (`2001:DB8:0::5` is `2001:db8::5`), an IPv4-mapped IPv6
+    /// address as plain IPv4; nil otherwise. For ``trustedProxies`` and `X-Forwarded-For`, which
+    /// are compared as text with peers' addresses (a review found `--trusted-proxy 2001:DB8::5`
+    /// accepted and never matched).
     public static func plainIPAddress(_ text: String) -> String? {
         var v4 = in_addr()
         var v6 = in6_addr()
-        guard inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1 else { return nil }
-        return ServiceCore.unmappingIPv4(text)
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            return spelled(AF_INET, &v4)
+        }
+        guard inet_pton(AF_INET6, text, &v6) == 1, let spelled = spelled(AF_INET6, &v6) else { return nil }
+        return ServiceCore.unmappingIPv4(spelled)
+    }
+
+    /// `inet_ntop`'s text for the address at `address` (of `family`).
+    private static func spelled<Address>(_ family: Int32, _ address: inout Address) -> String? {
+        withUnsafeBytes(of: &address) { bytes in
+            withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN)) { buffer -> String? in
+                // Ours for this scope; inet_ntop writes a NUL-terminated string of at most its size.
+                guard let base = buffer.baseAddress, inet_ntop(family, bytes.baseAddress, base, socklen_t(buffer.count)) != nil
+                else { return nil }
+                return String(cString: base)
+            }
+        }
     }
 
     /// Whether the server speaks TLS (`wss://`, `https://`).

@@ -47,9 +47,11 @@ struct QuotaSocketTests {
                 if trusted { $0.trustedProxies = ["127.0.0.1"] }
             }
             let port = relay.server.port
-            // What the client wrote, then what the proxy appended: only the last one counts.
+            // What the client wrote, then what the proxy appended: only the last one counts, also
+            // after a long list the client wrote itself (over 1 KiB, which once hid it).
             let a = try RawWebSocket(port: port)
-            try await a.upgrade(port: port, headers: ["X-Forwarded-For: 10.9.9.9, 203.0.113.7"])
+            let written = String(repeating: "10.9.9.9, ", count: 150)
+            try await a.upgrade(port: port, headers: ["X-Forwarded-For: \(written)203.0.113.7"])
             try a.sendText(FrameCodec.encode(.hello(Hello(id: "h-a", role: .phone, deviceName: "A"))))
             let welcome = try await a.readFrame().map { String(decoding: $0.payload, as: UTF8.self) } ?? ""
             #expect(welcome.contains(#""type":"welcome""#), "\(welcome)")

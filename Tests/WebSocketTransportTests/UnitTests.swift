@@ -204,6 +204,22 @@ struct PeerAddressTests {
         #expect(ServiceCore.forwardedClient("203.0.113.7, unknown") == nil)
         #expect(ServiceCore.forwardedClient("203.0.113.7,") == nil)
         #expect(ServiceCore.forwardedClient(nil) == nil)
+        #expect(ServiceCore.forwardedClient("198.51.100.1, 2001:DB8:0:0::1") == "2001:db8::1")
+    }
+
+    /// Trusted proxies and forwarded addresses are compared as text with the addresses lws
+    /// reports, which `inet_ntop` writes: any other spelling is brought to that one.
+    @Test(arguments: [
+        ("2001:DB8::5", "2001:db8::5"), ("2001:db8:0:0::5", "2001:db8::5"), ("2001:0db8::5", "2001:db8::5"),
+        ("::FFFF:192.0.2.1", "192.0.2.1"), ("::ffff:c000:201", "192.0.2.1"), ("127.0.0.1", "127.0.0.1"), ("::1", "::1"),
+    ])
+    func anAddressIsKeptInTheSpellingPeersAreReportedIn(text: String, spelled: String) {
+        #expect(ServerConfiguration.plainIPAddress(text) == spelled)
+    }
+
+    @Test(arguments: ["", "localhost", "1.2.3", "2001:db8::g", "192.0.2.1/24", "[::1]"])
+    func anythingElseIsNotAnAddress(text: String) {
+        #expect(ServerConfiguration.plainIPAddress(text) == nil)
     }
 }
 
