@@ -167,17 +167,27 @@ enum WatchCommand {
 
     /// `--once`: activates, giving up once `seconds` passed and a connection attempt failed
     /// (the relay can't be reached), with the error the request timeout would have ended it
-    /// with. A relay that is reached but slow to welcome gets the request timeout, as without
-    /// --once.
+    /// with; until then an activation that timed out because the relay can't be reached is tried
+    /// again (a `--wait-s` longer than the request timeout gave up at the request timeout). A
+    /// relay that is reached but slow to welcome gets the request timeout, as without --once.
     private static func startOnce(_ watch: HeadlessWatch, within seconds: Double) async throws {
         let (outcomes, outcome) = AsyncStream.makeStream(of: Result<Void, any Error>.self)
+        let giveUp = ContinuousClock.now.advanced(by: .milliseconds(Int(seconds * 1000)))
         // Not a task group: leaving one waits for its children, and `start()` for the timeout.
         let starting = Task {
-            do {
-                try await watch.start()
-                outcome.yield(.success(()))
-            } catch {
-                outcome.yield(.failure(error))
+            var tries = 0
+            while true {
+                do {
+                    // A started watch's session activates on its own; asking again waits for it.
+                    if tries == 0 { try await watch.start() } else { try await watch.session.activate() }
+                    outcome.yield(.success(()))
+                } catch {
+                    tries += 1
+                    let unreachable = await watch.session.status().lastConnectFailure != nil
+                    if unreachable && ContinuousClock.now < giveUp && !Task.isCancelled { continue }
+                    outcome.yield(.failure(error))
+                }
+                return
             }
         }
         let deadline = Task {

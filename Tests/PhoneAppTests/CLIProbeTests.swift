@@ -48,6 +48,19 @@ struct CLIProbeTests {
         #expect(took < .seconds(40), "gave up after \(took), not after --wait-s 1 (the request timeout is 60 s)")
     }
 
+    /// With a `--wait-s` longer than the request timeout it gave up at the request timeout
+    /// (a review found it): it keeps trying the relay until --wait-s.
+    @Test func watchOnceKeepsTryingARelayThatCannotBeReachedUntilWaitS() async throws {
+        let state = TemporaryDirectory()
+        let started = ContinuousClock.now
+        let run = try await Self.run(
+            ["watch", "--relay", "ws://127.0.0.1:1/v1", "--state", state.path("w"), "--once", "--wait-s", "3"],
+            environment: ["WATCHRELAY_REQUEST_TIMEOUT_S": "1"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("the last connection attempt:"), "\(run.stderr)")
+        #expect(ContinuousClock.now - started >= .seconds(3), "gave up before --wait-s 3")
+    }
+
     /// `switch-watch` took a watch's state directory for a phone's ("* default", and
     /// `--watch-id default` wrote active-watch into it); `pair` took the two swapped.
     @Test func switchWatchAndPairRefuseTheOtherRolesStateDirectory() async throws {
