@@ -138,10 +138,16 @@ public enum ServeCommand {
         // lws's own lines say it less plainly, after a failed start with a stale errno.
         for (option, path) in [("--tls-cert", c.tlsCertificatePath), ("--tls-key", c.tlsPrivateKeyPath)] {
             guard let path else { continue }
-            guard let contents = FileManager.default.contents(atPath: path) else {
+            // Only a regular file, and only its first MiB: `/dev/zero` or a FIFO hung the start.
+            let type = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType
+            if let type, type != .typeRegular {
+                throw Arguments.UsageError(description: "\(option) \(path): not a regular file: pass the PEM certificate and key")
+            }
+            guard let file = FileHandle(forReadingAtPath: path), let contents = try? file.read(upToCount: 1 << 20) else {
                 throw Arguments.UsageError(
                     description: "\(option) \(path): " + (FileManager.default.fileExists(atPath: path) ? "not readable" : "no such file"))
             }
+            try? file.close()
             guard Self.isPEM(contents) else {
                 throw Arguments.UsageError(
                     description: "\(option) \(path): not a PEM file (no \"-----BEGIN\" line): pass the PEM certificate and key")

@@ -212,5 +212,10 @@ struct CLIProbeTests {
         #expect(run.stderr.contains("--tls-cert \(dir.path("g.pem")): not a PEM file"), "\(run.stderr)")
         #expect(!run.stderr.contains("errno"), "\(run.stderr)")
         #expect(run.stdout.isEmpty)
+        // A device or a FIFO is refused without reading it (`/dev/zero` was read for ever).
+        let device = try await Self.run(
+            ["serve", "--port", "0", "--db", dir.path("r.db"), "--tls-cert", "/dev/zero", "--tls-key", dir.path("g.pem")])
+        #expect(device.status == 2)
+        #expect(device.stderr.contains("--tls-cert /dev/zero: not a regular file"), "\(device.stderr)")
     }
 }
