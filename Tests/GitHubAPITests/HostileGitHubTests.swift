@@ -44,10 +44,10 @@ struct HostileGitHubTests {
 
     @Test func aBodySentAByteAtATimeEndsAtTheDeadline() async throws {
         // Never silent for the 10 s inactivity timeout, so only the 1 s deadline can end it; the
-        // server gives up after 4 s (the transfer the client left runs until then).
+        // server goes on until the test stops it (the transfer the client left runs until then).
         let server = try ScriptedHTTPServer { _, send in
             guard send("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n") else { return }
-            for _ in 0..<40 {
+            for _ in 0..<1000 {
                 guard send("{") else { return }
                 usleep(100_000)
             }
@@ -64,8 +64,10 @@ struct HostileGitHubTests {
         // made every later call wait behind them until its own deadline (a review found it).
         let server = try ScriptedHTTPServer { head, send in
             if head.contains("/users/slow") {
-                guard send("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 30\r\n\r\n") else { return }
-                for _ in 0..<30 {
+                // Until the test ends the answers begun so far (on a loaded machine a deadline can
+                // fire late, so an answer must not end by itself first).
+                guard send("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n") else { return }
+                for _ in 0..<1000 {
                     guard send(" ") else { return }
                     usleep(100_000)
                 }
@@ -86,7 +88,8 @@ struct HostileGitHubTests {
             #expect(error == .unavailable("127.0.0.1:\(server.port): not asked: 6 answers cut short earlier (too large or too slow) are still arriving"))
         }
         #expect(server.requests.count == asked)
-        // When the server has sent them to their end (3 s), calls are made again.
+        // When those answers end (the server breaks them off), calls are made again.
+        server.endAnswersBegunSoFar()
         try await eventually(30, "a call made again") { (try? await client.user("octocat"))?.login == "octocat" }
         server.stop()
     }
@@ -112,11 +115,14 @@ struct HostileGitHubTests {
 
 /// An HTTP/1.1 server on 127.0.0.1 that answers every request by running `respond` on a thread
 /// of its own with the request's head and a `send` that writes text (false once the client is
-/// gone), then closes the connection: for answers no real server would give.
+/// gone, or the answer was ended by ``endAnswersBegunSoFar()`` or ``stop()``), then closes the
+/// connection: for answers no real server would give.
 final class ScriptedHTTPServer: Sendable {
     let port: Int
     private let listener: Int32
     private let heads = LockedState<[String]>([])
+    /// Answers begun in an earlier generation than this one are ended.
+    private let generation = LockedState(0)
 
     /// The heads of the requests received so far.
     var requests: [String] { heads.withLock { $0 } }
@@ -139,17 +145,19 @@ final class ScriptedHTTPServer: Sendable {
         }
         port = Int(UInt16(bigEndian: address.sin_port))
         listener = fd
-        let heads = heads
+        let (heads, generation) = (heads, generation)
         Thread.detachNewThread {
             while true {
                 let connection = accept(fd, nil, nil)
                 guard connection >= 0 else { return }
+                let born = generation.withLock { $0 }
                 Thread.detachNewThread {
                     var head = [UInt8]()
                     var byte: UInt8 = 0
                     while !head.ends(with: Array("\r\n\r\n".utf8)), recv(connection, &byte, 1, 0) == 1 { head.append(byte) }
                     heads.withLock { $0.append(String(decoding: head, as: UTF8.self)) }
                     respond(String(decoding: head, as: UTF8.self)) { text in
+                        guard generation.withLock({ $0 }) == born else { return false }
                         let bytes = Array(text.utf8)
                         var sent = 0
                         while sent < bytes.count {
@@ -165,8 +173,14 @@ final class ScriptedHTTPServer: Sendable {
         }
     }
 
-    /// Stops accepting (connections being answered finish on their own).
+    /// Ends the answers being sent: their next `send` is false.
+    func endAnswersBegunSoFar() {
+        generation.withLock { $0 += 1 }
+    }
+
+    /// Stops accepting and ends the answers being sent.
     func stop() {
+        endAnswersBegunSoFar()
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
     }
