@@ -123,6 +123,8 @@ final class ServerEventBuffer {
     /// Whether the handler got a call since the last ``endOfTurn()`` (see
     /// ``ServerEventHandler/wantsQuietTurns``).
     private var calledThisTurn = false
+    /// Whether ``deliver()`` is applying a batch (a handler call from inside it adds to the next).
+    private var delivering = false
 
     init(_ continuation: AsyncStream<[ServerEvent]>.Continuation, handler: (any ServerEventHandler)?) {
         self.continuation = continuation
@@ -171,12 +173,26 @@ final class ServerEventBuffer {
 
     /// Queues the handler's frames now; while the context is being destroyed (or gone) they
     /// are dropped, since no connection can take them.
+    ///
+    /// Applying a command can call the handler again: a send past a connection's queue cap
+    /// closes it at once, and the handler hears `closed` before the batch is through. What it
+    /// adds then is applied after the rest of the batch, by this same call, in order. (Before, the
+    /// inner call applied the whole batch being applied, so every other connection in it got
+    /// its frames twice: a review found it.)
     private func deliver() {
-        guard !outbound.isEmpty else { return }
-        if context != nil, let apply {
-            for command in outbound.commands { apply(command) }
+        guard !delivering else { return }
+        delivering = true
+        defer { delivering = false }
+        while !outbound.isEmpty {
+            var batch = OutboundBatch()
+            swap(&batch, &outbound)
+            if context != nil, let apply {
+                for command in batch.commands { apply(command) }
+            }
+            batch.removeAll()
+            // The emptied batch keeps its capacity for the next call.
+            if outbound.isEmpty { swap(&batch, &outbound) }
         }
-        outbound.removeAll()
     }
 
     /// Makes the current (or next) `lws_service` return promptly, so ``flush()`` runs.
