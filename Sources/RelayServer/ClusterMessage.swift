@@ -12,7 +12,7 @@
 /// | edge → leader | `text EDGE:N` | the client's frame |
 /// | edge → leader | `binary EDGE:N` | — |
 /// | edge → leader | `large EDGE:N SIZE` | — |
-/// | edge → leader | `gone EDGE:N` | — (the client's socket closed) |
+/// | edge → leader | `gone EDGE:N` | — (the client's socket closed, or the edge closed it) |
 /// | leader → edge | `send EDGE:N` | the relay's frame |
 /// | leader → edge | `close EDGE:N CODE` | the close reason |
 enum ClusterMessage: Hashable, Sendable {

@@ -270,9 +270,15 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
         publish(message, to: leader.node)
     }
 
+    /// Closes every forwarded client with 1001 and tells the leader it forwarded them to that
+    /// they are gone: lws reports their `closed` once they are no longer in `forwarded`, so
+    /// ``handle(_:outbound:)`` says nothing then. A leader that still runs (only this edge's
+    /// subscription broke) would otherwise keep each as connected: its peer never told the
+    /// device left, its connection counted against the quotas, until the device came back.
     private func closeForwarded(_ outbound: inout OutboundBatch) {
         for id in forwarded {
             outbound.close(id, code: Self.leaderChangingCode, reason: Self.leaderChangingReason)
+            if let leader { publish(.clientGone(connection: name(id)), to: leader.node) }
         }
         forwarded.removeAll()
     }

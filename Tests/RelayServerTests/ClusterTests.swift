@@ -23,18 +23,25 @@ struct ClusterTests {
         /// Short enough for a takeover test, long enough that a loaded machine renews in time.
         static let leaseTTL = Int(1500 * timeoutScale)
 
-        init(_ names: [String]) async throws {
+        /// With `debugLogs`, each node's debug log goes to ``log(_:)``.
+        init(_ names: [String], debugLogs: Bool = false) async throws {
             redis = try await RedisServerProcess.start()
             clients = try WebSocketClientContext(configuration: ClientConfiguration(enablesTLS: false))
             // One after the other: each returns once it leads or knows the leader.
             for name in names {
                 nodes[name] = try await RelayProcess.start(
                     db: directory.path("\(name).db"),
-                    extra: ["--store", redis.url, "--node-id", name, "--lease-ttl-ms", String(Self.leaseTTL)])
+                    extra: ["--store", redis.url, "--node-id", name, "--lease-ttl-ms", String(Self.leaseTTL)],
+                    debugLog: debugLogs ? directory.path("\(name).log") : nil)
             }
         }
 
         func url(_ name: String) -> String { nodes[name]!.url }
+
+        /// What node `name` logged so far (started with `debugLogs`).
+        func log(_ name: String) -> String {
+            (try? String(contentsOfFile: directory.path("\(name).log"), encoding: .utf8)) ?? ""
+        }
 
         func device(_ role: Role, on node: String, name: String? = nil) async throws -> TestDevice {
             try await TestDevice.connect(url(node), clients: clients, role: role, name: name ?? "Test \(role)")
@@ -181,12 +188,13 @@ struct ClusterTests {
     }
 
     /// Receives until `count` distinct seqs arrived, acking each; a redelivery (same seq after a
-    /// reconnect) is skipped, as the protocol's receivers do. Returns the ids in seq order.
-    static func receive(_ count: Int, watch: TestDevice, token: String, cluster: Cluster, nodes: [String]) async throws
-        -> [String]
-    {
+    /// reconnect) is skipped, as the protocol's receivers do. `seen` is what the watch got
+    /// before (seq → id). Returns the ids in seq order, `seen`'s included.
+    static func receive(
+        _ count: Int, watch: TestDevice, token: String, cluster: Cluster, nodes: [String], seen: [Int64: String] = [:]
+    ) async throws -> [String] {
         var watch = watch
-        var bySeq: [Int64: String] = [:]
+        var bySeq = seen
         var round = 0
         while bySeq.count < count {
             do {
