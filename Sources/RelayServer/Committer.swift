@@ -19,11 +19,16 @@ import RelayRedisStore
 /// are dropped uncommitted (so nothing depending on them is ever sent) and `fenced` is called once.
 ///
 /// `@unchecked Sendable`: its mutable state (`queue`, `started`, `stopping`, `hasExited`,
-/// `exited`) is read and written only with `condition` held; `isFenced` and the storage engine are
-/// touched only on the commit thread (and `storage` set in `init`, before the thread starts).
+/// `exited`) is read and written only with `condition` held; `isFenced`, `gaveUp` and the storage
+/// engine are touched only on the commit thread (and `storage` set in `init`, before the thread starts).
 final class Committer: @unchecked Sendable {
     /// Failed attempts of one batch before `failed` is first called (then at every one).
     static let failuresBeforeReport = 3
+    /// Failed attempts after ``stop()`` before the committer gives up on the store: the batch
+    /// and every later one are dropped (none was acknowledged) and the thread ends, so a relay
+    /// told to stop while its store is down exits (it retried for ever, and test nodes outlived
+    /// their tests).
+    static let attemptsAfterStop = 10
 
     /// Released on the commit thread as it ends, so a SQLite store is closed (its write-ahead
     /// log checkpointed and removed) before ``stop()`` returns: it used to close whenever its
@@ -36,6 +41,8 @@ final class Committer: @unchecked Sendable {
     private let fenced: @Sendable () -> Void
     /// The store refused a batch as a deposed leader's: nothing more is committed.
     private var isFenced = false
+    /// The store kept failing after ``stop()``: nothing more is committed or read.
+    private var gaveUp = false
     /// Guards ``queue`` and ``stopping`` (NSCondition: a pthread mutex, which TSan sees).
     private let condition = NSCondition()
     private var queue: [Job] = []
@@ -137,8 +144,9 @@ final class Committer: @unchecked Sendable {
 
     private func commit(_ batch: CommitGate.Batch, to storage: any RelayStorage) {
         var attempt = 0
+        var attemptsStopping = 0
         while true {
-            if isFenced { return }
+            if isFenced || gaveUp { return }
             do {
                 try storage.apply(batch.mutations, urgent: batch.urgent)
                 break
@@ -151,6 +159,10 @@ final class Committer: @unchecked Sendable {
                 attempt += 1
                 log.error("store commit failed", ("error", "\(error)"), ("attempt", String(attempt)))
                 if attempt >= Self.failuresBeforeReport { failed(batch.ticket) }
+                if giveUpWhenStopping(&attemptsStopping) {
+                    log.error("store still failing at stop: the batch and later ones are dropped (none was acknowledged)")
+                    return
+                }
                 Thread.sleep(forTimeInterval: Double(min(1000, 50 * attempt)) / 1000)
             }
         }
@@ -161,7 +173,8 @@ final class Committer: @unchecked Sendable {
     /// direction's delivery waits for them; nothing else does).
     private func load(_ read: CommitGate.PayloadRead, from storage: any RelayStorage) {
         var attempt = 0
-        while true {
+        var attemptsStopping = 0
+        while !gaveUp {
             do {
                 let payloads = try storage.loadPayloads(read.pair, direction: read.direction, sendIDs: read.sendIDs)
                 if payloads.count < read.sendIDs.count {
@@ -174,9 +187,25 @@ final class Committer: @unchecked Sendable {
             } catch {
                 attempt += 1
                 log.error("store read failed", ("error", "\(error)"), ("attempt", String(attempt)))
+                if giveUpWhenStopping(&attemptsStopping) {
+                    log.error("store still failing at stop: payloads not read")
+                    return
+                }
                 Thread.sleep(forTimeInterval: Double(min(1000, 50 * attempt)) / 1000)
             }
         }
+    }
+
+    /// After a failed attempt: counts it if ``stop()`` was called, and gives up on the store
+    /// (``gaveUp``) at the ``attemptsAfterStop``th such attempt.
+    private func giveUpWhenStopping(_ attemptsStopping: inout Int) -> Bool {
+        condition.lock()
+        let isStopping = stopping
+        condition.unlock()
+        guard isStopping else { return false }
+        attemptsStopping += 1
+        if attemptsStopping >= Self.attemptsAfterStop { gaveUp = true }
+        return gaveUp
     }
 
     /// The next batch, waiting for one; nil once stopped and the queue is empty.

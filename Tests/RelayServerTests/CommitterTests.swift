@@ -61,6 +61,27 @@ struct CommitterTests {
         #expect(storage.state.withLock { $0.applied } == [[mutation]])
     }
 
+    /// A store that stays down past ``Committer/attemptsAfterStop`` attempts after `stop()`:
+    /// stop returns, nothing is reported committed, the later batch is not tried (a relay told
+    /// to stop while its store was down retried for ever and never exited).
+    @Test func stopReturnsWhileTheStoreStaysDownAndNothingIsCommitted() async throws {
+        let storage = FlakyStorage(failures: .max)
+        let reports = Reports()
+        let committer = Committer(
+            storage: storage, log: Logger(level: .error, sink: { _ in }),
+            committed: { ticket, _ in reports.events.withLock { $0.append("committed \(ticket)") } },
+            failed: { ticket in reports.events.withLock { $0.append("failed \(ticket)") } })
+        committer.start()
+        for ticket in [1, 2] as [UInt64] {
+            committer.submit(
+                CommitGate.Batch(ticket: ticket, mutations: [.setSeqReserved(PairID("pr-1"), direction: .phone, 1024)], urgent: true))
+        }
+        await committer.stop()
+        let events = reports.events.withLock { $0 }
+        #expect(!events.isEmpty && events.allSatisfy { $0 == "failed 1" }, "\(events)")
+        #expect(storage.state.withLock { $0.applied }.isEmpty)
+    }
+
     @Test func batchesAreAppliedInTheOrderSubmitted() async throws {
         let storage = FlakyStorage(failures: 0)
         let reports = Reports()
