@@ -42,6 +42,14 @@ struct CommitterTests {
     /// What the committer reported, in order.
     final class Reports: Sendable {
         let events = LockedState<[String]>([])
+
+        /// A committer on `storage` that records `committed TICKET (MUTATIONS)` and `failed TICKET`.
+        func committer(on storage: any RelayStorage) -> Committer {
+            Committer(
+                storage: storage, log: Logger(level: .error, sink: { _ in }),
+                committed: { ticket, count in self.events.withLock { $0.append("committed \(ticket) (\(count))") } },
+                failed: { ticket in self.events.withLock { $0.append("failed \(ticket)") } })
+        }
     }
 
     /// Reported at the 3rd failed attempt and at every one after it (each closes the
@@ -49,10 +57,7 @@ struct CommitterTests {
     @Test func aFailingBatchIsRetriedReportedFromTheThirdFailureOnAndCommittedInTheEnd() async throws {
         let storage = FlakyStorage(failures: Committer.failuresBeforeReport + 1)
         let reports = Reports()
-        let committer = Committer(
-            storage: storage, log: Logger(level: .error, sink: { _ in }),
-            committed: { ticket, count in reports.events.withLock { $0.append("committed \(ticket) (\(count))") } },
-            failed: { ticket in reports.events.withLock { $0.append("failed \(ticket)") } })
+        let committer = reports.committer(on: storage)
         committer.start()
         let mutation = StoreMutation.setSeqReserved(PairID("pr-1"), direction: .phone, 1024)
         committer.submit(CommitGate.Batch(ticket: 1, mutations: [mutation], urgent: true))
@@ -67,10 +72,7 @@ struct CommitterTests {
     @Test func stopReturnsWhileTheStoreStaysDownAndNothingIsCommitted() async throws {
         let storage = FlakyStorage(failures: .max)
         let reports = Reports()
-        let committer = Committer(
-            storage: storage, log: Logger(level: .error, sink: { _ in }),
-            committed: { ticket, _ in reports.events.withLock { $0.append("committed \(ticket)") } },
-            failed: { ticket in reports.events.withLock { $0.append("failed \(ticket)") } })
+        let committer = reports.committer(on: storage)
         committer.start()
         for ticket in [1, 2] as [UInt64] {
             committer.submit(
