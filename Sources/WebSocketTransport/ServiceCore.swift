@@ -292,13 +292,23 @@ final class ServiceCore {
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
             // `data` is lws's buffer, valid only now: CloseFrame copies the code and reason out.
             let payload = UnsafeRawBufferPointer(start: data, count: length)
-            if let id = connectionID(wsi, user), let connection = connections[id] {
-                // The answer to our close frame (writeClose): the handshake is done, close now
-                // (lws sends nothing more), and the close reported is ours.
-                if connection.localCloseSent { return -1 }
-                connection.peerClose = CloseFrame(payload: payload)
+            let connection = connectionID(wsi, user).flatMap { connections[$0] }
+            // The answer to our close frame (writeClose): the handshake is done, close now
+            // (lws sends nothing more), and the close reported is ours.
+            if connection?.localCloseSent == true { return -1 }
+            if let refusal = Self.malformedCloseRefusal(payload) {
+                // The close reported is the refusal that goes out, not the frame refused.
+                connection?.localClose = CloseFrame(code: UInt16(refusal.status.rawValue), reason: refusal.reason)
+                connection?.localCloseSent = true  // lws sends it as it closes
+                var reason = Array(refusal.reason.utf8)
+                // lws copies the reason into the close frame it sends after we return -1.
+                reason.withUnsafeMutableBufferPointer { bytes in
+                    lws_close_reason(wsi, refusal.status, bytes.baseAddress, bytes.count)
+                }
+                return -1
             }
-            return refuseMalformedClose(wsi, payload)
+            connection?.peerClose = CloseFrame(payload: payload)
+            return 0
         case LWS_CALLBACK_CLOSED, LWS_CALLBACK_CLIENT_CLOSED:
             connectionClosed(wsi, user)
             return 0
@@ -361,23 +371,16 @@ final class ServiceCore {
     /// checks neither (it echoes such a frame; it checks the reason's UTF-8 only with
     /// `LWS_SERVER_OPTION_VALIDATE_UTF8`, which the relay leaves off so that a text message
     /// of invalid UTF-8 gets `bad_json`, and then it drops the connection without a close
-    /// frame), so this callback does: it sets the close frame lws sends and returns -1, which
-    /// makes lws send it instead of the echo and then close. 0 (echo the peer's frame) otherwise.
-    private func refuseMalformedClose(_ wsi: OpaquePointer, _ payload: UnsafeRawBufferPointer) -> Int32 {
-        let refusal: (status: lws_close_status, reason: String)
+    /// frame), so the callback does: it sets the close frame lws sends and returns -1, which
+    /// makes lws send it instead of the echo and then close. Nil (echo the peer's frame) otherwise.
+    private static func malformedCloseRefusal(_ payload: UnsafeRawBufferPointer) -> (status: lws_close_status, reason: String)? {
         if payload.count == 1 {
-            refusal = (LWS_CLOSE_STATUS_PROTOCOL_ERR, "close frame with a 1-byte body")
-        } else if payload.count > 2, String(validating: payload[2...], as: UTF8.self) == nil {
-            refusal = (LWS_CLOSE_STATUS_INVALID_PAYLOAD, "close reason is not UTF-8")
-        } else {
-            return 0
+            return (LWS_CLOSE_STATUS_PROTOCOL_ERR, "close frame with a 1-byte body")
         }
-        var reason = Array(refusal.reason.utf8)
-        // lws copies the reason into the close frame it sends after we return -1.
-        reason.withUnsafeMutableBufferPointer { bytes in
-            lws_close_reason(wsi, refusal.status, bytes.baseAddress, bytes.count)
+        if payload.count > 2, String(validating: payload[2...], as: UTF8.self) == nil {
+            return (LWS_CLOSE_STATUS_INVALID_PAYLOAD, "close reason is not UTF-8")
         }
-        return -1
+        return nil
     }
 
     private func receive(

@@ -11,6 +11,8 @@ struct FramingStrictnessTests {
         let (relay, raw) = try await connect()
         try raw.sendFrame(opcode: 0x8, [0x03])
         let close = try await closeFrame(raw)
+        // The close counted is the one sent (it was the refused frame's 1005).
+        try await eventually { try await Self.closesCounted(relay).contains(#"watchrelay_closed_connections_total{code="1002"} 1"#) }
         await relay.stop()
         #expect(close?.closeCode == 1002)
         #expect(close?.closeReason == "close frame with a 1-byte body")
@@ -20,6 +22,7 @@ struct FramingStrictnessTests {
         let (relay, raw) = try await connect()
         try raw.sendFrame(opcode: 0x8, [0x03, 0xE8] + [0x62, 0x79, 0x65, 0xC3, 0x28])  // 1000, "bye" + a broken 2-byte sequence
         let close = try await closeFrame(raw)
+        try await eventually { try await Self.closesCounted(relay).contains(#"watchrelay_closed_connections_total{code="1007"} 1"#) }
         await relay.stop()
         #expect(close?.closeCode == 1007)
         #expect(close?.closeReason == "close reason is not UTF-8")
@@ -92,6 +95,12 @@ struct FramingStrictnessTests {
     }
 
     /// A relay and a raw, upgraded connection to it.
+    /// The relay's `/metrics` lines of closed connections.
+    static func closesCounted(_ relay: TestRelay) async throws -> [Substring] {
+        try await PlainHTTP.request(port: relay.server.port, "/metrics").body.split(separator: "\n")
+            .filter { $0.hasPrefix("watchrelay_closed_connections_total{") }
+    }
+
     private func connect() async throws -> (TestRelay, RawWebSocket) {
         let relay = try await TestRelay.start()
         let raw = try RawWebSocket(port: relay.server.port)
