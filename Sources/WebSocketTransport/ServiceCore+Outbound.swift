@@ -29,6 +29,11 @@ extension ServiceCore {
         // Backstop: a peer that stops reading never lets the queue drain; lws closes the
         // connection (LWS_CALLBACK_CLOSED follows) if it is still open after this.
         lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, flushSeconds)
+        // lws 4.1's libev glue arms a timer added between turns (a close asked for at the end
+        // of a turn) only at the next activity, which a peer that reads nothing never makes:
+        // wake the loop, so the backstop is armed now (a review found it waiting for the next
+        // keepalive firing). Closes are rare; the wake-up costs one loop turn.
+        if resources.eventLoop != nil, let context { lws_cancel_service(context) }
     }
 
     /// How long a closing connection may take to flush its queue, and then to answer the close
