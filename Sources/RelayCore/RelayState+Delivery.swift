@@ -58,6 +58,9 @@ extension RelayState {
                     again.fallback = .userInfo
                 }
             }
+            // The first attempt's insert may still be on its way to the store, and on a new
+            // connection nothing else holds this answer back (PROTOCOL.md §8.1).
+            actions.append(.awaitStore)
             emit(.accepted(again), to: link)
             return
         }
@@ -346,6 +349,7 @@ extension RelayState {
             throw ProtocolError(.notSupported, "only userInfo and complication transfers can be cancelled", re: f.id)
         }
         if q.cancelled.contains(key) {
+            actions.append(.awaitStore)  // the first cancel's deletion may not be committed yet
             emit(.cancelled(Answer(re: f.id)), to: link)
             return
         }
@@ -367,6 +371,9 @@ extension RelayState {
     mutating func outstanding(_ f: Request, on link: LinkID) throws(ProtocolError) {
         let (session, pairID) = try pairedSession(link, re: f.id)
         let ids = pairs[pairID]?[session.role].outstanding.map(\.sendID) ?? []
+        // What the list says (held, or gone) is what the store will hold once what is asked of
+        // it is committed: the answer waits for that (an id listed, then lost to a kill -9).
+        actions.append(.awaitStore)
         emit(.outstanding(OutstandingList(re: f.id, ids: ids)), to: link)
     }
 

@@ -244,6 +244,9 @@ extension RelayState {
         _ pairID: PairID, reason: String, initiator: LinkID?, initiatorRe: String?, keep: Set<LinkID> = []
     ) {
         guard let pair = pairs[pairID] else { return }
+        // First: the `unpaired` frames below wait for it to be committed (both devices drop
+        // their tokens when they get one; sent before, a kill -9 left a pair nobody could reach).
+        persist(.deletePair(pairID))
         var leftBehind: [LinkID] = []
         for device in [pair.record.phone, pair.record.watch] {
             guard let link = deviceLinks[device.id] else { continue }
@@ -264,7 +267,6 @@ extension RelayState {
             devices[device.id] = nil
         }
         pairs[pairID] = nil
-        persist(.deletePair(pairID))
         for link in leftBehind { close(link, code: .unpaired, reason: "unpaired") }
     }
 }

@@ -3,6 +3,15 @@ import RelayProtocol
 extension RelayState {
     // MARK: - hello
 
+    /// PROTOCOL.md §5.1: the relay keeps a device's latest name (its peer's next `welcome`
+    /// shows it). It was kept only for the session and the pair showed its name at pairing.
+    mutating func keepName(_ name: String, of role: Role, in pairID: PairID) {
+        guard var record = pairs[pairID]?.record, record.device(role).name != name else { return }
+        if role == .phone { record.phone.name = name } else { record.watch.name = name }
+        updatePair(pairID) { $0.record = record }
+        persist(.insertPair(record))
+    }
+
     mutating func hello(_ h: Hello, on link: LinkID) throws(ProtocolError) {
         guard h.protocol == 1 else {
             close(
@@ -24,6 +33,7 @@ extension RelayState {
             }
             session.pairID = member.pair
             session.deviceID = device
+            keepName(h.deviceName, of: h.role, in: member.pair)
             if let old = deviceLinks[device], old != link {
                 replacedPresence = presence(of: device)
                 detach(old, notifyPeer: false)
@@ -45,9 +55,10 @@ extension RelayState {
         let peerRole = h.role.peer
         let peerDevice = pair.record.device(peerRole)
         let peerState = presence(of: peerDevice.id)
-        if pair[peerRole].lastSentContext != nil || !pair[peerRole].sent.isEmpty {
-            // The welcome's context and the items sent again below have seqs: on this new
-            // connection they wait for whatever of theirs is not yet committed (PROTOCOL.md §8.6).
+        if pair[peerRole].lastSentContext != nil || !pair[peerRole].sent.isEmpty || !pair[h.role].pendingTransferred.isEmpty {
+            // The welcome's context and the items sent again below have seqs, and a pending
+            // `transferred` comes from an ack: on this new connection they wait for whatever of
+            // theirs is not yet committed (PROTOCOL.md §8.6, §8.7).
             actions.append(.awaitStore)
         }
         emit(

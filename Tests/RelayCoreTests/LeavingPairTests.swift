@@ -9,9 +9,10 @@ import Testing
         let out = h.send(phone, .unpair(Request(id: "p-090")))
         #expect(
             out.effects == [
+                // The deletion first: both `unpaired` frames wait for its commit.
+                .persist(.deletePair(PairID("pair-1"))),
                 .send(phone, .unpaired(Unpaired(re: "p-090", reason: "unpair"))),
                 .send(watch, .unpaired(Unpaired(reason: "unpair"))),
-                .persist(.deletePair(PairID("pair-1"))),
                 .close(watch, .unpaired),
             ])
         #expect(h.store.pairs.isEmpty)
@@ -98,7 +99,7 @@ import Testing
         let out = h.join(watch2, code, id: "w2-join")
         #expect(
             out.trace == [
-                "unpaired → \(watch)", "persist deletePair", "close 4002 → \(watch)", "persist insertPair",
+                "persist deletePair", "unpaired → \(watch)", "close 4002 → \(watch)", "persist insertPair",
                 "paired → \(phone)", "paired → \(watch2)",
             ])
         #expect(out.frames(to: watch) == [.unpaired(Unpaired(reason: "repaired"))])

@@ -17,6 +17,19 @@ import Testing
             ])
     }
 
+    /// A retry answered from memory waits for the store: on a new connection the first
+    /// attempt's insert may still be uncommitted, and nothing else would hold the answer back.
+    @Test func aRetriedUserInfoIsAcceptedAgainBehindTheStore() {
+        var h = RelayHarness()
+        let (phone, watch) = h.pairDevices()
+        h.close(watch)
+        h.send(phone, id: "x-1", mode: .userInfo)
+        h.close(phone)
+        let (again, _) = h.reconnect(.phone)
+        let out = h.send(again, id: "x-1", mode: .userInfo)
+        #expect(out.actions == [.awaitStore, .send(again, .accepted(Accepted(re: "x-1")))])
+    }
+
     @Test func aUserInfoToAConnectedPeerIsAcceptedBeforeItIsDelivered() {
         var h = RelayHarness()
         let (phone, watch) = h.pairDevices()
