@@ -67,6 +67,8 @@ public actor RelaySession {
     public var isReachable: Bool { core.isReachable }
     /// The counterpart's device name, once paired.
     public var peerName: String? { core.peerName }
+    /// The relay's id of this device's pair, once paired (a new one each time it pairs).
+    public var pairID: String? { core.pairID }
     /// The relay's limits from the last `welcome`.
     public var limits: Limits { core.limits }
     /// `WCSession.receivedApplicationContext`: the last context this device handled.

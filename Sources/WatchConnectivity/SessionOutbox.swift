@@ -326,6 +326,20 @@ final class SessionOutbox: @unchecked Sendable {
         }
     }
 
+    /// Records `pairID` as the pair this device's transfers go to; returns the one recorded
+    /// before (nil if none was: an outbox older than the record, or never paired).
+    func recordPair(_ pairID: String) throws -> String? {
+        try withDatabase { db in
+            try db.transaction {
+                let before = try db.query("SELECT value FROM kv WHERE key = 'pairId'", []) { $0.text(0) }.first ?? nil
+                try db.execute(
+                    "INSERT INTO kv(key, value) VALUES ('pairId', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    [.text(pairID)])
+                return before
+            }
+        }
+    }
+
     /// The last application context this device sent.
     func sentContext() throws -> Payload? {
         try withDatabase { db in

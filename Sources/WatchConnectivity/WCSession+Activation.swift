@@ -105,9 +105,11 @@ extension WCSession {
         await completeActivation(.activated, nil)
         // Transfers the counterpart received while the app was killed before hearing it: their
         // `didFinish` comes now, at this launch, as on a device.
-        // Unpaired meanwhile, the relay session holds nothing, and the relay dropped what it held:
-        // those transfers fail (``failLostWithPair``), none is taken for received.
-        let held = state.withLock { $0.isPaired } ? Set(await relay.outstandingUserInfoTransfers.map(\.id)) : nil
+        // Unpaired meanwhile, or paired again (a new pair, which holds none of the old one's
+        // transfers), the relay dropped what it held: those transfers fail
+        // (``failLostWithPair``), none is taken for received.
+        let samePair = await notePair(relay, outbox: outbox)
+        let held = samePair ? Set(await relay.outstandingUserInfoTransfers.map(\.id)) : nil
         if held == nil { await failTransfersLostWithPair(outbox: outbox) }
         for (item, code) in (try? outbox.finishedTransfers(heldByRelaySession: held)) ?? [] {
             await itemFinished(item, outbox: outbox, error: code.map { WCError(WCError.Code(rawValue: $0) ?? .genericError) })

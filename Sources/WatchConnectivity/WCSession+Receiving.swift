@@ -45,7 +45,7 @@ extension WCSession {
                 if changed { await withDelegate { s, d in d.sessionReachabilityDidChange(s) } }
             case .paired, .unpaired:
                 let reachabilityChanged = await refresh(from: relay)
-                if !state.withLock({ $0.isPaired }) { await failTransfersLostWithPair(outbox: outbox) }
+                if await !notePair(relay, outbox: outbox) { await failTransfersLostWithPair(outbox: outbox) }
                 let role = environment?.role
                 await withDelegate { s, d in
                     if role == .phone { d.sessionWatchStateDidChange(s) } else { d.sessionCompanionAppInstalledDidChange(s) }
@@ -146,6 +146,17 @@ extension WCSession {
 
     /// The pair is gone, and the transfers and files the relay held of it with it: each fails
     /// with `deviceNotPaired`, heard by the delegate (kept in the store until then).
+    /// Whether this device is paired, in the pair its accepted transfers went to (or one not
+    /// recorded yet); records the pair. False after an unpair or a new pair (`watchrelay pair`
+    /// again, while the app was away or not): the old pair's transfers went with it (a review
+    /// found them reported received at the next launch).
+    func notePair(_ relay: RelaySession, outbox: SessionOutbox) async -> Bool {
+        guard state.withLock({ $0.isPaired }), let pairID = await relay.pairID else { return false }
+        let before: String?
+        do { before = try outbox.recordPair(pairID) } catch { return true }  // the store's own failures say so elsewhere
+        return before == nil || before == pairID
+    }
+
     func failTransfersLostWithPair(outbox: SessionOutbox) async {
         let code = WCError.Code.deviceNotPaired
         guard let (transfers, files) = try? outbox.failLostWithPair(code: code.rawValue) else { return }

@@ -191,6 +191,28 @@ struct FinishedAtNextLaunchTests {
         await h.stop()
     }
 
+    /// Paired again while the app was not running (`watchrelay pair` on its directory): the new
+    /// pair holds none of the old one's transfers, and the relay dropped them with the old pair.
+    /// They fail with `deviceNotPaired`, as after an unpair (they were reported received: the new
+    /// relay session held none of their ids).
+    @Test func transfersOfAPairReplacedWhileTheAppWasAwayFailWithDeviceNotPaired() async throws {
+        let h = try await WCHarness.start(activate: false)
+        try await h.activate(h.watch, h.watchDelegate)
+        h.watch.transferUserInfo(["n": 5])  // the phone app is not running: it waits at the relay
+        let outbox = try Self.watchStore(h)
+        try await eventually { try outbox.next() == nil }
+        await h.watch.close()
+        _ = try await WatchRelayPairing.pair(
+            relayURL: h.relay.url, phoneState: h.directory.path("phone"), watchState: h.directory.path("watch"),
+            requestTimeoutSeconds: 10 * timeoutScale)
+        let (again, delegate) = try await Self.launchWatchAgain(h)
+        try await waitForCalls(delegate, "didFinish")
+        #expect(delegate.details("didFinish") == ["\(WCError.Code.deviceNotPaired.rawValue)"])
+        #expect(again.outstandingUserInfoTransfers.isEmpty)
+        await again.close()
+        await h.stop()
+    }
+
     /// The same while the app runs: the phone unpairs, and the watch's transfers the relay held
     /// fail with `deviceNotPaired` at once (nothing reported them at all).
     @Test func transfersThePairLostWhileTheAppRunsFailWithDeviceNotPaired() async throws {
