@@ -256,7 +256,7 @@ extension RelaySessionConfiguration {
     func coreSettings() -> SessionCore.Settings {
         SessionCore.Settings(
             role: role, deviceName: deviceName, foreground: foreground, backoff: backoff,
-            requestTimeout: .milliseconds(Int64(requestTimeoutSeconds * 1000)),
+            requestTimeout: .milliseconds(Int64(Self.clampedTimeout(requestTimeoutSeconds) * 1000)),
             idPrefix: UUID().uuidString.lowercased(), seed: UInt64.random(in: .min ... .max))
     }
 }
