@@ -191,24 +191,47 @@ public actor RelaySession {
     }
 
     /// `updateApplicationContext(_:)`: latest wins; returns once the relay stored it.
+    ///
+    /// Durable sends keep "returned means stored" and "threw means not stored" (so sending again
+    /// is safe) true: once the item went out, the relay may hold it, and the call does not time
+    /// out; the session sends it again with the same id after each reconnect (the relay stores
+    /// an id once) and returns when the relay answers.
+    ///
+    /// - Throws: ``RelaySessionError/timeout(_:)`` only if it never went out (no welcome in time);
+    ///   the relay's refusal; ``RelaySessionError/disconnected`` if the session is closed (or
+    ///   replaced) first — only then the relay may hold an item whose call threw.
     public func updateApplicationContext(_ payload: Payload) async throws {
         _ = try await perform(.updateContext(payload))
     }
 
     /// `transferUserInfo(_:)`: a durable FIFO transfer; returns once the relay accepted it.
+    ///
+    /// Once the item went out the call does not time out (see
+    /// ``updateApplicationContext(_:)``): it returns when the relay accepted it, after reconnects
+    /// if need be, and the transfer is then in ``outstandingUserInfoTransfers``, or already
+    /// finished if the relay reported it transferred first (``SessionEvent/userInfoTransferFinished(id:)``
+    /// follows the return).
     @discardableResult
     public func transferUserInfo(_ payload: Payload) async throws -> UserInfoTransfer {
         try Self.transfer(try await perform(.transferUserInfo(payload)))
     }
 
     /// `transferCurrentComplicationUserInfo(_:)` (phone only): jumps the queue, within the
-    /// daily budget; past it, it goes as plain userInfo.
+    /// daily budget; past it, it goes as plain userInfo. Waits and throws as
+    /// ``transferUserInfo(_:)``.
     @discardableResult
     public func transferCurrentComplicationUserInfo(_ payload: Payload) async throws -> UserInfoTransfer {
         try Self.transfer(try await perform(.transferComplication(payload)))
     }
 
     /// `WCSessionUserInfoTransfer.cancel()`: removes an undelivered transfer.
+    ///
+    /// When the answer is lost (``RelaySessionError/disconnected``, or ``RelaySessionError/timeout(_:)``
+    /// after the cancel went out) the relay may have cancelled it: the session asks again after
+    /// each reconnect until the relay answers, and meanwhile never reports the transfer finished
+    /// from an `outstanding` list (only a `transferred` does). If it was cancelled it leaves
+    /// ``outstandingUserInfoTransfers`` with no finished event. That memory is not stored: after a
+    /// restart a transfer the relay no longer lists counts as finished.
     ///
     /// - Throws: `relay(already_delivered)` if it was already delivered.
     public func cancel(_ transfer: UserInfoTransfer) async throws {
@@ -235,7 +258,7 @@ extension RelaySessionConfiguration {
     func coreSettings() -> SessionCore.Settings {
         SessionCore.Settings(
             role: role, deviceName: deviceName, foreground: foreground, backoff: backoff,
-            requestTimeout: .milliseconds(Int64(requestTimeoutSeconds * 1000)),
+            requestTimeout: .milliseconds(Int64(Self.clampedTimeout(requestTimeoutSeconds) * 1000)),
             idPrefix: UUID().uuidString.lowercased(), seed: UInt64.random(in: .min ... .max))
     }
 }

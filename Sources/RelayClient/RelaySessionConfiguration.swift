@@ -35,14 +35,27 @@ public struct RelaySessionConfiguration: Sendable {
         self.allowSelfSigned = allowSelfSigned
     }
 
+    /// The request timeouts a session accepts, in seconds: those of the CLI's `--*-timeout-s`
+    /// options. Whoever turns one into milliseconds (`Int64(s * 1000)`) can then not trap.
+    public static let requestTimeoutRange: ClosedRange<Double> = 0.001...86_400
+
     /// The default request timeout: `WATCHRELAY_REQUEST_TIMEOUT_S` in `environment` when it is a
-    /// positive number of seconds (raise it on a slow or loaded CI machine), else 10.
+    /// positive number of seconds (raise it on a slow or loaded CI machine), kept within
+    /// ``requestTimeoutRange`` (`1e300` waits a day, not for ever: as milliseconds it overflowed
+    /// an integer and stopped the process); else 10.
     public static func requestTimeout(
         from environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> Double {
         guard let value = environment["WATCHRELAY_REQUEST_TIMEOUT_S"].flatMap(Double.init), value.isFinite, value > 0
         else { return 10 }
-        return value
+        return clampedTimeout(value)
+    }
+
+    /// `seconds` within ``requestTimeoutRange`` (the session's settings clamp the configured
+    /// value too: one set in code skips the parser); not a number: 10.
+    static func clampedTimeout(_ seconds: Double) -> Double {
+        guard !seconds.isNaN else { return 10 }
+        return min(max(seconds, requestTimeoutRange.lowerBound), requestTimeoutRange.upperBound)
     }
 }
 

@@ -153,8 +153,11 @@ extension SessionCore {
         let wasConnected = phase == .helloSent || phase == .activated || phase == .connecting
         let wasActive = phase == .activated
         phase = .closed
-        failInOrder(pending.map { ($0.ticket, .disconnected) } + replyWaiters.removeAll().map { ($0, .notReachable) })
+        failInOrder(
+            (unansweredDurables + pending).map { ($0.ticket, .disconnected) }
+                + replyWaiters.removeAll().map { ($0, .notReachable) })
         pending = []
+        unansweredDurables = []
         earlyReplies = [:]
         owedReplies.removeAll()
         for w in activationWaiters { complete(w.ticket, .failure(.notActivated)) }

@@ -41,6 +41,7 @@ extension SessionCore {
             }
         }
         pending = PendingList(kept)
+        for i in unansweredDurables.indices { unansweredDurables[i].sent = false }
         failures += replyWaiters.removeAll().map { ($0, .notReachable) }
         failInOrder(failures)
         earlyReplies = [:]
@@ -65,9 +66,16 @@ extension SessionCore {
     mutating func failWaitingForActivation(_ error: RelaySessionError) {
         for w in activationWaiters { complete(w.ticket, .failure(error)) }
         activationWaiters = []
+        // No connection will come to hear the relay's answer: it may hold them, as after a drop.
+        failInOrder(unansweredDurables.map { ($0.ticket, .disconnected) })
+        unansweredDurables = []
         let waiting = pending.filter { !$0.sent }
         pending.removeAll { !$0.sent }
-        for p in waiting { complete(p.ticket, .failure(error)) }
+        for p in waiting {
+            var reason = error
+            if case .durable = p.kind, p.wentOut { reason = .disconnected }  // the relay may hold it
+            complete(p.ticket, .failure(reason))
+        }
     }
 
     // MARK: - Frames
@@ -90,6 +98,7 @@ extension SessionCore {
         case .transferred(let t): transferred(t.ids)
         case .cancelled(let c):
             if let p = takePending(c.re), case .cancel(let target) = p.kind {
+                cancelsInFlight.removeAll { $0 == target }
                 outstandingUserInfoTransfers.removeAll { $0.id == target }
                 persist([.transfers(outstandingUserInfoTransfers)], p.ticket.map { .complete($0, .done) } ?? .plain)
             }
@@ -123,15 +132,12 @@ extension SessionCore {
         emit(.activated(paired: w.paired))
         for waiter in activationWaiters { complete(waiter.ticket, .success(.done)) }
         activationWaiters = []
+        // Oldest first: durable sends the relay may hold, the requests that waited, cancels
+        // whose answer was lost; then the reconcile, which the relay answers after them.
+        resendUnansweredDurables()
         sendWaitingRequests()
-        if w.paired && !outstandingUserInfoTransfers.isEmpty {
-            let id = makeID()
-            pending.append(
-                Pending(
-                    id: id, ticket: nil, kind: .outstanding, frame: .outstanding(Request(id: id)),
-                    deadline: requestDeadline, sent: true))
-            send(.outstanding(Request(id: id)))
-        }
+        resendCancelsInFlight()
+        if w.paired && !outstandingUserInfoTransfers.isEmpty { requestOutstanding() }
     }
 
     /// Sends the requests that waited for a welcome, in the order they were asked for.
@@ -162,6 +168,8 @@ extension SessionCore {
         }
         var p = p
         p.sent = true
+        p.wentOut = true
+        if case .cancel(let target) = p.kind, !cancelsInFlight.contains(target) { cancelsInFlight.append(target) }
         p.deadline = requestDeadline
         if case .message(wantsReply: true) = p.kind { earlyReplies[p.id] = nil }
         send(p.frame)
@@ -177,6 +185,7 @@ extension SessionCore {
         durableThrough = 0
         ackSent = 0
         outstandingUserInfoTransfers = []
+        forgetSendsInFlight()
         receivedApplicationContext = nil
         let ticket = p.re.flatMap { takePending($0) }?.ticket
         persist(
@@ -197,11 +206,12 @@ extension SessionCore {
         durableThrough = 0
         ackSent = 0
         outstandingUserInfoTransfers = []
+        forgetSendsInFlight()
         persist([.token(nil), .pairID(nil), .lastSeq(0), .transfers([])], .plain)
     }
 
     private mutating func accepted(_ a: Accepted) {
-        guard let p = takePending(a.re) else { return }
+        guard let p = takePending(a.re) ?? takeUnanswered(a.re) else { return }
         switch p.kind {
         case .message(let wantsReply):
             guard wantsReply else { return complete(p.ticket, .success(.reply(nil))) }
@@ -219,6 +229,13 @@ extension SessionCore {
             let t = UserInfoTransfer(
                 id: p.id, payload: payload, isCurrentComplicationInfo: mode == .complication,
                 fellBackToUserInfo: a.fallback == .userInfo)
+            if finishedBeforeAccepted.remove(p.id) != nil {
+                // Already transferred: never outstanding. The (unchanged) list is written so the
+                // caller hears of it in order with the transfers accepted before it.
+                return persist(
+                    [.transfers(outstandingUserInfoTransfers)],
+                    .completeThenEmit(p.ticket, .transfer(t), [.userInfoTransferFinished(id: p.id)]))
+            }
             if !outstandingUserInfoTransfers.contains(where: { $0.id == p.id }) {
                 outstandingUserInfoTransfers.append(t)
             }
@@ -246,7 +263,8 @@ extension SessionCore {
             return
         }
         guard let re = e.re else { return }
-        if let p = takePending(re) {
+        if let p = takePending(re) ?? takeUnanswered(re) {
+            if case .cancel(let target) = p.kind { cancelRefused(target, e.code, resent: p.ticket == nil) }
             complete(p.ticket, .failure(RelaySessionError(e)))
         } else {
             replied(re, .failure(RelaySessionError(e)))
@@ -289,16 +307,25 @@ extension SessionCore {
     }
 
     private mutating func transferred(_ ids: [String]) {
-        let done = Set(ids)
+        // A send whose `accepted` has not come yet finishes when it comes.
+        let early = Set(ids.filter(awaitsAccepted))
+        finishedBeforeAccepted.formUnion(early)
+        let finished = ids.filter { !early.contains($0) }
+        let done = Set(finished)
+        cancelsInFlight.removeAll { done.contains($0) }
         outstandingUserInfoTransfers.removeAll { done.contains($0.id) }
+        guard !finished.isEmpty else { return }
         // The app hears of it once the shorter list is stored, so a crash in between can't
         // leave a finished transfer outstanding after the app was told it finished.
-        persist([.transfers(outstandingUserInfoTransfers)], .emit(ids.map { .userInfoTransferFinished(id: $0) }))
+        persist([.transfers(outstandingUserInfoTransfers)], .emit(finished.map { .userInfoTransferFinished(id: $0) }))
     }
 
-    /// After a reconnect: transfers the relay no longer lists were delivered while away.
+    /// After a reconnect: transfers the relay no longer lists were delivered while away, unless
+    /// a cancel of theirs went out and its answer has not come (the relay may have cancelled
+    /// them; the cancel goes again and its answer decides).
     private mutating func reconcile(listed: Set<String>) {
-        let finished = outstandingUserInfoTransfers.filter { !listed.contains($0.id) }.map(\.id)
+        let finished = outstandingUserInfoTransfers.filter { !listed.contains($0.id) && !cancelsInFlight.contains($0.id) }
+            .map(\.id)
         if !finished.isEmpty { transferred(finished) }
     }
 }

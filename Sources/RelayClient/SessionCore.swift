@@ -71,6 +71,10 @@ public struct SessionCore: Sendable {
         var frame: ClientFrame
         var deadline: ContinuousClock.Instant
         var sent: Bool
+        /// It went out on some connection (`sent` is only this connection's): for a durable
+        /// send, the relay may hold it, so it is never failed for a timeout (see
+        /// `unansweredDurables`); for a cancel, the relay may have cancelled.
+        var wentOut = false
         /// Sends that need a pair (messages and durable items).
         var needsPair: Bool {
             switch kind {
@@ -86,6 +90,9 @@ public struct SessionCore: Sendable {
         case ack(through: Int64)
         /// Finish a command once durable.
         case complete(SessionTicket, SessionOutcome)
+        /// Finish a command, then tell the app (what happened at the relay, whether the write
+        /// succeeded or not: a transfer accepted after it was already transferred).
+        case completeThenEmit(SessionTicket?, SessionOutcome, [SessionEvent])
         /// Nothing waits; a failure is reported.
         case plain
         /// Tell the app once durable (or once the write failed, after the error: what the
@@ -125,6 +132,23 @@ public struct SessionCore: Sendable {
     var nextWriteID = 0
     var random: SessionRandom
     var pending = PendingList()
+    /// Durable sends past their deadline that went out at least once: the relay may hold them,
+    /// so they are neither failed nor dropped (a caller told "timeout" would send the item again
+    /// under a new id, and it would arrive twice). Their callers keep waiting; each goes again
+    /// with its id after every welcome, ahead of the requests in `pending`, until the relay
+    /// answers (`accepted` again for an id it holds, §8.1). Apart from `pending` because they
+    /// have no deadline.
+    var unansweredDurables: [Pending] = []
+    /// Targets of cancels that went out with no answer yet, in the order asked. The relay may
+    /// have cancelled them, so a reconcile never reports them transferred (§8.7: "… and that
+    /// it did not cancel"), and each is asked again after every welcome. In memory only: the
+    /// store has no place for them, so after a restart an answer lost before it counts as
+    /// no cancel.
+    var cancelsInFlight: [String] = []
+    /// Ids the relay reported transferred before their send's `accepted` came (a retry after a
+    /// drop: the pending `transferred` follows the welcome, the retry's `accepted` comes later):
+    /// the `accepted` finishes them instead of making them outstanding.
+    var finishedBeforeAccepted: Set<String> = []
     var replyWaiters = ReplyWaiters()
     var earlyReplies: [String: Result<Payload, RelaySessionError>] = [:]
     /// Received messages that wait for this device's reply (a second or late one is not sent).
@@ -233,6 +257,9 @@ public struct SessionCore: Sendable {
             }
         case .complete(let ticket, let outcome)?:
             complete(ticket, .success(outcome))
+        case .completeThenEmit(let ticket, let outcome, let events)?:
+            complete(ticket, .success(outcome))
+            for event in events { emit(event) }
         case .emit(let events)?:
             for event in events { emit(event) }
         case .plain?, nil:
@@ -253,6 +280,9 @@ public struct SessionCore: Sendable {
             }
         case .complete(let ticket, _)?:
             complete(ticket, .failure(error))
+        case .completeThenEmit(let ticket, let outcome, let events)?:
+            complete(ticket, .success(outcome))
+            for event in events { emit(event) }
         case .emit(let events)?:
             for event in events { emit(event) }
         case .plain?, nil:
@@ -296,8 +326,14 @@ public struct SessionCore: Sendable {
         activationWaiters.removeAll { $0.deadline <= now }
         let due = pending.filter { $0.deadline <= now }
         pending.removeAll { $0.deadline <= now }
-        var failures = due.map { p in
-            (p.ticket, RelaySessionError.timeout(p.sent ? "the answer to \(p.frame.type)" : welcome))
+        var failures: [(SessionTicket?, RelaySessionError)] = []
+        for p in due {
+            if case .durable = p.kind, p.wentOut {
+                // The relay may hold it: keep it, and its caller waiting, until the relay answers.
+                unansweredDurables.append(p)
+            } else {
+                failures.append((p.ticket, .timeout(p.sent ? "the answer to \(p.frame.type)" : welcome)))
+            }
         }
         failures += replyWaiters.removeDue(at: now).map { ($0, .replyTimeout) }
         failInOrder(failures)
