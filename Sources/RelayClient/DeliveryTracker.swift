@@ -34,6 +34,9 @@ struct DeliveryTracker: Sendable, Equatable {
         }
     }
 
+    /// Whether durable `seq` was handed to the app and not yet finished.
+    func isHandling(_ seq: Int64) -> Bool { handling.contains(seq) }
+
     /// The app finished handling durable `seq`.
     mutating func finish(_ seq: Int64) {
         handling.removeAll { $0 == seq }

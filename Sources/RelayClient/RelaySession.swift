@@ -245,6 +245,14 @@ public actor RelaySession {
         _ = performNow(.acknowledge(delivery))
     }
 
+    /// The app could not handle a durable delivery (e.g. its store failed): it is not
+    /// acknowledged, and the relay delivers it again, with everything after it, on a new
+    /// connection (the session reconnects). Without this, an item left unacknowledged
+    /// counts as handled when it comes again, and no later ack passes it.
+    public func release(_ delivery: Delivery) {
+        _ = performNow(.release(delivery))
+    }
+
     private static func transfer(_ outcome: SessionOutcome) throws -> UserInfoTransfer {
         guard case .transfer(let t) = outcome else {
             throw RelaySessionError.relay(code: .internal, message: "unexpected answer to a transfer")

@@ -59,6 +59,9 @@ extension SessionCore {
         case .acknowledge(let delivery):
             acknowledge(delivery)
             complete(ticket, .success(.done))
+        case .release(let delivery):
+            release(delivery)
+            complete(ticket, .success(.done))
         case .synchronize:
             guard isPaired || phase != .activated else { return complete(ticket, .success(.done)) }
             let id = makeID()
@@ -147,6 +150,15 @@ extension SessionCore {
             records.append(.receivedContext(delivery.payload))
         }
         ackIfNeeded(records: records)
+    }
+
+    /// The app could not handle durable `delivery`: nothing at or past it may be acked, and
+    /// skipping it as handled when it comes again would hold every later ack below it for
+    /// good. One the session no longer waits for (a message, an earlier connection's, or one
+    /// released already) changes nothing.
+    private mutating func release(_ delivery: Delivery) {
+        guard delivery.mode != .message, tracker.isHandling(delivery.seq) else { return }
+        resync(reason: "redeliver an item the app could not handle")
     }
 
     private mutating func close(_ ticket: SessionTicket) {

@@ -12,7 +12,8 @@ import RelayProtocol
 ///
 /// Durability rule: an ack goes out only after the write of its `lastSeq` succeeded. When a
 /// write fails the app gets ``SessionEvent/error(_:)``, the session forgets what it received
-/// past the last durable ack and reconnects, so the relay delivers those items again.
+/// past the last durable ack and reconnects, so the relay delivers those items again. An
+/// item the app could not handle (``SessionCommand/release(_:)``) goes the same way.
 public struct SessionCore: Sendable {
     /// What does not change during a session.
     public struct Settings: Sendable {
@@ -273,11 +274,7 @@ public struct SessionCore: Sendable {
         switch writes.removeValue(forKey: id) {
         case .ack?:
             // Nothing past the durable ack may be acked: forget it and let the relay send it again.
-            tracker = DeliveryTracker(lastSeq: durableThrough)
-            if phase == .activated || phase == .helloSent {
-                resyncing = true
-                out.append(.disconnect(code: 1000, reason: "resync after a failed save"))
-            }
+            resync(reason: "resync after a failed save")
         case .complete(let ticket, _)?:
             complete(ticket, .failure(error))
         case .completeThenEmit(let ticket, let outcome, let events)?:
@@ -287,6 +284,18 @@ public struct SessionCore: Sendable {
             for event in events { emit(event) }
         case .plain?, nil:
             break
+        }
+    }
+
+    /// Forgets every delivery past the durable ack and, if connected, drops the connection
+    /// (ignoring the rest of its deliveries): the next hello resumes from the durable ack, so
+    /// the relay delivers those items again and they count as new. A redelivery on the same
+    /// connection would be skipped as handled, and no ack would ever pass it.
+    mutating func resync(reason: String) {
+        tracker = DeliveryTracker(lastSeq: durableThrough)
+        if phase == .activated || phase == .helloSent {
+            resyncing = true
+            out.append(.disconnect(code: 1000, reason: reason))
         }
     }
 

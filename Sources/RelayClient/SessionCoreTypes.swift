@@ -36,6 +36,10 @@ public enum SessionCommand: Sendable, Equatable {
     case publishFaces(String)
     /// The app handled a delivery (durably, for context and userInfo).
     case acknowledge(Delivery)
+    /// The app could not handle a durable delivery (its store failed): not handled, deliver it
+    /// again. The session forgets what it received past its durable ack and reconnects, as
+    /// after a failed save, so the relay sends it (and everything after it) again.
+    case release(Delivery)
     /// A round trip (`outstanding`): completes once every frame the relay sent before its
     /// answer was handled — after a `welcome`, the whole backlog (§5.3).
     case synchronize

@@ -7,7 +7,19 @@ extension WCSession {
     /// A durable item is acknowledged only after the delegate method returned, so an app
     /// killed during the call gets the item again at its next launch.
     func receive(from relay: RelaySession, outbox: SessionOutbox) async {
+        // A chunk was released (it comes again on a new connection): the durable items this
+        // connection delivered after it come again too, after it, so they wait for the next
+        // welcome (their acks would be ignored; handed out now, they would pass the file).
+        var released = false
         for await event in relay.events {
+            switch event {
+            case .applicationContext, .userInfo:
+                if released { continue }
+            case .activated, .paired, .unpaired:
+                released = false
+            default:
+                break
+            }
             switch event {
             case .message(let delivery):
                 await receiveMessage(delivery)
@@ -20,7 +32,7 @@ extension WCSession {
                     delegate.session(session, didReceiveApplicationContext: PropertyListPayload.dictionary(of: delivery.payload))
                 }
             case .userInfo(let delivery) where delivery.payload.kind == PropertyListPayload.Channel.fileChunk.rawValue:
-                await receiveFileChunk(delivery, relay: relay, outbox: outbox)
+                released = await !receiveFileChunk(delivery, relay: relay, outbox: outbox)
             case .userInfo(let delivery) where delivery.payload.kind == PropertyListPayload.Channel.fileCancel.rawValue:
                 await discardFile(delivery, relay: relay)
             case .userInfo(let delivery):

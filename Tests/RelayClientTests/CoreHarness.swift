@@ -84,6 +84,16 @@ struct CoreHarness {
         return frame(welcome(paired: paired ?? core.isPaired, reachable: reachable, limits: limits, context: context))
     }
 
+    /// The connection the core dropped closes, the back-off passes, a new one opens and is
+    /// welcomed (paired): returns the hello it sent.
+    mutating func reconnectAfterResync() -> Hello? {
+        _ = feed(.closed(code: 1000))
+        advance(.seconds(2))
+        guard case .hello(let hello)? = feed(.connected).sentFrames.first else { return nil }
+        frame(welcome(paired: true))
+        return hello
+    }
+
     /// A `welcome` answering the current hello.
     func welcome(paired: Bool, reachable: Bool = true, limits: Limits = .default, context: Deliver? = nil) -> RelayFrame {
         .welcome(
