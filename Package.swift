@@ -230,7 +230,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "PhoneAppTests",
-            dependencies: ["PhoneApp", "InMemoryRelay", "RelayClient", "GitHubAPI", "RelayServer", "RelayProtocol", "WebSocketTransport", "TestSupport", "GitExplorerPayloads", "Primitives"],
+            dependencies: ["PhoneApp", "InMemoryRelay", "RelayClient", "GitHubAPI", "RelayServer", "RelayProtocol", "WebSocketTransport", "TestSupport", "GitExplorerPayloads", "Primitives", "SQLite"],
             swiftSettings: strict),
         .testTarget(
             name: "WatchAppTests", dependencies: ["WatchApp", "InMemoryRelay", "RelayClient", "RelayConsole", "RelayServer", "RelayProtocol", "TestSupport", "GitExplorerPayloads", "Primitives", "TestClock"],

@@ -45,9 +45,10 @@ extension PhoneCompanion {
 
     /// `favorites.delete`: remove and persist, push the new snapshot (or queue it), then acknowledge.
     ///
-    /// A store failure leaves the delivery unacknowledged, so the relay delivers it again
-    /// after the next reconnect. Anything else that is not a delete is reported and acknowledged
-    /// (it would only block the queue).
+    /// A store failure hands the delivery back unacknowledged (`release`): the session
+    /// reconnects and the relay delivers it again. (Left unacknowledged only, it never came again
+    /// on that session and held every later ack back.) Anything else that is not a delete is
+    /// reported and acknowledged (it would only block the queue).
     func handleUserInfo(_ delivery: Delivery) async {
         let kind = delivery.payload.kind
         do {
@@ -64,6 +65,7 @@ extension PhoneCompanion {
             await session.acknowledge(delivery)
         } catch {
             report(PhoneError.storeFailure(error))
+            await session.release?(delivery)
         }
     }
 

@@ -37,6 +37,10 @@ public struct SessionClient: Sendable {
     public var synchronize: @Sendable () async throws -> Void
     /// The session's state now.
     public var status: @Sendable () async -> SessionStatus
+    /// Hands a durable delivery the app could not handle back, so it comes again and later
+    /// acks can pass it (``RelaySession/release(_:)``); nil where the session has no such
+    /// command (the in-memory relay), and the delivery then waits for the next connection.
+    public var release: (@Sendable (_ delivery: Delivery) async -> Void)?
     /// Watch: the widget faces (SVG) for the relay's console; a no-op unless set (the live
     /// session sends a `faces` frame).
     public var publishFaces: @Sendable (_ svg: String) async -> Void = { _ in }
@@ -98,6 +102,7 @@ public struct SessionClient: Sendable {
             synchronize: { try await session.synchronize() },
             status: { await session.status })
         client.publishFaces = { await session.publishFaces($0) }
+        client.release = { await session.release($0) }
         return client
     }
 }

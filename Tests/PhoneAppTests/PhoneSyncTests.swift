@@ -3,6 +3,7 @@ import GitExplorerPayloads
 import GitHubAPI
 import PhoneApp
 import RelayProtocol
+import SQLite
 import TestSupport
 import Testing
 
@@ -92,6 +93,28 @@ struct PhoneSyncTests {
         await h.watch.close()
         await h.relay.stop()
         await h.github.stop()
+    }
+
+    /// A delete the phone cannot store (another writer holds `phone.db` past the busy timeout)
+    /// is handed back to the session: it comes again and is stored and acknowledged once it can
+    /// be. Left unacknowledged only, it never came again on that connection and held every later
+    /// ack back.
+    @Test func aDeleteThePhoneCouldNotStoreComesAgainAndIsAcknowledged() async throws {
+        let h = try await PhoneHarness.start()
+        _ = try await h.phone.add("mattt")
+        _ = try await h.watch.nextSnapshot()
+        let blocker = try SQLiteDatabase(path: h.state.path("phone.db"))
+        try blocker.execute("BEGIN EXCLUSIVE")
+        let failed = Task {
+            for await error in h.phone.errors { if case .store = error { return true } }
+            return false
+        }
+        let sent = try await h.watch.delete("octocat")
+        #expect(await failed.value)
+        try blocker.execute("COMMIT")
+        try await h.watch.transferred(sent)
+        #expect(try await h.phone.favorites().map(\.login) == ["mattt"])
+        await h.stop()
     }
 
     @Test func aFavoriteAddedByAnotherProcessIsPushed() async throws {
