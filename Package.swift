@@ -233,7 +233,7 @@ let package = Package(
             dependencies: ["PhoneApp", "InMemoryRelay", "RelayClient", "GitHubAPI", "RelayServer", "RelayProtocol", "WebSocketTransport", "TestSupport", "GitExplorerPayloads", "Primitives", "SQLite"],
             swiftSettings: strict),
         .testTarget(
-            name: "WatchAppTests", dependencies: ["WatchApp", "InMemoryRelay", "RelayClient", "RelayConsole", "RelayServer", "RelayProtocol", "TestSupport", "GitExplorerPayloads", "Primitives", "TestClock"],
+            name: "WatchAppTests", dependencies: ["WatchApp", "InMemoryRelay", "RelayClient", "RelayConsole", "RelayServer", "RelayProtocol", "TestSupport", "GitExplorerPayloads", "Primitives", "TestClock", "SQLite"],
             exclude: ["Golden"], swiftSettings: strict),
         .testTarget(
             name: "WatchRelayBenchTests", dependencies: ["WatchRelayBench", "RelayProtocol"], swiftSettings: strict),

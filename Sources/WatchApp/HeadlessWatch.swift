@@ -388,13 +388,24 @@ public actor HeadlessWatch {
     }
 
     /// Stores the snapshot, then acks it, then requests the widget reload.
+    ///
+    /// A snapshot that cannot be stored is handed back to the session (`release`): it comes
+    /// again, and the acks of what follows can pass it. One that is not a valid snapshot never
+    /// will be: it is reported and acknowledged (kept, it held every later ack back).
     private func receiveContext(_ d: Delivery) async {
         guard d.payload.kind == FavoritesSnapshot.kind.rawValue else {
             await session.acknowledge(d)
             return
         }
+        let snapshot: FavoritesSnapshot
         do {
-            let snapshot = try FavoritesSnapshot(json: d.payload.json)
+            snapshot = try FavoritesSnapshot(json: d.payload.json)
+        } catch {
+            publish(.error("not a valid favorites snapshot: \(error)"))
+            await session.acknowledge(d)
+            return
+        }
+        do {
             let pendingBefore = state.favorites.pendingDeletes
             try store.save(snapshot, sentAt: d.sentAt)
             if state.receive(snapshot, sentAt: placed(d.sentAt), now: clock.now()) {
@@ -416,6 +427,7 @@ public actor HeadlessWatch {
             await session.acknowledge(d)
         } catch {
             publish(.error("could not store the favorites snapshot: \(error)"))
+            await session.release?(d)
         }
     }
 

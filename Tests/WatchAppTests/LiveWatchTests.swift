@@ -3,6 +3,7 @@ import GitExplorerPayloads
 import RelayClient
 import RelayProtocol
 import RelayServer
+import SQLite
 import TestClock
 import TestSupport
 import Testing
@@ -28,6 +29,37 @@ struct LiveWatchTests {
         // the manual clock (months back) and the relay's wall clock (it was about -190 days).
         let latencies = reloads.map { $0.latencyMilliseconds ?? -1 }
         #expect(latencies.allSatisfy { (1000..<61_000).contains($0) }, "\(latencies)")
+        await h.stop()
+    }
+
+    /// A snapshot the watch cannot store (another writer holds `watch.db` past the busy
+    /// timeout) is handed back: it comes again and is stored once it can be.
+    @Test func aSnapshotTheWatchCouldNotStoreComesAgainAndIsStored() async throws {
+        let h = try await LiveHarness.start()
+        let blocker = try SQLiteDatabase(path: h.directory.path("watch") + "/watch.db")
+        try blocker.execute("BEGIN EXCLUSIVE")
+        try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)
+        // After the store's 5 s busy timeout.
+        _ = try await h.events.collect(1, within: 30) {
+            if case .error(let text) = $0, text.hasPrefix("could not store the favorites snapshot") { $0 } else { nil }
+        }
+        try blocker.execute("COMMIT")
+        try await h.expect { if case .snapshotStored(1, _) = $0 { true } else { false } }
+        await h.stop()
+    }
+
+    /// A context that is not a valid snapshot is reported and acknowledged: kept unacknowledged,
+    /// it held back the ack of everything after it (the phone never heard a later transfer end).
+    @Test func anInvalidSnapshotIsReportedAndDoesNotHoldLaterAcksBack() async throws {
+        let h = try await LiveHarness.start()
+        try await h.phone.updateApplicationContext(Payload(kind: FavoritesSnapshot.kind.rawValue, ["revision": "one"]))
+        try await h.expect { if case .error(let text) = $0 { text.hasPrefix("not a valid favorites snapshot") } else { false } }
+        let transfer = try await h.phone.transferUserInfo(Payload(kind: "ping"))
+        try await withTimeout(10, "the transfer's end") {
+            for await event in h.phone.events {
+                if case .userInfoTransferFinished(transfer.id) = event { return }
+            }
+        }
         await h.stop()
     }
 
