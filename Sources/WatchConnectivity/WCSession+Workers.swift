@@ -101,10 +101,13 @@ extension WCSession {
         }
     }
 
-    /// Errors after which the same item is sent again (the relay is away or slow).
+    /// Errors after which the same item is sent again (the relay is away, slow, or answered
+    /// that the frame had no effect and may be tried later).
     static func isTransient(_ error: RelaySessionError) -> Bool {
         switch error {
         case .disconnected, .timeout, .notActivated: return true
+        // PROTOCOL.md §11: the frame had no effect, retry later.
+        case .relay(let code, _) where code == .internal || code == .rateLimited: return true
         default: return false
         }
     }
