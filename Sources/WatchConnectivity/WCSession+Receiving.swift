@@ -24,12 +24,21 @@ extension WCSession {
             case .message(let delivery):
                 await receiveMessage(delivery)
             case .applicationContext(let delivery):
+                // The same context sent again (its sender was killed between the relay's
+                // `accepted` and noting it): handled once, as a userInfo is.
+                let tid = delivery.payload.members["tid"]?.stringValue
+                if let tid, (try? outbox.wasReceived(tid)) == true {
+                    await relay.acknowledge(delivery)
+                    continue
+                }
                 // As on Apple's: `receivedApplicationContext` is already the new one when the
                 // delegate hears of it (set after the call, a reader woken by the call could
                 // still see the old one).
                 state.withLock { $0.receivedApplicationContext = delivery.payload }
                 await received(delivery, relay: relay) { session, delegate in
                     delegate.session(session, didReceiveApplicationContext: PropertyListPayload.dictionary(of: delivery.payload))
+                } before: {
+                    if let tid { try? outbox.markReceived(tid) }
                 }
             case .userInfo(let delivery) where delivery.payload.kind == PropertyListPayload.Channel.fileChunk.rawValue:
                 released = await !receiveFileChunk(delivery, relay: relay, outbox: outbox)
