@@ -138,6 +138,13 @@ final class SessionOutbox: @unchecked Sendable {
         }
     }
 
+    /// Whether a row was sent as the relay's `relayID` (written by ``accepted(_:relayID:keep:)``).
+    func holds(relayID: String) throws -> Bool {
+        try withDatabase { db in
+            try !db.query("SELECT 1 FROM outbox WHERE relay_id = ?", [.text(relayID)]) { $0.int64(0) }.isEmpty
+        }
+    }
+
     /// The item the relay knows as `relayID` (received by the counterpart). A userInfo or
     /// complication transfer stays, marked finished, until the delegate heard of it
     /// (``remove(_:)`` after `didFinish`): killed before that, the app hears it at its next

@@ -115,11 +115,18 @@ extension WCSession {
     }
 
     private func transferFinished(relayID: String, outbox: SessionOutbox) async {
-        guard let item = try? outbox.finished(relayID: relayID) else {
-            // The drainer has not written the relay's id down yet: it finishes the transfer.
-            state.withLock { _ = $0.finishedEarly.insert(relayID) }
+        if let item = try? outbox.finished(relayID: relayID) {
+            await itemFinished(item, outbox: outbox, error: nil)
             return
         }
+        // The drainer has not written the relay's id down yet: it finishes the transfer. It may
+        // have written it and looked at the set between the look above and this insert, so look
+        // again: whoever takes the id out of the set finishes the transfer (a review found it
+        // left outstanding until the next launch).
+        state.withLock { _ = $0.finishedEarly.insert(relayID) }
+        guard (try? outbox.holds(relayID: relayID)) == true, state.withLock({ $0.finishedEarly.remove(relayID) }) != nil,
+            let item = try? outbox.finished(relayID: relayID)
+        else { return }
         await itemFinished(item, outbox: outbox, error: nil)
     }
 
