@@ -106,6 +106,9 @@ extension WCSession {
     static func isTransient(_ error: RelaySessionError) -> Bool {
         switch error {
         case .disconnected, .timeout, .notActivated: return true
+        // The session's own store failed, maybe after the relay accepted the item: sent again
+        // (the counterpart drops a repeat by its transfer id), it is not failed while delivered.
+        case .persistFailed: return true
         // PROTOCOL.md §11: the frame had no effect, retry later.
         case .relay(let code, _) where code == .internal || code == .rateLimited: return true
         default: return false
