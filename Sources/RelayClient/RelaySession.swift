@@ -192,25 +192,27 @@ public actor RelaySession {
 
     /// `updateApplicationContext(_:)`: latest wins; returns once the relay stored it.
     ///
-    /// Durable sends keep "returned means stored" and "threw means not stored" (so sending again
-    /// is safe) true: once the item went out, the relay may hold it, and the call does not time
-    /// out; the session sends it again with the same id after each reconnect (the relay stores
-    /// an id once) and returns when the relay answers.
+    /// Returned means stored. A durable send that went out and got no answer within the request
+    /// timeout may be held by the relay: the call throws ``RelaySessionError/timeout(_:)``, and
+    /// the session keeps the item and sends it again with the same id after each reconnect (the
+    /// relay stores an id once), so it is never lost nor stored twice; a late `accepted` records
+    /// it (``outstandingUserInfoTransfers`` for a userInfo). Sending it again yourself makes a
+    /// second item (WatchConnectivity's receiver drops it by its transfer id).
     ///
-    /// - Throws: ``RelaySessionError/timeout(_:)`` only if it never went out (no welcome in time);
-    ///   the relay's refusal; ``RelaySessionError/disconnected`` if the session is closed (or
-    ///   replaced) first — only then the relay may hold an item whose call threw.
+    /// - Throws: ``RelaySessionError/timeout(_:)`` (it never went out, or went out and the relay
+    ///   may hold it: see above); the relay's refusal; ``RelaySessionError/disconnected`` if the
+    ///   session is closed (or replaced) first, when the relay may hold it too.
     public func updateApplicationContext(_ payload: Payload) async throws {
         _ = try await perform(.updateContext(payload))
     }
 
     /// `transferUserInfo(_:)`: a durable FIFO transfer; returns once the relay accepted it.
     ///
-    /// Once the item went out the call does not time out (see
-    /// ``updateApplicationContext(_:)``): it returns when the relay accepted it, after reconnects
-    /// if need be, and the transfer is then in ``outstandingUserInfoTransfers``, or already
-    /// finished if the relay reported it transferred first (``SessionEvent/userInfoTransferFinished(id:)``
-    /// follows the return).
+    /// Returns when the relay accepted it: the transfer is then in
+    /// ``outstandingUserInfoTransfers``, or already finished if the relay reported it
+    /// transferred first (``SessionEvent/userInfoTransferFinished(id:)`` follows the return). A
+    /// timeout after it went out leaves it with the session, sent again with its id (see
+    /// ``updateApplicationContext(_:)``).
     @discardableResult
     public func transferUserInfo(_ payload: Payload) async throws -> UserInfoTransfer {
         try Self.transfer(try await perform(.transferUserInfo(payload)))

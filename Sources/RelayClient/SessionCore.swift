@@ -338,8 +338,14 @@ public struct SessionCore: Sendable {
         var failures: [(SessionTicket?, RelaySessionError)] = []
         for p in due {
             if case .durable = p.kind, p.wentOut {
-                // The relay may hold it: keep it, and its caller waiting, until the relay answers.
-                unansweredDurables.append(p)
+                // The relay may hold it: it stays, goes again with its id after each welcome, and
+                // a late `accepted` records it. Its caller is told `timeout` now: a call that
+                // waited for the relay to come back left the phone's `add` without an answer
+                // while the relay was down.
+                failures.append((p.ticket, .timeout("the answer to \(p.frame.type) (it goes again with its id)")))
+                var kept = p
+                kept.ticket = nil
+                unansweredDurables.append(kept)
             } else {
                 failures.append((p.ticket, .timeout(p.sent ? "the answer to \(p.frame.type)" : welcome)))
             }
