@@ -25,35 +25,22 @@ extension WCSession {
                 await receiveMessage(delivery)
             case .applicationContext(let delivery):
                 // The same context sent again (its sender was killed between the relay's
-                // `accepted` and noting it): handled once, as a userInfo is.
-                let tid = delivery.payload.members["tid"]?.stringValue
-                if let tid, (try? outbox.wasReceived(tid)) == true {
-                    await relay.acknowledge(delivery)
-                    continue
-                }
-                // As on Apple's: `receivedApplicationContext` is already the new one when the
-                // delegate hears of it (set after the call, a reader woken by the call could
-                // still see the old one).
-                state.withLock { $0.receivedApplicationContext = delivery.payload }
-                await received(delivery, relay: relay) { session, delegate in
+                // `accepted` and noting it) is handled once, as a userInfo is.
+                await receivedOnce(delivery, relay: relay, outbox: outbox) {
+                    // As on Apple's: `receivedApplicationContext` is already the new one when the
+                    // delegate hears of it (set after the call, a reader woken by the call could
+                    // still see the old one).
+                    self.state.withLock { $0.receivedApplicationContext = delivery.payload }
+                } _: { session, delegate in
                     delegate.session(session, didReceiveApplicationContext: PropertyListPayload.dictionary(of: delivery.payload))
-                } before: {
-                    if let tid { try? outbox.markReceived(tid) }
                 }
             case .userInfo(let delivery) where delivery.payload.kind == PropertyListPayload.Channel.fileChunk.rawValue:
                 released = await !receiveFileChunk(delivery, relay: relay, outbox: outbox)
             case .userInfo(let delivery) where delivery.payload.kind == PropertyListPayload.Channel.fileCancel.rawValue:
                 await discardFile(delivery, relay: relay)
             case .userInfo(let delivery):
-                let tid = delivery.payload.members["tid"]?.stringValue
-                if let tid, (try? outbox.wasReceived(tid)) == true {
-                    await relay.acknowledge(delivery)
-                    continue
-                }
-                await received(delivery, relay: relay) { session, delegate in
+                await receivedOnce(delivery, relay: relay, outbox: outbox) {} _: { session, delegate in
                     delegate.session(session, didReceiveUserInfo: PropertyListPayload.dictionary(of: delivery.payload))
-                } before: {
-                    if let tid { try? outbox.markReceived(tid) }
                 }
             case .userInfoTransferFinished(let relayID):
                 await transferFinished(relayID: relayID, outbox: outbox)
@@ -87,6 +74,24 @@ extension WCSession {
                 // app gets the item itself when it comes again.
                 break
             }
+        }
+    }
+
+    /// ``received(_:relay:_:before:)`` for an item with a transfer id (`tid`): one the delegate
+    /// already handled (its sender sent it again) is only acknowledged; else `prepare` runs and
+    /// the id is recorded before the ack.
+    private func receivedOnce(
+        _ delivery: Delivery, relay: RelaySession, outbox: SessionOutbox, _ prepare: () -> Void,
+        _ body: @escaping @Sendable (WCSession, any WCSessionDelegate) -> Void
+    ) async {
+        let tid = delivery.payload.members["tid"]?.stringValue
+        if let tid, (try? outbox.wasReceived(tid)) == true {
+            await relay.acknowledge(delivery)
+            return
+        }
+        prepare()
+        await received(delivery, relay: relay, body) {
+            if let tid { try? outbox.markReceived(tid) }
         }
     }
 

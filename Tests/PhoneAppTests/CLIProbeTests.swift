@@ -37,12 +37,7 @@ struct CLIProbeTests {
     /// `watch --once --wait-s 1` against a relay that can't be reached gave up only at the
     /// request timeout (10 s by default), not after --wait-s.
     @Test func watchOnceGivesUpAfterWaitSWhenTheRelayCannotBeReached() async throws {
-        let state = TemporaryDirectory()
-        let started = ContinuousClock.now
-        let run = try await Self.run(
-            ["watch", "--relay", "ws://127.0.0.1:1/v1", "--state", state.path("w"), "--once", "--wait-s", "1"],
-            environment: ["WATCHRELAY_REQUEST_TIMEOUT_S": "60"])
-        let took = ContinuousClock.now - started
+        let (run, took) = try await Self.watchOnceWithoutARelay(waitSeconds: "1", requestTimeoutSeconds: "60")
         #expect(run.status == 1)
         #expect(run.stderr.contains("timed out waiting for the relay's welcome (the last connection attempt:"), "\(run.stderr)")
         #expect(took < .seconds(40), "gave up after \(took), not after --wait-s 1 (the request timeout is 60 s)")
@@ -51,14 +46,22 @@ struct CLIProbeTests {
     /// With a `--wait-s` longer than the request timeout it gave up at the request timeout
     /// (a review found it): it keeps trying the relay until --wait-s.
     @Test func watchOnceKeepsTryingARelayThatCannotBeReachedUntilWaitS() async throws {
+        let (run, took) = try await Self.watchOnceWithoutARelay(waitSeconds: "3", requestTimeoutSeconds: "1")
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("the last connection attempt:"), "\(run.stderr)")
+        #expect(took >= .seconds(3), "gave up before --wait-s 3")
+    }
+
+    /// `watch --once --wait-s` against a relay address nothing listens on; how long it took.
+    static func watchOnceWithoutARelay(
+        waitSeconds: String, requestTimeoutSeconds: String
+    ) async throws -> (run: Run, took: Duration) {
         let state = TemporaryDirectory()
         let started = ContinuousClock.now
         let run = try await Self.run(
-            ["watch", "--relay", "ws://127.0.0.1:1/v1", "--state", state.path("w"), "--once", "--wait-s", "3"],
-            environment: ["WATCHRELAY_REQUEST_TIMEOUT_S": "1"])
-        #expect(run.status == 1)
-        #expect(run.stderr.contains("the last connection attempt:"), "\(run.stderr)")
-        #expect(ContinuousClock.now - started >= .seconds(3), "gave up before --wait-s 3")
+            ["watch", "--relay", "ws://127.0.0.1:1/v1", "--state", state.path("w"), "--once", "--wait-s", waitSeconds],
+            environment: ["WATCHRELAY_REQUEST_TIMEOUT_S": requestTimeoutSeconds])
+        return (run, ContinuousClock.now - started)
     }
 
     /// `switch-watch` took a watch's state directory for a phone's ("* default", and
