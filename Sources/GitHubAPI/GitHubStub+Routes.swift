@@ -98,7 +98,9 @@ extension GitHubStub {
             Self.maxPerPage, items["per_page"].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil } ?? Self.defaultPerPage)
         let page = max(1, items["page"].flatMap { Int($0) } ?? 1)
         let lastPage = max(1, (account.repos.count + perPage - 1) / perPage)
-        let start = min(account.repos.count, (page - 1) * perPage)
+        // Past the last page, the end: `(page - 1) * perPage` of a typed-in page near Int.max
+        // would overflow, and trap on the transport's service thread.
+        let start = page > lastPage ? account.repos.count : (page - 1) * perPage
         let end = min(account.repos.count, start + perPage)
         var headers: [HTTPHeader] = []
         if lastPage > 1 || page > 1 {

@@ -78,6 +78,18 @@ struct GitHubStubTests {
         #expect(exact.header("Link") == nil)
     }
 
+    /// A page number near `Int.max` is a request anyone can type; multiplying it by the page
+    /// size overflowed and trapped, which took the whole server (its lws service thread) down.
+    @Test(arguments: ["page=9223372036854775807", "per_page=100&page=92233720368547758"])
+    func aHugePageNumberIsAnEmptyPageNotACrash(_ query: String) throws {
+        var stub = GitHubStub(catalog: fixtureCatalog, baseURL: "http://stub")
+        let response = stub.respond(to: get("/users/mattt/repos", query: query), now: now)
+        #expect(response.status == 200)
+        let items = try #require(try JSONParser.parse(response.body).arrayValue)
+        #expect(items.isEmpty)
+        #expect(LinkHeader(parsing: try #require(response.header("Link"))).next == nil)
+    }
+
     @Test func matchingIfNoneMatchIsA304ThatCostsNoRateLimit() throws {
         var stub = GitHubStub(catalog: fixtureCatalog, rateLimit: GitHubStubRateLimit(limit: 2))
         let first = stub.respond(to: get("/users/gaearon"), now: now)
