@@ -127,15 +127,16 @@ public final class PhoneStore {
     /// Removes `login`; `false` if it was not a favorite. Positions stay dense.
     @discardableResult
     public func removeFavorite(_ login: String) throws(PhoneError) -> Bool {
-        let logins = try favoriteLogins()
-        guard let index = logins.firstIndex(where: { $0.lowercased() == login.lowercased() }) else { return false }
-        var order = logins
-        order.remove(at: index)
-        try write {
-            try db.execute("DELETE FROM favorites WHERE login = ?", [.text(login)])
+        // The order is read inside the write: read before it, it could be older than a commit
+        // another process made while this one waited for the lock, and renumbering would undo it.
+        try write { () throws(PhoneError) -> Bool in
+            var order = try favoriteLogins()
+            guard let index = order.firstIndex(where: { $0.lowercased() == login.lowercased() }) else { return false }
+            order.remove(at: index)
+            try run { try db.execute("DELETE FROM favorites WHERE login = ?", [.text(login)]) }
             try renumber(order)
+            return true
         }
-        return true
     }
 
     /// Moves `login` to `index` (clamped to the list), shifting the others; `nil` if it is not
@@ -143,14 +144,17 @@ public final class PhoneStore {
     /// there).
     @discardableResult
     public func moveFavorite(_ login: String, to index: Int) throws(PhoneError) -> FavoriteMove? {
-        var order = try favoriteLogins()
-        guard let from = order.firstIndex(where: { $0.lowercased() == login.lowercased() }) else { return nil }
-        let to = min(max(0, index), order.count - 1)
-        guard from != to else { return FavoriteMove(moved: false, index: to) }
-        let moved = order.remove(at: from)
-        order.insert(moved, at: to)
-        try write { try renumber(order) }
-        return FavoriteMove(moved: true, index: to)
+        // Read inside the write, as in removeFavorite.
+        try write { () throws(PhoneError) -> FavoriteMove? in
+            var order = try favoriteLogins()
+            guard let from = order.firstIndex(where: { $0.lowercased() == login.lowercased() }) else { return nil }
+            let to = min(max(0, index), order.count - 1)
+            guard from != to else { return FavoriteMove(moved: false, index: to) }
+            let moved = order.remove(at: from)
+            order.insert(moved, at: to)
+            try renumber(order)
+            return FavoriteMove(moved: true, index: to)
+        }
     }
 
     /// Spells a favorite's login as GitHub does (same login, other case).

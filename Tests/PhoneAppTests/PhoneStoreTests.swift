@@ -2,6 +2,7 @@ import Foundation
 import GitExplorerPayloads
 import PhoneApp
 import RelayProtocol
+import SQLite
 import TestSupport
 import Testing
 
@@ -40,6 +41,41 @@ struct PhoneStoreTests {
         #expect(try !store.removeFavorite("b"))
         try store.addFavorite("e")
         #expect(try store.favoriteLogins() == ["d", "c", "a", "e"])
+    }
+
+    /// `watchrelay phone remove|move --state DIR` edits the state of a running companion. The
+    /// edit read the order before it took the write lock, so when it had to wait for the
+    /// companion's write (a move), it renumbered the favorites from the order it had read and
+    /// undid that move.
+    @Test(arguments: [true, false])
+    func anEditWaitingForAnotherWriterKeepsWhatThatWriterCommitted(remove: Bool) async throws {
+        let dir = TemporaryDirectory()
+        let store = try PhoneStore(directory: dir.path)
+        for login in ["a", "b", "c"] { try store.addFavorite(login) }
+        let companion = try SQLiteDatabase(path: dir.path("phone.db"))
+        try companion.execute("BEGIN IMMEDIATE")
+        // The companion moves c to the front: c, a, b.
+        try companion.execute("UPDATE favorites SET position = CASE login WHEN 'c' THEN 0 WHEN 'a' THEN 1 ELSE 2 END")
+        let path = dir.path
+        let edit = Task { () async -> String? in
+            await withCheckedContinuation { (done: CheckedContinuation<String?, Never>) in
+                // A thread of its own: the edit waits for the lock in SQLite's busy handler.
+                Thread {
+                    do {
+                        let cli = try PhoneStore(directory: path)
+                        if remove { try cli.removeFavorite("b") } else { try cli.moveFavorite("b", to: 0) }
+                        done.resume(returning: nil)
+                    } catch {
+                        done.resume(returning: "\(error)")
+                    }
+                }.start()
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        try companion.execute("COMMIT")
+        #expect(await edit.value == nil)
+        #expect(try store.favoriteLogins() == (remove ? ["c", "a"] : ["b", "c", "a"]))
+        #expect(try store.favorites().map(\.position) == (remove ? [0, 1] : [0, 1, 2]))
     }
 
     @Test func theLastGoodUserIsCachedAndSpellsTheLogin() throws {
