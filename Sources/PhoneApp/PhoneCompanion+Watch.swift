@@ -120,9 +120,7 @@ extension PhoneCompanion {
     /// - Throws: ``PhoneError/github(login:_:)`` (the cache is dropped when GitHub says the user
     ///   does not exist), ``PhoneError/store(_:)``.
     public func repos(of login: String) async throws(PhoneError) -> ReposReply {
-        let maxAge = Double(configuration.reposMaxAge.components.seconds)
-            + Double(configuration.reposMaxAge.components.attoseconds) * 1e-18
-        if let cached = try store.cachedRepos(login), now().timeIntervalSince(cached.fetchedAt) < maxAge {
+        if let cached = try store.cachedRepos(login), isFresh(cached.fetchedAt, maxAge: configuration.reposMaxAge) {
             return ReposReply(login: login, repos: cached.repos, fetchedAt: Timestamp(date: cached.fetchedAt))
         }
         let repos: [Repo]

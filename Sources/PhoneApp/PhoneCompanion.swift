@@ -222,10 +222,16 @@ public actor PhoneCompanion {
     /// ``PhoneConfiguration/userMaxAge`` ago (a failed fetch leaves the date of the last good one).
     func recentlyFetchedUser(_ login: String) throws(PhoneError) -> User? {
         guard configuration.userMaxAge > .zero, let cached = try store.cachedUserWithDate(login) else { return nil }
-        let maxAge = Double(configuration.userMaxAge.components.seconds)
-            + Double(configuration.userMaxAge.components.attoseconds) * 1e-18
-        let age = now().timeIntervalSince(cached.fetchedAt)
-        return age >= 0 && age < maxAge ? cached.user : nil
+        return isFresh(cached.fetchedAt, maxAge: configuration.userMaxAge) ? cached.user : nil
+    }
+
+    /// Whether something fetched at `fetchedAt` is younger than `maxAge` now. A time after now
+    /// (the wall clock was stepped back since) is not fresh: it would stay so until the clock
+    /// caught up with it.
+    func isFresh(_ fetchedAt: Date, maxAge: Duration) -> Bool {
+        let seconds = Double(maxAge.components.seconds) + Double(maxAge.components.attoseconds) * 1e-18
+        let age = now().timeIntervalSince(fetchedAt)
+        return age >= 0 && age < seconds
     }
 
     func isFavorite(_ login: String) throws(PhoneError) -> Bool {

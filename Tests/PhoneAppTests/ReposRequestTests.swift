@@ -1,8 +1,11 @@
 import Foundation
 import GitExplorerPayloads
 import GitHubAPI
+import InMemoryRelay
 import PhoneApp
+import Primitives
 import RelayProtocol
+import TestSupport
 import Testing
 
 /// `profile.repos.request` by message with reply, over real sockets and real HTTP.
@@ -64,6 +67,26 @@ struct ReposRequestTests {
         default: Issue.record("expected profile.repos or profile.repos.error, got \(String(describing: answer))")
         }
         await h.stop()
+    }
+
+    /// A list fetched "in the future" (the wall clock was stepped back since) is not fresh: it
+    /// answered from the cache, without asking GitHub, until the clock caught up with it (an
+    /// hour here), where a user fetched in the future is asked for again at once.
+    @Test func aListFetchedBeforeTheClockSteppedBackIsAskedForAgain() async throws {
+        let github = try TestGitHub.start()
+        let state = TemporaryDirectory()
+        let clock = LockedState(Date(timeIntervalSince1970: 1_800_000_000))
+        let phone = try PhoneCompanion(
+            configuration: phoneConfiguration(relay: "memory", state: state.path), github: github.client,
+            now: { clock.withLock { $0 } }, session: await InMemoryRelay().session(role: .phone, deviceName: "iPhone"))
+        let first = try await phone.repos(of: "torvalds")
+        let requests = github.server.counters.requests
+        clock.withLock { $0 = $0.addingTimeInterval(-3600) }
+        let again = try await phone.repos(of: "torvalds")
+        #expect(github.server.counters.requests == requests + 1, "GitHub was asked again")
+        #expect(again.fetchedAt < first.fetchedAt)
+        await phone.shutdown()
+        await github.stop()
     }
 
     @Test func aLongListIsTrimmedToFitTheMessageLimit() async throws {
