@@ -10,8 +10,9 @@ import WebSocketTransport
 /// way GitHub does:
 /// - `per_page` (default 30, at most 100) and `page`, with a `Link` header (`prev`, `next`,
 ///   `last`, `first`) when there is more than one page;
-/// - a strong `ETag` (a hash of the body) and 304 Not Modified, free of rate limit, for a
-///   matching `If-None-Match`;
+/// - a strong `ETag` (a hash of the body) and 304 Not Modified for a matching `If-None-Match`,
+///   free of rate limit only for a request with `Authorization`, as GitHub's (an anonymous 304
+///   is charged, and refused with 403 once the limit is spent);
 /// - `X-RateLimit-Limit`, `-Remaining`, `-Reset`, `-Used` and `-Resource` on every answer, and
 ///   when a ``GitHubStubRateLimit`` is set and spent, 403 with GitHub's message (no limit by
 ///   default: the headers then count against 5,000 and nothing is refused);
@@ -95,13 +96,23 @@ public struct GitHubStub: Sendable {
         var current = GitHubStubRateWindow.current(
             window, now: now, length: rateLimit?.windowSeconds ?? Self.unlimitedWindowSeconds)
         let routed = route(request)
+        let authorized = request.headers["authorization"] != nil
+        let spent = rateLimit.map { current.used >= $0.limit } ?? false
         var response: HTTPResponse
-        if routed.status == 200, let etag = routed.etag, Self.matches(request.headers["if-none-match"], etag) {
-            // GitHub: a conditional request answered 304 does not count against the rate limit.
+        if routed.status == 200, let etag = routed.etag, Self.matches(request.headers["if-none-match"], etag),
+            authorized || !spent
+        {
+            // GitHub: a conditional request answered 304 does not count against the primary
+            // rate limit "if … made while correctly authorized with an Authorization header";
+            // an anonymous one does.
             response = HTTPResponse(
                 status: 304, contentType: Self.jsonContentType, body: [],
                 headers: [HTTPHeader(name: "ETag", value: etag)])
-        } else if let rateLimit, current.used >= rateLimit.limit {
+            if !authorized {
+                current.used += 1
+                counters.charged += 1
+            }
+        } else if let rateLimit, spent {
             counters.rateLimited += 1
             current.used = rateLimit.limit
             response = Self.rateLimitExceeded(authenticated: request.headers["authorization"] != nil)

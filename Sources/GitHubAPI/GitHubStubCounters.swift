@@ -4,7 +4,8 @@ import WebSocketTransport
 public struct GitHubStubCounters: Sendable, Hashable {
     /// Every request received.
     public var requests = 0
-    /// The requests charged against the rate limit (every answer except 304 and rate-limit refusals).
+    /// The requests charged against the rate limit (every answer except rate-limit refusals and
+    /// a 304 to a request with `Authorization`).
     public var charged = 0
     /// Answers by HTTP status.
     public var statuses: [Int: Int] = [:]
@@ -25,7 +26,7 @@ public struct GitHubStubCounters: Sendable, Hashable {
     /// The answers with this status.
     public func count(status: Int) -> Int { statuses[status, default: 0] }
 
-    /// The 304 Not Modified answers (free revalidations).
+    /// The 304 Not Modified answers (revalidations: free with `Authorization`).
     public var notModified: Int { count(status: 304) }
 
     /// The rate-limit refusals (403 over the primary limit, 429 for a secondary one).

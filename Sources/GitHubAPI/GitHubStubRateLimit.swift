@@ -3,7 +3,8 @@ import Foundation
 /// The fixture server's primary rate limit: at most ``limit`` requests per ``window``.
 ///
 /// Like GitHub's: the window starts with the first request after the previous one ended;
-/// every answer except a 304 counts; past the limit every request is refused with 403,
+/// every answer except a 304 to a request with `Authorization` counts; past the limit every
+/// request is refused with 403 (an anonymous one that would be 304 too),
 /// `X-RateLimit-Remaining: 0` and `X-RateLimit-Reset` (the window's end, epoch seconds).
 public struct GitHubStubRateLimit: Sendable, Hashable {
     /// The requests allowed per window (GitHub: 60 anonymous, 5,000 with a token).

@@ -43,7 +43,8 @@ struct GitHubRESTClientHTTPTests {
     }
 
     @Test func aRevalidated304ReusesTheCachedBodyAndCostsNoRateLimit() async throws {
-        try await withStub { stub, client in
+        // Free with a token, as on GitHub (an anonymous 304 is charged).
+        try await withStub(token: "t") { stub, client in
             let user = try await client.user("gaearon")
             let repos = try await client.repos("mattt")
             let charged = stub.counters.charged
@@ -66,13 +67,13 @@ struct GitHubRESTClientHTTPTests {
     }
 
     @Test func aSpentRateLimitRetriesAtTheReset() async throws {
-        try await withStub(rateLimit: GitHubStubRateLimit(limit: 2, window: .seconds(600))) { stub, client in
+        try await withStub(rateLimit: GitHubStubRateLimit(limit: 2, window: .seconds(600)), token: "t") { stub, client in
             _ = try await client.user("octocat")
             _ = try await client.user("torvalds")
             let error = await expectGitHubError { try await client.user("tj") }
             #expect(error == .rateLimited(retryAt: Self.fixedNow.addingTimeInterval(600)))
             #expect(error?.reposErrorCode == .rateLimited)
-            // Revalidation still works while the limit is spent.
+            // Revalidation with a token still works while the limit is spent.
             #expect(try await client.user("octocat").login == "octocat")
             #expect(stub.counters.rateLimited == 1)
             #expect(stub.counters.notModified == 1)

@@ -95,7 +95,8 @@ struct GitHubStubTests {
         let first = stub.respond(to: get("/users/gaearon"), now: now)
         let etag = try #require(first.header("ETag"))
         for tag in [etag, "W/\(etag)", "\"other\", \(etag)", "*"] {
-            let again = stub.respond(to: get("/users/gaearon", headers: ["If-None-Match": tag]), now: now)
+            let again = stub.respond(
+                to: get("/users/gaearon", headers: ["If-None-Match": tag, "Authorization": "Bearer t"]), now: now)
             #expect(again.status == 304)
             #expect(again.body.isEmpty)
             #expect(again.header("X-RateLimit-Remaining") == "1")
@@ -105,6 +106,23 @@ struct GitHubStubTests {
         #expect(stale.header("ETag") == etag)
         #expect(stub.counters.notModified == 4)
         #expect(stub.counters.charged == 2)
+    }
+
+    /// GitHub: a 304 is free "if the request was made while correctly authorized with an
+    /// Authorization header". The stub made every 304 free, so an app revalidating without a
+    /// token (60 requests an hour on GitHub) looked free against it and ran out on GitHub.
+    @Test func anAnonymous304IsChargedAndRefusedOnceTheLimitIsSpent() throws {
+        var stub = GitHubStub(catalog: fixtureCatalog, rateLimit: GitHubStubRateLimit(limit: 2))
+        let etag = try #require(stub.respond(to: get("/users/gaearon"), now: now).header("ETag"))
+        let again = stub.respond(to: get("/users/gaearon", headers: ["If-None-Match": etag]), now: now)
+        #expect(again.status == 304)
+        #expect(again.header("X-RateLimit-Remaining") == "0")
+        let refused = stub.respond(to: get("/users/gaearon", headers: ["If-None-Match": etag]), now: now)
+        #expect(refused.status == 403)
+        #expect(stub.counters.charged == 2)
+        let authorized = stub.respond(
+            to: get("/users/gaearon", headers: ["If-None-Match": etag, "Authorization": "Bearer t"]), now: now)
+        #expect(authorized.status == 304, "free, so not refused")
     }
 
     @Test func refusesPastTheLimitUntilTheWindowResets() throws {
