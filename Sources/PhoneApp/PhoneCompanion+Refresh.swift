@@ -64,10 +64,23 @@ extension PhoneCompanion {
     }
 
     /// Fetches the users of `logins`, at most ``PhoneConfiguration/concurrency`` at a time, in order.
+    ///
+    /// GitHub's rate limit is the token's (or the address's), not one user's: once GitHub refused
+    /// a request for it, the logins not asked for yet fail with the same
+    /// ``GitHubError/rateLimited(retryAt:)`` without a request (GitHub asks clients to stop
+    /// until the reset; each would be refused anyway).
     nonisolated func fetchUsers(_ logins: [String]) async -> [(login: String, result: Result<User, GitHubError>)] {
         let github = self.github
+        let refusedUntil = LockedState<Date?>(nil)
         let results = await OrderedConcurrentFetch(maxConcurrent: configuration.concurrency).mapResults(logins) {
-            (login) async throws(GitHubError) -> User in try await github.user(login)
+            (login) async throws(GitHubError) -> User in
+            if let retryAt = refusedUntil.withLock({ $0 }) { throw .rateLimited(retryAt: retryAt) }
+            do throws(GitHubError) {
+                return try await github.user(login)
+            } catch {
+                if case .rateLimited(let retryAt) = error { refusedUntil.withLock { $0 = max($0 ?? retryAt, retryAt) } }
+                throw error
+            }
         }
         return zip(logins, results).map { (login: $0, result: $1) }
     }

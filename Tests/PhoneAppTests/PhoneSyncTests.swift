@@ -136,6 +136,24 @@ struct PhoneSyncTests {
         await h.stop()
     }
 
+    /// GitHub's rate limit is the token's, not one user's: once it refused a request, a refresh
+    /// went on asking for every other favorite (each refused too, while GitHub asks clients to
+    /// stop until the reset). The rest of that refresh now fails without a request.
+    @Test func aRefreshStopsAskingGitHubOnceItIsRateLimited() async throws {
+        let h = try await PhoneHarness.start { $0.concurrency = 1 }
+        let logins = ["octocat", "mattt", "torvalds", "tj"]
+        for login in logins { _ = try await h.phone.add(login) }
+        h.github.server.restartRateLimit(GitHubStubRateLimit(limit: 1))
+        h.github.server.resetCounters()
+        guard case .refreshed(let fetched, let failed, _) = await h.phone.refresh() else {
+            Issue.record("the refresh was throttled")
+            return
+        }
+        #expect(fetched == 1 && failed == Array(logins.dropFirst()))
+        #expect(h.github.server.counters.requests == 2, "one answered, one refused, then no more")
+        await h.stop()
+    }
+
     @Test func aRefreshMessageFromTheWatchIsThrottled() async throws {
         let h = try await PhoneHarness.start()
         _ = try await h.phone.add("octocat")
