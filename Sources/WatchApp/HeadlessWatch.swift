@@ -339,12 +339,10 @@ public actor HeadlessWatch {
 
     private func handle(_ event: SessionEvent) async {
         switch event {
-        case .applicationContext(let d):
-            await receiveContext(d)
-            await releaseCaughtUpWaiters()
-        case .userInfo(let d):
-            // Complication transfers carry nothing the favorites widget needs.
-            await session.acknowledge(d)
+        case .applicationContext(let d), .userInfo(let d):
+            // A snapshot may come by `complication` (a userInfo delivery, or plain userInfo once
+            // the budget is spent) as well as by context: handled the same way (PROTOCOL §12.2).
+            await receive(d)
             await releaseCaughtUpWaiters()
         case .message:
             break
@@ -387,12 +385,13 @@ public actor HeadlessWatch {
         relayClock.map { clock.placing(sentAt, readOn: $0) } ?? sentAt
     }
 
-    /// Stores the snapshot, then acks it, then requests the widget reload.
+    /// Stores the snapshot, then acks it, then requests the widget reload; whatever else came
+    /// is acknowledged.
     ///
     /// A snapshot that cannot be stored is handed back to the session (`release`): it comes
     /// again, and the acks of what follows can pass it. One that is not a valid snapshot never
     /// will be: it is reported and acknowledged (kept, it held every later ack back).
-    private func receiveContext(_ d: Delivery) async {
+    private func receive(_ d: Delivery) async {
         guard d.payload.kind == FavoritesSnapshot.kind.rawValue else {
             await session.acknowledge(d)
             return

@@ -39,6 +39,12 @@ struct InMemoryWatchTests {
             await watch.stop()
             await phone.close()
         }
+
+        /// Moves the clock past the debounce; returns the four widgets' reloads.
+        func reloadsAfterTheDebounce() async throws -> [WidgetReload] {
+            clock.advance(by: .seconds(1))
+            return try await events.collect(4) { if case .widget(let w) = $0 { w.reload } else { nil } }
+        }
     }
 
     @Test func pairReturnsAfterThePairedEventIsPublished() async throws {
@@ -55,8 +61,7 @@ struct InMemoryWatchTests {
         #expect(await h.watch.current.favorites.snapshot?.revision == 1)
         #expect(await h.watch.session.status().handledEverythingReceived)
         // The widget timer wakes on the manual clock: no flush call, no polling.
-        h.clock.advance(by: .seconds(1))
-        let reloads = try await h.events.collect(4) { if case .widget(let w) = $0 { w.reload } else { nil } }
+        let reloads = try await h.reloadsAfterTheDebounce()
         #expect(reloads.allSatisfy { $0.reasons.contains(.snapshotReceived) })
         await h.stop()
     }
@@ -129,6 +134,19 @@ struct InMemoryWatchTests {
         #expect(await h.watch.current.favorites.pendingDeletes.isEmpty)
         // The late `accepted` did not write the finished delete back as pending.
         #expect(try WatchStore(directory: h.directory.path("watch")).pendingDeletes().isEmpty)
+        await h.stop()
+    }
+
+    @Test func aSnapshotSentAsAComplicationTransferIsStoredAndShown() async throws {
+        // PROTOCOL §12.2: the phone MAY send a snapshot by `complication` (it arrives as a
+        // userInfo delivery); the watch handles it the same way whatever the mode.
+        let h = try await Harness.start()
+        _ = try await h.phone.transferCurrentComplicationUserInfo(Fx.snapshot(1, Fx.three).payload)
+        try await h.watch.caughtUp()
+        #expect(await h.watch.current.favorites.snapshot?.revision == 1)
+        #expect(try WatchStore(directory: h.directory.path("watch")).snapshot()?.0.revision == 1)
+        let reloads = try await h.reloadsAfterTheDebounce()
+        #expect(reloads.allSatisfy { $0.reasons.contains(.snapshotReceived) })
         await h.stop()
     }
 }
