@@ -55,11 +55,16 @@ public struct FavoritesViewModel: Sendable, Hashable {
         return .favoritesDelete(user.login)
     }
 
+    /// Whether ``receive(_:)`` would store `snapshot`: its revision is above the stored one's.
+    public func isNewer(_ snapshot: FavoritesSnapshot) -> Bool {
+        self.snapshot.map { snapshot.revision > $0.revision } ?? true
+    }
+
     /// Stores `snapshot` if it is newer than the stored one and clears the pending mark of
     /// every user it no longer lists; returns whether it was stored.
     @discardableResult
     public mutating func receive(_ snapshot: FavoritesSnapshot) -> Bool {
-        if let current = self.snapshot, snapshot.revision <= current.revision { return false }
+        guard isNewer(snapshot) else { return false }
         self.snapshot = snapshot
         pendingDeletes.removeAll { login in !snapshot.users.contains { Self.same($0.login, login) } }
         return true

@@ -390,7 +390,9 @@ public actor HeadlessWatch {
     ///
     /// A snapshot that cannot be stored is handed back to the session (`release`): it comes
     /// again, and the acks of what follows can pass it. One that is not a valid snapshot never
-    /// will be: it is reported and acknowledged (kept, it held every later ack back).
+    /// will be: it is reported and acknowledged (kept, it held every later ack back). One whose
+    /// revision is not above the one shown is acknowledged and not stored: the store holds what
+    /// the screen shows, so a restart never brings back an older list.
     private func receive(_ d: Delivery) async {
         guard d.payload.kind == FavoritesSnapshot.kind.rawValue else {
             await session.acknowledge(d)
@@ -401,6 +403,10 @@ public actor HeadlessWatch {
             snapshot = try FavoritesSnapshot(json: d.payload.json)
         } catch {
             publish(.error("not a valid favorites snapshot: \(error)"))
+            await session.acknowledge(d)
+            return
+        }
+        guard state.favorites.isNewer(snapshot) else {
             await session.acknowledge(d)
             return
         }

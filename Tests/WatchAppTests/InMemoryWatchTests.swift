@@ -149,4 +149,22 @@ struct InMemoryWatchTests {
         #expect(reloads.allSatisfy { $0.reasons.contains(.snapshotReceived) })
         await h.stop()
     }
+
+    @Test func aSnapshotNotNewerThanTheOneShownIsNotStoredEither() async throws {
+        // The watch ignores a revision not above the one it holds (PROTOCOL §12.2): its store
+        // must too, or a restart brings back the older list the screen never showed.
+        let h = try await Harness.start()
+        try await h.phone.updateApplicationContext(Fx.snapshot(2, Fx.three).payload)
+        try await h.watch.caughtUp()
+        try await h.phone.updateApplicationContext(Fx.snapshot(1, [Fx.dongik]).payload)
+        try await h.watch.caughtUp()
+        #expect(await h.watch.current.favorites.snapshot?.revision == 2)
+        #expect(try WatchStore(directory: h.directory.path("watch")).snapshot()?.0.revision == 2)
+        await h.watch.stop()
+        let again = try HeadlessWatch(
+            relayURL: "memory", stateDirectory: h.directory.path("watch"), clock: .manual(h.clock),
+            session: await h.relay.session(role: .watch, deviceName: "Apple Watch"))
+        #expect(await again.current.favorites.snapshot?.revision == 2)
+        await h.phone.close()
+    }
 }
