@@ -55,7 +55,7 @@ public enum TextRenderer {
         if let timeline = widget.timeline {
             for (i, entry) in timeline.entries.enumerated() {
                 let mark = i == widget.displayedIndex ? "▸" : " "
-                out += "  \(mark) \(TimeMath.clock(entry.timestamp)) \(describe(entry))\n"
+                out += "  \(mark) \(TimeMath.clock(entry.timestamp)) \(TextMetrics.printable(describe(entry)))\n"
             }
             var policy = "  policy \(timeline.policy.name)"
             if let next = widget.policyReloadDate(rules: rules) { policy += " → \(TimeMath.clock(next, from: now))" }
@@ -149,10 +149,11 @@ public enum TextRenderer {
     }
 
     /// A rounded frame: `╭─ title ─╮`, `│ line │` for each (already `innerWidth` wide), `╰─╯`.
+    /// Controls in the text (the phone's) show as `�` (``TextMetrics/printable(_:)``).
     static func box(title: String, lines: [String]) -> [String] {
-        let t = TextMetrics.truncate(title, to: frameWidth - 6)
+        let t = TextMetrics.printable(TextMetrics.truncate(title, to: frameWidth - 6))
         let top = "╭─ \(t) " + String(repeating: "─", count: frameWidth - 5 - TextMetrics.width(of: t)) + "╮\n"
         let bottom = "╰" + String(repeating: "─", count: frameWidth - 2) + "╯\n"
-        return [top] + lines.map { "│ \($0) │\n" } + [bottom]
+        return [top] + lines.map { "│ \(TextMetrics.printable($0)) │\n" } + [bottom]
     }
 }

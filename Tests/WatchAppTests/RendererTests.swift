@@ -58,6 +58,14 @@ enum Scenes {
         WatchAppState.standard(now: Fx.t0)
     }
 
+    /// A snapshot of `users`, stored and flushed at `Fx.t0`.
+    static func showing(_ users: [User]) -> WatchAppState {
+        var state = WatchAppState.standard(now: Fx.t0)
+        state.receive(Fx.snapshot(1, users), sentAt: Fx.t0, now: Fx.t0)
+        _ = state.flush(now: Fx.t0)
+        return state
+    }
+
     static let names = ["populated", "stale", "empty", "placeholder"]
 
     static func make(_ name: String) -> WatchAppState {
@@ -141,10 +149,7 @@ enum Scenes {
 
     @Test func svgEscapesMarkupInUserText() {
         let evil = Fx.user("a<b>&\"c'", name: "<script>")
-        var state = WatchAppState.standard(now: Fx.t0)
-        state.receive(Fx.snapshot(1, [evil]), sentAt: Fx.t0, now: Fx.t0)
-        _ = state.flush(now: Fx.t0)
-        let svg = SVGRenderer.render(state.widgets, now: Fx.t0)
+        let svg = SVGRenderer.render(Scenes.showing([evil]).widgets, now: Fx.t0)
         #expect(!svg.contains("<b>"))
         #expect(!svg.contains("<script>"))
         #expect(svg.contains("a&lt;b&gt;&amp;&quot;c&apos;"))
@@ -155,6 +160,25 @@ enum Scenes {
         let list = SVGRenderer.render(profile, now: Fx.t0)
         #expect(list.contains("&lt;&amp;&gt;</text>"))
         #expect(!list.contains("\u{1}"))
+    }
+
+    @Test func textFramesStayWholeWhenPeerTextCarriesControlCharacters() {
+        // A login, a name or a repo from the phone with a newline, a carriage return or a
+        // terminal escape must neither break the 28-column frames nor reach the terminal.
+        let evil = Fx.user("a\nb\u{1B}[2J", name: "x\r\ny\u{7}\u{9B}")
+        var state = Scenes.showing([evil, Fx.octocat])
+        _ = state.openProfile(evil.login)
+        state.handleProfile(
+            .replied(
+                ReposReply(
+                    login: evil.login, repos: [Fx.repo("r\u{1B}]0;pwned\u{7}", stars: 1, updated: "\n\t")],
+                    fetchedAt: Fx.t0)))
+        let text = TextRenderer.render(state, now: Fx.t0)
+        let controls = text.unicodeScalars.filter { $0 != "\n" && $0.properties.generalCategory == .control }
+        #expect(controls.isEmpty, "\(controls.map { String($0.value, radix: 16) })")
+        for line in text.split(separator: "\n") where line.contains("│") || line.contains("╮") || line.contains("╯") {
+            #expect(TextMetrics.width(of: String(line)) == TextRenderer.frameWidth, "\(line)")
+        }
     }
 
     @Test func svgNumbersHaveAtMostOneDecimal() {
