@@ -79,7 +79,8 @@ package struct SVGWriter {
         return magnitude % 10 == 0 ? "\(sign)\(magnitude / 10)" : "\(sign)\(magnitude / 10).\(magnitude % 10)"
     }
 
-    /// Escapes the five XML special characters and drops the C0 controls XML forbids.
+    /// Escapes the five XML special characters and drops what XML 1.0 forbids: the C0 controls
+    /// but tab, newline and return, and the noncharacters U+FFFE and U+FFFF.
     package static func escape(_ s: String) -> String {
         var out = ""
         out.reserveCapacity(s.utf8.count)
@@ -92,8 +93,10 @@ package struct SVGWriter {
             case "'": out += "&apos;"
             case "\t", "\n", "\r": out.append(c)
             default:
-                // XML 1.0 forbids the other C0 controls, even escaped.
-                if let v = c.unicodeScalars.first?.value, v < 0x20 { continue }
+                // XML 1.0 forbids these, even escaped: one makes the whole document unreadable.
+                if c.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0xFFFE || $0.value == 0xFFFF }) {
+                    continue
+                }
                 out.append(c)
             }
         }

@@ -181,6 +181,15 @@ enum Scenes {
         }
     }
 
+    @Test func svgDropsTheNoncharactersXMLForbids() {
+        // XML 1.0 allows neither U+FFFE nor U+FFFF, even escaped: one in a name made the whole
+        // picture an XML parse error.
+        let odd = Fx.user("odd", name: "a\u{FFFE}b\u{FFFF}c")
+        let svg = SVGRenderer.render(Scenes.showing([odd]).widgets, now: Fx.t0)
+        #expect(svg.contains(">abc</text>"))
+        #expect(!svg.unicodeScalars.contains { $0.value == 0xFFFE || $0.value == 0xFFFF })
+    }
+
     @Test func svgNumbersHaveAtMostOneDecimal() {
         #expect(SVGWriter.number(12) == "12")
         #expect(SVGWriter.number(12.46) == "12.5")
