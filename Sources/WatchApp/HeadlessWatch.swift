@@ -251,9 +251,12 @@ public actor HeadlessWatch {
         let event: ProfileDetail.Event
         do {
             let reply = try await session.sendMessage(command.payload, true)
+            // The reply answers this request: one naming another user is as unexpected as one of
+            // another kind (the screen would ignore it and stay loading).
+            let asked = login.lowercased()
             switch try reply.flatMap({ try AppPayload($0) }) {
-            case .repos(let repos)?: event = .replied(repos)
-            case .reposError(let error)?: event = .failed(error)
+            case .repos(let repos)? where repos.login.lowercased() == asked: event = .replied(repos)
+            case .reposError(let error)? where error.login.lowercased() == asked: event = .failed(error)
             default: event = .failed(ReposError(login: login, code: .githubUnavailable, message: "unexpected reply"))
             }
         } catch RelaySessionError.replyTimeout, RelaySessionError.timeout {

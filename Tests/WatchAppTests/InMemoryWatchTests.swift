@@ -1,4 +1,5 @@
 import Foundation
+import GitExplorerPayloads
 import InMemoryRelay
 import RelayClient
 import RelayProtocol
@@ -166,5 +167,24 @@ struct InMemoryWatchTests {
             session: await h.relay.session(role: .watch, deviceName: "Apple Watch"))
         #expect(await again.current.favorites.snapshot?.revision == 2)
         await h.phone.close()
+    }
+
+    @Test func aReplyForAnotherLoginFailsTheScreenInsteadOfLeavingItLoading() async throws {
+        // `open` returns once the screen is loaded, failed or offline: a phone whose reply to
+        // this very request names another user must not leave it on "Loading…".
+        let h = try await Harness.start()
+        let answering = Task {
+            for await event in h.phone.events {
+                guard case .message(let d) = event else { continue }
+                try? await h.phone.reply(d, ReposReply(login: "torvalds", repos: [], fetchedAt: Fx.t0).payload)
+            }
+        }
+        let screen = await h.watch.open("octocat")
+        guard case .failed(.githubUnavailable, _)? = screen?.phase else {
+            throw TestFailure("expected failed, got \(String(describing: screen?.phase))")
+        }
+        #expect(await h.watch.current.repoCache["torvalds"] == nil, "nobody asked for torvalds' list")
+        answering.cancel()
+        await h.stop()
     }
 }
