@@ -1,8 +1,9 @@
 /// Column arithmetic for the watch's small text slots: display width, truncation with `…`,
 /// "first candidate that fits" (SwiftUI's `ViewThatFits`), and compact numbers.
 ///
-/// Widths are terminal columns: East Asian wide characters and emoji count 2, everything
-/// else 1. Deterministic and locale-free, so renderings are byte-stable.
+/// Widths are terminal columns: East Asian wide characters and emoji shown as emoji (Unicode's
+/// Emoji_Presentation, or an emoji with the emoji variation selector U+FE0F) count 2,
+/// everything else 1. Deterministic and locale-free, so renderings are byte-stable.
 public enum TextMetrics {
     /// The ellipsis that marks truncated text.
     public static let ellipsis: Character = "…"
@@ -10,10 +11,12 @@ public enum TextMetrics {
     /// The display width of `character` in columns (1 or 2).
     public static func width(of character: Character) -> Int {
         guard let scalar = character.unicodeScalars.first else { return 0 }
+        let emoji = scalar.properties
+        if emoji.isEmojiPresentation || (emoji.isEmoji && character.unicodeScalars.contains("\u{FE0F}")) { return 2 }
         switch scalar.value {
         case 0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF,
             0xA000...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60,
-            0xFFE0...0xFFE6, 0x1F300...0x1F64F, 0x1F900...0x1F9FF, 0x20000...0x3FFFD:
+            0xFFE0...0xFFE6, 0x20000...0x3FFFD:
             return 2
         default:
             return 1

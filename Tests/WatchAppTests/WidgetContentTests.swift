@@ -68,4 +68,19 @@ import WidgetKit
         #expect(TextMetrics.padRight("ab", to: 4) == "ab  ")
         #expect(TextMetrics.center("ab", in: 5) == " ab  ")
     }
+
+    @Test(arguments: [
+        ("🚀", 2), ("✨", 2), ("⚡", 2), ("⭐", 2), ("⌚", 2), ("🫠", 2), ("🇰🇷", 2), ("❤️", 2), ("☀️", 2),
+        ("👨\u{200D}👩\u{200D}👧", 2), ("❤", 1), ("☀", 1), ("©", 1), ("#", 1), ("★", 1), ("⚠", 1), ("한", 2), ("a", 1),
+    ])
+    func emojiShownAsEmojiTakeTwoColumns(character: String, columns: Int) {
+        // A terminal draws an emoji-presentation character (the emoji in GitHub names: 🚀, ✨)
+        // two columns wide; counted as one, it pushed the frame's right edge out of line.
+        #expect(TextMetrics.width(of: Character(character)) == columns)
+    }
+
+    @Test func aNameWithEmojiIsTruncatedToItsColumns() {
+        #expect(TextMetrics.truncate("Jiwoo 🚀🚀🚀🚀", to: 10) == "Jiwoo 🚀…")
+        #expect(TextMetrics.padRight("🚀", to: 4) == "🚀  ")
+    }
 }
