@@ -18,6 +18,10 @@ final class CompletionBox<Value: Sendable>: Sendable {
 
     private let state = LockedState(State())
 
+    /// The longest timeout a timer is armed for (about 31 years): a sleep much longer overflows
+    /// the executor's nanoseconds.
+    static var longestTimeout: TimeInterval { 1e9 }
+
     /// The completion handler: the first call wins.
     func complete(_ value: Value) {
         let (waiter, timer) = state.withLock { s -> (CheckedContinuation<Value?, Never>?, Task<Void, Never>?) in
@@ -49,14 +53,18 @@ final class CompletionBox<Value: Sendable>: Sendable {
         waiter?.resume(returning: nil)
     }
 
-    /// The value, as soon as the handler is called; `nil` if it is not called within `timeout` seconds.
+    /// The value, as soon as the handler is called; `nil` if it is not called within `timeout`
+    /// seconds. A timeout of no finite length (`.infinity`, NaN, more than ``longestTimeout``)
+    /// waits for the handler without a limit.
     func value(timeout: TimeInterval) async -> Value? {
         if let done = state.withLock({ $0.result }) { return done }
         return await withCheckedContinuation { (c: CheckedContinuation<Value?, Never>) in
-            let timer = Task { [self] in
-                try? await Task.sleep(for: .milliseconds(Int64(timeout * 1000)))
-                if !Task.isCancelled { expire() }
-            }
+            let timer: Task<Void, Never>? =
+                timeout <= Self.longestTimeout
+                ? Task { [self] in
+                    try? await Task.sleep(for: .milliseconds(WidgetTime.ms(timeout)))
+                    if !Task.isCancelled { expire() }
+                } : nil
             let ready = state.withLock { s -> Value?? in
                 if let r = s.result { return .some(r) }
                 s.waiter = c
@@ -64,7 +72,7 @@ final class CompletionBox<Value: Sendable>: Sendable {
                 return nil
             }
             if let r = ready {
-                timer.cancel()
+                timer?.cancel()
                 c.resume(returning: r)
             }
         }

@@ -4,14 +4,25 @@ import RelayProtocol
 /// Whole-millisecond time for the reload rules: budgets, windows and wake-ups compare
 /// exactly (a `Date`'s `Double` would make "a slot frees 24 h later" off by an ulp).
 enum WidgetTime {
-    /// `date` in whole milliseconds since 1970 (rounded).
+    /// The most milliseconds kept (about 31,700 years, either way): an interval of no finite
+    /// length (a rule set to `.infinity`) means "never", and sums of two stay in `Int64`.
+    static let maximumMilliseconds: Int64 = 1_000_000_000_000_000
+
+    /// `date` in whole milliseconds since 1970 (rounded, within ``maximumMilliseconds``).
     static func ms(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded())
+        ms(seconds: date.timeIntervalSince1970)
     }
 
-    /// `interval` in whole milliseconds (rounded).
+    /// `interval` in whole milliseconds (rounded, within ``maximumMilliseconds``; NaN is 0).
     static func ms(_ interval: TimeInterval) -> Int64 {
-        Int64((interval * 1000).rounded())
+        ms(seconds: interval)
+    }
+
+    private static func ms(seconds: Double) -> Int64 {
+        let v = (seconds * 1000).rounded()
+        if v.isNaN { return 0 }
+        let limit = Double(maximumMilliseconds)
+        return Int64(min(max(v, -limit), limit))
     }
 
     /// The date `ms` milliseconds after 1970.

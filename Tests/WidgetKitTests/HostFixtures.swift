@@ -74,6 +74,17 @@ struct CacheThenNetworkProvider: TimelineProvider {
     }
 }
 
+/// Answers 50 ms later, on another queue: one entry of count 1, `.never`.
+struct LateProvider: TimelineProvider {
+    func placeholder(in context: Context) -> CountEntry { CountEntry(date: Date(), count: -1) }
+    func getSnapshot(in context: Context, completion: @escaping (CountEntry) -> Void) {}
+    func getTimeline(in context: Context, completion: @escaping @Sendable (Timeline<CountEntry>) -> Void) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) {
+            completion(Timeline(entries: [CountEntry(date: Date(), count: 1)], policy: .never))
+        }
+    }
+}
+
 /// Entries an hour and two hours ahead (counts 1 and 2), `.never`.
 struct AheadProvider: TimelineProvider {
     func placeholder(in context: Context) -> CountEntry { CountEntry(date: Date(), count: -1) }

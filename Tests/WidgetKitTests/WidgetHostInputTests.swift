@@ -42,4 +42,38 @@ import Testing
         // An explicit `to` is excluded.
         try day.expectNoRefusedReloads(to: day.end)
     }
+
+    @Test(arguments: [.infinity, .nan, 1e300] as [TimeInterval])
+    func aProviderTimeoutOfNoFiniteLengthWaitsForTheAnswer(timeout: TimeInterval) async throws {
+        // No limit, as while a provider is debugged: it crashed converting to milliseconds.
+        let host = WidgetHost(
+            kind: "counter", provider: LateProvider(), rules: WidgetReloadRules(providerTimeout: timeout))
+        host.place(.accessoryCircular)
+        let day = await host.run(for: 3600)
+        try day.expectProviderAlwaysCompleted()
+        #expect(day.reloads.count == 1)
+        #expect(day.shown.last?.entry.count == 1)
+    }
+
+    @Test(arguments: ["debounce", "minimumReloadInterval", "budgetWindow", "minimumEntrySpacing"])
+    func aRuleOfInfiniteSecondsMeansNeverInsteadOfCrashing(rule: String) async {
+        var rules = WidgetReloadRules(dailyBudget: 1)
+        switch rule {
+        case "debounce": rules.debounce = .infinity
+        case "minimumReloadInterval": rules.minimumReloadInterval = .infinity
+        case "budgetWindow": rules.budgetWindow = .infinity
+        default: rules.minimumEntrySpacing = .infinity
+        }
+        let host = counterHost(storing: 7, atHours: 1)
+        host.rules = rules
+        host.reloadTimelines(ofKind: "counter", at: host.date(hours: 2))
+        let day = await host.run(for: 3 * 3600)
+        if rule == "debounce" {
+            #expect(day.reloads.isEmpty, "a request waits for ever")
+        } else {
+            // The first timeline is free, the 1 h reload spends the one reload, the 2 h one is refused.
+            #expect(day.reloads.count == 2)
+            #expect(day.refusals.count == 1)
+        }
+    }
 }
