@@ -388,8 +388,8 @@ public actor HeadlessWatch {
         relayClock.map { clock.placing(sentAt, readOn: $0) } ?? sentAt
     }
 
-    /// Stores the snapshot, then acks it, then requests the widget reload; whatever else came
-    /// is acknowledged.
+    /// Stores the snapshot, then requests the widget reload, then acks it (PROTOCOL §12.2's
+    /// order); whatever else came is acknowledged.
     ///
     /// A snapshot that cannot be stored is handed back to the session (`release`): it comes
     /// again, and the acks of what follows can pass it. One that is not a valid snapshot never
