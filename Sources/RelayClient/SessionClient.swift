@@ -113,6 +113,8 @@ public struct SessionStatus: Sendable, Equatable {
     public var isPaired: Bool
     public var isReachable: Bool
     public var peerName: String?
+    /// The pair this device is in (the relay's `pairId`); nil while not paired.
+    public var pairID: String?
     public var limits: Limits
     public var isForeground: Bool
     public var outstandingUserInfoTransfers: [UserInfoTransfer]
@@ -131,6 +133,7 @@ public struct SessionStatus: Sendable, Equatable {
         isPaired = core.isPaired
         isReachable = core.isReachable
         peerName = core.peerName
+        pairID = core.pairID
         limits = core.limits
         isForeground = core.isForeground
         outstandingUserInfoTransfers = core.outstandingUserInfoTransfers

@@ -60,11 +60,12 @@ public struct FavoritesViewModel: Sendable, Hashable {
         self.snapshot.map { snapshot.revision > $0.revision } ?? true
     }
 
-    /// Stores `snapshot` if it is newer than the stored one and clears the pending mark of
-    /// every user it no longer lists; returns whether it was stored.
+    /// Stores `snapshot` if it is newer than the stored one (or whatever its revision, with
+    /// `fromNewPair`: a new phone's revisions start again) and clears the pending mark of every
+    /// user it no longer lists; returns whether it was stored.
     @discardableResult
-    public mutating func receive(_ snapshot: FavoritesSnapshot) -> Bool {
-        guard isNewer(snapshot) else { return false }
+    public mutating func receive(_ snapshot: FavoritesSnapshot, fromNewPair: Bool = false) -> Bool {
+        guard fromNewPair || isNewer(snapshot) else { return false }
         self.snapshot = snapshot
         pendingDeletes.removeAll { login in !snapshot.users.contains { Self.same($0.login, login) } }
         return true

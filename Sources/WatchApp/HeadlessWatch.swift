@@ -32,6 +32,9 @@ public actor HeadlessWatch {
     private let sink: AsyncStream<WatchEvent>.Continuation
     private let store: WatchStore
     private var state: WatchAppState
+    /// The pair the stored snapshot came from: a snapshot from another pair (a new phone,
+    /// whose revisions start again) is taken whatever its revision.
+    private var snapshotPair: String?
     private var tasks: [Task<Void, Never>] = []
     /// The resend of unaccepted deletes started by the latest activation (each waits for the one before).
     private var resending: Task<Void, Never>?
@@ -105,6 +108,7 @@ public actor HeadlessWatch {
             state.receive(snapshot, sentAt: Self.placed(sentAt, on: clock, relayClock: relayClock), now: clock.now())
         }
         for (login, _) in try store.pendingDeletes() { _ = state.delete(login) }
+        snapshotPair = try store.snapshotPair()
         if try store.setting("noBudget") == "1" { state.setNoBudget(true) }
         if let selected = try store.setting("selected") {
             try? state.configure("stack.rectangular", selecting: selected, now: clock.now())
@@ -395,7 +399,9 @@ public actor HeadlessWatch {
     /// again, and the acks of what follows can pass it. One that is not a valid snapshot never
     /// will be: it is reported and acknowledged (kept, it held every later ack back). One whose
     /// revision is not above the one shown is acknowledged and not stored: the store holds what
-    /// the screen shows, so a restart never brings back an older list.
+    /// the screen shows, so a restart never brings back an older list. Revisions count within a
+    /// pair: the first snapshot from a pair other than the stored one's (the watch paired with a
+    /// new phone, whose revisions start again at 1) is taken whatever its revision.
     private func receive(_ d: Delivery) async {
         guard d.payload.kind == FavoritesSnapshot.kind.rawValue else {
             await session.acknowledge(d)
@@ -409,14 +415,17 @@ public actor HeadlessWatch {
             await session.acknowledge(d)
             return
         }
-        guard state.favorites.isNewer(snapshot) else {
+        let pair = await session.status().pairID ?? snapshotPair
+        let fromNewPair = pair != snapshotPair
+        guard fromNewPair || state.favorites.isNewer(snapshot) else {
             await session.acknowledge(d)
             return
         }
         do {
             let pendingBefore = state.favorites.pendingDeletes
-            try store.save(snapshot, sentAt: d.sentAt)
-            if state.receive(snapshot, sentAt: placed(d.sentAt), now: clock.now()) {
+            try store.save(snapshot, sentAt: d.sentAt, pair: pair)
+            snapshotPair = pair
+            if state.receive(snapshot, sentAt: placed(d.sentAt), now: clock.now(), fromNewPair: fromNewPair) {
                 publish(.snapshotStored(revision: snapshot.revision, logins: snapshot.users.map(\.login)))
                 for login in pendingBefore where !state.favorites.pendingDeletes.contains(login) {
                     // Accepted comes before completed, also when the phone's snapshot overtook

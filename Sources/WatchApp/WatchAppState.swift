@@ -35,11 +35,14 @@ public struct WatchAppState: Sendable {
     }
 
     /// Stores a `favorites.snapshot` sent at `sentAt` (an instant of the watch's clock:
-    /// `HeadlessWatch` places the relay's stamp on it) and, if it was newer, requests a reload
-    /// of the `favorites` widgets; returns whether it was stored.
+    /// `HeadlessWatch` places the relay's stamp on it) and, if it was newer (or came
+    /// `fromNewPair`, whose revisions start again), requests a reload of the `favorites`
+    /// widgets; returns whether it was stored.
     @discardableResult
-    public mutating func receive(_ snapshot: FavoritesSnapshot, sentAt: Timestamp, now: Timestamp) -> Bool {
-        guard favorites.receive(snapshot) else { return false }
+    public mutating func receive(
+        _ snapshot: FavoritesSnapshot, sentAt: Timestamp, now: Timestamp, fromNewPair: Bool = false
+    ) -> Bool {
+        guard favorites.receive(snapshot, fromNewPair: fromNewPair) else { return false }
         widgets.reloadTimelines(ofKind: .favorites, reason: .snapshotReceived, snapshotSentAt: sentAt, now: now)
         return true
     }

@@ -43,14 +43,24 @@ final class WatchStore {
         }.first ?? nil
     }
 
-    /// Stores a snapshot and forgets pending deletes it no longer lists, in one transaction.
-    func save(_ snapshot: FavoritesSnapshot, sentAt: Timestamp) throws {
+    /// The pair the stored snapshot came from (its revisions count within that pair); nil
+    /// before any, or for a snapshot stored before the watch kept it.
+    func snapshotPair() throws -> String? {
+        try setting(Self.snapshotPairKey)
+    }
+
+    private static let snapshotPairKey = "snapshotPair"
+
+    /// Stores a snapshot that came from `pair` and forgets pending deletes it no longer lists,
+    /// in one transaction.
+    func save(_ snapshot: FavoritesSnapshot, sentAt: Timestamp, pair: String?) throws {
         let logins = Set(snapshot.users.map { $0.login.lowercased() })
         try db.transaction {
             try db.execute(
                 "INSERT INTO snapshot(id, revision, json, sent_at) VALUES (1, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET revision = excluded.revision, json = excluded.json, sent_at = excluded.sent_at",
                 [.integer(snapshot.revision), .text(String(decoding: snapshot.jsonBytes, as: UTF8.self)),
                  .integer(sentAt.millisecondsSinceEpoch)])
+            try setSetting(Self.snapshotPairKey, pair)
             for (login, _) in try pendingDeletes() where !logins.contains(login.lowercased()) {
                 try db.execute("DELETE FROM pending_deletes WHERE login = ?", [.text(login)])
             }

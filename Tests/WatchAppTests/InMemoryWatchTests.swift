@@ -187,4 +187,33 @@ struct InMemoryWatchTests {
         answering.cancel()
         await h.stop()
     }
+
+    @Test func aWatchPairedWithANewPhoneShowsItsFavoritesWhateverTheirRevision() async throws {
+        // A new phone's revisions start again at 1: compared with the old pair's revision 5,
+        // the watch ignored its snapshots and kept showing the old phone's favorites.
+        let h = try await Harness.start()
+        try await h.phone.updateApplicationContext(Fx.snapshot(5, Fx.three).payload)
+        try await h.watch.caughtUp()
+        await h.stop()
+        let phone = await h.relay.session(role: .phone, deviceName: "New iPhone")
+        try await phone.activate()
+        let watch = try HeadlessWatch(
+            relayURL: "memory", stateDirectory: h.directory.path("watch"), clock: .manual(h.clock),
+            session: await h.relay.session(role: .watch, deviceName: "Apple Watch"))
+        try await watch.start()
+        try await watch.pair(code: try await phone.beginPairing().code)
+        try await phone.updateApplicationContext(Fx.snapshot(2, [Fx.dongik]).payload)
+        try await watch.caughtUp()
+        #expect(await watch.current.favorites.snapshot?.users == [Fx.dongik])
+        // Within the new pair, revisions count again: an older one is ignored.
+        _ = try await phone.transferCurrentComplicationUserInfo(Fx.snapshot(1, Fx.three).payload)
+        try await watch.caughtUp()
+        #expect(await watch.current.favorites.snapshot?.revision == 2)
+        await watch.stop()
+        let again = try HeadlessWatch(
+            relayURL: "memory", stateDirectory: h.directory.path("watch"), clock: .manual(h.clock),
+            session: await h.relay.session(role: .watch, deviceName: "Apple Watch"))
+        #expect(await again.current.favorites.snapshot?.users == [Fx.dongik], "stored, not only shown")
+        await phone.close()
+    }
 }
