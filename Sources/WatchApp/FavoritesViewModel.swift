@@ -55,6 +55,12 @@ public struct FavoritesViewModel: Sendable, Hashable {
         return .favoritesDelete(user.login)
     }
 
+    /// Takes back the pending mark ``delete(_:)`` set, for a delete that could not be written
+    /// down (nothing was sent: the user is as before and can be deleted again).
+    public mutating func undoDelete(_ login: String) {
+        pendingDeletes.removeAll { Self.same($0, login) }
+    }
+
     /// Whether ``receive(_:)`` would store `snapshot`: its revision is above the stored one's.
     public func isNewer(_ snapshot: FavoritesSnapshot) -> Bool {
         self.snapshot.map { snapshot.revision > $0.revision } ?? true

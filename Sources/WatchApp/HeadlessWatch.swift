@@ -214,7 +214,13 @@ public actor HeadlessWatch {
             throw WatchAppError.notAFavorite(login, favorites: state.favorites.users.map(\.login))
         }
         guard let command = state.delete(login) else { return }
-        try store.setPendingDelete(command.login, accepted: false)
+        do {
+            try store.setPendingDelete(command.login, accepted: false)
+        } catch {
+            // Not written down, not sent: left marked, a second delete returned without sending.
+            state.undoDelete(command.login)
+            throw error
+        }
         try await sendDelete(command.login)
     }
 

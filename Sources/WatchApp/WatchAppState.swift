@@ -52,6 +52,11 @@ public struct WatchAppState: Sendable {
         favorites.delete(login)
     }
 
+    /// Takes back a `delete` that could not be stored (nothing was sent).
+    public mutating func undoDelete(_ login: String) {
+        favorites.undoDelete(login)
+    }
+
     /// The app entered or left the foreground; entering it requests a (free) reload.
     public mutating func setForeground(_ foreground: Bool, now: Timestamp) {
         let entering = foreground && !widgets.isAppForeground

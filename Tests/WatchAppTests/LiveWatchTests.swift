@@ -193,6 +193,24 @@ struct LiveWatchTests {
         await h.stop(phoneClosed: true)
     }
 
+    /// A delete the watch could not write down (another writer holds `watch.db` past the busy
+    /// timeout) throws and leaves the user as it was: asked again, it is sent. The user stayed
+    /// marked pending, so the second `delete` returned without sending anything, and a restart
+    /// forgot the mark.
+    @Test func aDeleteTheWatchCouldNotStoreCanBeAskedAgain() async throws {
+        let h = try await LiveHarness.start()
+        try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)
+        try await h.expect { if case .snapshotStored(1, _) = $0 { true } else { false } }
+        let blocker = try SQLiteDatabase(path: h.directory.path("watch") + "/watch.db")
+        try blocker.execute("BEGIN EXCLUSIVE")
+        await #expect(throws: (any Error).self) { try await h.watch.delete("torvalds") }
+        #expect(await !h.watch.current.favorites.isPendingDelete("torvalds"))
+        try blocker.execute("COMMIT")
+        try await h.watch.delete("torvalds")
+        try await h.expect { if case .deleteAccepted("torvalds") = $0 { true } else { false } }
+        await h.stop()
+    }
+
     @Test func aDeleteWhileThePhoneIsOfflineCompletesWhenItReturns() async throws {
         let h = try await LiveHarness.start()
         try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)
