@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import RelayProtocol
 
 /// Runs console commands against a ``PhoneCompanion`` and formats the answers as lines.
@@ -80,9 +81,10 @@ public enum PhoneConsole {
         }
         if favorites.isEmpty { return ["(no favorites)"] }
         return favorites.map { f in
-            guard let user = f.user else { return "\(f.position). \(f.login)  (no data yet)" }
-            let name = user.name.map { "  \($0)" } ?? ""
-            return "\(f.position). \(user.login)\(name)  repos=\(user.publicRepos) followers=\(user.followers)"
+            // Logins and names are GitHub's text: printed as a terminal shows them safely.
+            guard let user = f.user else { return "\(f.position). \(TerminalText.printable(f.login))  (no data yet)" }
+            let name = user.name.map { "  \(TerminalText.printable($0))" } ?? ""
+            return "\(f.position). \(TerminalText.printable(user.login))\(name)  repos=\(user.publicRepos) followers=\(user.followers)"
         }
     }
 
@@ -115,12 +117,29 @@ public enum PhoneConsole {
         ([status, verb] + kv.map { "\($0.0)=\(quote($0.1))" }).joined(separator: " ")
     }
 
-    /// Quotes a logfmt value when it needs it.
+    /// Quotes a logfmt value when it needs it. Values come from peers (a watch's name, a
+    /// login, GitHub's text): a control character or a bidirectional override is written as an
+    /// escape (`\n`, `\r`, `\t`, `\u001b`), never raw, so a value stays on its line and
+    /// nothing reaches the terminal.
     public static func quote(_ value: String) -> String {
-        let needs = value.isEmpty || value.contains { $0 == " " || $0 == "=" || $0 == "\"" || $0.isNewline }
+        let needs = value.isEmpty || value.unicodeScalars.contains {
+            $0 == " " || $0 == "=" || $0 == "\"" || TerminalText.isUnprintable($0)
+        }
         guard needs else { return value }
-        let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n")
+        var escaped = ""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\\": escaped += "\\\\"
+            case "\"": escaped += "\\\""
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            case _ where TerminalText.isUnprintable(scalar):
+                let hex = String(scalar.value, radix: 16)
+                escaped += "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
         return "\"\(escaped)\""
     }
 

@@ -1,3 +1,5 @@
+import Primitives
+
 /// Column arithmetic for the watch's small text slots: display width, truncation with `…`,
 /// "first candidate that fits" (SwiftUI's `ViewThatFits`), and compact numbers.
 ///
@@ -23,21 +25,11 @@ public enum TextMetrics {
         }
     }
 
-    /// What a terminal shows for `text`: every character holding a control (C0, DEL, C1: a
-    /// newline, a carriage return, an escape sequence's start) or a bidirectional override is
-    /// replaced by `�`, one column like the character it replaces. Text from the phone goes
-    /// through it before it reaches a frame: a newline in a login would split a frame's line,
-    /// and an escape would reach the terminal.
+    /// What a terminal shows for `text` (``TerminalText/printable(_:)``). Text from the phone
+    /// goes through it before it reaches a frame: a newline in a login would split a frame's
+    /// line, and an escape would reach the terminal.
     public static func printable(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isUnprintable) else { return text }
-        return String(text.map { c in c.unicodeScalars.contains(where: isUnprintable) ? "\u{FFFD}" : c })
-    }
-
-    private static func isUnprintable(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x00...0x1F, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069: true
-        default: false
-        }
+        TerminalText.printable(text)
     }
 
     /// The display width of `text` in columns.

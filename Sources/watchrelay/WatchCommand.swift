@@ -394,8 +394,14 @@ struct WatchPrinter: Sendable {
         try SVGRenderer.render(profile, now: now).write(toFile: dir + "/repos-\(profile.login).svg", atomically: true, encoding: .utf8)
     }
 
-    /// One line for the live view, or nil for events the frames already show.
+    /// One line for the live view, or nil for events the frames already show. Logins, names
+    /// and messages come from the phone: their control characters and bidi overrides show as
+    /// `�` (a newline or an escape sequence would reach the terminal), as in the frames.
     static func describe(_ event: WatchEvent) -> String? {
+        line(for: event).map(TextMetrics.printable)
+    }
+
+    private static func line(for event: WatchEvent) -> String? {
         switch event {
         case .activated(let paired): return "activated (paired: \(paired))"
         case .disconnected: return "disconnected from the relay (reconnecting)"

@@ -72,6 +72,29 @@ struct NewUserTests {
         await relay.stop()
     }
 
+    /// The live view prints the phone's name and logins, which come from the peer: an escape
+    /// sequence or a bell in them shows as `\u{FFFD}` instead of reaching the terminal (it did).
+    @Test func theWatchsLiveViewPrintsNoControlCharactersThePhoneSent() async throws {
+        let relay = try await TestRelay.start()
+        let state = TemporaryDirectory()
+        let phone = try RelaySession(
+            configuration: RelaySessionConfiguration(
+                url: relay.url, role: .phone, deviceName: "i\u{1B}[2J\u{1B}]0;owned\u{07}Phone",
+                stateDirectory: state.path("phone-session")))
+        try await phone.activate()
+        let code = try await phone.beginPairing()
+        let watch = try ChildProcess(
+            ["--relay", relay.url, "--state", state.path("watch"), "--pair", code.code, "--log-level", "error"], subcommand: "watch")
+        defer { watch.terminate() }
+        let line = try await watch.line(startingWith: "paired with")
+        #expect(!line.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(line.debugDescription)")
+        #expect(line.contains("\u{FFFD}[2J"), "\(line.debugDescription)")
+        watch.closeInput()
+        _ = try await watch.exitStatus()
+        await phone.close()
+        await relay.stop()
+    }
+
     /// `watchrelay pair` pairs the state directories the GitExplorer phone and watch run on too
     /// (the watch used to keep its session one directory down, so it started unpaired).
     @Test func watchrelayPairPairsTheHeadlessWatchsStateDirectory() async throws {

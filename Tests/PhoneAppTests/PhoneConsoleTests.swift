@@ -59,4 +59,18 @@ struct PhoneConsoleTests {
             json: false)
         #expect(lines == ["0. octocat  Octocat  repos=3 followers=1", "1. newbie  (no data yet)"])
     }
+
+    /// Values come from peers and GitHub: a control character is written as an escape, never
+    /// raw (an escape sequence in a watch's name reached the terminal, and a carriage return
+    /// rewrote the line).
+    @Test func peerTextInAnswerLinesIsEscaped() {
+        #expect(PhoneConsole.line("event", "paired", [("peer", "Apple\u{1B}[2JWatch")]) == #"event paired peer="Apple\u001b[2JWatch""#)
+        #expect(PhoneConsole.quote("a\r\nb\tc") == #""a\r\nb\tc""#)
+        #expect(PhoneConsole.quote("x\u{202E}y") == #""x\u202ey""#)
+        #expect(PhoneConsole.quote("plain") == "plain")
+        var user = testUser("octocat")
+        user.name = "Octo\u{1B}]0;owned\u{07}cat"
+        let lines = PhoneConsole.listing([Favorite(login: "octocat", position: 0, user: user)], json: false)
+        #expect(lines == ["0. octocat  Octo\u{FFFD}]0;owned\u{FFFD}cat  repos=3 followers=1"])
+    }
 }
