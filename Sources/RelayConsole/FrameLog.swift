@@ -107,20 +107,44 @@ public struct FrameLog: Sendable {
         return out
     }
 
-    /// The value of the frame's `"type"` member, read without parsing the whole frame
+    /// The value of the frame's own `"type"` member, read without parsing the whole frame
     /// (JSON whitespace may stand around its colon: a pretty-printed frame has a type too).
+    ///
+    /// Only a member of the outermost object counts: frames are written with their keys sorted,
+    /// so a payload's members (an app's `"type"`) come before the frame's `type`.
     public static func type(of bytes: [UInt8]) -> String? {
+        var depth = 0
         var i = 0
-        while let (at, value) = member(#""type""#, in: bytes, from: i) {
-            switch value {
-            case .string(let characters):
-                guard characters.upperBound < bytes.count, characters.count <= 32 else { return nil }
-                return String(decoding: bytes[characters], as: UTF8.self)
-            case .notAString:
-                return nil
-            case .notAMember:
-                i = at + 1
+        while i < bytes.count {
+            switch bytes[i] {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                // The frame is an object: an array around it makes no member a frame's.
+                if depth == 0, bytes[i] == UInt8(ascii: "[") { return nil }
+                depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+            case UInt8(ascii: "\""):
+                var end = i + 1
+                while end < bytes.count, bytes[end] != UInt8(ascii: "\"") {
+                    end += bytes[end] == UInt8(ascii: "\\") ? 2 : 1
+                }
+                guard end < bytes.count else { return nil }
+                if depth == 1, bytes[(i + 1)..<end].elementsEqual("type".utf8) {
+                    switch value(in: bytes, after: end + 1) {
+                    case .string(let characters):
+                        guard characters.upperBound < bytes.count, characters.count <= 32 else { return nil }
+                        return String(decoding: bytes[characters], as: UTF8.self)
+                    case .notAString:
+                        return nil
+                    case .notAMember:
+                        break
+                    }
+                }
+                i = end
+            default:
+                break
             }
+            i += 1
         }
         return nil
     }

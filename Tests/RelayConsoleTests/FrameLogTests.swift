@@ -15,6 +15,16 @@ import Testing
         #expect(FrameLog.type(of: Array(#"{"type": 1}"#.utf8)) == nil)
     }
 
+    /// Frames are written with their keys sorted (the codec's writer), so a payload comes
+    /// before the frame's own `type`: a payload member named `type` is not the frame's type.
+    @Test func aTypeMemberInsideThePayloadIsNotTheFramesType() {
+        #expect(FrameLog.type(of: Array(#"{"id":"s-1","mode":"message","payload":{"kind":"k","type":"reply"},"type":"send"}"#.utf8)) == "send")
+        #expect(FrameLog.type(of: Array(#"{"id":"r-1","payload":{"dict":{"type":"x"},"kind":"wc.reply"},"re":"s","type":"reply"}"#.utf8)) == "reply")
+        #expect(FrameLog.type(of: Array(#"{"a":["type",{"type":"no"}],"b":"\"type\":\"no\"","type":"ack"}"#.utf8)) == "ack")
+        #expect(FrameLog.type(of: Array(#"{"payload":{"type":"reply"}}"#.utf8)) == nil)
+        #expect(FrameLog.type(of: Array(#"[{"type":"send"}]"#.utf8)) == nil)
+    }
+
     /// A device token is a secret (PROTOCOL.md §6.2): the console's frame log showed each
     /// `hello`'s and `paired`'s in clear, to anyone with the console token or a saved page.
     @Test func tokensAreHiddenInThePreview() throws {

@@ -234,6 +234,29 @@ struct ConsoleTests {
         await relay.stop()
     }
 
+    /// Frames go with their keys sorted, the payload before the frame's own `type`: a payload
+    /// member named `type` made the console take a message for a reply (and swallow it, its
+    /// sender never accepted) and a reply for something else (the fault never fired).
+    @Test func noReplyKnowsAReplyByItsFrameTypeNotByItsPayload() async throws {
+        let relay = try await startRelay { $0.relay.limits.replyTimeoutMs = 300 }
+        let (phone, watch, _, _) = try await pairDevices(relay)
+        let pair = try await consolePair(relay)
+        try await post(relay, "/console/api/faults?target=device:\(try deviceID(pair, "phone"))&kind=no-reply")
+        phone.send(.send(Send(id: "note", mode: .message, payload: Payload(kind: "n", ["type": .string("reply")]))))
+        guard case .accepted = try await phone.next() else { throw TestFailure("accepted") }
+        guard case .deliver(let note) = try await watch.next() else { throw TestFailure("deliver") }
+        #expect(note.id == "note")
+        watch.send(.send(Send(id: "ask", mode: .message, payload: Payload(kind: "q"), wantsReply: true)))
+        guard case .accepted = try await watch.next() else { throw TestFailure("accepted") }
+        guard case .deliver = try await phone.next() else { throw TestFailure("deliver") }
+        phone.send(.reply(ClientReply(id: "r", re: "ask", payload: Payload(kind: "a", ["type": .string("answer")]))))
+        try await watch.expectError(.replyTimeout, re: "ask")
+        let logged = try await frames(relay)
+        #expect(logged.contains { $0.type == "send" && $0.preview.contains(#""id":"note""#) }, "\(logged.map(\.type))")
+        #expect(logged.contains { $0.type == "reply" && $0.fault == "swallowed" }, "\(logged.map(\.type))")
+        await relay.stop()
+    }
+
     @Test func complicationBudgetSetToZeroTurnsTransfersIntoUserInfo() async throws {
         let relay = try await startRelay()
         let (phone, _, _, _) = try await pairDevices(relay)
