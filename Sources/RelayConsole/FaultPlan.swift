@@ -16,6 +16,9 @@ public struct FaultPlan: Sendable, Equatable {
     public private(set) var fired: [FaultKind: Int] = [:]
     /// Bumped by every change, so the engine applies reachability and budgets only on change.
     public private(set) var version = 0
+    /// The ``version`` at which each pair's `complication-budget` fault was set: setting the same
+    /// `left` again is a new budget (the pair may have spent some of the last one).
+    private var budgetVersions: [PairID: Int] = [:]
     private var random: SplitMix
 
     /// An empty plan; `seed` drives the drop probability (tests pass a fixed one).
@@ -35,6 +38,7 @@ public struct FaultPlan: Sendable, Equatable {
         }
         faults.removeAll { $0.target == fault.target && $0.kind == fault.kind }
         faults.append(fault)
+        if fault.kind == .complicationBudget, case .pair(let pair) = fault.target { budgetVersions[pair] = version }
     }
 
     /// Removes every fault on `target` (all of them when `nil`); returns what was removed.
@@ -43,6 +47,7 @@ public struct FaultPlan: Sendable, Equatable {
         let removed = faults.filter { target == nil || $0.target == target }
         faults.removeAll { target == nil || $0.target == target }
         pendingDisconnects.removeAll { target == nil || $0 == target }
+        budgetVersions = budgetVersions.filter { target != nil && target != .pair($0.key) }
         version += 1
         return removed
     }
@@ -124,6 +129,20 @@ public struct FaultPlan: Sendable, Equatable {
             if case .pair(let p) = f.target, let left = f.left { out[p] = left }
         }
         return out
+    }
+
+    /// A pair's budget fault as the engine applies it: `left`, and the ``version`` it was set at.
+    public struct ComplicationBudget: Sendable, Equatable {
+        public var left: Int
+        public var setAtVersion: Int
+    }
+
+    /// Pairs with a budget fault, each with the version it was set at: the engine sets the
+    /// pair's budget again whenever this changes, even to the same `left`.
+    public var complicationBudgetSettings: [PairID: ComplicationBudget] {
+        complicationBudgets.reduce(into: [:]) { out, budget in
+            out[budget.key] = ComplicationBudget(left: budget.value, setAtVersion: budgetVersions[budget.key] ?? 0)
+        }
     }
 
     /// Hands over the queued disconnects (each fires once).

@@ -16,7 +16,9 @@ struct ConsoleAttachment: Sendable {
     var gate = DeliveryGate<Outgoing>()
     /// Paired devices as of the last inspection (reachability faults are checked for these).
     var devices: [(device: DeviceID, pair: PairID)] = []
-    var budgets: [PairID: Int] = [:]
+    /// The budget faults last applied to the core, with when each was set (setting the same
+    /// `left` again starts the budget over).
+    var budgets: [PairID: FaultPlan.ComplicationBudget] = [:]
     /// Set by every event the engine handles (the relay's state may have changed).
     var changed = true
     /// The plan version last applied to the core (-1: never).
@@ -170,7 +172,7 @@ extension RelayEngine {
         var changed = false
         let (wanted, budgets, disconnects) = hub.withPlan { plan in
             let wanted = Set(devices.filter { plan.isUnreachable($0.device, in: $0.pair, now: now) }.map(\.device))
-            return (wanted, plan.complicationBudgets, plan.takeDisconnects())
+            return (wanted, plan.complicationBudgetSettings, plan.takeDisconnects())
         }
         let current = core.devicesForcedUnreachable
         for device in wanted.subtracting(current) {
@@ -185,8 +187,10 @@ extension RelayEngine {
         }
         if budgets != applied {
             for pair in Set(budgets.keys).union(applied.keys) where budgets[pair] != applied[pair] {
-                core.setComplicationBudgetLeft(pair, budgets[pair])
-                log.info("fault applied", ("kind", "complication-budget"), ("pair", pair.rawValue), ("left", budgets[pair].map(String.init) ?? "real"))
+                core.setComplicationBudgetLeft(pair, budgets[pair]?.left)
+                log.info(
+                    "fault applied", ("kind", "complication-budget"), ("pair", pair.rawValue),
+                    ("left", budgets[pair].map { String($0.left) } ?? "real"))
             }
             console?.budgets = budgets
             changed = true

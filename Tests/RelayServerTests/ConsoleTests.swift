@@ -271,6 +271,28 @@ struct ConsoleTests {
         await relay.stop()
     }
 
+    /// Setting a pair's budget again starts it over, even at the same `left`: the engine
+    /// compared the plan's value with the one it applied last, so once the pair had spent some,
+    /// setting the same `left` again changed nothing.
+    @Test func settingTheSameComplicationBudgetAgainStartsItOver() async throws {
+        let relay = try await startRelay()
+        let (phone, _, _, _) = try await pairDevices(relay)
+        let pair = try await consolePair(relay)
+        let fault = "/console/api/faults?target=pair:\(pair.id)&kind=complication-budget&left=1"
+        try await post(relay, fault)
+        try await eventually(10, "the budget in the console") { try await consolePair(relay).complicationsLeft == 1 }
+        phone.send(.send(Send(id: "c1", mode: .complication, payload: Payload(kind: "c"))))
+        guard case .accepted(let first) = try await phone.next() else { throw TestFailure("accepted") }
+        #expect(first.remaining == 0 && first.fallback == nil)
+        try await eventually(10, "the spent budget in the console") { try await consolePair(relay).complicationsLeft == 0 }
+        try await post(relay, fault)
+        try await eventually(10, "the budget set again in the console") { try await consolePair(relay).complicationsLeft == 1 }
+        phone.send(.send(Send(id: "c2", mode: .complication, payload: Payload(kind: "c"))))
+        guard case .accepted(let second) = try await phone.next() else { throw TestFailure("accepted") }
+        #expect(second.remaining == 0 && second.fallback == nil, "\(second)")
+        await relay.stop()
+    }
+
     /// What a walkthrough of the API found: other methods read as GET, a lowercase `bearer`
     /// refused, non-numbers ignored, `after` with no way to page back, a JSON body's fields
     /// silently missing.
