@@ -3,10 +3,12 @@
 running relay console, for the browser test (Tests/RelayServerTests/ConsoleBrowserTests.swift).
 
     console_browser.py URL --item ID --device DEVICE_ID [--screenshot PATH]
+    console_browser.py URL --empty-pair PAIR_ID
 
 Loads URL (the console with its token), waits until the page lists two devices and the queued
 item ID, then sets the fault `unreachable` on DEVICE_ID by the page's own form and button, and
-waits until the page lists it. Prints one JSON object on stdout; exit 0 when every check held.
+waits until the page lists it. With --empty-pair, filters the frame log on a pair that has no
+frames and waits until the page shows none. Prints one JSON object on stdout; exit 0 when every check held.
 """
 import argparse
 import base64
@@ -123,6 +125,21 @@ def check_console(browser, args, report):
     report["fault"] = "unreachable"
 
 
+def check_empty_pair(browser, args, report):
+    """Filtered on a pair with no frames, the page shows no frames (none of the other pairs')."""
+    rows = "document.querySelectorAll('#frames tbody tr').length"
+    browser.wait_for(f"{rows} > 0", "the frame log", args.timeout)
+    pair = json.dumps(args.empty_pair)
+    browser.wait_for(f"[...document.getElementById('frame-pair').options].some(o => o.value === {pair})",
+                     "the pair in the frame filter", args.timeout)
+    report["framesBefore"] = browser.evaluate(rows)
+    updates = browser.evaluate("Number(document.body.dataset.updates || 0)")
+    browser.evaluate(f"const fp = document.getElementById('frame-pair'); fp.value = {pair}; fp.onchange(); true")
+    browser.wait_for(f"Number(document.body.dataset.updates || 0) > {updates}", "the filtered stream's state", args.timeout)
+    browser.wait_for(f"{rows} === 0", "an empty frame log for a pair with no frames", args.timeout)
+    report["emptyPair"] = args.empty_pair
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("url")
@@ -134,11 +151,13 @@ def main():
     parser.add_argument("--live-item", help="after the page loaded, print 'loaded' and wait for this item to appear "
                         "without a reload (the caller queues it then)")
     parser.add_argument("--face", action="store_true", help="also wait for a watch face picture (decoded, not blank)")
+    parser.add_argument("--empty-pair", help="filter the frame log on this pair, which has no frames, and wait for "
+                        "the page to show none; --item and --device unused")
     parser.add_argument("--screenshot")
     parser.add_argument("--timeout", type=float, default=30)
     args = parser.parse_args()
-    if not args.refused and not (args.item and args.device):
-        parser.error("--item and --device are required (unless --refused)")
+    if not (args.refused or args.empty_pair) and not (args.item and args.device):
+        parser.error("--item and --device are required (unless --refused or --empty-pair)")
     binary = shutil.which("chromium") or shutil.which("chromium-browser")
     if not binary:
         print(json.dumps({"ok": False, "error": "chromium is not installed (scripts/install-deps.sh installs it)"}))
@@ -156,6 +175,8 @@ def main():
             browser.wait_for("document.getElementById('status').textContent.startsWith('live')",
                              "the page's retry going live", args.timeout)
             report["refused"] = True
+        elif args.empty_pair:
+            check_empty_pair(browser, args, report)
         else:
             check_console(browser, args, report)
         if args.screenshot:

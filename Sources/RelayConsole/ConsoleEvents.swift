@@ -10,7 +10,7 @@ import WebSocketTransport
 /// |---|---|---|
 /// | `state` | ``ConsoleJSON/State`` with `faces` empty | on connect and after every change |
 /// | `faces` | `[ConsoleJSON.Face]` | on connect and when a watch publishes new faces |
-/// | `frames` | ``ConsoleJSON/Frames``, newest first, only those not sent before | on connect (the last 100) and when frames went by |
+/// | `frames` | ``ConsoleJSON/Frames``, newest first, only those not sent before | on connect (the last 100, perhaps none) and when frames went by |
 ///
 /// Pushes are coalesced: at most one per ``ConsoleEvents/pushInterval`` (the engine asks
 /// ``ConsoleHub/pushDelay(now:)`` at the end of each service-loop turn and arms its timer).
@@ -75,7 +75,9 @@ extension ConsoleHub {
             var subscriber = ConsoleEvents.Subscriber(stream: stream, pair: pair, lastFrame: 0)
             var bytes = Array("retry: 1000\n\n".utf8) + ConsoleEvents.stateEvent(s) + ConsoleEvents.facesEvent(s)
             let (frames, newest) = ConsoleEvents.framesEvent(s, for: subscriber, limit: ConsoleEvents.initialFrames)
-            if let frames { bytes += frames }
+            // Even with none: the first `frames` is what replaces the rows a page kept from its
+            // previous stream (another pair's, a restarted relay's).
+            bytes += frames ?? ConsoleEvents.event("frames", ConsoleJSON.encode(ConsoleJSON.Frames(frames: [])))
             subscriber.lastFrame = newest
             s.subscribers.append(subscriber)
             return bytes

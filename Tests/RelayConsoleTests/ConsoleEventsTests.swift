@@ -44,6 +44,21 @@ import Testing
         #expect(hub.subscriberCount == 0, "a closed stream is forgotten at the next push")
     }
 
+    /// A new stream gets a `frames` event even when it has no frames to show: it is what tells
+    /// the page to drop the rows of its previous stream (another pair's, or a relay's before a
+    /// restart), which a page filtering on a pair with no frames kept showing.
+    @Test func aNewStreamGetsAFramesEventEvenWithNoFrames() {
+        let hub = ConsoleHub(configuration: ConsoleConfiguration(token: "t"), seed: 1)
+        hub.logFrame(
+            Array(#"{"type":"ack","id":"a-1"}"#.utf8), direction: "in", link: LinkID(1),
+            member: (DeviceID("d-1"), PairID("p-busy"), .watch), at: at(1))
+        let stream = HTTPStream()
+        #expect(hub.subscribe(stream, pair: PairID("p-quiet")))
+        let first = String(decoding: stream.take(upTo: 1 << 20).bytes, as: UTF8.self)
+        #expect(first.hasSuffix("event: frames\ndata: {\"frames\":[]}\n\n"), "\(first)")
+        #expect(!first.contains("a-1"))
+    }
+
     /// At most `maxEventStreams` open at once; a closed one frees its place.
     @Test func oneStreamMoreThanTheMostIsRefusedUntilOneCloses() {
         let hub = ConsoleHub(configuration: ConsoleConfiguration(token: "t", maxEventStreams: 2), seed: 1)

@@ -75,6 +75,40 @@ struct ConsoleBrowserTests {
         await relay.stop()
     }
 
+    /// The frame log filtered on a pair with no frames (the busy pair's pushed them out of the
+    /// log) shows none: the page kept the rows of its unfiltered stream, since the relay sent
+    /// the new stream no `frames` event to replace them.
+    @Test func aFrameFilterOnAPairWithNoFramesShowsNoFrames() async throws {
+        let relay = try await TestRelay.start { $0.console = ConsoleConfiguration(token: "browser-test") }
+        let (quietPhone, quietWatch, _, _) = try await pairDevices(relay)
+        let (phone, watch, _, _) = try await pairDevices(relay)
+        // 600 frames (send, accepted, deliver): more than the log keeps.
+        for n in 0..<200 { phone.send(.send(Send(id: "m-\(n)", mode: .message, payload: Payload(kind: "tick")))) }
+        for _ in 0..<200 {
+            guard case .accepted = try await phone.next() else { throw TestFailure("accepted") }
+        }
+        let port = relay.server.port
+        let found = LockedState<String?>(nil)
+        try await eventually(10, "the quiet pair in the console, with no frames") {
+            let r = try await PlainHTTP.request(port: port, "/console/api/state?token=browser-test")
+            let state = try JSONDecoder().decode(ConsoleJSON.State.self, from: Data(r.body.utf8))
+            guard state.pairs.count == 2 else { return false }
+            for pair in state.pairs {
+                let f = try await PlainHTTP.request(port: port, "/console/api/frames?token=browser-test&pair=\(pair.id)")
+                if try JSONDecoder().decode(ConsoleJSON.Frames.self, from: Data(f.body.utf8)).frames.isEmpty {
+                    found.withLock { $0 = pair.id }
+                    return true
+                }
+            }
+            return false
+        }
+        let quiet = try #require(found.withLock { $0 })
+        let (process, output) = try startBrowser(relay, ["--empty-pair", quiet])
+        try await expectSuccess(process, output)
+        for device in [quietPhone, quietWatch, phone, watch] { device.connection.close() }
+        await relay.stop()
+    }
+
     /// `scripts/console_browser.py` on the relay's console URL with `arguments`.
     func startBrowser(_ relay: TestRelay, _ arguments: [String]) throws -> (TestProcess, ChildOutput) {
         let url = try #require(relay.server.consoleURL)
