@@ -32,7 +32,7 @@ public struct ConsoleRoutes: Sendable {
         }
         let query = request.queryItems
         switch (request.method, request.path) {
-        case ("GET", "/console"), ("HEAD", "/console"), ("GET", "/console/"):
+        case ("GET", "/console"), ("HEAD", "/console"), ("GET", "/console/"), ("HEAD", "/console/"):
             return HTTPResponse(
                 contentType: "text/html; charset=utf-8", body: Array(ConsolePage.html.utf8),
                 headers: [HTTPHeader(name: "Cache-Control", value: "no-store")])
@@ -54,6 +54,10 @@ public struct ConsoleRoutes: Sendable {
                 hub.state.withLock {
                     ConsoleJSON.frames($0.log.entries(pair: pair, after: after, before: before, limit: limit))
                 })
+        case ("HEAD", "/console/api/events"):
+            // The stream's headers alone: no place taken, nothing written (the transport closes
+            // a stream answered to HEAD at once).
+            return .eventStream(HTTPStream())
         case ("GET", "/console/api/events"):
             let stream = HTTPStream()
             guard hub.subscribe(stream, pair: query["pair"].flatMap { $0.isEmpty ? nil : PairID($0) }) else {
@@ -98,7 +102,7 @@ public struct ConsoleRoutes: Sendable {
             return json(ConsoleJSON.Message(ok: false, message: "use GET or POST"), status: 405, headers: [Self.allow("GET, HEAD, POST")])
         case (_, "/console/api/faults/clear"):
             return json(ConsoleJSON.Message(ok: false, message: "use POST"), status: 405, headers: [Self.allow("POST")])
-        case (_, "/console/api/state"), (_, "/console/api/frames"), (_, "/console/api/events"), (_, "/console"):
+        case (_, "/console/api/state"), (_, "/console/api/frames"), (_, "/console/api/events"), (_, "/console"), (_, "/console/"):
             return json(ConsoleJSON.Message(ok: false, message: "use GET"), status: 405, headers: [Self.allow("GET, HEAD")])
         default:
             return json(ConsoleJSON.Message(ok: false, message: "no such console path"), status: 404)

@@ -327,6 +327,24 @@ struct ConsoleTests {
         await relay.stop()
     }
 
+    /// HEAD is allowed wherever GET is (RFC 9110 §9.3.2), as the 405s' `Allow: GET, HEAD` say:
+    /// `HEAD /console/api/events` and `HEAD /console/` were refused (405, 404), and the page's
+    /// path with a slash answered another method 404.
+    @Test func headIsAnsweredWhereverGetIs() async throws {
+        let relay = try await startRelay()
+        let port = relay.server.port
+        let hub = try #require(relay.server.console)
+        for path in ["/console", "/console/", "/console/api/state", "/console/api/frames", "/console/api/faults", "/console/api/events"] {
+            let r = try await PlainHTTP.request(port: port, path, method: "HEAD", headers: [bearer])
+            #expect(r.status == 200, "HEAD \(path): \(r.status) \(r.headers)")
+            #expect(r.body.isEmpty, "HEAD \(path): \(r.body)")
+        }
+        #expect(hub.subscriberCount == 0, "a HEAD opens no event stream")
+        let put = try await PlainHTTP.request(port: port, "/console/", method: "PUT", headers: [bearer])
+        #expect(put.status == 405 && put.headers.lowercased().contains("allow: get, head"), "\(put.status) \(put.headers)")
+        await relay.stop()
+    }
+
     @Test func badFaultsAreRefusedWithAReason() async throws {
         let relay = try await startRelay()
         #expect(try await post(relay, "/console/api/faults?target=device:x&kind=explode", status: 400).contains("kind must be"))

@@ -23,11 +23,11 @@ public struct PlainHTTP {
         let deadline = ContinuousClock.now.advanced(by: .seconds(10 * timeoutScale))
         while ContinuousClock.now < deadline {
             guard let chunk = await socket.receive(maxBytes: 65536, timeoutMilliseconds: 1000) else {
-                if Self.complete(bytes) { break }
+                if Self.complete(bytes, head: method == "HEAD") { break }
                 continue
             }
             bytes += chunk
-            if Self.complete(bytes) { break }
+            if Self.complete(bytes, head: method == "HEAD") { break }
         }
         let all = String(decoding: bytes, as: UTF8.self)
         guard let split = all.range(of: "\r\n\r\n") else {
@@ -38,10 +38,12 @@ public struct PlainHTTP {
         return Response(status: status, headers: head, body: String(all[split.upperBound...]))
     }
 
-    /// Whether `bytes` hold the whole response (headers and a `content-length` body).
-    private static func complete(_ bytes: [UInt8]) -> Bool {
+    /// Whether `bytes` hold the whole response (headers and a `content-length` body; the
+    /// headers alone for a `HEAD`, whose `content-length` is the body a GET would get).
+    private static func complete(_ bytes: [UInt8], head isHead: Bool) -> Bool {
         let text = String(decoding: bytes, as: UTF8.self)
         guard let split = text.range(of: "\r\n\r\n") else { return false }
+        if isHead { return true }
         let head = text[..<split.lowerBound].lowercased()
         guard let line = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
             let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
