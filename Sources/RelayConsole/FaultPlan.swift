@@ -28,14 +28,24 @@ public struct FaultPlan: Sendable, Equatable {
 
     // MARK: - Editing
 
-    /// Sets `fault` (replacing one of the same kind on the same target); `disconnect` is queued to fire once.
+    /// The most faults in force at once: the engine walks them for every frame it sends, and a
+    /// client with the token could otherwise set them on as many made-up targets as it liked.
+    public static let maxFaults = 1_000
+
+    /// Sets `fault` (replacing one of the same kind on the same target); `disconnect` is queued
+    /// to fire once. Refuses a new one while ``maxFaults`` are in force.
     public mutating func set(_ fault: Fault) throws(FaultError) {
         try fault.validate()
-        version += 1
         if fault.kind == .disconnect {
+            version += 1
             pendingDisconnects.append(fault.target)
             return
         }
+        let replaces = faults.contains { $0.target == fault.target && $0.kind == fault.kind }
+        guard replaces || faults.count < Self.maxFaults else {
+            throw FaultError("\(Self.maxFaults) faults are in force, the most the relay keeps: clear some first")
+        }
+        version += 1
         faults.removeAll { $0.target == fault.target && $0.kind == fault.kind }
         faults.append(fault)
         if fault.kind == .complicationBudget, case .pair(let pair) = fault.target { budgetVersions[pair] = version }

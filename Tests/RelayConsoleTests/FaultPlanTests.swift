@@ -31,6 +31,21 @@ import Testing
         #expect(!plan.isUnreachable(phone, in: pair, now: at(1000)))
     }
 
+    /// A client with the token could set a fault on as many made-up targets as it liked: the
+    /// plan grew without bound, and every frame the relay sent walked all of it. At most 1,000
+    /// are in force; replacing one, or clearing some, still works at the most.
+    @Test func atMostAThousandFaultsAreInForce() throws {
+        var plan = FaultPlan(seed: 1)
+        for n in 0..<1_000 { try plan.set(Fault(.unreachable, on: .device(DeviceID("d-\(n)")), at: at(0))) }
+        #expect(throws: FaultError.self) { try plan.set(Fault(.unreachable, on: .device(DeviceID("d-more")), at: at(0))) }
+        #expect(plan.faults.count == 1_000)
+        try plan.set(Fault(.unreachable, on: .device(DeviceID("d-0")), at: at(1)))
+        try plan.set(Fault(.disconnect, on: .device(DeviceID("d-more")), at: at(1)))
+        plan.clear(.device(DeviceID("d-1")))
+        try plan.set(Fault(.unreachable, on: .device(DeviceID("d-more")), at: at(2)))
+        #expect(plan.faults.count == 1_000)
+    }
+
     @Test func settingTheSameKindAgainReplacesIt() throws {
         var plan = FaultPlan(seed: 1)
         try plan.set(Fault(.delay, on: .device(watch), milliseconds: 100, at: at(0)))
