@@ -12,6 +12,8 @@ public final class ConsoleHub: Sendable {
         var inspection = RelayInspection(pairs: [], unpairedConnections: 0)
         var inspectedAt = Timestamp(millisecondsSinceEpoch: 0)
         var log = FrameLog()
+        /// When each paired device last sent a frame (devices no longer paired are forgotten at
+        /// the next inspection).
         var lastSeen: [DeviceID: Timestamp] = [:]
         var heldFrames = 0
         /// The latest widget faces each watch published (its `faces` frames): SVG text and when.
@@ -64,6 +66,13 @@ public final class ConsoleHub: Sendable {
                     s.faces[device] = nil
                     s.facesChanged = true
                 }
+            }
+            // Only paired devices show when they were last seen: the rest would stay for as
+            // long as the relay runs. (The inspection is taken on the thread that logs frames,
+            // so a device seen before it is in it.)
+            if !s.lastSeen.isEmpty {
+                let paired = Set(inspection.pairs.flatMap { [$0.phone.id, $0.watch.id] })
+                s.lastSeen = s.lastSeen.filter { paired.contains($0.key) }
             }
             return push(&s, at: now)
         }

@@ -59,6 +59,21 @@ import Testing
         #expect(!first.contains("a-1"))
     }
 
+    /// When each device was last seen is kept for the devices the relay has paired: a device
+    /// that left (unpaired, or a pair made and dropped by a script) stayed in the hub for as
+    /// long as the relay ran.
+    @Test func aDeviceNoLongerPairedIsForgotten() {
+        let hub = ConsoleHub(configuration: ConsoleConfiguration(token: "t"), seed: 1)
+        for n in 0..<3 {
+            hub.logFrame(
+                Array(#"{"type":"ack","id":"a-1"}"#.utf8), direction: "in", link: LinkID(UInt64(n + 1)),
+                member: (DeviceID("d-\(n)"), PairID("p-\(n)"), .watch), at: at(1))
+        }
+        #expect(hub.state.withLock { $0.lastSeen.count } == 3)
+        hub.publish(empty, at: at(2), heldFrames: 0)
+        #expect(hub.state.withLock { $0.lastSeen.count } == 0)
+    }
+
     /// At most `maxEventStreams` open at once; a closed one frees its place.
     @Test func oneStreamMoreThanTheMostIsRefusedUntilOneCloses() {
         let hub = ConsoleHub(configuration: ConsoleConfiguration(token: "t", maxEventStreams: 2), seed: 1)
