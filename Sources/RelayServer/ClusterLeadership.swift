@@ -157,7 +157,9 @@ final class ClusterLeadership: @unchecked Sendable {
             let core = RelayState(
                 configuration: c.configuration.relay, environment: c.environment, pairs: pairs,
                 wrongPairingCodes: try storage.loadWrongPairingCodes(now: time))
-            let engine = RelayEngine(core: core, metrics: c.metrics, clock: c.clock, log: c.log, console: c.console)
+            let engine = RelayEngine(
+                core: core, metrics: c.metrics, clock: c.clock, log: c.log, console: c.console,
+                maxQueuedBytesPerConnection: c.configuration.maxQueuedBytesPerConnection)
             let committer = Committer.posting(storage: storage, log: c.log, post: c.post) { [weak self] in
                 self?.fenced(epoch: now.epoch)
             }

@@ -14,6 +14,9 @@ struct ConsoleAttachment: Sendable {
 
     let hub: ConsoleHub
     var gate = DeliveryGate<Outgoing>()
+    /// The most bytes the gate may hold for one connection: the transport's outbound cap
+    /// (`maxQueuedBytesPerConnection`), past which it too closes a slow consumer.
+    let maxHeldBytes: Int
     /// Paired devices as of the last inspection (reachability faults are checked for these).
     var devices: [(device: DeviceID, pair: PairID)] = []
     /// The budget faults last applied to the core, with when each was set (setting the same
@@ -26,8 +29,9 @@ struct ConsoleAttachment: Sendable {
     /// When a `flap` fault turns over next.
     var nextFlip: Timestamp?
 
-    init(hub: ConsoleHub) {
+    init(hub: ConsoleHub, maxHeldBytes: Int) {
         self.hub = hub
+        self.maxHeldBytes = maxHeldBytes
     }
 }
 
@@ -64,7 +68,9 @@ extension RelayEngine {
     }
 
     /// Sends a frame through the faults: a `drop` may drop a message delivery, `delay` and
-    /// `slow-writes` hold it (and everything after it on that connection).
+    /// `slow-writes` hold it (and everything after it on that connection). A connection that
+    /// holds more than the transport would queue is closed as a slow consumer (1008): what it
+    /// held goes, and its durable items are delivered again when it is back.
     func consoleSend(_ bytes: [UInt8], _ frame: RelayFrame, to link: LinkID, _ outbound: inout OutboundBatch) {
         guard let hub = console?.hub else { return }
         let now = clock.now()
@@ -89,11 +95,18 @@ extension RelayEngine {
             spacing = s
         }
         let goes = console?.gate.submit(
-            .frame(bytes), to: link, delay: delay, spacing: spacing, now: now.millisecondsSinceEpoch)
+            .frame(bytes), bytes: bytes.count, to: link, delay: delay, spacing: spacing, now: now.millisecondsSinceEpoch)
         if goes != nil {
             outbound.send(bytes, to: ConnectionID(rawValue: link.rawValue))
         } else {
             hub.withPlan { $0.count(delay > 0 ? .delay : .slowWrites) }
+            // No copy of `console` bound: it would make `forget` copy the whole gate.
+            if let most = console?.maxHeldBytes, console?.gate.heldBytes(to: link) ?? 0 > most {
+                console?.gate.forget(link)
+                outbound.close(
+                    ConnectionID(rawValue: link.rawValue), code: CloseCode.policy.rawValue,
+                    reason: WebSocketServer.slowConsumerReason)
+            }
         }
         hub.logFrame(bytes, direction: "out", link: link, member: member, at: now, fault: goes == nil ? "held" : "")
     }

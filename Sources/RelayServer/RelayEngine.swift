@@ -86,8 +86,13 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
         let payloads: [ExactID: Payload]
     }
 
-    init(core: RelayState, metrics: RelayMetrics, clock: Clock, log: Logger, console: ConsoleHub? = nil) {
-        self.console = console.map(ConsoleAttachment.init)
+    /// An engine for `core`; with a `console`, frames its faults hold count up to
+    /// `maxQueuedBytesPerConnection` per connection (the transport's slow-consumer cap).
+    init(
+        core: RelayState, metrics: RelayMetrics, clock: Clock, log: Logger, console: ConsoleHub? = nil,
+        maxQueuedBytesPerConnection: Int
+    ) {
+        self.console = console.map { ConsoleAttachment(hub: $0, maxHeldBytes: maxQueuedBytesPerConnection) }
         self.core = core
         self.metrics = metrics
         self.clock = clock

@@ -59,7 +59,9 @@ public actor RelayServer {
         let core = RelayState(
             configuration: configuration.relay, environment: environment, pairs: pairs,
             wrongPairingCodes: try storage.loadWrongPairingCodes(now: clock.now()))
-        let engine = RelayEngine(core: core, metrics: metrics, clock: clock, log: log, console: hub)
+        let engine = RelayEngine(
+            core: core, metrics: metrics, clock: clock, log: log, console: hub,
+            maxQueuedBytesPerConnection: configuration.maxQueuedBytesPerConnection)
         // The committer's confirmations go back to the engine through the transport's inbox.
         let mailbox = LockedState<WebSocketServer?>(nil)
         let committer = Committer.posting(storage: storage, log: log) { mailbox.withLock { $0 }?.post($0) ?? false }

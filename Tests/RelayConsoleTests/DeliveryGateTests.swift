@@ -13,6 +13,19 @@ import Testing
         #expect(goes == 1 && gate.isEmpty)
     }
 
+    /// What a connection holds is counted, so the engine can close one that holds too much.
+    @Test func theBytesHeldPerConnectionAreCounted() {
+        var gate = DeliveryGate<Int>()
+        _ = gate.submit(1, bytes: 100, to: a, delay: 100, spacing: 0, now: 0)
+        _ = gate.submit(2, bytes: 50, to: a, delay: 200, spacing: 0, now: 0)
+        _ = gate.submit(3, bytes: 7, to: b, delay: 100, spacing: 0, now: 0)
+        #expect(gate.heldBytes(to: a) == 150 && gate.heldBytes(to: b) == 7)
+        _ = gate.release(now: 100)
+        #expect(gate.heldBytes(to: a) == 50 && gate.heldBytes(to: b) == 0)
+        gate.forget(a)
+        #expect(gate.heldBytes(to: a) == 0 && gate.isEmpty)
+    }
+
     @Test func aDelayedItemGoesWhenItsTimeComes() {
         var gate = DeliveryGate<Int>()
         let goes = gate.submit(1, to: a, delay: 100, spacing: 0, now: 0)

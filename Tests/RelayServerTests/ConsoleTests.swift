@@ -191,6 +191,31 @@ struct ConsoleTests {
         await relay.stop()
     }
 
+    /// Frames a `delay` holds count towards the connection's outbound cap: past it the device
+    /// is closed as a slow consumer (1008) and its durable items are redelivered when it is back.
+    /// The gate held them in memory without bound: messages, which no window limits, as many as
+    /// their sender sent.
+    @Test func framesHeldByADelayCountTowardsTheSlowConsumerCap() async throws {
+        let relay = try await startRelay { $0.maxQueuedBytesPerConnection = 64 << 10 }
+        let (phone, watch, _, watchToken) = try await pairDevices(relay)
+        let pair = try await consolePair(relay)
+        let target = "device:\(try deviceID(pair, "watch"))"
+        try await post(relay, "/console/api/faults?target=\(target)&kind=delay&ms=600000")
+        phone.send(userInfo("u-1", 1))
+        guard case .accepted = try await phone.next() else { throw TestFailure("accepted") }
+        let big = String(repeating: "x", count: 8_000)
+        for n in 1...20 {
+            phone.send(.send(Send(id: "m\(n)", mode: .message, payload: Payload(kind: "big", ["s": .string(big)]))))
+        }
+        #expect(try await watch.closed() == 1008)
+        try await post(relay, "/console/api/faults/clear?target=\(target)")
+        let again = try await relay.device(.watch)
+        try await again.hello(token: watchToken)
+        guard case .deliver(let d) = try await again.next() else { throw TestFailure("deliver") }
+        #expect(d.id == "u-1")
+        await relay.stop()
+    }
+
     @Test func dropLosesMessagesButNeverDurableItems() async throws {
         let relay = try await startRelay()
         let (phone, watch, _, _) = try await pairDevices(relay)
