@@ -27,6 +27,15 @@ public struct FIFOArray<Element>: RandomAccessCollection {
         storage.append(element)
     }
 
+    @inlinable public mutating func append(contentsOf elements: some Sequence<Element>) {
+        storage.append(contentsOf: elements)
+    }
+
+    /// The first `n` elements as an array (one copy of the storage's slice).
+    @inlinable public func prefixArray(_ n: Int) -> [Element] {
+        Array(storage[head..<(head + Swift.min(n, count))])
+    }
+
     /// Removes and returns the first element; the collection must not be empty.
     @inlinable @discardableResult
     public mutating func removeFirst() -> Element {

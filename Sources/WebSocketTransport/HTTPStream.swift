@@ -11,7 +11,9 @@ import Primitives
 /// that stopped reading); writes after that are refused.
 public final class HTTPStream: Sendable, Equatable {
     private struct State {
-        var pending: [UInt8] = []
+        /// Taken from the front in chunks: a FIFO, so draining a large backlog copies each
+        /// byte once (`removeFirst` on an array copied the rest of it for every chunk).
+        var pending = FIFOArray<UInt8>()
         var closed = false
         /// Set by the service thread once the headers are out: wakes it for new bytes.
         var wake: (@Sendable () -> Void)?
@@ -34,10 +36,10 @@ public final class HTTPStream: Sendable, Equatable {
         let (accepted, wake) = state.withLock { s -> (Bool, (@Sendable () -> Void)?) in
             guard !s.closed else { return (false, nil) }
             let wasEmpty = s.pending.isEmpty
-            s.pending += bytes
+            s.pending.append(contentsOf: bytes)
             if s.pending.count > maxPending {
                 s.closed = true
-                s.pending = []
+                s.pending = FIFOArray()
                 return (false, s.wake)
             }
             return (true, wasEmpty ? s.wake : nil)
@@ -74,9 +76,8 @@ public final class HTTPStream: Sendable, Equatable {
     func take(upTo limit: Int) -> (bytes: [UInt8], closed: Bool) {
         state.withLock { s in
             guard !s.closed else { return ([], true) }
-            let count = min(limit, s.pending.count)
-            let bytes = Array(s.pending[..<count])
-            s.pending.removeFirst(count)
+            let bytes = s.pending.prefixArray(limit)
+            s.pending.removeFirst(bytes.count)
             return (bytes, false)
         }
     }
@@ -90,7 +91,7 @@ public final class HTTPStream: Sendable, Equatable {
     func markClosed() {
         state.withLock {
             $0.closed = true
-            $0.pending = []
+            $0.pending = FIFOArray()
             $0.wake = nil
         }
     }

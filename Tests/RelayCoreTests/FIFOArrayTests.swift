@@ -37,6 +37,17 @@ import Testing
         #expect(fifo.count == 99)
     }
 
+    @Test func appendsManyAndCopiesAPrefixFromTheHead() {
+        var fifo = FIFOArray<UInt8>()
+        fifo.append(contentsOf: 0..<100)
+        fifo.removeFirst(10)
+        #expect(fifo.prefixArray(3) == [10, 11, 12])
+        #expect(fifo.prefixArray(1000).count == 90)
+        fifo.append(contentsOf: [200, 201])
+        fifo.removeFirst(90)
+        #expect(fifo.prefixArray(5) == [200, 201])
+    }
+
     @Test func recentIDsKeepTheLastCapacityIDs() {
         var recent = RecentIDs(capacity: 3)
         for id in ["a", "b", "c", "b", "d"] { recent.insert(id) }

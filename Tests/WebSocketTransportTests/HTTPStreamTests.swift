@@ -39,6 +39,33 @@ struct HTTPStreamTests {
         await server.shutdown()
     }
 
+    /// A backlog of megabytes written before the client reads goes out whole and in order, in
+    /// the service thread's chunks (each chunk used to copy the rest of the backlog: draining
+    /// 4 MiB copied about 512 MiB on the service thread).
+    @Test func aLargeBacklogArrivesWholeAndInOrder() async throws {
+        let events = 100_000  // 1.6 MB, below the stream's 4 MiB cap
+        let server = try WebSocketServer(
+            configuration: ServerConfiguration(
+                httpHandler: { _ in
+                    let stream = HTTPStream()
+                    for i in 0..<events {
+                        let digits = String(i)
+                        stream.write(Array(("data: " + String(repeating: "0", count: 8 - digits.count) + digits + "\n\n").utf8))
+                    }
+                    return .eventStream(stream)
+                }))
+        let socket = try RawSocket(port: server.port)
+        try socket.write("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let head = Array(await socket.read(until: "\r\n\r\n").utf8)
+        let headEnd = try #require(head.firstRange(of: Array("\r\n\r\n".utf8))).upperBound
+        let body = Array(head[headEnd...]) + (await socket.readBytes(events * 16 - (head.count - headEnd)))
+        #expect(body.count == events * 16)
+        let lines = String(decoding: body, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == events)
+        #expect(lines.enumerated().allSatisfy { i, line in Int(line.dropFirst(6)) == i })
+        await server.shutdown()
+    }
+
     /// A client whose side of the connection ended (its FIN came) is gone for a stream: the
     /// next write closes the stream instead of writing. A console event stream whose page went
     /// away kept its place for two heartbeats (30 s) before, and a client that stopped sending
