@@ -307,7 +307,12 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
         guard let action = ScenarioAction(rawValue: action) else {
             return "unknown action '\(self.action)'"
         }
-        if let why = numberProblem(action) { return why }
+        return numberProblem(action) ?? valueProblem(action) ?? fieldProblem(action)
+    }
+
+    /// What is wrong with this step's names and choices (an event, a fault, what an expectation
+    /// checks), or nil.
+    private func valueProblem(_ action: ScenarioAction) -> String? {
         func oneOf(_ value: String?, _ allowed: [String], _ field: String) -> String? {
             guard let value, !allowed.contains(value) else { return nil }
             return "\(field) '\(value)' is not one of \(allowed.joined(separator: ", "))"

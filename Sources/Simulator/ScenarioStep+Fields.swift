@@ -1,0 +1,94 @@
+import WatchApp
+
+/// Which of a step's fields its action reads, checked when the file loads: a field the action
+/// does not read (a `favorites` on a `wait` for `deleteCompleted`, a `count` on a `down` fault,
+/// an `equals` on `expectReloads`) was ignored, and the step passed without checking what the
+/// file says. Likewise a `widget` no watch has: `expectReloads` of it counted none and passed.
+extension ScenarioStep {
+    /// The fields every step may carry: what it does, whose step it is, the error it must fail with.
+    static let commonFields: Set<String> = ["action", "actor", "expectError"]
+
+    /// The fields `action` reads besides ``commonFields`` (for a `wait`, a `fault` and a
+    /// `linkFault`: of its event or kind).
+    func readFields(_ action: ScenarioAction) -> Set<String> {
+        switch action {
+        case .start, .reconnect, .restart: ["kind", "budget", "foreground"]
+        case .stop, .kill, .disconnect: ["kind"]
+        case .pair: ["phone", "watch", "code", "delay"]
+        case .switchWatch: ["phone", "watch"]
+        case .add, .remove: ["phone", "login"]
+        case .move: ["phone", "login", "index"]
+        case .refresh: ["phone"]
+        case .delete, .open, .select: ["watch", "login"]
+        case .foreground, .background, .mark: ["watch"]
+        case .advance: ["watch", "seconds"]
+        case .wait: waitFilters.union(["watch", "event", "count", "timeout"])
+        case .sleep: ["seconds"]
+        // A rate limit counts every request: its `login` is refused with its own reason.
+        case .fault: fault == "rateLimit" ? ["fault", "count", "login"] : ["fault", "login"]
+        case .linkFault: linkFaultParameters.union(["fault", "target"])
+        case .expectWidget: ["watch", "widget", "equals", "contains", "stale"]
+        case .expectReloads: ["watch", "count", "widget", "reason", "timeout"]
+        case .expectProfile: ["watch", "state", "errorCode", "message", "repos", "count", "stale"]
+        case .expectPhoneFavorites: ["phone", "favorites"]
+        case .expectWatchFavorites: ["watch", "favorites", "pending"]
+        case .expectRelay: ["pairs", "queued", "connections", "timeout"]
+        case .expectGitHub: ["status", "count"]
+        }
+    }
+
+    /// The filters of a `wait` for its event (default `snapshot`).
+    private var waitFilters: Set<String> {
+        switch event ?? "snapshot" {
+        case "snapshot": ["revision", "favorites"]
+        case "reload": ["widget", "reason"]
+        case "stale": ["widget"]
+        case "deleteAccepted", "deleteCompleted": ["login"]
+        default: []
+        }
+    }
+
+    /// The parameter of a link fault's kind (the relay's console ignores the others).
+    private var linkFaultParameters: Set<String> {
+        switch fault {
+        case "flap", "delay", "slow-writes": ["ms"]
+        case "drop": ["p"]
+        case "complication-budget": ["left"]
+        default: []
+        }
+    }
+
+    /// The fields this step has (its non-nil properties: the JSON keys it was given).
+    var givenFields: [String] {
+        Mirror(reflecting: self).children.compactMap { child in
+            let value = Mirror(reflecting: child.value)
+            return value.displayStyle == .optional && value.children.isEmpty ? nil : child.label
+        }
+    }
+
+    /// A field given that `action` does not read, or a widget no watch has, said; or nil.
+    func fieldProblem(_ action: ScenarioAction) -> String? {
+        let reads = Self.commonFields.union(readFields(action))
+        if let field = givenFields.first(where: { !reads.contains($0) }) {
+            return "'\(field)' does not apply to \(appliesTo(action)) (it would be ignored); "
+                + "its fields: \(reads.subtracting(["action"]).sorted().joined(separator: ", "))"
+        }
+        if let widget, !WidgetDescriptor.standard.contains(where: { ScenarioRunner.matches(widget, $0.id, $0.family.rawValue) }) {
+            return "widget '\(widget)' is not one of the watch's: \(Self.widgetNames.joined(separator: ", "))"
+        }
+        return nil
+    }
+
+    /// The step in the words of the field message: `a wait for deleteCompleted`, `fault 'down'`.
+    private func appliesTo(_ action: ScenarioAction) -> String {
+        switch action {
+        case .wait: "a wait for \(event ?? "snapshot")"
+        case .fault, .linkFault: "\(action.rawValue) '\(fault ?? "none")'"
+        default: "\(action.rawValue)"
+        }
+    }
+
+    /// What a `widget` field may name: the watch's widget ids, then their families' short names.
+    static let widgetNames: [String] =
+        WidgetDescriptor.standard.map(\.id) + WidgetDescriptor.standard.map(\.family.shortName)
+}
