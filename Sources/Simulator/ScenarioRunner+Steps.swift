@@ -77,29 +77,38 @@ extension ScenarioRunner {
         case .relay: try await startRelay()
         case .github: try await startGitHub()
         case .phone:
-            let p = phones[name] ?? makePhone(name)
+            let p = try phones[name] ?? makePhone(name)
             phones[name] = p
             let gh = try runningGitHubURL()
             try await p.start(relayURL: try relayAddress(), githubURL: gh)
         case .watch:
-            let w = watches[name] ?? makeWatch(name)
+            let w = try watches[name] ?? makeWatch(name)
             watches[name] = w
             try await w.start(relayURL: try relayAddress(forWatch: true), budget: s.budget, foreground: s.foreground)
         }
     }
 
     /// A phone in this process, or a child process with `--processes`.
-    private func makePhone(_ name: String) -> any ScenarioPhone {
-        let dir = directory + "/" + name
+    private func makePhone(_ name: String) throws -> any ScenarioPhone {
+        let dir = try stateDirectory(name)
         guard let childExecutable else { return SimulatedPhone(name: name, directory: dir, memory: memoryRelay) }
         return PhoneChildProcess(name: name, directory: dir, executable: childExecutable)
     }
 
     /// A watch in this process, or a child process with `--processes`.
-    private func makeWatch(_ name: String) -> any ScenarioWatch {
-        let dir = directory + "/" + name
+    private func makeWatch(_ name: String) throws -> any ScenarioWatch {
+        let dir = try stateDirectory(name)
         guard let childExecutable else { return SimulatedWatch(name: name, directory: dir, memory: memoryRelay) }
         return WatchChildProcess(name: name, directory: dir, executable: childExecutable)
+    }
+
+    /// `<run dir>/<name>`, for a name that keeps it there (a scenario built in Swift is not
+    /// checked as a file is).
+    private func stateDirectory(_ name: String) throws -> String {
+        guard ScenarioStep.isValidActorName(name) else {
+            throw StepFailure(expected: "an actor's name (1-64 of A-Z a-z 0-9 . _ -, not . or ..)", seen: "'\(name)'")
+        }
+        return directory + "/" + name
     }
 
     private func stop(_ s: ScenarioStep) async throws {
@@ -180,9 +189,10 @@ extension ScenarioRunner {
     /// for the other watch stays queued for it.
     private func switchWatch(_ s: ScenarioStep) async throws {
         let name = s.actor ?? s.phone ?? "phone"
-        let p = phones[name] ?? makePhone(name)
+        let p = try phones[name] ?? makePhone(name)
         phones[name] = p
         guard let target = s.watch else { throw StepFailure(expected: "a 'watch' field", seen: "none") }
+        _ = try stateDirectory(target)  // the phone's `<dir>/watches/<target>`
         let wasRunning = await p.isRunning
         await p.stop()
         // The watch it paired before switching is its first pair (no watch id), not a new one.

@@ -66,17 +66,33 @@ extension ScenarioStep {
         }
     }
 
-    /// A field given that `action` does not read, or a widget no watch has, said; or nil.
+    /// A field given that `action` does not read, an actor's name that is not one, a kind that is
+    /// not a phone's or a watch's, or a widget no watch has, said; or nil.
     func fieldProblem(_ action: ScenarioAction) -> String? {
         let reads = Self.commonFields.union(readFields(action))
         if let field = givenFields.first(where: { !reads.contains($0) }) {
             return "'\(field)' does not apply to \(appliesTo(action)) (it would be ignored); "
                 + "its fields: \(reads.subtracting(["action"]).sorted().joined(separator: ", "))"
         }
+        for (field, name) in [("actor", actor), ("phone", phone), ("watch", watch)] {
+            if let name, !Self.isValidActorName(name) {
+                return "\(field) '\(name)' is not a name: 1-64 of A-Z a-z 0-9 . _ -, not . or .. "
+                    + "(a phone's or a watch's state directory in the run's directory, and the phone's --watch id)"
+            }
+        }
+        if let kind, kind != "phone", kind != "watch" { return "kind '\(kind)' is not one of phone, watch" }
         if let widget, !WidgetDescriptor.standard.contains(where: { ScenarioRunner.matches(widget, $0.id, $0.family.rawValue) }) {
             return "widget '\(widget)' is not one of the watch's: \(Self.widgetNames.joined(separator: ", "))"
         }
         return nil
+    }
+
+    /// Whether `name` can name an actor: its state directory is `<run dir>/<name>`, so a `/` or a
+    /// `..` put it outside the run's directory (made there, and never removed); a watch's name is
+    /// also the phone's `--watch` id, whose rule this is (`phone --watch`, `PhoneWatches`).
+    static func isValidActorName(_ name: String) -> Bool {
+        (1...64).contains(name.count) && name != "." && name != ".."
+            && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
     }
 
     /// The step in the words of the field message: `a wait for deleteCompleted`, `fault 'down'`.

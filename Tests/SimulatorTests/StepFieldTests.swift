@@ -3,7 +3,8 @@ import Simulator
 import Testing
 
 /// A field its step's action does not read, or a widget the watch does not have, is refused
-/// when the file loads: it was ignored, and the step passed without checking what it says.
+/// when the file loads: it was ignored, and the step passed without checking what it says. So
+/// is an actor's name that is not one (a path out of the run's directory).
 @Suite struct StepFieldTests {
     @Test(arguments: [
         // A wait's filters are its event's: these waited for any delete or snapshot.
@@ -44,8 +45,21 @@ import Testing
             "step 1 (wait): widget 'face.rectangular' is not one of the watch's: "
                 + "face.circular, face.corner, face.inline, stack.rectangular, circular, corner, inline, rectangular"
         ),
+        // An actor's state directory is `<run dir>/<name>`: this one was made outside the run's
+        // directory (`$TMPDIR/escaped`, after a first phone) and left there after the run.
+        (
+            #"{"action": "start", "actor": "phone/../../escaped"}"#,
+            "step 1 (start): actor 'phone/../../escaped' is not a name: 1-64 of A-Z a-z 0-9 . _ -, not . or .. "
+                + "(a phone's or a watch's state directory in the run's directory, and the phone's --watch id)"
+        ),
+        (
+            #"{"action": "switchWatch", "actor": "phone", "watch": ".."}"#,
+            "step 1 (switchWatch): watch '..' is not a name: 1-64 of A-Z a-z 0-9 . _ -, not . or .. "
+                + "(a phone's or a watch's state directory in the run's directory, and the phone's --watch id)"
+        ),
+        (#"{"action": "start", "actor": "bob", "kind": "tablet"}"#, "step 1 (start): kind 'tablet' is not one of phone, watch"),
     ])
-    func aFieldTheStepWouldIgnoreIsRefused(step: String, why: String) {
+    func aFieldTheStepWouldIgnoreOrANameThatIsNotOneIsRefused(step: String, why: String) {
         let json = #"{"name": "x", "steps": ["# + step + "]}"
         #expect(throws: ScenarioError.invalid(why)) { try Scenario.decode(Data(json.utf8)) }
     }
@@ -63,5 +77,17 @@ import Testing
     func aStepWithTheFieldsItsActionReadsLoads(step: String) throws {
         let json = #"{"name": "x", "steps": ["# + step + "]}"
         #expect(try Scenario.decode(Data(json.utf8)).steps.count == 1)
+    }
+
+    /// A scenario built in Swift is not checked as a file is: its step fails instead of making
+    /// the state directory outside the run's.
+    @Test func anActorNameLeavingTheRunDirectoryFailsItsStep() async throws {
+        let escaped = "escaped-" + UUID().uuidString
+        let steps = ["relay", "github", "phone", "phone/../../" + escaped].map { ScenarioStep(action: "start", actor: $0) }
+        let result = await ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures).run(Scenario(name: "escape", steps: steps))
+        #expect(result.failedStep?.index == 4, "\(result.steps.map(\.line))")
+        let outside = NSTemporaryDirectory() + escaped
+        #expect(!FileManager.default.fileExists(atPath: outside))
+        try? FileManager.default.removeItem(atPath: outside)
     }
 }
