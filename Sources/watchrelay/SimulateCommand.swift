@@ -1,5 +1,6 @@
 import CLIArguments
 import Foundation
+import GitHubAPI
 import Primitives
 import RelayCommand
 import Simulator
@@ -45,7 +46,8 @@ enum SimulateCommand {
           -h, --help            show this help
 
         Exit codes: 0 no scenario failed (with --memory some may be skipped), 1 an error
-        (e.g. a scenario file that does not load, no run directory in TMPDIR), 2 usage, 3 a
+        (e.g. a scenario file that does not load, a fixture file that does not, no run
+        directory in TMPDIR), 2 usage, 3 a
         scenario failed, 4 every scenario was skipped (nothing was checked).
         """
 
@@ -62,6 +64,9 @@ enum SimulateCommand {
         let fixturesOption = try args.string("fixtures")
         try args.rejectUnknown(allowingPositionals: true)
         let fixtures = try GitHubStubCommand.fixturesDirectory(fixturesOption)
+        // A fixture that does not load is the run's error (exit 1), said once before anything
+        // runs: every scenario failed its `start github` on it, exit 3 as if the app had failed.
+        if let fixtures { _ = try GitHubFixtureCatalog.load(directory: fixtures) }
         let files = args.positionals
         guard !files.isEmpty else { throw Arguments.UsageError(description: "simulate needs at least one scenario FILE") }
         guard !(processes && memory) else {
