@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import RelayConsole
 
 /// A phone in a scenario: a ``PhoneCompanion`` in this process (``SimulatedPhone``) or
@@ -102,16 +103,14 @@ extension ScenarioRelay {
         try ConsoleStateStream.open(ports: ports, token: token)
     }
 
-    /// Over sockets: from the console's `state` events (the scenario relays run with the console).
+    /// Over sockets: from the console's `state` events (the scenario relays run with the console),
+    /// none taken before the call unless it is the relay's latest (``ConsoleCounterWait``).
     func awaitCounters(
         within seconds: Double, consoleToken: String, _ accept: @escaping @Sendable (RelayCounters) -> Bool
     ) async throws -> (matched: RelayCounters?, last: RelayCounters?) {
         let stream = try consoleStates(token: consoleToken)
         defer { stream.close() }
-        let (found, last) = await stream.states.first(within: seconds) { state in
-            accept(state.counters) ? state.counters : nil
-        }
-        return (found, last?.counters)
+        return await ConsoleCounterWait.run(stream.states, within: seconds, since: Clock.system.milliseconds(), accept)
     }
 }
 
