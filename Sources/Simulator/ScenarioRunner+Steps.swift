@@ -157,11 +157,14 @@ extension ScenarioRunner {
         let watch = try watch(s.watch)
         var attempt = 1
         while true {
-            let code = try await phone.pairingCode()
-            if let delay = s.delay { try await Task.sleep(for: .milliseconds(Int(delay * 1000))) }
             do {
+                // The phone's failure (no relay to give a code) is checked as the watch's is.
+                let code = try await phone.pairingCode()
+                if let delay = s.delay { try await Task.sleep(for: .milliseconds(Int(delay * 1000))) }
                 try await watch.pair(code: s.code ?? code)
                 break
+            } catch let failure as StepFailure {
+                throw failure
             } catch {
                 let expired = (try? Self.check(error: error, against: "pairing_code_expired")) != nil
                 if s.expectError == nil && s.code == nil && expired && attempt < Self.pairAttempts {

@@ -37,4 +37,16 @@ struct StepErrorTests {
         let message = result.failureMessage ?? ""
         #expect(message.contains("expected an error containing 'not_a_favorite'; seen success"), "\(message)")
     }
+
+    /// A `pair` that fails on the phone's side (no relay to ask for a code) as expected passes:
+    /// only the watch's error was checked, and the phone's failed the step ("expected the step
+    /// to succeed"), whatever `expectError` said.
+    @Test func aPairWhosePhoneCannotGetACodeFailsAsExpected() async throws {
+        let steps = ["relay", "github", "phone", "watch"].map { ScenarioStep(action: "start", actor: $0) } + [
+            Self.step("stop", "relay"),
+            Self.step("pair") { $0.phone = "phone"; $0.watch = "watch"; $0.expectError = "timed out" },
+        ]
+        let result = await ScenarioRunner(fixturesDirectory: Repo.fixtures).run(Scenario(name: "pair-no-relay", steps: steps))
+        #expect(result.passed, "\(result.failureMessage ?? "")")
+    }
 }
