@@ -167,9 +167,7 @@ public struct Scenario: Sendable, Codable, Hashable {
     /// Loads a scenario file.
     /// - Throws: ``ScenarioError/invalid(_:)`` if it cannot be read or decoded.
     public static func load(path: String) throws -> Scenario {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ScenarioError.invalid("cannot read \(path)")
-        }
+        let data = try ScenarioFile.read(path)
         do {
             return try decode(data)
         } catch ScenarioError.invalid(let why) {
