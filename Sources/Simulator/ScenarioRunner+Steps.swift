@@ -61,8 +61,13 @@ extension ScenarioRunner {
     func kind(of name: String, _ s: ScenarioStep) throws -> ActorKind {
         if name == "relay" { return .relay }
         if name == "github" { return .github }
-        if s.kind == "phone" || phones[name] != nil || name.lowercased().hasPrefix("phone") { return .phone }
-        if s.kind == "watch" || watches[name] != nil || name.lowercased().hasPrefix("watch") { return .watch }
+        // What it started as, else the kind given, else its name's start: a `"kind": "watch"`
+        // named `phone…` was a phone, and a watch named so was one again in its later steps.
+        if phones[name] != nil { return .phone }
+        if watches[name] != nil { return .watch }
+        if let kind = s.kind { return kind == "phone" ? .phone : .watch }
+        if name.lowercased().hasPrefix("phone") { return .phone }
+        if name.lowercased().hasPrefix("watch") { return .watch }
         throw StepFailure(expected: "an actor named relay, github, phone… or watch… (or a kind)", seen: "'\(name)'")
     }
 

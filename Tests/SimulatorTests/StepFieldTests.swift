@@ -90,4 +90,18 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: outside))
         try? FileManager.default.removeItem(atPath: outside)
     }
+
+    /// The kind given on an actor's first start decides, whatever its name starts with: a
+    /// `"kind": "watch"` named `phone-on-wrist` started a phone, and its watch steps found no watch.
+    @Test func theKindGivenOnTheFirstStartDecides() async throws {
+        let steps = [
+            ScenarioStep(action: "start", actor: "relay"), ScenarioStep(action: "start", actor: "github"),
+            { var s = ScenarioStep(action: "start", actor: "phone-on-wrist"); s.kind = "watch"; return s }(),
+            ScenarioStep(action: "mark", actor: "phone-on-wrist"), ScenarioStep(action: "stop", actor: "phone-on-wrist"),
+            ScenarioStep(action: "start", actor: "phone-on-wrist"),
+            { var s = ScenarioStep(action: "advance", actor: "phone-on-wrist"); s.seconds = 1; return s }(),
+        ]
+        let result = await ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures).run(Scenario(name: "kind", steps: steps))
+        #expect(result.passed, "\(result.failureMessage ?? "")")
+    }
 }
