@@ -142,6 +142,9 @@ final class ChildProcess: Sendable {
     /// How the child ended: `killed by signal 9`, `exit status 0`, or nil while it runs.
     var termination: String? { process.termination }
 
+    /// When the child was reaped (nil while it runs).
+    var endedAt: ContinuousClock.Instant? { process.endedAt }
+
     /// The last lines of standard error, for failure messages.
     func stderrTail(_ lines: Int = 5) -> String {
         let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""

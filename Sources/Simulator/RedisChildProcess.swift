@@ -63,6 +63,9 @@ final class RedisChildProcess: Sendable {
         self.port = port
     }
 
+    /// What became of it, for the run's report.
+    var record: ChildProcessRecord { process.record }
+
     /// Ends the server (nothing of a finished run is kept) and waits until it is reaped.
     func stop() async {
         await Self.end(process)

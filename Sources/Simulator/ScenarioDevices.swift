@@ -131,6 +131,8 @@ public struct ChildProcessRecord: Sendable, Hashable {
     public var termination: String?
     /// The cluster node it ran as (`a`, `b`), for a relay of `simulate --cluster --processes`.
     public var node: String?
+    /// When it ended (nil: still running), to list a run's processes in that order.
+    var endedAt: ContinuousClock.Instant?
 
     /// Whether it ended by SIGKILL.
     public var wasKilled: Bool { termination == "killed by signal \(SIGKILL)" }
@@ -146,6 +148,8 @@ public struct ChildProcessRecord: Sendable, Hashable {
 extension ChildProcess {
     /// What became of this process, for the run's report.
     var record: ChildProcessRecord {
-        ChildProcessRecord(actor: name, pid: pid, termination: termination)
+        var record = ChildProcessRecord(actor: name, pid: pid, termination: termination)
+        record.endedAt = endedAt
+        return record
     }
 }

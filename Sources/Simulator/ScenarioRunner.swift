@@ -162,12 +162,20 @@ public actor ScenarioRunner {
         for p in phones.values { await p.stop() }
         await stopRelay()
         await clusterRedis?.stop()
+        var records = relayRecords + (clusterRedis.map { [$0.record] } ?? [])
         clusterRedis = nil
         await endMemoryRelay()
         await github?.stop()
-        var records = relayRecords
         for p in phones.values { records += await p.processes }
         for w in watches.values { records += await w.processes }
+        // In the order they ended (one still running, which a cancelled wait can leave, last).
+        records.sort { a, b in
+            switch (a.endedAt, b.endedAt) {
+            case (let x?, let y?): x < y
+            case (_?, nil): true
+            default: false
+            }
+        }
         github = nil
         watches = [:]
         phones = [:]

@@ -45,6 +45,8 @@ public final class SpawnedProcess: Sendable {
     private struct State {
         /// The wait status once the child was reaped.
         var exitStatus: Int32?
+        /// When it was reaped.
+        var endedAt: ContinuousClock.Instant?
         var nextWaiter = 0
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
     }
@@ -64,6 +66,7 @@ public final class SpawnedProcess: Sendable {
             // ECHILD (reaped elsewhere) counts as ended, status unknown (0).
             let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
                 s.exitStatus = result == pid ? raw : 0
+                s.endedAt = .now
                 defer { s.waiters = [:] }
                 return Array(s.waiters.values)
             }
@@ -118,6 +121,9 @@ public final class SpawnedProcess: Sendable {
         }
         return !isRunning
     }
+
+    /// When the child was reaped (nil while it runs).
+    public var endedAt: ContinuousClock.Instant? { state.withLock { $0.endedAt } }
 
     /// How the child ended: `killed by signal 9`, `exit status 0`, or nil while it runs.
     public var termination: String? {
