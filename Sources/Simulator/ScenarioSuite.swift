@@ -31,7 +31,7 @@ public struct ScenarioSuite: Sendable {
             onStart(file)
             let result: ScenarioResult
             do {
-                let scenario = try Scenario.load(path: file)
+                let scenario = try await Self.load(file)
                 result = await runner.run(scenario, file: file)
             } catch {
                 let failure = StepFailure(expected: "a valid scenario file", seen: "\(error)")
@@ -42,6 +42,17 @@ public struct ScenarioSuite: Sendable {
             }
             results.append(result)
             onResult(result)
+        }
+    }
+
+    /// Loads `file` on a thread of its own: a pipe (`simulate <(make-scenario)`) blocks in `read`
+    /// until its writer writes, which must not hold a cooperative-pool thread.
+    private static func load(_ file: String) async throws -> Scenario {
+        try await withCheckedThrowingContinuation { continuation in
+            let reader = Thread { continuation.resume(with: Result { try Scenario.load(path: file) }) }
+            reader.name = "watchrelay-scenario-file"
+            // Ends once the file is read: the continuation is what waits for it.
+            reader.start()
         }
     }
 
