@@ -76,11 +76,13 @@ enum SimulateCommand {
             throw Arguments.UsageError(description: "--cluster and --memory exclude each other")
         }
 
-        // An interrupted run leaves no child and no run directory behind, in every mode.
+        // An interrupted run leaves no child and no run directory behind, in every mode; nor
+        // does one whose report's reader went (EPIPE, not SIGPIPE: ``report(_:)`` cleans up).
         let signalSources = await cleanUpOnTermination()
         defer { withExtendedLifetime(signalSources) {} }
+        signal(SIGPIPE, SIG_IGN)
         let onStep: @Sendable (StepResult) -> Void = { step in
-            if !json { StandardOutput.writeLine(step.line) }
+            if !json { report(step.line) }
         }
         let runner =
             memory
@@ -90,19 +92,33 @@ enum SimulateCommand {
         var suite = ScenarioSuite()
         await suite.run(
             files: files, runner: runner,
-            onStart: { file in if !json { StandardOutput.writeLine("scenario \(file)") } },
+            onStart: { file in if !json { report("scenario \(file)") } },
             onResult: { result in
                 guard !json else { return }
                 if let reason = result.skipped {
-                    StandardOutput.writeLine("SKIP \(result.name): \(reason)")
+                    report("SKIP \(result.name): \(reason)")
                 } else if let message = result.failureMessage {
-                    StandardOutput.writeLine("FAIL \(result.name) (\(result.milliseconds) ms)\n  \(message)")
+                    report("FAIL \(result.name) (\(result.milliseconds) ms)\n  \(message)")
                 } else {
-                    StandardOutput.writeLine("PASS \(result.name) (\(result.milliseconds) ms)")
+                    report("PASS \(result.name) (\(result.milliseconds) ms)")
                 }
             })
-        StandardOutput.writeLine(json ? suite.json : suite.summary)
+        report(json ? suite.json : suite.summary)
         return suite.exitCode
+    }
+
+    /// Writes a line of the report. When it cannot (its reader gone: `simulate … | head -1`),
+    /// the runs' children and directories go first, then the process ends as
+    /// ``StandardOutput/end(_:)`` says (by SIGPIPE, for a reader gone): a SIGPIPE mid-scenario
+    /// left the run's directory in TMPDIR.
+    private static func report(_ line: String) {
+        do throws(StandardOutput.WriteError) {
+            try StandardOutput.write(line: line)
+        } catch {
+            ChildProcesses.killAll()
+            RunDirectories.removeAll()
+            StandardOutput.end(error)
+        }
     }
 
     /// On SIGINT, SIGTERM or SIGHUP: SIGKILL every child still running, remove the runs'

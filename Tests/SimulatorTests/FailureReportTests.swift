@@ -109,20 +109,10 @@ struct FailureReportTests {
     /// the signal itself) removes the run's temporary directory and says so.
     @Test func anInterruptedRunLeavesNoRunDirectoryBehind() async throws {
         let directory = TemporaryDirectory()
-        let file = directory.path("long.json")
-        try Data(#"{"name": "long", "steps": [{"action": "sleep", "seconds": 60}]}"#.utf8).write(to: URL(fileURLWithPath: file))
-        let process = TestProcess()
-        process.executableURL = URL(fileURLWithPath: try #require(ProcessModeTests.binary))
-        process.arguments = ["simulate", "--memory", file]
-        process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": directory.path]) { $1 }
         let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let runDirectories: @Sendable () -> [String] = {
-            ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasPrefix("watchrelay-sim-") }
-        }
-        try await eventually(30, "the run's directory") { !runDirectories().isEmpty }
+        let (process, runDirectories) = try await SimulateCommandTests.startInRunDirectory(
+            #"{"name": "long", "steps": [{"action": "sleep", "seconds": 60}]}"#, in: directory,
+            output: FileHandle.nullDevice, errors: errors)
         kill(process.processIdentifier, SIGTERM)
         let stderr = await readToEnd(errors.fileHandleForReading)
         await waitForExit(process)
