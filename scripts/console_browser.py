@@ -4,11 +4,14 @@ running relay console, for the browser test (Tests/RelayServerTests/ConsoleBrows
 
     console_browser.py URL --item ID --device DEVICE_ID [--screenshot PATH]
     console_browser.py URL --empty-pair PAIR_ID
+    console_browser.py URL --pair-replaced PAIR_ID
 
 Loads URL (the console with its token), waits until the page lists two devices and the queued
 item ID, then sets the fault `unreachable` on DEVICE_ID by the page's own form and button, and
 waits until the page lists it. With --empty-pair, filters the frame log on a pair that has no
-frames and waits until the page shows none. Prints one JSON object on stdout; exit 0 when every check held.
+frames and waits until the page shows none. With --pair-replaced, filters it on PAIR_ID, prints
+'loaded', and waits until the pair list names the pair that replaced it and keeps PAIR_ID, marked
+gone. Prints one JSON object on stdout; exit 0 when every check held.
 """
 import argparse
 import base64
@@ -140,6 +143,21 @@ def check_empty_pair(browser, args, report):
     report["emptyPair"] = args.empty_pair
 
 
+def check_pair_replaced(browser, args, report):
+    """Filtered on a pair that is then replaced by another (the caller unpairs it and pairs a new
+    one after 'loaded'), the pair list names the new pair, and keeps the filtered one, marked gone."""
+    gone = json.dumps(args.pair_replaced)
+    options = "[...document.getElementById('frame-pair').options]"
+    browser.wait_for(f"{options}.some(o => o.value === {gone})", "the pair in the frame filter", args.timeout)
+    browser.evaluate(f"const fp = document.getElementById('frame-pair'); fp.value = {gone}; fp.onchange(); true")
+    print("loaded", flush=True)
+    browser.wait_for(f"{options}.some(o => o.value && o.value !== {gone})", "the new pair in the frame filter", args.timeout)
+    browser.wait_for(f"{options}.some(o => o.value === {gone} && o.textContent.includes('(gone)'))",
+                     "the filtered pair marked gone", args.timeout)
+    report["filter"] = browser.evaluate("document.getElementById('frame-pair').value")
+    report["pairs"] = browser.evaluate(f"{options}.map(o => o.value).filter(v => v)")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("url")
@@ -153,11 +171,14 @@ def main():
     parser.add_argument("--face", action="store_true", help="also wait for a watch face picture (decoded, not blank)")
     parser.add_argument("--empty-pair", help="filter the frame log on this pair, which has no frames, and wait for "
                         "the page to show none; --item and --device unused")
+    parser.add_argument("--pair-replaced", help="filter the frame log on this pair, print 'loaded', then wait for "
+                        "the list to name a new pair and keep this one marked gone (the caller replaces it); "
+                        "--item and --device unused")
     parser.add_argument("--screenshot")
     parser.add_argument("--timeout", type=float, default=30)
     args = parser.parse_args()
-    if not (args.refused or args.empty_pair) and not (args.item and args.device):
-        parser.error("--item and --device are required (unless --refused or --empty-pair)")
+    if not (args.refused or args.empty_pair or args.pair_replaced) and not (args.item and args.device):
+        parser.error("--item and --device are required (unless --refused, --empty-pair or --pair-replaced)")
     binary = shutil.which("chromium") or shutil.which("chromium-browser")
     if not binary:
         print(json.dumps({"ok": False, "error": "chromium is not installed (scripts/install-deps.sh installs it)"}))
@@ -177,6 +198,8 @@ def main():
             report["refused"] = True
         elif args.empty_pair:
             check_empty_pair(browser, args, report)
+        elif args.pair_replaced:
+            check_pair_replaced(browser, args, report)
         else:
             check_console(browser, args, report)
         if args.screenshot:

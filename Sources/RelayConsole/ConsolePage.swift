@@ -87,8 +87,16 @@ enum ConsolePage {
               if (targets.includes(keep)) sel.value = keep;
             }
           }
+          // Rebuilt when the pairs differ, not only their number (one replaced by another in one
+          // push kept the old list). A pair the log is filtered on stays listed after it went,
+          // marked: the stream is still filtered on it, and its frames are still in the log.
           const fp = $("frame-pair"), keep = fp.value, ids = s.pairs.map(p => p.id);
-          if (fp.options.length !== ids.length + 1) { fp.innerHTML = `<option value="">all pairs</option>` + ids.map(i => `<option>${esc(i)}</option>`).join(""); fp.value = keep; }
+          const listed = keep && !ids.includes(keep) ? ids.concat([keep]) : ids;
+          if (fp.options.length !== listed.length + 1 || listed.some((id, i) => fp.options[i + 1].value !== id)) {
+            fp.innerHTML = `<option value="">all pairs</option>` + listed.map(i =>
+              `<option value="${esc(i)}">${esc(i)}${ids.includes(i) ? "" : " (gone)"}</option>`).join("");
+            fp.value = keep;
+          }
         }
         let facesShown = "";
         function renderFaces(s) {
