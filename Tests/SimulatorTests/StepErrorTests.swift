@@ -50,3 +50,27 @@ struct StepErrorTests {
         #expect(result.passed, "\(result.failureMessage ?? "")")
     }
 }
+
+/// `expectError` is matched against the runner's own failures too: a step on a stopped actor,
+/// a watch's `start` that does not activate. They were passed on as the step's failure,
+/// whatever `expectError` said.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct StepFailureExpectErrorTests {
+    @Test func aStepOnAStoppedPhoneFailsAsExpected() async throws {
+        let result = await StepErrorTests.run([
+            StepErrorTests.step("stop", "phone"),
+            StepErrorTests.step("add", "phone") { $0.login = "torvalds"; $0.expectError = "stopped" },
+        ])
+        #expect(result.passed, "\(result.failureMessage ?? "")\n\(result.steps.map(\.line).joined(separator: "\n"))")
+    }
+
+    /// And one whose failure says something else still fails, naming both.
+    @Test func aStepOnAStoppedPhoneWithAnotherErrorExpectedFails() async throws {
+        let result = await StepErrorTests.run([
+            StepErrorTests.step("stop", "phone"),
+            StepErrorTests.step("add", "phone") { $0.login = "torvalds"; $0.expectError = "user_not_found" },
+        ])
+        let message = result.failureMessage ?? ""
+        #expect(message.contains("expected an error containing 'user_not_found'; seen expected phone 'phone' running, seen stopped"), "\(message)")
+    }
+}
