@@ -106,10 +106,16 @@ struct MemoryScenarioRelay: ScenarioRelay {
         within seconds: Double, consoleToken: String, _ accept: @escaping @Sendable (RelayCounters) -> Bool
     ) async throws -> (matched: RelayCounters?, last: RelayCounters?) {
         let updates = await memory.statsUpdates()
+        // As they are first, whatever the timeout: `timeout: 0` checks them once (its timer
+        // could otherwise end the wait before the stream's first element was looked at).
+        let s = await memory.stats
+        let now = RelayCounters(connections: s.connections, pairs: s.pairs, queued: s.queued)
+        if accept(now) { return (now, now) }
+        guard seconds > 0 else { return (nil, now) }
         let (matched, last) = await updates.first(within: seconds) { s -> RelayCounters? in
             let counters = RelayCounters(connections: s.connections, pairs: s.pairs, queued: s.queued)
             return accept(counters) ? counters : nil
         }
-        return (matched, last.map { RelayCounters(connections: $0.connections, pairs: $0.pairs, queued: $0.queued) })
+        return (matched, (last.map { RelayCounters(connections: $0.connections, pairs: $0.pairs, queued: $0.queued) }) ?? now)
     }
 }
