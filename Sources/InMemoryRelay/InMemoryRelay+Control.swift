@@ -55,6 +55,13 @@ extension InMemoryRelay {
         return nil
     }
 
+    /// Every pair, oldest first, with its devices' ids, names and whether each is connected.
+    public func pairs() -> [(id: PairID, devices: [(id: DeviceID, name: String, connected: Bool)])] {
+        relay.inspect(now: timestamp, maxItems: 0).pairs.map { pair in
+            (id: pair.id, devices: [pair.phone, pair.watch].map { (id: $0.id, name: $0.name, connected: $0.connected) })
+        }
+    }
+
     /// The relay's ids of both devices of `pair`.
     public func devices(of pair: PairID) -> [DeviceID] {
         relay.inspect(now: timestamp, maxItems: 0).pairs.first { $0.id == pair }.map { [$0.phone.id, $0.watch.id] } ?? []

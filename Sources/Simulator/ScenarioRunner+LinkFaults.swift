@@ -29,27 +29,52 @@ extension ScenarioRunner {
         try await consolePost(base + "/faults?" + query)
     }
 
-    /// `device:ID` of the actor (found by its device name), or `pair:ID` with `target: pair`
-    /// (nil for a step with no actor), and the port of the console that showed it. Awaits the
-    /// console's state listing the device (it publishes at most every 150 ms).
+    /// `device:ID` of the actor (found by its device name, in its current pair), or `pair:ID`
+    /// with `target: pair` (nil for a step with no actor), and the port of the console that
+    /// showed it. Awaits the console's state listing the device (it publishes at most every 150 ms).
     private func faultTarget(_ s: ScenarioStep, relay: any ScenarioRelay) async throws -> (String?, Int) {
         let name = s.actor == nil ? nil : try actorName(s)
         let wantsPair = s.target == "pair"
+        let peer = await currentPeer(of: name)
         let stream = try relay.consoleStates(token: consoleToken)
         defer { stream.close() }
         let (found, last) = await stream.states.first(within: 5) { state -> (String?, Int)? in
             guard let name else { return (nil, relay.consolePort(of: state)) }
-            for pair in state.pairs {
-                if let device = pair.devices.first(where: { $0.name == name }) {
-                    return (wantsPair ? "pair:\(pair.id)" : "device:\(device.id)", relay.consolePort(of: state))
-                }
+            let pairs = state.pairs.map { pair in
+                (id: pair.id, devices: pair.devices.map { (id: $0.id, name: $0.name, connected: $0.connected) })
             }
-            return nil
+            guard let (pair, device) = Self.currentPair(of: name, peer: peer, in: pairs) else { return nil }
+            return (wantsPair ? "pair:\(pair)" : "device:\(device)", relay.consolePort(of: state))
         }
         if let found { return found }
         guard let name else { throw StepFailure(expected: "the relay's console", seen: "no state within 5 s") }
         let seen = last.map { "devices " + $0.pairs.flatMap { $0.devices.map(\.name) }.joined(separator: ", ") } ?? "no state"
         throw StepFailure(expected: "a paired device named '\(name)' in the relay's console", seen: seen)
+    }
+
+    /// The watch a phone talks to now (its `switchWatch` target, else the watch it paired
+    /// first), which names its current pair; nil for a watch or a phone not started.
+    func currentPeer(of name: String?) async -> String? {
+        guard let name, let phone = phones[name] else { return nil }
+        return await phone.activeWatch ?? firstWatches[name]
+    }
+
+    /// The pair and device of `name` a fault on it means: the actor's current pair. One name can
+    /// be in several pairs (a phone that switched watches, a watch paired again): the one whose
+    /// device is connected (an actor runs one session), else the phone's with `peer`, the watch
+    /// it talks to now, else the newest (`pairs` are oldest first, as the relay lists them).
+    static func currentPair<Pair, Device>(
+        of name: String, peer: String?, in pairs: [(id: Pair, devices: [(id: Device, name: String, connected: Bool)])]
+    ) -> (pair: Pair, device: Device)? {
+        let listing = pairs.compactMap { pair in
+            pair.devices.first { $0.name == name }.map {
+                (pair: pair.id, device: $0.id, connected: $0.connected, names: pair.devices.map(\.name))
+            }
+        }
+        let connected = listing.filter(\.connected)
+        let withPeer = peer.map { peer in listing.filter { $0.names.contains(peer) } } ?? []
+        let chosen = !connected.isEmpty ? connected : !withPeer.isEmpty ? withPeer : listing
+        return chosen.last.map { ($0.pair, $0.device) }
     }
 
     private func consoleRequest(_ url: String, method: String) async throws -> (Int, Data) {

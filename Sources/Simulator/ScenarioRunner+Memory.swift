@@ -70,7 +70,7 @@ extension ScenarioRunner {
         case "disconnect":
             for device in try await memoryTargets(s, memory) { await memory.disconnect(device) }
         case "complication-budget":
-            guard let found = await memory.pairedDevice(named: try actorName(s)) else {
+            guard let found = await currentPairedDevice(named: try actorName(s), memory) else {
                 throw StepFailure(expected: "a paired device named '\(try actorName(s))'", seen: "none")
             }
             await memory.setComplicationBudgetLeft(found.pair, s.left ?? 0)
@@ -84,10 +84,17 @@ extension ScenarioRunner {
     /// The devices a fault step targets: the actor's device, or both of its pair's (`target: pair`).
     private func memoryTargets(_ s: ScenarioStep, _ memory: InMemoryRelay) async throws -> [DeviceID] {
         let name = try actorName(s)
-        guard let found = await memory.pairedDevice(named: name) else {
+        guard let found = await currentPairedDevice(named: name, memory) else {
             throw StepFailure(expected: "a paired device named '\(name)' in the relay", seen: "none")
         }
         return s.target == "pair" ? await memory.devices(of: found.pair) : [found.device]
+    }
+
+    /// The device named `name` in its current pair (``currentPair(of:peer:in:)``), and that pair.
+    private func currentPairedDevice(named name: String, _ memory: InMemoryRelay) async -> (device: DeviceID, pair: PairID)? {
+        let peer = await currentPeer(of: name)
+        let pairs = await memory.pairs()
+        return Self.currentPair(of: name, peer: peer, in: pairs).map { ($0.device, $0.pair) }
     }
 }
 
