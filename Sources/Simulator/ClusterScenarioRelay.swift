@@ -47,8 +47,9 @@ struct ClusterScenarioRelay: ScenarioRelay {
                 }
             }
         } catch {
+            // The nodes started go, and so does the run's record of them: they are in the report.
             for node in nodes.reversed() { await node.stop() }
-            throw error
+            throw RelayStartFailure.wrapping(error, records: nodes.flatMap(\.records))
         }
         return ClusterScenarioRelay(nodes: nodes)
     }
@@ -67,5 +68,20 @@ struct ClusterScenarioRelay: ScenarioRelay {
     /// The edge first, then the leader (which releases its lease on a clean shutdown).
     func stop() async {
         for node in nodes.reversed() { await node.stop() }
+    }
+}
+
+/// A relay that did not start, with the child processes it started and ended on the way (a
+/// cluster's first node, a `serve` that exited): the run reports them as it does every other.
+struct RelayStartFailure: Error {
+    /// Why it did not start.
+    let error: any Error
+    /// The processes it ran, ended.
+    let records: [ChildProcessRecord]
+
+    /// `error` with `records` added to those it carries already.
+    static func wrapping(_ error: any Error, records: [ChildProcessRecord]) -> RelayStartFailure {
+        guard let inner = error as? RelayStartFailure else { return RelayStartFailure(error: error, records: records) }
+        return RelayStartFailure(error: inner.error, records: records + inner.records)
     }
 }

@@ -50,9 +50,13 @@ final class RelayChildProcess: ScenarioRelay {
         }
         guard let text = first, text.hasPrefix("ws"), let bound = URL(string: text)?.port else {
             await process.kill()
-            throw StepFailure(
-                expected: "`watchrelay serve` to print its URL",
-                seen: "nothing (\(executable)) \(process.termination ?? "") \(process.stderrTail())")
+            var record = process.record
+            record.node = node?.id
+            throw RelayStartFailure(
+                error: StepFailure(
+                    expected: "`watchrelay serve` to print its URL",
+                    seen: "nothing (\(executable)) \(process.termination ?? "") \(process.stderrTail())"),
+                records: [record])
         }
         return RelayChildProcess(process: process, url: text, port: bound, nodeID: node?.id)
     }

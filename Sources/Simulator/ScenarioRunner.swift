@@ -219,6 +219,21 @@ public actor ScenarioRunner {
         let database = directory + "/relay.db"
         let started: any ScenarioRelay
         let port = relayPorts.first ?? 0
+        do {
+            started = try await startRelay(database: database, port: port)
+        } catch let failure as RelayStartFailure {
+            relayRecords += failure.records
+            throw failure.error
+        }
+        relay = started
+        relayPorts = started.ports
+        relayURL = started.url
+        relayWatchURL = started.watchURL
+    }
+
+    /// The relay of the run's mode, started.
+    private func startRelay(database: String, port: Int) async throws -> any ScenarioRelay {
+        let started: any ScenarioRelay
         if isInMemory {
             started = try await startMemoryRelay()
         } else if isCluster {
@@ -234,10 +249,7 @@ public actor ScenarioRunner {
             started = try await InProcessRelay.start(
                 port: port, database: database, consoleToken: consoleToken)
         }
-        relay = started
-        relayPorts = started.ports
-        relayURL = started.url
-        relayWatchURL = started.watchURL
+        return started
     }
 
     /// In-process: a clean shutdown. A child process: SIGKILL.
