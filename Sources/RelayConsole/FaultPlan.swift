@@ -118,6 +118,12 @@ public struct FaultPlan: Sendable, Equatable {
         return roll < p
     }
 
+    /// Whether a `noReply` fault waits for a reply from `device` (asked before the reply is
+    /// read: only then does the engine decode it).
+    public func holdsReply(from device: DeviceID, in pair: PairID) -> Bool {
+        faults.contains { $0.kind == .noReply && $0.target.matches(device: device, pair: pair) }
+    }
+
     /// Whether to swallow this reply from `device`; a `noReply` fault fires once, then leaves.
     public mutating func swallowsReply(from device: DeviceID, in pair: PairID) -> Bool {
         guard let index = faults.firstIndex(where: { $0.kind == .noReply && $0.target.matches(device: device, pair: pair) })

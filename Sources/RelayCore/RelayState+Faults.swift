@@ -40,6 +40,17 @@ extension RelayState {
         return link
     }
 
+    /// Whether the core would take `reply` on `link` and deliver it: it answers a message
+    /// waiting there for its reply, within the limits (a `no-reply` fault swallows only such
+    /// a reply; the core refuses any other as without the fault).
+    public func awaitsReply(_ reply: ClientReply, on link: LinkID) -> Bool {
+        guard links[link]?.phase == .ready, let m = member(of: link),
+            (try? configuration.limits.check(.reply(reply))) != nil
+        else { return false }
+        let key = ReplyKey(pair: m.pair, requesterRole: m.role.peer, sendID: ExactID(reply.re))
+        return replies[key]?.replier == link
+    }
+
     /// The paired device on `link`: its id, pair and role (nil before `hello` or unpaired).
     public func member(of link: LinkID) -> (device: DeviceID, pair: PairID, role: Role)? {
         guard let s = links[link]?.session, let device = s.deviceID, let pair = s.pairID else { return nil }

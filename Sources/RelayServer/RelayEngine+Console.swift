@@ -38,8 +38,10 @@ struct ConsoleAttachment: Sendable {
 /// The engine's console hooks: frames logged, faults applied. Each hook runs only with a
 /// console; without one the engine's paths are as before.
 extension RelayEngine {
-    /// Logs an incoming frame; swallows a `reply` a `no-reply` fault asks for. Returns
-    /// whether the frame was swallowed (the core never sees it: the requester times out).
+    /// Logs an incoming frame; swallows a `reply` a `no-reply` fault asks for, if the core would
+    /// take it (a bad one, such as an unknown `re`, goes on to be refused and leaves the fault
+    /// for the next). Returns whether the frame was swallowed (the core never sees it: the
+    /// requester times out).
     func consoleInbound(_ link: LinkID, _ bytes: [UInt8]) -> Bool {
         guard let console else { return false }
         let now = clock.now()
@@ -55,7 +57,9 @@ extension RelayEngine {
             console.hub.logFrame(bytes, direction: "in", link: link, member: member, at: now)
             return true
         }
-        if let m = member, type == "reply" {
+        if let m = member, type == "reply", console.hub.withPlan({ $0.holdsReply(from: m.device, in: m.pair) }),
+            case .reply(let reply)? = try? FrameCodec.decodeClientFrame(bytes), core.awaitsReply(reply, on: link)
+        {
             swallowed = console.hub.withPlan { plan in
                 guard plan.swallowsReply(from: m.device, in: m.pair) else { return false }
                 plan.count(.noReply)
