@@ -178,6 +178,15 @@ public final class ConsoleHub: Sendable {
         }
     }
 
+    /// Whether the console's latest view of the relay shows a device of `target` connected.
+    public func showsConnected(_ target: FaultTarget) -> Bool {
+        state.withLock { s in
+            s.inspection.pairs.contains { pair in
+                [pair.phone, pair.watch].contains { $0.connected && target.matches(device: $0.id, pair: pair.id) }
+            }
+        }
+    }
+
     /// Clears the faults on `target` (all when nil) and logs what went.
     @discardableResult
     public func clear(_ target: FaultTarget?) -> [Fault] {
@@ -193,14 +202,14 @@ public final class ConsoleHub: Sendable {
     /// the event streams open.
     public func renderMetrics() -> String {
         let (faults, fired, streams) = state.withLock { s in
-            (s.plan.faults, s.plan.fired, s.subscribers.count { !$0.stream.isClosed })
+            (s.plan.faultsInForce, s.plan.fired, s.subscribers.count { !$0.stream.isClosed })
         }
         var out = "# HELP watchrelay_console_event_streams Console event streams open (at most maxEventStreams).\n"
         out += "# TYPE watchrelay_console_event_streams gauge\n"
         out += "watchrelay_console_event_streams \(streams)\n"
         out += "# HELP watchrelay_faults_active Faults in force (console), by kind.\n"
         out += "# TYPE watchrelay_faults_active gauge\n"
-        for kind in FaultKind.allCases where kind != .disconnect {
+        for kind in FaultKind.allCases {
             out += "watchrelay_faults_active{kind=\"\(kind.rawValue)\"} \(faults.filter { $0.kind == kind }.count)\n"
         }
         out += "# HELP watchrelay_faults_fired_total Frames dropped, held or swallowed and connections closed by faults.\n"

@@ -135,7 +135,7 @@ public enum ConsoleJSON {
         for (kind, n) in s.plan.fired { fired[kind.rawValue] = n }
         return State(
             now: now, pairs: pairs, unpairedConnections: s.inspection.unpairedConnections,
-            faults: s.plan.faults.map(fault), fired: fired, heldFrames: s.heldFrames,
+            faults: s.plan.faultsInForce.map(fault), fired: fired, heldFrames: s.heldFrames,
             faces: faces(s), node: s.node)
     }
 

@@ -69,7 +69,7 @@ public struct ConsoleRoutes: Sendable {
             }
             return .eventStream(stream)
         case ("GET", "/console/api/faults"), ("HEAD", "/console/api/faults"):
-            return json(hub.state.withLock { $0.plan.faults.map(ConsoleJSON.fault) })
+            return json(hub.state.withLock { $0.plan.faultsInForce.map(ConsoleJSON.fault) })
         case ("POST", "/console/api/faults") where !hub.appliesFaults:
             return json(
                 ConsoleJSON.Message(ok: false, message: "this cluster node does not lead: set faults on the leading node's console"),
@@ -83,6 +83,9 @@ public struct ConsoleRoutes: Sendable {
                     // Not a 404: the console's view lags a fresh pair by up to 150 ms.
                     view.warning = "no \(fault.target) in the console's view of the relay (it lags by up to 150 ms): "
                         + "check the id in /console/api/state; the fault is set and applies if it appears"
+                } else if fault.kind == .disconnect && !hub.showsConnected(fault.target) {
+                    view.warning = "\(fault.target) is not connected in the console's view of the relay (it lags by up to 150 ms): "
+                        + "the disconnect waits, listed in force, and fires once it connects"
                 }
                 return json(view)
             } catch {

@@ -10,8 +10,13 @@ import RelayProtocol
 public struct FaultPlan: Sendable, Equatable {
     /// Faults in force, by target and kind (setting one again replaces it).
     public private(set) var faults: [Fault] = []
-    /// `disconnect` faults not yet carried out (they fire once and leave).
-    public private(set) var pendingDisconnects: [FaultTarget] = []
+    /// `disconnect` faults not yet carried out: each waits until its target has a device
+    /// connected, fires once and leaves.
+    public private(set) var queuedDisconnects: [Fault] = []
+    /// The targets of ``queuedDisconnects``.
+    public var pendingDisconnects: [FaultTarget] { queuedDisconnects.map(\.target) }
+    /// What the console lists as in force: ``faults``, then the disconnects still waiting.
+    public var faultsInForce: [Fault] { faults + queuedDisconnects }
     /// How often each kind fired (drops, swallowed replies, disconnects, held frames).
     public private(set) var fired: [FaultKind: Int] = [:]
     /// Bumped by every change, so the engine applies reachability and budgets only on change.
@@ -33,12 +38,17 @@ public struct FaultPlan: Sendable, Equatable {
     public static let maxFaults = 1_000
 
     /// Sets `fault` (replacing one of the same kind on the same target); `disconnect` is queued
-    /// to fire once. Refuses a new one while ``maxFaults`` are in force.
+    /// to fire once (one per target). Refuses a new one while ``maxFaults`` are in force (and a
+    /// new disconnect while as many wait).
     public mutating func set(_ fault: Fault) throws(FaultError) {
         try fault.validate()
         if fault.kind == .disconnect {
+            guard !queuedDisconnects.contains(where: { $0.target == fault.target }) else { return }
+            guard queuedDisconnects.count < Self.maxFaults else {
+                throw FaultError("\(Self.maxFaults) disconnects wait for their devices, the most the relay keeps: clear some first")
+            }
             version += 1
-            pendingDisconnects.append(fault.target)
+            queuedDisconnects.append(fault)
             return
         }
         let replaces = faults.contains { $0.target == fault.target && $0.kind == fault.kind }
@@ -56,10 +66,11 @@ public struct FaultPlan: Sendable, Equatable {
     public mutating func clear(_ target: FaultTarget? = nil) -> [Fault] {
         let removed = faults.filter { target == nil || $0.target == target }
         faults.removeAll { target == nil || $0.target == target }
-        pendingDisconnects.removeAll { target == nil || $0 == target }
+        let waiting = queuedDisconnects.filter { target == nil || $0.target == target }
+        queuedDisconnects.removeAll { target == nil || $0.target == target }
         budgetVersions = budgetVersions.filter { target != nil && target != .pair($0.key) }
         version += 1
-        return removed
+        return removed + waiting
     }
 
     /// Counts one firing of `kind` (for the console and `/metrics`).
@@ -161,10 +172,22 @@ public struct FaultPlan: Sendable, Equatable {
         }
     }
 
-    /// Hands over the queued disconnects (each fires once).
+    /// Hands over every queued disconnect (each fires once).
     public mutating func takeDisconnects() -> [FaultTarget] {
-        defer { pendingDisconnects = [] }
-        return pendingDisconnects
+        takeDisconnects { _ in true }
+    }
+
+    /// Hands over the queued disconnects whose target `connected` says has a device connected
+    /// now (each fires once); the others wait for theirs.
+    public mutating func takeDisconnects(where connected: (FaultTarget) -> Bool) -> [FaultTarget] {
+        var due: [FaultTarget] = []
+        queuedDisconnects.removeAll { fault in
+            guard connected(fault.target) else { return false }
+            due.append(fault.target)
+            return true
+        }
+        if !due.isEmpty { version += 1 }
+        return due
     }
 }
 

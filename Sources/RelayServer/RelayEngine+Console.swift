@@ -189,7 +189,13 @@ extension RelayEngine {
         var changed = false
         let (wanted, budgets, disconnects) = hub.withPlan { plan in
             let wanted = Set(devices.filter { plan.isUnreachable($0.device, in: $0.pair, now: now) }.map(\.device))
-            return (wanted, plan.complicationBudgetSettings, plan.takeDisconnects())
+            // A disconnect waits until a device of its target is connected (and in the console's
+            // view, which lags by up to 150 ms): set too early, or while the device is away, it
+            // fired on nothing and was gone without a word.
+            let due = plan.takeDisconnects { target in
+                devices.contains { target.matches(device: $0.device, pair: $0.pair) && core.link(of: $0.device) != nil }
+            }
+            return (wanted, plan.complicationBudgetSettings, due)
         }
         let current = core.devicesForcedUnreachable
         for device in wanted.subtracting(current) {

@@ -7,7 +7,8 @@ import TestSupport
 import Testing
 
 /// What a fault did, said as it was: a `no-reply` swallows the reply the relay would have
-/// delivered (not a bad frame before it).
+/// delivered (not a bad frame before it), a `disconnect` on a device not connected waits for it
+/// to connect (it was dropped without a word).
 @Suite(.timeLimit(.minutes(5)))
 struct ConsoleFaultAccountingTests {
     let console = ConsoleTests()
@@ -29,6 +30,29 @@ struct ConsoleFaultAccountingTests {
         try await watch.expectError(.replyTimeout, re: "ask")
         let state: ConsoleJSON.State = try await console.get(relay, "/console/api/state")
         #expect(state.fired["no-reply"] == 1, "\(state.fired)")
+        await relay.stop()
+    }
+
+    /// A `disconnect` set while its device is away stays in force (listed, the answer says it
+    /// waits) and fires once the device is back: its new connection is closed with 1001.
+    @Test func disconnectOfADeviceAwayFiresWhenItConnects() async throws {
+        let relay = try await console.startRelay()
+        let (_, watch, _, watchToken) = try await pairDevices(relay)
+        let watchID = try console.deviceID(try await console.consolePair(relay), "watch")
+        watch.connection.close()
+        _ = try await console.consolePair(relay) { $0.devices.contains { $0.role == "watch" && !$0.connected } }
+        let answer = try await console.post(relay, "/console/api/faults?target=device:\(watchID)&kind=disconnect")
+        #expect(answer.contains("not connected"), "\(answer)")
+        let pending: ConsoleJSON.State = try await console.get(relay, "/console/api/state")
+        #expect(pending.faults.contains { $0.kind == "disconnect" && $0.target == "device:\(watchID)" }, "\(pending.faults)")
+        #expect(pending.fired["disconnect"] == nil, "\(pending.fired)")
+        let again = try await relay.device(.watch)
+        try await again.hello(token: watchToken)
+        #expect(try await again.closed() == CloseCode.goingAway.rawValue)
+        try await eventually(10, "the disconnect counted as fired") {
+            let state: ConsoleJSON.State = try await console.get(relay, "/console/api/state")
+            return state.fired["disconnect"] == 1 && !state.faults.contains { $0.kind == "disconnect" }
+        }
         await relay.stop()
     }
 }
