@@ -6,9 +6,9 @@ import WebSocketTransport
 /// What the engine keeps for the console (`serve --console`): the hub it reports to, the
 /// frames held by `delay`/`slow-writes` faults, and what it last applied of the plan.
 struct ConsoleAttachment: Sendable {
-    /// A frame or a close waiting behind a fault.
+    /// A frame (with its type, counted as sent when it goes) or a close waiting behind a fault.
     enum Outgoing: Sendable {
-        case frame([UInt8])
+        case frame([UInt8], FrameType)
         case close(UInt16, String)
     }
 
@@ -74,9 +74,10 @@ extension RelayEngine {
     /// Sends a frame through the faults: a `drop` may drop a message delivery, `delay` and
     /// `slow-writes` hold it (and everything after it on that connection). A connection that
     /// holds more than the transport would queue is closed as a slow consumer (1008): what it
-    /// held goes, and its durable items are delivered again when it is back.
-    func consoleSend(_ bytes: [UInt8], _ frame: RelayFrame, to link: LinkID, _ outbound: inout OutboundBatch) {
-        guard let hub = console?.hub else { return }
+    /// held goes, and its durable items are delivered again when it is back. Returns whether
+    /// the frame went now (not dropped, not held).
+    func consoleSend(_ bytes: [UInt8], _ frame: RelayFrame, to link: LinkID, _ outbound: inout OutboundBatch) -> Bool {
+        guard let hub = console?.hub else { return false }
         let now = clock.now()
         let member = core.member(of: link)
         var delay = 0
@@ -93,13 +94,13 @@ extension RelayEngine {
             if drop {
                 log.info("fault fired", ("kind", "drop"), ("device", m.device.rawValue), ("frame", "deliver"))
                 hub.logFrame(bytes, direction: "out", link: link, member: member, at: now, fault: "dropped")
-                return
+                return false
             }
             delay = d
             spacing = s
         }
         let goes = console?.gate.submit(
-            .frame(bytes), bytes: bytes.count, to: link, delay: delay, spacing: spacing, now: now.millisecondsSinceEpoch)
+            .frame(bytes, frame.type), bytes: bytes.count, to: link, delay: delay, spacing: spacing, now: now.millisecondsSinceEpoch)
         if goes != nil {
             outbound.send(bytes, to: ConnectionID(rawValue: link.rawValue))
         } else {
@@ -113,6 +114,7 @@ extension RelayEngine {
             }
         }
         hub.logFrame(bytes, direction: "out", link: link, member: member, at: now, fault: goes == nil ? "held" : "")
+        return goes != nil
     }
 
     /// Closes a connection behind whatever a fault still holds for it.
@@ -165,7 +167,9 @@ extension RelayEngine {
         if console?.gate.isEmpty == false {
             for (link, item) in console?.gate.release(now: now.millisecondsSinceEpoch) ?? [] {
                 switch item {
-                case .frame(let bytes): outbound.send(bytes, to: ConnectionID(rawValue: link.rawValue))
+                case .frame(let bytes, let type):
+                    outbound.send(bytes, to: ConnectionID(rawValue: link.rawValue))
+                    countReleased(type)
                 case .close(let code, let reason): outbound.close(ConnectionID(rawValue: link.rawValue), code: code, reason: reason)
                 }
             }

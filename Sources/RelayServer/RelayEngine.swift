@@ -260,6 +260,11 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
         ready.removeAll(keepingCapacity: true)
     }
 
+    /// Counts a frame of `type` as sent: one a console fault held, when it goes.
+    func countReleased(_ type: FrameType) {
+        pendingMetrics.countSent(type)
+    }
+
     /// Sets `value` to `new` if that is higher; whether it was.
     @inline(__always)
     private static func raise(_ value: inout Int64, to new: Int64) -> Bool {
@@ -275,10 +280,11 @@ final class RelayEngine: ServerEventHandler, @unchecked Sendable {
                 // With room for the transport's frame header in front: a deliver is not copied again.
                 let headroom = OutboundBatch.frameHeadroom
                 outbound.send(FrameCodec.encode(frame, headroom: headroom), headroom: headroom, to: ConnectionID(rawValue: link.rawValue))
-            } else {
-                consoleSend(FrameCodec.encode(frame), frame, to: link, &outbound)
+                pendingMetrics.countSent(frame)
+            } else if consoleSend(FrameCodec.encode(frame), frame, to: link, &outbound) {
+                // What a fault dropped or holds is not sent (held frames count when they go).
+                pendingMetrics.countSent(frame)
             }
-            pendingMetrics.countSent(frame)
             switch frame {
             case .error(let e):
                 pendingMetrics.errors[e.code, default: 0] += 1

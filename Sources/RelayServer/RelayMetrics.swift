@@ -185,6 +185,16 @@ struct MetricsBatch {
         }
     }
 
+    /// Counts a frame of `type` sent (one a console fault held, sent later).
+    mutating func countSent(_ type: FrameType) {
+        isClear = false
+        switch type {
+        case .deliver: delivers += 1
+        case .accepted: accepted += 1
+        default: otherSent[type, default: 0] += 1
+        }
+    }
+
     /// A first delivery's latency. A mode protocol v1 does not know (the core sends none) is not
     /// counted.
     mutating func addLatency(_ seconds: Double, mode: DeliveryMode) {

@@ -8,7 +8,8 @@ import Testing
 
 /// What a fault did, said as it was: a `no-reply` swallows the reply the relay would have
 /// delivered (not a bad frame before it), a `disconnect` on a device not connected waits for it
-/// to connect (it was dropped without a word).
+/// to connect (it was dropped without a word), and `/metrics` counts as sent only the frames
+/// that went (not those a fault dropped, and held ones when they go).
 @Suite(.timeLimit(.minutes(5)))
 struct ConsoleFaultAccountingTests {
     let console = ConsoleTests()
@@ -53,6 +54,29 @@ struct ConsoleFaultAccountingTests {
             let state: ConsoleJSON.State = try await console.get(relay, "/console/api/state")
             return state.fired["disconnect"] == 1 && !state.faults.contains { $0.kind == "disconnect" }
         }
+        await relay.stop()
+    }
+
+    /// `watchrelay_frames_sent_total` counts what went: not a message a `drop` dropped, and a
+    /// frame a `delay` holds only once it goes.
+    @Test func framesSentCountsNeitherDroppedNorHeldFrames() async throws {
+        let relay = try await console.startRelay()
+        let (phone, watch, _, _) = try await pairDevices(relay)
+        let pair = try await console.consolePair(relay)
+        let watchID = try console.deviceID(pair, "watch")
+        try await console.post(relay, "/console/api/faults?target=device:\(watchID)&kind=drop&p=1")
+        phone.send(.send(Send(id: "m-lost", mode: .message, payload: Payload(kind: "ping"))))
+        guard case .accepted = try await phone.next() else { throw TestFailure("accepted") }
+        try await console.post(relay, "/console/api/faults/clear")
+        try await console.post(relay, "/console/api/faults?target=device:\(watchID)&kind=delay&ms=3000")
+        phone.send(userInfo("u-held"))
+        guard case .accepted = try await phone.next() else { throw TestFailure("accepted") }
+        let held = try await PlainHTTP.request(port: relay.server.port, "/metrics").body
+        #expect(!held.contains(#"watchrelay_frames_sent_total{type="deliver"}"#), "\(held)")
+        guard case .deliver(let d) = try await watch.next() else { throw TestFailure("deliver") }
+        #expect(d.id == "u-held")
+        let sent = try await PlainHTTP.request(port: relay.server.port, "/metrics").body
+        #expect(sent.contains(#"watchrelay_frames_sent_total{type="deliver"} 1"#), "\(sent)")
         await relay.stop()
     }
 }
