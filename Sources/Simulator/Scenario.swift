@@ -39,8 +39,11 @@ public struct Scenario: Sendable, Codable, Hashable {
             try checkFields(json)
             let scenario = try JSONDecoder().decode(Scenario.self, from: data)
             guard !scenario.steps.isEmpty else { throw ScenarioError.invalid("a scenario needs at least one step") }
+            var kinds: [String: String] = [:]  // each actor's, as its first start makes it
             for (i, step) in scenario.steps.enumerated() {
-                if let why = step.problem { throw ScenarioError.invalid("step \(i + 1) (\(step.action)): \(why)") }
+                if let why = step.problem ?? step.startProblem(kinds: &kinds) {
+                    throw ScenarioError.invalid("step \(i + 1) (\(step.action)): \(why)")
+                }
             }
             return scenario
         } catch let error as ScenarioError {

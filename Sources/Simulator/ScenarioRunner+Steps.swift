@@ -78,7 +78,13 @@ extension ScenarioRunner {
 
     private func start(_ s: ScenarioStep) async throws {
         let name = try actorName(s)
-        switch try kind(of: name, s) {
+        let kind = try kind(of: name, s)
+        // Refused at load when the actor's kind is known then; otherwise here, before it starts.
+        if kind != .watch, let field = [("budget", s.budget != nil), ("foreground", s.foreground != nil)].first(where: \.1)?.0 {
+            throw StepFailure(
+                expected: "'\(field)' on a watch's start only", seen: "\(ScenarioStep.whose("\(kind)")) start ('\(name)')")
+        }
+        switch kind {
         case .relay: try await startRelay()
         case .github: try await startGitHub()
         case .phone:

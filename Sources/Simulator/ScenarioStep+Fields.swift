@@ -87,6 +87,36 @@ extension ScenarioStep {
         return nil
     }
 
+    /// A `budget` or `foreground` (a watch's) on the start of an actor known not to be a watch,
+    /// said; or nil. `kinds` holds each actor's kind as its first start made it (the runner's
+    /// rule: the kind given then, else the name's start), and gets this step's if it is the
+    /// actor's first start; an actor whose kind is not known here fails its step when it runs.
+    func startProblem(kinds: inout [String: String]) -> String? {
+        guard let action = ScenarioAction(rawValue: action), [.start, .restart, .reconnect].contains(action),
+            let name = actor
+        else { return nil }
+        if kinds[name] == nil { kinds[name] = Self.kindAtLoad(of: name, given: kind) }
+        guard let known = kinds[name], known != "watch",
+            let field = [("budget", budget != nil), ("foreground", foreground != nil)].first(where: \.1)?.0
+        else { return nil }
+        return "'\(field)' applies to a watch's start only, not \(Self.whose(known)) (it would be ignored)"
+    }
+
+    /// An actor's kind as the runner will take it on its first start: `relay`, `github`, else
+    /// the kind given, else `phone` or `watch` by the name's start; nil if none says.
+    static func kindAtLoad(of name: String, given: String?) -> String? {
+        if name == "relay" || name == "github" { return name }
+        if let given { return given }
+        if name.lowercased().hasPrefix("phone") { return "phone" }
+        if name.lowercased().hasPrefix("watch") { return "watch" }
+        return nil
+    }
+
+    /// `a phone's`, `the relay's`.
+    static func whose(_ kind: String) -> String {
+        kind == "phone" ? "a phone's" : "the \(kind)'s"
+    }
+
     /// Whether `name` can name an actor: its state directory is `<run dir>/<name>`, so a `/` or a
     /// `..` put it outside the run's directory (made there, and never removed); a watch's name is
     /// also the phone's `--watch` id, whose rule this is (`phone --watch`, `PhoneWatches`).

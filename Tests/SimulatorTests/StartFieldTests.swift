@@ -1,0 +1,54 @@
+import Foundation
+import Simulator
+import TestSupport
+import Testing
+
+/// `budget` and `foreground` are a watch's: on the start of a phone (or the relay, or github)
+/// they were accepted and ignored. Refused when the file loads if the actor's kind is known
+/// then (the kind its first start gives, else its name's start), else the step fails when it runs.
+@Suite struct StartFieldTests {
+    @Test(arguments: [
+        (
+            #"{"action": "start", "actor": "phone", "budget": 5}"#,
+            "step 1 (start): 'budget' applies to a watch's start only, not a phone's (it would be ignored)"
+        ),
+        (
+            #"{"action": "restart", "actor": "bob", "kind": "phone", "foreground": false}"#,
+            "step 1 (restart): 'foreground' applies to a watch's start only, not a phone's (it would be ignored)"
+        ),
+        (
+            #"{"action": "start", "actor": "relay", "budget": 1}"#,
+            "step 1 (start): 'budget' applies to a watch's start only, not the relay's (it would be ignored)"
+        ),
+        // The kind the first start gave decides, whatever the name or a later step says.
+        (
+            #"{"action": "start", "actor": "bob", "kind": "phone"}, {"action": "start", "actor": "bob", "budget": 2}"#,
+            "step 2 (start): 'budget' applies to a watch's start only, not a phone's (it would be ignored)"
+        ),
+    ])
+    func aWatchFieldOnAnotherActorsStartIsRefused(steps: String, why: String) {
+        let json = #"{"name": "x", "steps": ["# + steps + "]}"
+        #expect(throws: ScenarioError.invalid(why)) { try Scenario.decode(Data(json.utf8)) }
+    }
+
+    @Test(arguments: [
+        #"{"action": "start", "actor": "watch", "budget": 1, "foreground": false}"#,
+        #"{"action": "start", "actor": "phone-on-wrist", "kind": "watch"}, {"action": "restart", "actor": "phone-on-wrist", "budget": 3}"#,
+        // Not known at load: the step decides when it runs.
+        #"{"action": "start", "actor": "bob", "foreground": true}"#,
+    ])
+    func aWatchFieldOnAWatchsStartLoads(steps: String) throws {
+        let json = #"{"name": "x", "steps": ["# + steps + "]}"
+        #expect(try Scenario.decode(Data(json.utf8)).steps.isEmpty == false)
+    }
+
+    /// A scenario built in Swift is not checked as a file is: the step fails when it runs.
+    @Test func aBudgetOnAPhonesStartFailsTheStep() async throws {
+        var phone = ScenarioStep(action: "start", actor: "phone")
+        phone.budget = 5
+        let steps = [ScenarioStep(action: "start", actor: "relay"), ScenarioStep(action: "start", actor: "github"), phone]
+        let result = await ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures).run(Scenario(name: "phone-budget", steps: steps))
+        #expect(result.failedStep?.index == 3, "\(result.steps.map(\.line))")
+        #expect(result.failureMessage?.contains("'budget'") == true, "\(result.failureMessage ?? "")")
+    }
+}
