@@ -175,7 +175,10 @@ extension ScenarioRunner {
                 try await watch.pair(code: s.code ?? code)
                 break
             } catch let failure as StepFailure {
-                throw failure
+                // The runner's own (a watch stopped) is checked too; it is never a code to ask again for.
+                guard let expected = s.expectError else { throw failure }
+                try Self.check(error: failure, against: expected)
+                return
             } catch {
                 let expired = (try? Self.check(error: error, against: "pairing_code_expired")) != nil
                 if s.expectError == nil && s.code == nil && expired && attempt < Self.pairAttempts {

@@ -74,3 +74,16 @@ struct StepFailureExpectErrorTests {
         #expect(message.contains("expected an error containing 'user_not_found'; seen expected phone 'phone' running, seen stopped"), "\(message)")
     }
 }
+
+/// A `pair` checks its own `expectError` (it asks for a new code when one expired): the
+/// runner's failures (a watch stopped) were passed on there too, whatever it said.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct PairStepFailureExpectErrorTests {
+    @Test func aPairWithAStoppedWatchFailsAsExpected() async throws {
+        let result = await StepErrorTests.run([
+            StepErrorTests.step("stop", "watch"),
+            StepErrorTests.step("pair") { $0.phone = "phone"; $0.watch = "watch"; $0.expectError = "stopped" },
+        ])
+        #expect(result.passed, "\(result.failureMessage ?? "")\n\(result.steps.map(\.line).joined(separator: "\n"))")
+    }
+}
