@@ -59,16 +59,20 @@ extension ScenarioRunner {
     enum ActorKind { case relay, github, phone, watch }
 
     func kind(of name: String, _ s: ScenarioStep) throws -> ActorKind {
-        if name == "relay" { return .relay }
-        if name == "github" { return .github }
-        // What it started as, else the kind given, else its name's start: a `"kind": "watch"`
-        // named `phone…` was a phone, and a watch named so was one again in its later steps.
+        // What it started as, else the rule a scenario's load checks with (relay, github, the
+        // kind given, its name's start): a `"kind": "watch"` named `phone…` was a phone, and a
+        // watch named so was one again in its later steps. (`relay` and `github` never start
+        // as a phone or a watch.)
         if phones[name] != nil { return .phone }
         if watches[name] != nil { return .watch }
-        if let kind = s.kind { return kind == "phone" ? .phone : .watch }
-        if name.lowercased().hasPrefix("phone") { return .phone }
-        if name.lowercased().hasPrefix("watch") { return .watch }
-        throw StepFailure(expected: "an actor named relay, github, phone… or watch… (or a kind)", seen: "'\(name)'")
+        switch ScenarioStep.kindAtLoad(of: name, given: s.kind) {
+        case "relay": return .relay
+        case "github": return .github
+        case "phone": return .phone
+        case .some: return .watch
+        case nil:
+            throw StepFailure(expected: "an actor named relay, github, phone… or watch… (or a kind)", seen: "'\(name)'")
+        }
     }
 
     func actorName(_ s: ScenarioStep) throws -> String {

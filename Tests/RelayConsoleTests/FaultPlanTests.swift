@@ -86,7 +86,7 @@ import Testing
         #expect(plan.faults.isEmpty)
     }
 
-    @Test func disconnectIsQueuedOnceAndNotListedAsInForce() throws {
+    @Test func disconnectIsQueuedOnceAndNotAmongTheFaultsFramesGoThrough() throws {
         var plan = FaultPlan(seed: 1)
         try plan.set(Fault(.disconnect, on: .device(watch), at: at(0)))
         #expect(plan.faults.isEmpty)

@@ -263,7 +263,9 @@ struct ConsoleTests {
     /// member named `type` made the console take a message for a reply (and swallow it, its
     /// sender never accepted) and a reply for something else (the fault never fired).
     @Test func noReplyKnowsAReplyByItsFrameTypeNotByItsPayload() async throws {
-        let relay = try await startRelay { $0.relay.limits.replyTimeoutMs = 300 }
+        // Long enough for the reply to come first on a loaded machine (a late one is not swallowed),
+        // short of the 5 s the watch waits for its error.
+        let relay = try await startRelay { $0.relay.limits.replyTimeoutMs = min(4_000, Int(1_500 * timeoutScale)) }
         let (phone, watch, _, _) = try await pairDevices(relay)
         let pair = try await consolePair(relay)
         try await post(relay, "/console/api/faults?target=device:\(try deviceID(pair, "phone"))&kind=no-reply")
