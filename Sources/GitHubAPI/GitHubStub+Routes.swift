@@ -139,12 +139,6 @@ extension GitHubStub {
         return body
     }
 
-    /// `http://<Host header>`, or ``baseURL`` without a `Host` header.
-    private func linkBase(_ request: HTTPRequest) -> String {
-        guard let host = request.headers["host"], !host.isEmpty else { return baseURL }
-        return "http://\(host)"
-    }
-
     /// The answer a fault gives instead of the route's, or `nil` if it applies later (rate limits).
     private static func faulty(_ fault: GitHubStubFault, target: Target) -> HTTPResponse? {
         let body: [UInt8]

@@ -32,7 +32,8 @@ public struct GitHubStub: Sendable {
     public let catalog: GitHubFixtureCatalog
     /// The primary rate limit, or `nil` for none.
     public var rateLimit: GitHubStubRateLimit?
-    /// The root of `Link` targets for a request without a `Host` header, e.g. `http://127.0.0.1:8080`.
+    /// The root of `Link` targets for a request without a well-formed `Host` header (none, or
+    /// not a `host[:port]`), e.g. `http://127.0.0.1:8080`.
     public var baseURL: String
     /// What has been answered so far.
     public private(set) var counters = GitHubStubCounters()
@@ -48,7 +49,7 @@ public struct GitHubStub: Sendable {
     /// - Parameters:
     ///   - catalog: the users and repositories to serve.
     ///   - rateLimit: the primary rate limit, or `nil` (the default) for none.
-    ///   - baseURL: the root of `Link` targets when a request has no `Host` header.
+    ///   - baseURL: the root of `Link` targets when a request has no well-formed `Host` header.
     public init(
         catalog: GitHubFixtureCatalog, rateLimit: GitHubStubRateLimit? = nil, baseURL: String = "http://127.0.0.1"
     ) {

@@ -61,6 +61,32 @@ struct GitHubStubTests {
                 == true)
     }
 
+    /// The `Host` header went into `Link` targets unchecked: a value with `>`, quotes, spaces or
+    /// `;` broke the header's syntax (and could add links of its own). Anything that is not a
+    /// `host[:port]` of the allowed characters now gives the server's own base URL.
+    @Test(arguments: [
+        "evil>; rel=\"next\", <http://attacker", "a b", "\"quoted\"", "host,other", "h;x", "h:port", "h:99999",
+        "[::1", "[::1]x", "user@host", "host/path", "%41", String(repeating: "a", count: 300), ":8080",
+    ])
+    func aHostileHostHeaderFallsBackToTheServersBaseURL(_ host: String) throws {
+        var stub = GitHubStub(catalog: fixtureCatalog, baseURL: "http://127.0.0.1:4567")
+        let response = stub.respond(
+            to: get("/users/mattt/repos", query: "per_page=100", headers: ["Host": host]), now: now)
+        let value = try #require(response.header("Link"))
+        let links = LinkHeader(parsing: value)
+        #expect(links.links.count == 2)
+        #expect(links.next?.hasPrefix("http://127.0.0.1:4567/user/") == true, "\(value)")
+        #expect(links.last?.hasPrefix("http://127.0.0.1:4567/user/") == true, "\(value)")
+    }
+
+    @Test(arguments: ["localhost", "localhost:8080", "127.0.0.1:4567", "[::1]:9000", "[::1]", "api.example-1.test"])
+    func aWellFormedHostHeaderIsKeptInLinks(_ host: String) throws {
+        var stub = GitHubStub(catalog: fixtureCatalog, baseURL: "http://unused")
+        let response = stub.respond(
+            to: get("/users/mattt/repos", query: "per_page=100", headers: ["Host": host]), now: now)
+        #expect(LinkHeader(parsing: try #require(response.header("Link"))).next?.hasPrefix("http://\(host)/user/") == true)
+    }
+
     @Test(arguments: [("", 30), ("per_page=500", 100), ("per_page=0", 30), ("per_page=x", 30), ("per_page=7", 7)])
     func clampsPerPage(_ query: String, _ expected: Int) throws {
         var stub = GitHubStub(catalog: fixtureCatalog)
