@@ -1,7 +1,11 @@
 import WebSocketTransport
 
-/// The base URL the fixture server names in its answers (`Link` targets, the root's URLs).
+/// The base URL the fixture server names in its answers: `Link` targets, the root's URLs, and
+/// the API URLs in the user and repository objects.
 extension GitHubStub {
+    /// The API root the fixture files name, as GitHub's own objects do
+    /// (`"url": "https://api.github.com/users/octocat"`).
+    static let fixtureAPIRoot = "https://api.github.com"
     /// The longest `Host` value taken (a DNS name is at most 253 characters, plus a port).
     static let maxHostLength = 261
 
@@ -50,5 +54,37 @@ extension GitHubStub {
 
     private static func isHexDigit(_ byte: UInt8) -> Bool {
         isDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte | 0x20)
+    }
+
+    /// `body` (compact JSON, as `JSONWriter` writes it) with ``fixtureAPIRoot`` at the start of
+    /// a string value, alone or before a `/`, replaced by `base`.
+    ///
+    /// GitHub's objects name the API host the client used (`url`, `repos_url`, `followers_url`, …);
+    /// the fixture files name the real one, so a client following `repos_url` from the offline
+    /// fixture server went to the internet. Only a value that starts with the root changes (a
+    /// string starts after `:`, `,` or `[`; text that mentions the URL later is left alone), and
+    /// `base` is `http://` and a checked `host[:port]`, with nothing to escape.
+    static func rebased(_ body: [UInt8], to base: String) -> [UInt8] {
+        guard base != fixtureAPIRoot else { return body }
+        let root = Array("\"\(fixtureAPIRoot)".utf8)
+        let replacement = Array("\"\(base)".utf8)
+        // What precedes a string value's opening quote in compact JSON.
+        let valueOpeners: [UInt8] = [UInt8(ascii: ":"), UInt8(ascii: ","), UInt8(ascii: "[")]
+        var result: [UInt8] = []
+        result.reserveCapacity(body.count + body.count / 8)
+        var index = 0
+        while index < body.count {
+            let end = index + root.count
+            if body[index] == UInt8(ascii: "\""), index > 0, valueOpeners.contains(body[index - 1]), end < body.count,
+                body[end] == UInt8(ascii: "/") || body[end] == UInt8(ascii: "\""), body[index..<end].elementsEqual(root)
+            {
+                result.append(contentsOf: replacement)
+                index = end
+            } else {
+                result.append(body[index])
+                index += 1
+            }
+        }
+        return result
     }
 }

@@ -55,7 +55,8 @@ extension GitHubStub {
                 ])
         case .user(let account):
             response = HTTPResponse(
-                status: 200, contentType: Self.jsonContentType, body: JSONWriter.encode(account.user))
+                status: 200, contentType: Self.jsonContentType,
+                body: Self.rebased(JSONWriter.encode(account.user), to: linkBase(request)))
         case .repos(let account):
             response = page(of: account, request: request)
         case .unknownUser(_, let repos):
@@ -103,9 +104,10 @@ extension GitHubStub {
         let start = page > lastPage ? account.repos.count : (page - 1) * perPage
         let end = min(account.repos.count, start + perPage)
         var headers: [HTTPHeader] = []
+        let base = linkBase(request)
         if lastPage > 1 || page > 1 {
             // GitHub links a user's repo pages by user ID: /user/{id}/repos?per_page=…&page=…
-            let root = "\(linkBase(request))/user/\(account.id)/repos?per_page=\(perPage)&page="
+            let root = "\(base)/user/\(account.id)/repos?per_page=\(perPage)&page="
             var links = LinkHeader()
             if page > 1 {
                 links.links["prev"] = root + String(min(page - 1, lastPage))
@@ -118,8 +120,8 @@ extension GitHubStub {
             if let value = links.value { headers.append(HTTPHeader(name: "Link", value: value)) }
         }
         return HTTPResponse(
-            status: 200, contentType: Self.jsonContentType, body: encodedPage(of: account, start..<end),
-            headers: headers)
+            status: 200, contentType: Self.jsonContentType,
+            body: Self.rebased(encodedPage(of: account, start..<end), to: base), headers: headers)
     }
 
     /// The compact JSON array of some of an account's repositories (what `JSONWriter` gives for

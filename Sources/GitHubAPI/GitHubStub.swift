@@ -17,6 +17,9 @@ import WebSocketTransport
 ///   when a ``GitHubStubRateLimit`` is set and spent, 403 with GitHub's message (no limit by
 ///   default: the headers then count against 5,000 and nothing is refused);
 /// - 404 with GitHub's JSON body for an unknown user or path, or a method other than GET/HEAD.
+/// - the API URLs in the objects (`url`, `repos_url`, …: `https://api.github.com/…` in the
+///   fixture files) name the server itself, as GitHub's name the API host the client used: the
+///   `Host` of the request if it is a well-formed `host[:port]`, else ``baseURL``.
 ///
 /// ``GitHubStubFault``s make it misbehave per login or everywhere, and ``counters`` record
 /// what it answered.

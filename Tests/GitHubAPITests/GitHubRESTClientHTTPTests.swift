@@ -25,6 +25,21 @@ struct GitHubRESTClientHTTPTests {
         }
     }
 
+    /// A developer following `repos_url` from the fixture server's user object stays on it
+    /// (it named https://api.github.com, the real GitHub, from the offline default).
+    @Test func followingReposURLFromAUserStaysOnTheFixtureServer() async throws {
+        try await withStub { stub, _ in
+            let user = try await PlainHTTP.request(port: stub.port, "/users/octocat")
+            #expect(user.status == 200)
+            let reposURL = try #require(try JSONParser.parse(Array(user.body.utf8))["repos_url"]?.stringValue)
+            #expect(reposURL == "\(stub.baseURL.absoluteString)/users/octocat/repos")
+            let path = try #require(URL(string: reposURL)).path
+            let repos = try await PlainHTTP.request(port: stub.port, path)
+            #expect(repos.status == 200)
+            #expect(try JSONParser.parse(Array(repos.body.utf8)).arrayValue?.count == 8)
+        }
+    }
+
     @Test func fetchesEveryPageOfAMultiPageUserInOrder() async throws {
         try await withStub { stub, client in
             let account = try #require(fixtureCatalog.account(login: "sindresorhus"))

@@ -47,7 +47,7 @@ struct GitHubStubTests {
         let last = stub.respond(to: get("/users/sindresorhus/repos", query: "per_page=100&page=3"), now: now)
         let lastItems = try #require(try JSONParser.parse(last.body).arrayValue)
         #expect(lastItems.count == account.repos.count - 200)
-        #expect(lastItems.last == account.repos.last)
+        #expect(lastItems.last?["full_name"] == account.repos.last?["full_name"])
         #expect(LinkHeader(parsing: try #require(last.header("Link"))).next == nil)
     }
 
@@ -59,6 +59,41 @@ struct GitHubStubTests {
         #expect(
             LinkHeader(parsing: try #require(response.header("Link"))).next?.hasPrefix("http://127.0.0.1:4567/user/")
                 == true)
+    }
+
+    /// The fixture objects named the real GitHub (`https://api.github.com/users/octocat/repos`),
+    /// so following `repos_url` from the offline fixture server went to the internet. GitHub's
+    /// API URLs in a body name the API host the client used: the stub's now name its own base,
+    /// the one its `Link` targets use; other hosts (`github.com`, avatars) are left alone.
+    @Test func apiURLsInBodiesNameTheFixtureServer() throws {
+        var stub = GitHubStub(catalog: fixtureCatalog, baseURL: "http://127.0.0.1:9")
+        let headers = ["Host": "127.0.0.1:4567"]
+        let user = try JSONParser.parse(stub.respond(to: get("/users/octocat", headers: headers), now: now).body)
+        #expect(user["url"]?.stringValue == "http://127.0.0.1:4567/users/octocat")
+        #expect(user["repos_url"]?.stringValue == "http://127.0.0.1:4567/users/octocat/repos")
+        #expect(user["following_url"]?.stringValue == "http://127.0.0.1:4567/users/octocat/following{/other_user}")
+        #expect(user["html_url"]?.stringValue == "https://github.com/octocat")
+        #expect(user["avatar_url"]?.stringValue?.hasPrefix("https://avatars.githubusercontent.com/") == true)
+
+        let page = stub.respond(to: get("/users/octocat/repos", headers: headers), now: now)
+        let repo = try #require(try JSONParser.parse(page.body).arrayValue?.first)
+        let name = try #require(repo["full_name"]?.stringValue)
+        #expect(repo["url"]?.stringValue == "http://127.0.0.1:4567/repos/\(name)")
+        #expect(repo["owner"]?["repos_url"]?.stringValue == "http://127.0.0.1:4567/users/octocat/repos")
+        #expect(repo["html_url"]?.stringValue == "https://github.com/\(name)")
+
+        // Without a Host header: the server's own base URL, as for Link targets.
+        let bare = try JSONParser.parse(stub.respond(to: get("/users/octocat"), now: now).body)
+        #expect(bare["repos_url"]?.stringValue == "http://127.0.0.1:9/users/octocat/repos")
+        for login in ["octocat", "sindresorhus", "pointfreeco"] {
+            for path in ["/users/\(login)", "/users/\(login)/repos"] {
+                let body = stub.respond(to: get(path, query: "per_page=100", headers: headers), now: now).text
+                #expect(!body.contains("api.github.com"), "\(path)")
+            }
+        }
+        // The catalog itself (what the fixture files say) is unchanged.
+        #expect(fixtureCatalog.account(login: "octocat")?.user["repos_url"]?.stringValue
+            == "https://api.github.com/users/octocat/repos")
     }
 
     /// The `Host` header went into `Link` targets unchecked: a value with `>`, quotes, spaces or
