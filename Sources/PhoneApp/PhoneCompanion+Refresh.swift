@@ -35,10 +35,17 @@ extension PhoneCompanion {
         if let running = refreshInFlight {
             result = await running.value
         } else {
-            let task = Task { await self.performRefresh() }
+            // The refresh clears `refreshInFlight` itself, in its last step on the actor: a
+            // request that reaches the actor after that starts a new refresh. (Cleared by this
+            // caller once it resumed, a request in between joined the finished refresh and got
+            // its result without a request to GitHub.)
+            let task = Task {
+                let result = await self.performRefresh()
+                self.refreshInFlight = nil
+                return result
+            }
             refreshInFlight = task
             result = await task.value
-            refreshInFlight = nil
         }
         record(.refreshed(trigger, result))
         return result
