@@ -67,7 +67,7 @@ extension PhoneCompanion {
             report(error)
             return .refreshed(fetched: 0, failed: [], sync: .unchanged)
         }
-        return await apply(await fetchUsers(logins))
+        return await apply(await fetchUsers(logins, refusedUntil: rateLimitRetryAt()))
     }
 
     /// Fetches the users of `logins`, at most ``PhoneConfiguration/concurrency`` at a time, in order.
@@ -75,10 +75,13 @@ extension PhoneCompanion {
     /// GitHub's rate limit is the token's (or the address's), not one user's: once GitHub refused
     /// a request for it, the logins not asked for yet fail with the same
     /// ``GitHubError/rateLimited(retryAt:)`` without a request (GitHub asks clients to stop
-    /// until the reset; each would be refused anyway).
-    nonisolated func fetchUsers(_ logins: [String]) async -> [(login: String, result: Result<User, GitHubError>)] {
+    /// until the reset; each would be refused anyway). With `refusedUntil` (a refusal still in
+    /// force, ``rateLimitRetryAt()``), every login fails so and nothing is asked.
+    nonisolated func fetchUsers(
+        _ logins: [String], refusedUntil initial: Date?
+    ) async -> [(login: String, result: Result<User, GitHubError>)] {
         let github = self.github
-        let refusedUntil = LockedState<Date?>(nil)
+        let refusedUntil = LockedState<Date?>(initial)
         let results = await OrderedConcurrentFetch(maxConcurrent: configuration.concurrency).mapResults(logins) {
             (login) async throws(GitHubError) -> User in
             if let retryAt = refusedUntil.withLock({ $0 }) { throw .rateLimited(retryAt: retryAt) }
@@ -108,6 +111,7 @@ extension PhoneCompanion {
                         try store.saveUser(user, fetchedAt: stamp)
                     case .failure(let error):
                         failed.append(login)
+                        remember(error)
                         report(.github(login: login, error))
                     }
                 }
@@ -168,7 +172,7 @@ extension PhoneCompanion {
                 let (_, snapshot) = try commit {}
                 _ = await sync(snapshot)
             } else {
-                _ = await apply(await fetchUsers(missing))
+                _ = await apply(await fetchUsers(missing, refusedUntil: rateLimitRetryAt()))
             }
             for verb in requests where verb == "refresh" {
                 _ = await refresh(trigger: .external)

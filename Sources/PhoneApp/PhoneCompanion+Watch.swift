@@ -116,7 +116,8 @@ extension PhoneCompanion {
 
     /// The repos of `login`: from the cache while younger than ``PhoneConfiguration/reposMaxAge``,
     /// else from GitHub (revalidated with the ETag of the last answer, free when unchanged),
-    /// stored as the new cache.
+    /// stored as the new cache; while GitHub's rate-limit refusal is in force, the cache or
+    /// at once its ``GitHubError/rateLimited(retryAt:)``, without a request.
     /// - Throws: ``PhoneError/github(login:_:)`` (the cache is dropped when GitHub says the user
     ///   does not exist), ``PhoneError/store(_:)``.
     public func repos(of login: String) async throws(PhoneError) -> ReposReply {
@@ -125,7 +126,7 @@ extension PhoneCompanion {
         }
         let repos: [Repo]
         do throws(GitHubError) {
-            repos = try await github.repos(login)
+            repos = try await askGitHub { () async throws(GitHubError) in try await github.repos(login) }
         } catch {
             if case .userNotFound = error { try? store.forgetRepos(login) }
             throw .github(login: login, error)

@@ -48,6 +48,8 @@ public actor PhoneCompanion {
     var lastDataVersion: Int64 = 0
     var tasks: [Task<Void, Never>] = []
     var refreshInFlight: Task<RefreshResult, Never>?
+    /// Until when GitHub refused requests for its rate limit (see ``askGitHub(_:)``).
+    var rateLimitedUntil: Date?
     var pushing = false
     var pushWaiters: [CheckedContinuation<Void, Never>] = []
     var started = false
@@ -164,7 +166,7 @@ public actor PhoneCompanion {
             fetched = recent
         } else {
             do throws(GitHubError) {
-                fresh = try await github.user(login)
+                fresh = try await askGitHub { () async throws(GitHubError) in try await github.user(login) }
                 fetched = fresh
             } catch {
                 if case .userNotFound = error { throw .github(login: login, error) }

@@ -221,7 +221,8 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
     public var login: String?
     /// For `move`: the new index (0 is first).
     public var index: Int?
-    /// For `advance` and `sleep`: seconds.
+    /// For `advance` and `sleep`: seconds. For a `rateLimit` fault: the window (default 3600);
+    /// for a `secondaryRateLimit` fault: `Retry-After` (default 60, rounded up to whole seconds).
     public var seconds: Double?
     /// For `wait`: `snapshot`, `reload`, `stale`, `deleteAccepted`, `deleteCompleted`,
     /// `reachable`, `unreachable`, `paired`.

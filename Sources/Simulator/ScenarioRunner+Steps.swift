@@ -269,11 +269,16 @@ extension ScenarioRunner {
         case "down": fault = .down
         case "garbage": fault = .garbage
         case "wrongShape": fault = .wrongShape
-        case "secondaryRateLimit": fault = .secondaryRateLimit(retryAfterSeconds: 60)
+        case "secondaryRateLimit":
+            // Whole seconds, as GitHub's `Retry-After`: the phone asks nothing until then.
+            fault = .secondaryRateLimit(retryAfterSeconds: Int((s.seconds ?? 60).rounded(.up)))
         case "rateLimit":
             // `count` more requests from this step on (the server's window may have charged
-            // the phone's start and earlier steps already).
-            gh.restartRateLimit(GitHubStubRateLimit(limit: s.count ?? 0))
+            // the phone's start and earlier steps already), in a window of `seconds` (default
+            // an hour) from the next request: its end is the `X-RateLimit-Reset` the phone
+            // waits for once refused, whatever `none` clears before.
+            let window = Duration.milliseconds(Int(((s.seconds ?? 3600) * 1000).rounded(.up)))
+            gh.restartRateLimit(GitHubStubRateLimit(limit: s.count ?? 0, window: window))
             return
         case "none":
             gh.setRateLimit(nil)

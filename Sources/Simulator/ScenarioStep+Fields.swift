@@ -24,8 +24,14 @@ extension ScenarioStep {
         case .advance: ["watch", "seconds"]
         case .wait: waitFilters.union(["watch", "event", "count", "timeout"])
         case .sleep: ["seconds"]
-        // A rate limit counts every request: its `login` is refused with its own reason.
-        case .fault: fault == "rateLimit" ? ["fault", "count", "login"] : ["fault", "login"]
+        // A rate limit counts every request: its `login` is refused with its own reason. Its
+        // `seconds` is the window (`rateLimit`) or `Retry-After` (`secondaryRateLimit`).
+        case .fault:
+            switch fault {
+            case "rateLimit": ["fault", "count", "login", "seconds"]
+            case "secondaryRateLimit": ["fault", "login", "seconds"]
+            default: ["fault", "login"]
+            }
         case .linkFault: linkFaultParameters.union(["fault", "target"])
         case .expectWidget: ["watch", "widget", "equals", "contains", "stale"]
         case .expectReloads: ["watch", "count", "widget", "reason", "timeout"]

@@ -110,14 +110,15 @@ struct PhoneHarness {
     let first: FavoritesSnapshot
 
     static func start(
-        github: TestGitHub? = nil, configure: (inout PhoneConfiguration) -> Void = { _ in }
+        github: TestGitHub? = nil, clock: SteppedWallClock? = nil,
+        configure: (inout PhoneConfiguration) -> Void = { _ in }
     ) async throws -> PhoneHarness {
         let relay = try await TestRelay.start()
         let github = try github ?? TestGitHub.start()
         let state = TemporaryDirectory()
         var configuration = phoneConfiguration(relay: relay.url, state: state.path)
         configure(&configuration)
-        let phone = try PhoneCompanion(configuration: configuration, github: github.client)
+        let phone = try PhoneCompanion(configuration: configuration, github: github.client, now: { clock?.now() ?? Date() })
         await phone.start()
         let code = try await phone.pair()
         let watch = try await RawWatch.pair(relay: relay.url, code: code.code)
@@ -131,6 +132,15 @@ struct PhoneHarness {
         await relay.stop()
         await github.stop()
     }
+}
+
+/// The wall clock moved on by hand: the real time plus an offset, for a companion's `now`.
+final class SteppedWallClock: Sendable {
+    private let offset = LockedState<TimeInterval>(0)
+
+    func now() -> Date { Date().addingTimeInterval(offset.withLock { $0 }) }
+
+    func advance(seconds: TimeInterval) { offset.withLock { $0 += seconds } }
 }
 
 /// Counts GitHub calls in flight, for checking the concurrency bound.
