@@ -23,12 +23,18 @@ extension PhoneCompanion {
         return until
     }
 
-    /// Remembers a rate-limit refusal until its reset (the latest of several); other errors,
-    /// and a reset already past, change nothing.
+    /// Remembers a rate-limit refusal until its reset (the latest of several), but at most
+    /// ``longestRateLimitWait`` from now; other errors, and a reset already past, change nothing.
     func remember(_ error: GitHubError) {
         guard case .rateLimited(let retryAt) = error, retryAt > now() else { return }
-        rateLimitedUntil = max(rateLimitedUntil ?? retryAt, retryAt)
+        let until = min(retryAt, now().addingTimeInterval(Self.longestRateLimitWait))
+        rateLimitedUntil = max(rateLimitedUntil ?? until, until)
     }
+
+    /// The longest a refusal keeps the companion from GitHub: GitHub's primary window (an
+    /// hour). A reset further away (a server's garbage, a phone clock far behind) would have
+    /// kept every refresh from GitHub until the process restarted.
+    static let longestRateLimitWait: TimeInterval = 3600
 
     /// Calls GitHub, unless a rate-limit refusal is in force: then fails at once with it. A
     /// refusal the call meets is remembered.

@@ -64,4 +64,40 @@ struct RateLimitMemoryTests {
         #expect(server.counters.requests == 3)
         await h.stop()
     }
+
+    /// A reset announced further away than GitHub's hour (a server's garbage, a phone clock
+    /// far behind) keeps the companion from GitHub for an hour at most: remembered as it came,
+    /// it held until the process restarted.
+    @Test func aRefusalKeepsTheCompanionFromGitHubForAnHourAtMost() async throws {
+        let clock = SteppedWallClock()
+        let h = try await PhoneHarness.start(clock: clock)
+        _ = try await h.phone.add("octocat")
+        let server = h.github.server
+        server.restartRateLimit(GitHubStubRateLimit(limit: 0, window: .seconds(2 * 86_400)))
+        server.resetCounters()
+        guard case .refreshed(_, let failed, _) = await h.phone.refresh(trigger: .periodic) else {
+            Issue.record("a periodic refresh is not throttled")
+            return
+        }
+        #expect(failed == ["octocat"])
+        do {
+            _ = try await h.phone.repos(of: "tj")
+            Issue.record("expected the rate limit")
+        } catch {
+            guard case .github("tj", .rateLimited(let retryAt)) = error else {
+                Issue.record("expected the rate limit, got \(error)")
+                return
+            }
+            #expect(retryAt <= Date().addingTimeInterval(3_600 + 60), "an hour at most: \(retryAt)")
+        }
+        #expect(server.counters.requests == 1)
+        server.setRateLimit(nil)
+        clock.advance(seconds: 3_601)
+        guard case .refreshed(let fetched, let none, _) = await h.phone.refresh(trigger: .periodic) else {
+            Issue.record("a periodic refresh is not throttled")
+            return
+        }
+        #expect(fetched == 1 && none.isEmpty)
+        await h.stop()
+    }
 }
