@@ -351,7 +351,7 @@ enum WatchCommand {
                 printer.say("\(current.widgets.isAppForeground ? "foreground" : "background"); clock \(watch.clock.now().iso8601)")
             case .sync:
                 printer.say(await watch.caughtUpIfConnected() ? "caught up" : "not connected: nothing to wait for")
-            case .help: printer.say(WatchConsoleCommand.helpText)
+            case .help: for line in WatchConsoleCommand.helpText.split(separator: "\n") { printer.say(String(line)) }
             }
         } catch {
             printer.say("error: \(error)")
@@ -363,8 +363,12 @@ enum WatchCommand {
 /// Prints the watch as text or JSON and writes SVG pictures.
 struct WatchPrinter: Sendable {
     /// A line for people (an event, a command's answer, an error): standard output, or
-    /// standard error with `--json`, whose standard output is JSON only.
+    /// standard error with `--json`, whose standard output is JSON only. Logins, names and
+    /// messages in it come from the phone (`status` lists its logins, an error names them):
+    /// their control characters and bidi overrides show as `�`, as in the frames (a newline
+    /// would split the line, an escape sequence would reach the terminal).
     func say(_ line: String) {
+        let line = TextMetrics.printable(line)
         if json {
             StandardError.write((line + "\n"))
         } else {
@@ -394,14 +398,9 @@ struct WatchPrinter: Sendable {
         try SVGRenderer.render(profile, now: now).write(toFile: dir + "/repos-\(profile.login).svg", atomically: true, encoding: .utf8)
     }
 
-    /// One line for the live view, or nil for events the frames already show. Logins, names
-    /// and messages come from the phone: their control characters and bidi overrides show as
-    /// `�` (a newline or an escape sequence would reach the terminal), as in the frames.
+    /// One line for the live view, or nil for events the frames already show (``say(_:)``
+    /// makes the phone's text in it printable).
     static func describe(_ event: WatchEvent) -> String? {
-        line(for: event).map(TextMetrics.printable)
-    }
-
-    private static func line(for event: WatchEvent) -> String? {
         switch event {
         case .activated(let paired): return "activated (paired: \(paired))"
         case .disconnected: return "disconnected from the relay (reconnecting)"

@@ -95,6 +95,33 @@ struct NewUserTests {
         await relay.stop()
     }
 
+    /// The watch's console answers print the phone's logins too: `status` lists them, and a
+    /// `delete` of a login the watch does not list says which it does. An escape sequence in a
+    /// login shows as `\u{FFFD}` there as in the live view (it reached the terminal).
+    @Test func theWatchsConsoleAnswersPrintNoControlCharactersThePhoneSent() async throws {
+        let (relay, state, phone, code) = try await Self.phoneWaitingToPair()
+        let watch = try ChildProcess(
+            ["--relay", relay.url, "--state", state.path("watch"), "--pair", code.code, "--log-level", "error"], subcommand: "watch")
+        defer { watch.terminate() }
+        try await withTimeout(20, "the watch to pair") {
+            for await event in phone.events { if case .paired = event { return } }
+        }
+        try await Self.push(phone, 1, ["octo\u{1B}[2Jcat", "tor\u{1B}]0;owned\u{07}valds"])
+        _ = try await watch.line(startingWith: "snapshot r1 stored")
+        watch.type("status")
+        let status = try await watch.line(startingWith: "favorites r1")
+        watch.type("delete nobody")
+        let error = try await watch.line(startingWith: "error: nobody is not a favorite")
+        for line in [status, error] {
+            #expect(!line.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(line.debugDescription)")
+            #expect(line.contains("octo\u{FFFD}[2Jcat"), "\(line.debugDescription)")
+        }
+        watch.closeInput()
+        _ = try await watch.exitStatus()
+        await phone.close()
+        await relay.stop()
+    }
+
     /// `watchrelay pair` pairs the state directories the GitExplorer phone and watch run on too
     /// (the watch used to keep its session one directory down, so it started unpaired).
     @Test func watchrelayPairPairsTheHeadlessWatchsStateDirectory() async throws {
