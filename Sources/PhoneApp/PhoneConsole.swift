@@ -117,30 +117,10 @@ public enum PhoneConsole {
         ([status, verb] + kv.map { "\($0.0)=\(quote($0.1))" }).joined(separator: " ")
     }
 
-    /// Quotes a logfmt value when it needs it. Values come from peers (a watch's name, a
-    /// login, GitHub's text): a control character or a bidirectional override is written as an
-    /// escape (`\n`, `\r`, `\t`, `\u001b`), never raw, so a value stays on its line and
-    /// nothing reaches the terminal.
+    /// Quotes a logfmt value when it needs it (``TerminalText/logfmtValue(_:)``: values come
+    /// from peers, and a control character is written as an escape, never raw).
     public static func quote(_ value: String) -> String {
-        let needs = value.isEmpty || value.unicodeScalars.contains {
-            $0 == " " || $0 == "=" || $0 == "\"" || TerminalText.isUnprintable($0)
-        }
-        guard needs else { return value }
-        var escaped = ""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\\": escaped += "\\\\"
-            case "\"": escaped += "\\\""
-            case "\n": escaped += "\\n"
-            case "\r": escaped += "\\r"
-            case "\t": escaped += "\\t"
-            case _ where TerminalText.isUnprintable(scalar):
-                let hex = String(scalar.value, radix: 16)
-                escaped += "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
-            default: escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return "\"\(escaped)\""
+        TerminalText.logfmtValue(value)
     }
 
     static func milliseconds(_ d: Duration) -> Int64 {

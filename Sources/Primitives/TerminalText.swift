@@ -18,4 +18,29 @@ public enum TerminalText {
         default: false
         }
     }
+
+    /// `value` as a logfmt value: quoted when it needs it (empty, or with a space, `=`, `"` or
+    /// what ``isUnprintable(_:)`` says). Values come from peers (a watch's name, a login,
+    /// GitHub's text): a control character or a bidirectional override is written as an escape
+    /// (`\n`, `\r`, `\t`, `\u001b`), never raw, so a value stays on its line and nothing reaches
+    /// the terminal. The phone's answers and every process's log write values so.
+    public static func logfmtValue(_ value: String) -> String {
+        let needs = value.isEmpty || value.unicodeScalars.contains { $0 == " " || $0 == "=" || $0 == "\"" || isUnprintable($0) }
+        guard needs else { return value }
+        var escaped = ""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\\": escaped += "\\\\"
+            case "\"": escaped += "\\\""
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            case _ where isUnprintable(scalar):
+                let hex = String(scalar.value, radix: 16)
+                escaped += "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return "\"\(escaped)\""
+    }
 }

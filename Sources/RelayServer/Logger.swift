@@ -73,13 +73,10 @@ public struct Logger: Sendable {
         sink(line)
     }
 
-    /// Quotes a value when logfmt needs it.
+    /// Quotes a value when logfmt needs it; a control character in it (a peer's text: a
+    /// watch's name, a login) is written as an escape, never raw (``TerminalText/logfmtValue(_:)``).
     static func quote(_ v: String) -> String {
-        let needs = v.isEmpty || v.contains { $0 == " " || $0 == "=" || $0 == "\"" || $0.isNewline }
-        guard needs else { return v }
-        let escaped = v.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n")
-        return "\"\(escaped)\""
+        TerminalText.logfmtValue(v)
     }
 
     private static func timestamp() -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import RelayConsole
 import TestSupport
 import Testing
@@ -19,6 +20,18 @@ import Testing
         let console = ConsoleConfiguration(token: "t")
         #expect(console.url(host: "::1", port: 8765, tls: true) == "https://[::1]:8765/console?token=t")
         #expect(console.url(host: "0.0.0.0", port: 8765, tls: false) == "http://0.0.0.0:8765/console?token=t")
+    }
+
+    /// The log carries text from peers (the phone logs `paired peer=<the watch's name>`, the
+    /// logins the watch deletes and asks repos for): a control character or a bidi override in a
+    /// value is written as an escape, as `PhoneConsole` writes its answers, never raw: an escape
+    /// sequence in a watch's name reached the terminal through the phone's standard error.
+    @Test func peerTextInALogLineIsEscaped() {
+        let lines = LockedState<[String]>([])
+        let log = Logger(level: .info) { line in lines.withLock { $0.append(line) } }
+        log.info("paired", ("peer", "Apple\u{1B}[2JWatch"), ("login", "a\r\nb\u{7}"), ("x", "y\u{202E}z"), ("plain", "ok"))
+        let line = lines.withLock { $0.first } ?? ""
+        #expect(line.hasSuffix(#"msg=paired peer="Apple\u001b[2JWatch" login="a\r\nb\u0007" x="y\u202ez" plain=ok"#), "\(line)")
     }
 
     /// A relay whose standard error is a pipe whose reader is gone (a log shipper that died,
