@@ -11,9 +11,10 @@ import RelayProtocol
 ///
 /// Every request sends `Accept: application/vnd.github+json`, the API version, a `User-Agent`,
 /// and `Authorization: Bearer` when a token is set. Answers with an `ETag` are kept in
-/// ``cache`` and revalidated with `If-None-Match`: a 304 reuses the cached body and costs no
-/// rate limit. Repositories are fetched at 100 per page, following the `Link: rel="next"`
-/// header until the last page, order kept.
+/// ``cache`` and revalidated with `If-None-Match`: a 304 reuses the cached body, and costs no
+/// rate limit when a token is set (GitHub charges an anonymous one, as the stub does).
+/// Repositories are fetched at 100 per page, following the `Link: rel="next"` header until the
+/// last page, order kept.
 ///
 /// Failures are ``GitHubError`` values: 404 → ``GitHubError/userNotFound(_:)``, a rate-limit
 /// 403/429 → ``GitHubError/rateLimited(retryAt:)``, a bad body →

@@ -115,9 +115,10 @@ extension PhoneCompanion {
     }
 
     /// The repos of `login`: from the cache while younger than ``PhoneConfiguration/reposMaxAge``,
-    /// else from GitHub (revalidated with the ETag of the last answer, free when unchanged),
-    /// stored as the new cache; while GitHub's rate-limit refusal is in force, the cache or
-    /// at once its ``GitHubError/rateLimited(retryAt:)``, without a request.
+    /// else from GitHub (revalidated with the ETag of the last answer: free of rate limit when
+    /// unchanged, with a GitHub token only), stored as the new cache; while GitHub's rate-limit
+    /// refusal is in force, the cache or at once its ``GitHubError/rateLimited(retryAt:)``,
+    /// without a request.
     /// - Throws: ``PhoneError/github(login:_:)`` (the cache is dropped when GitHub says the user
     ///   does not exist), ``PhoneError/store(_:)``.
     public func repos(of login: String) async throws(PhoneError) -> ReposReply {

@@ -18,7 +18,8 @@ public struct PhoneConfiguration: Sendable {
     /// phone at once and this is not used.
     public var externalPollInterval: Duration
     /// How long a repo list fetched from GitHub answers `profile.repos.request` without asking
-    /// GitHub again (default 30 s); past it the list is revalidated (ETag, free when unchanged).
+    /// GitHub again (default 30 s); past it the list is revalidated (ETag: free of rate limit
+    /// when unchanged, with a GitHub token only).
     public var reposMaxAge: Duration
     /// How long a user's data fetched from GitHub lets ``PhoneCompanion/add(_:)`` use it without
     /// asking GitHub again (default 30 s, the periodic refresh's interval): re-adding a favorite
