@@ -47,8 +47,8 @@ enum SimulateCommand {
 
         Exit codes: 0 no scenario failed (with --memory some may be skipped), 1 an error
         (e.g. a scenario file that does not load, a fixture file that does not, no run
-        directory in TMPDIR), 2 usage, 3 a
-        scenario failed, 4 every scenario was skipped (nothing was checked).
+        directory in TMPDIR), 2 usage, 3 a scenario failed, 4 every scenario was skipped
+        (nothing was checked).
         """
 
     static func run(_ argv: [String]) async throws -> Int32 {

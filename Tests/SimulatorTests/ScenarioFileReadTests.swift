@@ -40,10 +40,11 @@ import Testing
         for fifo in fifos { #expect(mkfifo(fifo, 0o600) == 0) }
         let probeRan = LockedState(false)
         let ranBeforeWritten = LockedState<Bool?>(nil)
-        // The writers, on a thread of their own: until the probe ran (10 s at most: a loaded
-        // machine's pool is slow, not stuck), then the files.
+        // The writers, on a thread of their own: until the probe ran (10 s at most, times
+        // WATCHRELAY_TIMEOUT_SCALE: a loaded machine's pool is slow, not stuck), then the files.
+        let polls = Int(1000 * timeoutScale)
         let writer = Thread {
-            for _ in 0..<1000 where !probeRan.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.01) }
+            for _ in 0..<polls where !probeRan.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.01) }
             ranBeforeWritten.withLock { $0 = probeRan.withLock { $0 } }
             for fifo in fifos {
                 let json = #"{"name": "piped", "steps": [{"action": "sleep", "seconds": 0}]}"#
