@@ -48,7 +48,8 @@ enum PhoneCommand {
           --refresh-interval S     seconds between periodic refreshes (default 30)
           --refresh-throttle S     manual refresh throttle window in seconds (default 10)
           --concurrency N          GitHub fetches in flight during a refresh (default 4)
-          --json                   list: print JSON
+          --json                   list: print JSON (`phone list --json`; not for the running
+                                   companion, whose JSON mode is --machine)
           --machine                the line protocol for programs (Simulator/README.md): one JSON
                                    object per stdout line (`ready`, then a `response` per request
                                    and `event`s: activated, paired, reachability, snapshotPushed,
@@ -161,9 +162,16 @@ enum PhoneCommand {
         let githubURL = try args.string("github")
         let fixtures = try args.string("fixtures")
         let token = try args.string("github-token")
-        _ = args.flag("json")
+        let json = args.flag("json")
         let log = try CLI.logger(&args, component: "phone")
         try args.rejectUnknown()
+        // `list --json` is typed on the running companion's stdin; on its command line, --json
+        // changed nothing, and a script reading stdout for JSON got the console's text lines.
+        if json {
+            throw Arguments.UsageError(
+                description: "--json is for `phone list --json --state DIR` (or `list --json` typed on the companion's stdin); "
+                    + "a program driving the companion uses --machine (one JSON object per stdout line)")
+        }
         guard let relay = relayOption else { throw Arguments.UsageError(description: "--relay URL is required") }
         try CLI.requireWebSocketURL(relay)
 

@@ -195,6 +195,28 @@ struct CLIProbeTests {
         }
     }
 
+    /// `phone --relay URL --json` ran the companion with --json ignored: a script reading its
+    /// stdout for JSON got `github: …`, `ok start …` and the text listing. It is a usage error
+    /// naming `list --json` and --machine; `phone list --json` still prints JSON.
+    @Test func jsonOnTheRunningCompanionIsAUsageError() async throws {
+        let state = TemporaryDirectory()
+        let input = state.path("stdin")
+        try "list\n".write(toFile: input, atomically: true, encoding: .utf8)
+        for extra in [[], ["--machine"]] {
+            let run = try await Self.run(
+                ["phone", "--relay", "ws://127.0.0.1:1/v1", "--state", state.path("p"), "--json"] + extra,
+                environment: ["WATCHRELAY_REQUEST_TIMEOUT_S": "1"], input: input)
+            #expect(run.status == 2, "\(extra): \(run.stdout)")
+            #expect(run.stdout.isEmpty, "\(extra): \(run.stdout)")
+            #expect(run.stderr.contains("--json is for `phone list --json"), "\(extra): \(run.stderr)")
+            #expect(run.stderr.contains("--machine"), "\(extra): \(run.stderr)")
+        }
+        #expect(try await Self.run(["phone", "add", "octocat", "--state", state.path("p")]).status == 0)
+        let list = try await Self.run(["phone", "list", "--json", "--state", state.path("p")])
+        #expect(list.status == 0, "\(list.stderr)")
+        #expect(try JSONParser.parse(Array(list.stdout.utf8)).arrayValue?.first?["login"]?.stringValue == "octocat", "\(list.stdout)")
+    }
+
     /// `phone --request-timeout-s 0` started, then failed every request at once.
     @Test func aRequestTimeoutOfZeroIsAUsageError() async throws {
         for value in ["0", "-1"] {
