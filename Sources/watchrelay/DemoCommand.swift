@@ -42,6 +42,8 @@ enum DemoCommand {
         try args.rejectUnknown()
         // Before the story, not after it: the pictures are its last step.
         try DirectoryError.check(out, option: "--out")
+        // Before the story's first line and its relay: fixtures that do not load are a usage error.
+        let catalog = try GitHubStubCommand.catalog(fixtures)
         let started = Date()
         let dir = NSTemporaryDirectory() + "watchrelay-demo-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -53,7 +55,7 @@ enum DemoCommand {
         relayConfig.databasePath = dir + "/relay.db"
         if console { relayConfig.console = ConsoleConfiguration() }
         let relay = try await RelayServer.start(relayConfig, log: Logger(level: .warning))
-        let github = try GitHubStubServer.start(catalog: try GitHubStubCommand.catalog(fixtures))
+        let github = try GitHubStubServer.start(catalog: catalog)
         say("relay         \(relay.url)   (SQLite in \(dir))")
         if let url = relay.consoleURL { say("console       \(url)") }
         say("GitHub        \(github.baseURL.absoluteString)   (fixture server, \(fixtures ?? "compiled-in catalog"))")

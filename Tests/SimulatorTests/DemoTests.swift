@@ -17,6 +17,18 @@ struct DemoTests {
         #expect(steps[1].contains("( 3 )") && steps[1].contains("1/3") && !steps[1].contains("torvalds ("), "\(steps[1])")
         #expect(FileManager.default.fileExists(atPath: directory.path + "/widgets.svg"))
     }
+
+    /// `demo --fixtures DIR` with a directory that holds no fixtures printed the story's title
+    /// and started its relay before the usage error.
+    @Test func fixturesThatDoNotLoadFailBeforeTheStory() async throws {
+        let tmp = TemporaryDirectory()
+        let (status, out) = try await runWatchrelay(
+            ["demo", "--fixtures", tmp.path("none"), "--out", tmp.path("out")], environment: ["TMPDIR": tmp.path])
+        #expect(status == 2)
+        #expect(out.isEmpty, "the story began: \(out)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: tmp.path).isEmpty)
+    }
+
 }
 
 /// Runs the `watchrelay` built next to the tests (or `executable`, a copy of it) to its end:
