@@ -26,6 +26,10 @@ enum DemoCommand {
                            phone and watch running after the story (the watch's faces show on
                            the page; type add/remove/delete LOGIN or quit)
           -h, --help       show this help
+
+        SIGINT, SIGTERM or SIGHUP during the story stop it at once: its temporary directory is
+        removed and the exit code is 128 + the signal. After the story, `--console` stops
+        cleanly on them (exit 0), as on `quit`.
         """
 
     static let favorites = ["octocat", "torvalds", "gaearon", "mattt"]
@@ -46,6 +50,27 @@ enum DemoCommand {
         let catalog = try GitHubStubCommand.catalog(fixtures)
         let started = Date()
         let dir = NSTemporaryDirectory() + "watchrelay-demo-" + UUID().uuidString
+        // A signal during the story removes its directory (the relay's database, the phone's and
+        // the watch's state) and exits 128 + the signal: its default action left it in TMPDIR.
+        // After the story, `--console` stops cleanly on the first signal (`stops`) and at once
+        // on a second. One handler for the whole run, installed before the directory is made: a
+        // second dispatch source for the same signals would race this one for each signal.
+        let phase = LockedState((storyRunning: true, signals: 0))
+        let (stops, stop) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingOldest(1))
+        let interruptions = await SignalHandlers.install([SIGINT, SIGTERM, SIGHUP]) { number in
+            let (story, count) = phase.withLock { phase in
+                phase.signals += 1
+                return (phase.storyRunning, phase.signals)
+            }
+            if !story && count == 1 {
+                stop.yield()
+                return
+            }
+            try? FileManager.default.removeItem(atPath: dir)
+            if story { StandardError.write("demo: interrupted (signal \(number)); its temporary directory removed\n") }
+            exit(128 + number)
+        }
+        defer { withExtendedLifetime(interruptions) {} }
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
 
@@ -116,7 +141,8 @@ enum DemoCommand {
         }
         say("SVG pictures: \(out)/widgets.svg, \(out)/repos-octocat.svg")
         if console {
-            await DemoConsole.run(relay: relay, phone: phone, watch: watch)
+            phase.withLock { $0.storyRunning = false }
+            await DemoConsole.run(relay: relay, phone: phone, watch: watch, until: stops)
         }
 
         await watch.stop()

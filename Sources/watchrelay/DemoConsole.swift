@@ -9,15 +9,15 @@ import WatchApp
 /// (started with `publishesFaces`) sends its widget faces to the console over its own
 /// connection whenever they may have changed, and the terminal takes `add`/`remove`/`delete`/`quit`.
 enum DemoConsole {
-    /// Runs until `quit`, the end of standard input, SIGINT, SIGTERM or SIGHUP.
-    static func run(relay: RelayServer, phone: PhoneCompanion, watch: HeadlessWatch) async {
+    /// Runs until `quit`, the end of standard input, or an element of `stops` (SIGINT,
+    /// SIGTERM or SIGHUP: handled by the caller from before the lines a script waits for).
+    static func run(relay: RelayServer, phone: PhoneCompanion, watch: HeadlessWatch, until stops: AsyncStream<Void>) async {
         guard let url = relay.consoleURL else { return }
-        let termination = await TerminationSignal.install()  // before the lines a script waits for
         StandardOutput.writeLine("\n── The link stays up " + String(repeating: "─", count: 41))
         StandardOutput.writeLine("  console: \(url)")
         StandardOutput.writeLine("  type: add LOGIN / remove LOGIN (phone), delete LOGIN (watch), quit; set faults on the page")
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await termination.wait() }
+            group.addTask { for await _ in stops { break } }
             let lines = CLI.standardInputLines()
             group.addTask {
                 for await line in lines {
