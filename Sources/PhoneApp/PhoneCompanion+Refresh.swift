@@ -96,8 +96,12 @@ extension PhoneCompanion {
     }
 
     /// Stores what was fetched (failures keep their last good data and are reported), then
-    /// makes and pushes a snapshot if the content changed.
+    /// makes and pushes a snapshot if the content changed. The failures of a refresh that
+    /// ``shutdown()`` cancelled are not reported: its requests ended `cancelled` because the
+    /// companion stopped, not because GitHub failed (`echo list | watchrelay phone …` warned
+    /// "GitHub unavailable: …: cancelled" for every favorite).
     func apply(_ results: [(login: String, result: Result<User, GitHubError>)]) async -> RefreshResult {
+        let stopping = Task.isCancelled
         let stamp = now()
         var failed: [String] = []
         var fetched = 0
@@ -112,7 +116,7 @@ extension PhoneCompanion {
                     case .failure(let error):
                         failed.append(login)
                         remember(error)
-                        report(.github(login: login, error))
+                        if !stopping { report(.github(login: login, error)) }
                     }
                 }
             }

@@ -217,6 +217,28 @@ struct CLIProbeTests {
         #expect(try JSONParser.parse(Array(list.stdout.utf8)).arrayValue?.first?["login"]?.stringValue == "octocat", "\(list.stdout)")
     }
 
+    /// `echo list | watchrelay phone …` (its help's own way to script it) ended with a warning per
+    /// favorite, "octocat: GitHub unavailable: 127.0.0.1:PORT: cancelled" (an `error` event with
+    /// --machine): the start's refresh, stopped by the end of input, was reported as GitHub
+    /// failing. A refresh the shutdown stops reports nothing.
+    @Test func aRefreshStoppedByTheShutdownIsNotReportedAsAGitHubError() async throws {
+        let relay = try await TestRelay.start()
+        let github = try SilentPort()
+        let state = TemporaryDirectory()
+        #expect(try await Self.run(["phone", "add", "octocat", "--state", state.path("p")]).status == 0)
+        let phone = try ChildProcess(
+            ["--machine", "--relay", relay.url, "--github", "http://127.0.0.1:\(github.port)", "--state", state.path("p")])
+        defer { phone.terminate() }
+        #expect(try await phone.line(startingWith: "{").contains(#""type":"ready""#))
+        try await eventually(30, "the refresh's request to GitHub") { github.hasConnection }
+        phone.closeInput()
+        let lines = try await phone.output()
+        #expect(try await phone.exitStatus() == 0)
+        let errors = lines.filter { $0.contains(#""event":"error""#) }
+        #expect(errors.isEmpty, "\(errors)")
+        await relay.stop()
+    }
+
     /// `phone --request-timeout-s 0` started, then failed every request at once.
     @Test func aRequestTimeoutOfZeroIsAUsageError() async throws {
         for value in ["0", "-1"] {
