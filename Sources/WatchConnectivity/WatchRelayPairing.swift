@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import RelayClient
 import RelayProtocol
 
@@ -50,6 +51,8 @@ public enum WatchRelayPairing {
         let first = watches.ids.isEmpty
         let phoneDirectory = watches.directory(of: id)
         let created = NewState(directories: [phoneDirectory, watchState])
+        let key = UUID()
+        unfinished.withLock { $0[key] = created }
         let result: Result
         do {
             result = try await pairDirectories(
@@ -59,10 +62,29 @@ public enum WatchRelayPairing {
             // An unpaired store left behind would count as a watch (PhoneWatches.ids): the next
             // pairing would not make its watch active, and `switch-watch` would list this one.
             created.remove()
+            unfinished.withLock { _ = $0.removeValue(forKey: key) }
             throw error
         }
+        unfinished.withLock { _ = $0.removeValue(forKey: key) }
         if makeActive || (first && id != PhoneWatches.defaultID) { try watches.setActive(id) }
         return result
+    }
+
+    /// What the pairings under way created, each removed as its failure would remove it.
+    private static let unfinished = LockedState<[UUID: NewState]>([:])
+
+    /// Removes what the pairings still under way created (their session stores and the
+    /// directories made for them), as their failure would: for a process that a signal stops
+    /// mid-pairing (`watchrelay pair` waits up to the request timeout for a relay that does not
+    /// answer), which does not wait for them to fail. Returns how many it undid.
+    @discardableResult
+    public static func removeUnfinished() -> Int {
+        let states = unfinished.withLock { states in
+            defer { states = [:] }
+            return Array(states.values)
+        }
+        for state in states { state.remove() }
+        return states.count
     }
 
     /// What a pairing is about to create: the session stores (with their SQLite side files)
@@ -71,7 +93,7 @@ public enum WatchRelayPairing {
     /// pairing again), a side file, a symbolic link, even a dangling one. Paths are kept as
     /// given (made absolute, not standardized), so `..` after a symbolic link resolves as the
     /// session's own file operations resolve it.
-    private struct NewState {
+    private struct NewState: Sendable {
         var files: [String] = []
         var directories: [String] = []
 

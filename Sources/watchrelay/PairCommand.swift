@@ -17,7 +17,9 @@ enum PairCommand {
         WatchConnectivity module and started with WATCHRELAY_STATE set to these directories
         (and WATCHRELAY_URL, WATCHRELAY_ROLE=phone|watch) are paired at activate(). Pairing
         again makes a new pair. Prints the pair id; exits 0 once both sides are paired. A
-        directory that holds the other device's state (the two swapped) is refused.
+        directory that holds the other device's state (the two swapped) is refused. A pairing
+        that fails, or that SIGINT, SIGTERM or SIGHUP stop (exit 128 + the signal), leaves the
+        directories as it found them.
 
         Several watches: with --watch-id the phone keeps the watches it has and adds this
         one (its state goes to PHONE-STATE/watches/ID). The phone's apps talk to the active
@@ -75,6 +77,15 @@ enum PairCommand {
         } catch {
             throw Arguments.UsageError(description: "\(error)")
         }
+        // A signal mid-pairing undoes what it created, as a failure does, and exits 128 + the
+        // signal: its default action left the new directories holding unpaired session stores
+        // (an unpaired phone store counts as a watch: PhoneWatches.ids).
+        let interruptions = await SignalHandlers.install([SIGINT, SIGTERM, SIGHUP]) { number in
+            WatchRelayPairing.removeUnfinished()
+            StandardError.write("watchrelay: pair interrupted (signal \(number)); the state it had created is removed\n")
+            exit(128 + number)
+        }
+        defer { withExtendedLifetime(interruptions) {} }
         let result: WatchRelayPairing.Result
         do {
             result = try await WatchRelayPairing.pair(

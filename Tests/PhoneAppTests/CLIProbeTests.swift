@@ -239,6 +239,39 @@ struct CLIProbeTests {
         await relay.stop()
     }
 
+    /// `pair` waits up to the request timeout for a relay that does not answer; stopped then
+    /// (Ctrl-C), it left the two directories it had made, holding unpaired session stores (an
+    /// unpaired phone store counts as a watch), which a failed pairing removes. A signal now
+    /// undoes them too, and the exit code is 128 + the signal.
+    @Test(arguments: [SIGINT, SIGTERM])
+    func anInterruptedPairLeavesTheDirectoriesAsItFoundThem(signal: Int32) async throws {
+        let relay = try SilentPort()
+        let dir = TemporaryDirectory()
+        let process = TestProcess()
+        process.executableURL = URL(fileURLWithPath: watchrelayBinary)
+        process.arguments = [
+            "pair", "--relay", "ws://127.0.0.1:\(relay.port)/v1", "--phone-state", dir.path("p"), "--watch-state", dir.path("w"),
+        ]
+        process.environment = ProcessInfo.processInfo.environment.merging(["WATCHRELAY_REQUEST_TIMEOUT_S": "60"]) { $1 }
+        let err = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = err
+        try process.run()
+        async let stderr = readToEnd(err.fileHandleForReading)
+        try await eventually(30, "the phone's session store") {
+            FileManager.default.fileExists(atPath: dir.path("p") + "/session.db") || !process.isRunning
+        }
+        kill(process.processIdentifier, signal)
+        let errors = await stderr
+        await process.ended()
+        #expect(process.terminationReason == .exit, "ended by signal \(process.terminationStatus)")
+        #expect(process.terminationStatus == 128 + signal, "\(errors)")
+        #expect(errors.contains("pair interrupted (signal \(signal))"), "\(errors)")
+        for side in ["p", "w"] {
+            #expect(!FileManager.default.fileExists(atPath: dir.path(side)), "left: \(side)")
+        }
+    }
+
     /// `phone --request-timeout-s 0` started, then failed every request at once.
     @Test func aRequestTimeoutOfZeroIsAUsageError() async throws {
         for value in ["0", "-1"] {
