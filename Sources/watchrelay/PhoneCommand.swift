@@ -45,7 +45,7 @@ enum PhoneCommand {
           --fixtures DIR           fixtures for the built-in server (default: the catalog of
                                    Simulator/fixtures/github compiled into the binary)
           --github-token TOKEN     bearer token for GitHub
-          --refresh-interval S     seconds between periodic refreshes (default 30)
+          --refresh-interval S     seconds between periodic refreshes, 1 or more (default 30)
           --refresh-throttle S     manual refresh throttle window in seconds (default 10)
           --concurrency N          GitHub fetches in flight during a refresh (default 4)
           --json                   list: print JSON (`phone list --json`; not for the running
@@ -139,11 +139,13 @@ enum PhoneCommand {
         let relayOption = try args.string("relay")
         var configuration = PhoneConfiguration(
             relayURL: relayOption ?? "", stateDirectory: state, deviceName: try args.string("name") ?? "iPhone")
-        configuration.refreshInterval = try seconds(&args, "refresh-interval") ?? configuration.refreshInterval
+        // At least a second: 0 refreshed in a tight loop, every favorite asked of GitHub ~1,000
+        // times a second.
+        configuration.refreshInterval = try seconds(&args, "refresh-interval", atLeast: 1) ?? configuration.refreshInterval
         configuration.refreshThrottle = try seconds(&args, "refresh-throttle") ?? configuration.refreshThrottle
         configuration.concurrency = try args.int("concurrency", in: 1...64) ?? configuration.concurrency
         configuration.externalPollInterval = try seconds(&args, "external-poll-s") ?? configuration.externalPollInterval
-        if let timeout = try seconds(&args, "request-timeout-s", positive: true) {
+        if let timeout = try seconds(&args, "request-timeout-s", atLeast: 0.001) {
             configuration.session.requestTimeoutSeconds = Double(timeout.components.seconds)
                 + Double(timeout.components.attoseconds) / 1e18
         }
@@ -286,13 +288,13 @@ enum PhoneCommand {
         return false
     }
 
-    /// `--name S` as a duration in (possibly fractional) seconds; `positive`: more than 0 (a
-    /// timeout of 0 would fail every request at once).
-    private static func seconds(_ args: inout Arguments, _ name: String, positive: Bool = false) throws -> Duration? {
+    /// `--name S` as a duration in (possibly fractional) seconds, `lowest` or more (a timeout
+    /// of 0 would fail every request at once).
+    private static func seconds(_ args: inout Arguments, _ name: String, atLeast lowest: Double = 0) throws -> Duration? {
         guard let text = try args.string(name) else { return nil }
-        let lowest = positive ? 0.001 : 0
         guard let value = Double(text), value >= lowest, value <= 86_400 else {
-            throw Arguments.UsageError(description: "--\(name) must be seconds in \(positive ? "0.001" : "0")...86400, not '\(text)'")
+            let range = (lowest == lowest.rounded() ? String(Int(lowest)) : String(lowest)) + "...86400"
+            throw Arguments.UsageError(description: "--\(name) must be seconds in \(range), not '\(text)'")
         }
         return .milliseconds(Int64((value * 1000).rounded()))
     }

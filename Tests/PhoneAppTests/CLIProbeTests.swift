@@ -281,6 +281,19 @@ struct CLIProbeTests {
         }
     }
 
+    /// `phone --refresh-interval 0` refreshed in a tight loop: every favorite asked of GitHub
+    /// about 1,000 times a second (`--refresh-interval 0.001` alike). A second is the least.
+    @Test func aRefreshIntervalUnderASecondIsAUsageError() async throws {
+        let state = TemporaryDirectory()
+        for value in ["0", "0.001", "0.5"] {
+            let run = try await Self.run(
+                ["phone", "--relay", "ws://127.0.0.1:1/v1", "--state", state.path("p"), "--refresh-interval", value],
+                environment: ["WATCHRELAY_REQUEST_TIMEOUT_S": "1"])
+            #expect(run.status == 2, "\(value)")
+            #expect(run.stderr.contains("--refresh-interval must be seconds in 1...86400, not '\(value)'"), "\(run.stderr)")
+        }
+    }
+
     /// `serve --tls-cert g.pem` with a file that is not PEM ended with a stale "last errno: No
     /// such file or directory".
     @Test func serveRefusesATLSFileThatIsNotPEM() async throws {
