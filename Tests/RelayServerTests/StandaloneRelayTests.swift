@@ -111,14 +111,16 @@ import WebSocketTransport
     /// once (it was printed twice: once for the libev attempt, once for poll()), and a file that
     /// is not there is a usage error before lws is asked.
     @Test func aTLSProblemIsSaidOnceAndAMissingFileBeforeTheStart() async throws {
-        let first = try await makeSelfSignedCertificate()
-        let second = try await makeSelfSignedCertificate()
+        let directory = TemporaryDirectory()
+        let first = try await makeSelfSignedCertificate(in: directory, named: "first")
+        let second = try await makeSelfSignedCertificate(in: directory, named: "second")
         let mismatch = try await Self.run(["--port", "0", "--db", ":memory:", "--tls-cert", first.certificate, "--tls-key", second.key])
         #expect(mismatch.status == 1)
         #expect(mismatch.err.components(separatedBy: "key values mismatch").count == 2, "\(mismatch.err)")
         let missing = try await Self.run(["--port", "0", "--db", ":memory:", "--tls-cert", "/nonexistent/cert.pem", "--tls-key", first.key])
         #expect(missing.status == 2)
         #expect(missing.err.contains("--tls-cert /nonexistent/cert.pem: no such file"), "\(missing.err)")
+        withExtendedLifetime(directory) {}
     }
 
     /// A second relay on a port in use says so in one line, without lws's own error lines

@@ -1,12 +1,13 @@
 import Foundation
 
-/// Makes a self-signed certificate for `localhost` (and its key) in a fresh temporary directory.
-public func makeSelfSignedCertificate() async throws -> (certificate: String, key: String) {
-    let directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("watchrelay-tls-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let certificate = directory.appendingPathComponent("cert.pem").path
-    let key = directory.appendingPathComponent("key.pem").path
+/// Makes a self-signed certificate for `localhost` (and its key) as `<name>-cert.pem` and
+/// `<name>-key.pem` in `directory`, which removes them when it goes (each call made a
+/// directory of its own in the temporary directory, and nothing removed it).
+public func makeSelfSignedCertificate(in directory: TemporaryDirectory, named name: String) async throws -> (
+    certificate: String, key: String
+) {
+    let certificate = directory.path("\(name)-cert.pem")
+    let key = directory.path("\(name)-key.pem")
     let process = TestProcess()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
     process.arguments = [

@@ -65,7 +65,8 @@ struct HTTPAndTLSTests {
     }
 
     @Test func wssRoundTripWithSelfSignedCertificate() async throws {
-        let (certificate, key) = try await makeSelfSignedCertificate()
+        let directory = TemporaryDirectory()
+        let (certificate, key) = try await makeSelfSignedCertificate(in: directory, named: "localhost")
         let echo = try EchoServer(ServerConfiguration(tlsCertificatePath: certificate, tlsPrivateKeyPath: key))
         let client = try WebSocketClientContext()
         let url = "wss://127.0.0.1:\(echo.server.port)/v1"
@@ -84,6 +85,7 @@ struct HTTPAndTLSTests {
         #expect(try await log.first("closed") { $0.closed }.code == 4000)
         try await stop(client)
         try await stop(echo.server)
+        withExtendedLifetime(directory) {}
     }
 
     @Test func extraHandshakeHeadersAreAcceptedAndInjectionIsRejected() async throws {
