@@ -60,7 +60,8 @@ enum PhoneCommand {
           --reconnect-backoff LIST seconds between reconnect attempts, e.g. 0.05,0.1,0.2
           --request-timeout-s S    relay request timeout, more than 0 (default 10)
           --external-poll-s S      without inotify only: how often the state is checked for other
-                                   processes' edits (default 0.1; with inotify each edit wakes it)
+                                   processes' edits, 0.01 or more (default 0.1; with inotify
+                                   each edit wakes it)
           --log-level LEVEL        debug, info, warn, error (default info)
           -h, --help               show this help
         """
@@ -144,7 +145,8 @@ enum PhoneCommand {
         configuration.refreshInterval = try seconds(&args, "refresh-interval", atLeast: 1) ?? configuration.refreshInterval
         configuration.refreshThrottle = try seconds(&args, "refresh-throttle") ?? configuration.refreshThrottle
         configuration.concurrency = try args.int("concurrency", in: 1...64) ?? configuration.concurrency
-        configuration.externalPollInterval = try seconds(&args, "external-poll-s") ?? configuration.externalPollInterval
+        configuration.externalPollInterval =
+            try seconds(&args, "external-poll-s", atLeast: 0.01) ?? configuration.externalPollInterval
         if let timeout = try seconds(&args, "request-timeout-s", atLeast: 0.001) {
             configuration.session.requestTimeoutSeconds = Double(timeout.components.seconds)
                 + Double(timeout.components.attoseconds) / 1e18

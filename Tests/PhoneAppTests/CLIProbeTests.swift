@@ -294,6 +294,19 @@ struct CLIProbeTests {
         }
     }
 
+    /// `--external-poll-s 0` was accepted: without inotify the state would be checked in a
+    /// tight loop. Ten milliseconds is the least.
+    @Test func anExternalPollUnderTenMillisecondsIsAUsageError() async throws {
+        let state = TemporaryDirectory()
+        for value in ["0", "0.001"] {
+            let run = try await Self.run(
+                ["phone", "--relay", "ws://127.0.0.1:1/v1", "--state", state.path("p"), "--external-poll-s", value],
+                environment: ["WATCHRELAY_REQUEST_TIMEOUT_S": "1"])
+            #expect(run.status == 2, "\(value)")
+            #expect(run.stderr.contains("--external-poll-s must be seconds in 0.01...86400, not '\(value)'"), "\(run.stderr)")
+        }
+    }
+
     /// `serve --tls-cert g.pem` with a file that is not PEM ended with a stale "last errno: No
     /// such file or directory".
     @Test func serveRefusesATLSFileThatIsNotPEM() async throws {
