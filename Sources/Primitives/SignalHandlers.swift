@@ -10,6 +10,10 @@ import Foundation
 /// is registered is dropped. A command that prints "ready" (or its URL) between the two, and a
 /// script that sends SIGTERM as soon as it reads that line, loses the signal and waits forever;
 /// a loaded machine made that window wide enough to hit. Install first, announce after.
+///
+/// One set of handlers per signal in a process: with two installed for the same signal, a
+/// delivery is not reliably seen by both (a second handler in `demo` swallowed Ctrl-C), so a
+/// command whose phases want different reactions installs once and switches inside its handler.
 public final class SignalHandlers: @unchecked Sendable {
     // @unchecked: Dispatch's source protocols are not marked Sendable. This immutable array is
     // never used after init; it only keeps the sources alive, for their handlers to run.
