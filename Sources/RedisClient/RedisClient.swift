@@ -18,11 +18,23 @@ public final class RedisClient: Sendable {
 
     /// Starts the client's thread; connects on the first request.
     ///
-    /// - Parameter timeoutMilliseconds: for connecting and for each read and write; a server
-    ///   that does not answer within it counts as unreachable.
-    public init(endpoint: RedisEndpoint, timeoutMilliseconds: Int = 2000) {
+    /// - Parameters:
+    ///   - timeoutMilliseconds: for connecting and for each read and write; a server that does
+    ///     not answer within it counts as unreachable.
+    ///   - haltsAfterFailure: once a pipeline failed (the connection broke, or could not be
+    ///     made), every request queued until ``resumeAfterFailure()`` fails too, unsent. For a
+    ///     caller whose pipelines form one ordered stream (the relay's publishes): without it,
+    ///     the next pipeline goes out on a new connection and the stream has a hole in the middle.
+    public init(endpoint: RedisEndpoint, timeoutMilliseconds: Int = 2000, haltsAfterFailure: Bool = false) {
         self.endpoint = endpoint
-        core = RedisClientThread(endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds)
+        core = RedisClientThread(
+            endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds, haltsAfterFailure: haltsAfterFailure)
+    }
+
+    /// Sends again what is queued from now on, after a failure halted a client made with
+    /// `haltsAfterFailure` (requests queued before this call still fail unsent).
+    public func resumeAfterFailure() {
+        core.resumeAfterFailure()
     }
 
     deinit { core.requestStop() }
@@ -80,10 +92,12 @@ private final class RedisClientThread: @unchecked Sendable {
     struct Request {
         var commands: [RedisCommand]
         var complete: @Sendable ([Result<RedisValue, RedisError>]) -> Void
+        /// How many ``resumeAfterFailure()`` calls came before it was queued.
+        var generation: UInt64
     }
 
-    // @unchecked Sendable: `queue`, `stopping`, `exitWaiters` and `hasExited` are only touched
-    // with `condition` held (NSCondition: a pthread mutex, which ThreadSanitizer sees);
+    // @unchecked Sendable: `queue`, `stopping`, `exitWaiters`, `hasExited`, `generation` and
+    // `failedGeneration` are only touched with `condition` held (NSCondition: a pthread mutex, which ThreadSanitizer sees);
     // `connection` only on the client's own thread.
     private let condition = NSCondition()
     private var queue: [Request] = []
@@ -93,10 +107,17 @@ private final class RedisClientThread: @unchecked Sendable {
     private var connection: RedisConnection?
     private let endpoint: RedisEndpoint
     private let timeoutMilliseconds: Int
+    private let haltsAfterFailure: Bool
+    /// ``resumeAfterFailure()`` calls so far.
+    private var generation: UInt64 = 0
+    /// The generation in which a pipeline last failed (only with `haltsAfterFailure`): requests
+    /// queued in it or before fail unsent.
+    private var failedGeneration: UInt64?
 
-    init(endpoint: RedisEndpoint, timeoutMilliseconds: Int) {
+    init(endpoint: RedisEndpoint, timeoutMilliseconds: Int, haltsAfterFailure: Bool) {
         self.endpoint = endpoint
         self.timeoutMilliseconds = timeoutMilliseconds
+        self.haltsAfterFailure = haltsAfterFailure
         let thread = Thread { [self] in run() }
         thread.name = "watchrelay-redis"
         thread.start()
@@ -109,7 +130,7 @@ private final class RedisClientThread: @unchecked Sendable {
             condition.unlock()
             return complete(commands.map { _ in .failure(.unreachable("the client is closed")) })
         }
-        queue.append(Request(commands: commands, complete: complete))
+        queue.append(Request(commands: commands, complete: complete, generation: generation))
         condition.signal()
         condition.unlock()
     }
@@ -127,9 +148,23 @@ private final class RedisClientThread: @unchecked Sendable {
         condition.unlock()
     }
 
+    func resumeAfterFailure() {
+        condition.lock()
+        generation += 1
+        condition.unlock()
+    }
+
     private func run() {
-        while let requests = next() {
+        while let (requests, refused) = next() {
+            for request in refused {
+                request.complete(request.commands.map { _ in .failure(.unreachable("not sent: an earlier pipeline failed")) })
+            }
             let results = pipeline(requests.flatMap(\.commands))
+            if haltsAfterFailure, !requests.isEmpty, connection?.isBroken ?? true {
+                condition.lock()
+                failedGeneration = generation
+                condition.unlock()
+            }
             var start = 0
             for request in requests {
                 request.complete(Array(results[start..<start + request.commands.count]))
@@ -147,6 +182,7 @@ private final class RedisClientThread: @unchecked Sendable {
 
     /// Runs the commands on the connection, opening it first if needed.
     private func pipeline(_ commands: [RedisCommand]) -> [Result<RedisValue, RedisError>] {
+        guard !commands.isEmpty else { return [] }
         if connection?.isBroken ?? true {
             connection = nil
             do {
@@ -158,15 +194,17 @@ private final class RedisClientThread: @unchecked Sendable {
         return connection?.run(commands) ?? commands.map { _ in .failure(.unreachable("no connection")) }
     }
 
-    /// Every queued request, waiting for one; nil once stopping and nothing is queued.
-    private func next() -> [Request]? {
+    /// Every queued request, waiting for one, and apart those to fail unsent (queued before a
+    /// failure was resumed after); nil once stopping and nothing is queued.
+    private func next() -> (send: [Request], refused: [Request])? {
         condition.lock()
         defer { condition.unlock() }
         while queue.isEmpty && !stopping { condition.wait() }
         if queue.isEmpty { return nil }
         let requests = queue
         queue = []
-        return requests
+        guard let failedGeneration else { return (requests, []) }
+        return (requests.filter { $0.generation > failedGeneration }, requests.filter { $0.generation <= failedGeneration })
     }
 }
 

@@ -40,6 +40,8 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
     }
     /// This node's lease `epoch` is lost (another node took over, or the store fenced a batch).
     struct StepDown: Sendable { let epoch: Int64 }
+    /// A pipeline of publishes flushed in `generation` failed: some of them may be lost.
+    struct PublishFailed: Sendable { let generation: UInt64 }
 
     let nodeID: String
     private let publisher: RedisClient
@@ -60,7 +62,13 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
     private var remote = RemoteLinks()
     /// PUBLISH commands of this turn, sent as one pipeline at its end.
     private var publishes: [RedisCommand] = []
+    /// Failed publish pipelines handled so far (``PublishFailed``).
+    private var publishGeneration: UInt64 = 0
+    /// Posts to this node's transport, set once it exists (``attach(post:)``).
+    private let mailbox = LockedState<(@Sendable (any Sendable) -> Bool)?>(nil)
 
+    /// - Parameter publisher: made with `haltsAfterFailure` (frames must not be skipped: the
+    ///   node closes the forwarded connections after a failed publish, then resumes it).
     init(nodeID: String, publisher: RedisClient, log: Logger, console: ConsoleHub? = nil, clock: Primitives.Clock = .system) {
         self.nodeID = nodeID
         self.publisher = publisher
@@ -68,6 +76,11 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
         self.console = console
         self.clock = clock
         console?.setNode(nodeID, leads: false, at: clock.now())
+    }
+
+    /// Where a failed publish is reported (the transport's ``WebSocketServer/post(_:)``).
+    func attach(post: @escaping @Sendable (any Sendable) -> Bool) {
+        mailbox.withLock { $0 = post }
     }
 
     /// Closes the Redis connection the node publishes on (after the transport shut down).
@@ -133,6 +146,15 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
             lease = become.lease
             engine = become.engine
             console?.setNode(nodeID, leads: true, at: clock.now())
+        case let failed as PublishFailed:
+            // Whatever a forwarded connection was owed may have a hole now (a `deliver` lost and
+            // the next one sent: the cumulative ack would cover the lost one). They all resume.
+            guard failed.generation == publishGeneration else { return }
+            log.warning("cluster: a publish failed: forwarded connections are closed")
+            publishGeneration += 1
+            publisher.resumeAfterFailure()
+            closeForwarded(&outbound)
+            dropRemote(&outbound)
         case let down as StepDown:
             guard let engine, lease?.epoch == down.epoch else { return }
             log.warning("cluster: this node no longer leads; its connections are closed", ("epoch", String(down.epoch)))
@@ -306,7 +328,12 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
 
     private func flush() {
         guard !publishes.isEmpty else { return }
-        publisher.submit(publishes)
+        let generation = publishGeneration
+        let mailbox = mailbox
+        publisher.submit(publishes) { results in
+            guard results.contains(where: { if case .failure = $0 { true } else { false } }) else { return }
+            _ = mailbox.withLock { $0 }?(PublishFailed(generation: generation))
+        }
         publishes.removeAll(keepingCapacity: true)
     }
 }

@@ -34,11 +34,13 @@ extension RelayServer {
         }
         let metrics = RelayMetrics()
         let handler = ClusterNode(
-            nodeID: cluster.nodeID, publisher: RedisClient(endpoint: redis), log: log, console: console?.hub, clock: clock)
+            nodeID: cluster.nodeID, publisher: RedisClient(endpoint: redis, haltsAfterFailure: true), log: log,
+            console: console?.hub, clock: clock)
         let transport = try WebSocketServer(
             configuration: configuration.serverConfiguration(
                 metrics: metrics, hub: console?.hub, consoleHandler: console?.handler),
             handler: handler)
+        handler.attach(post: { transport.post($0) })
         // The first subscription, awaited below (no check loop).
         let (subscribed, subscribedSignal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let subscriber = RedisSubscriber(endpoint: redis, channels: [ClusterMessage.channel(of: cluster.nodeID)]) { event in

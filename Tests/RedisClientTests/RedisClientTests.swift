@@ -85,6 +85,27 @@ struct RedisClientTests {
         await redis.stop()
     }
 
+    @Test func aHaltingClientSendsNothingAfterAFailureUntilResumed() async throws {
+        let redis = try await RedisServerProcess.start()
+        let client = RedisClient(endpoint: redis.endpoint, haltsAfterFailure: true)
+        let admin = RedisClient(endpoint: redis.endpoint)
+        #expect(try await client.execute([RedisCommand("RPUSH", "l", "1")])[0].get() == .integer(1))
+        _ = await admin.execute([RedisCommand("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")])
+        guard case .failure = await client.execute([RedisCommand("RPUSH", "l", "2")])[0] else {
+            throw TestFailure("the killed connection must fail")
+        }
+        // Queued before the resume: not sent on a new connection (it would follow a hole).
+        guard case .failure(.unreachable) = await client.execute([RedisCommand("RPUSH", "l", "3")])[0] else {
+            throw TestFailure("a halted client must not send")
+        }
+        client.resumeAfterFailure()
+        #expect(try await client.execute([RedisCommand("RPUSH", "l", "4")])[0].get() == .integer(2))
+        #expect(try await admin.execute([RedisCommand("LRANGE", "l", "0", "-1")])[0].get() == .array([.bulk([49]), .bulk([52])]))
+        await client.close()
+        await admin.close()
+        await redis.stop()
+    }
+
     @Test func closedClientAnswersUnreachable() async throws {
         let port = try ClosedPort()
         let client = RedisClient(endpoint: RedisEndpoint(host: "127.0.0.1", port: port.port))

@@ -263,27 +263,49 @@ struct ClusterTests {
         await cluster.stop()
     }
 
-    @Test func twoNodesInOneProcessHandOverAtACleanStop() async throws {
-        let redis = try await RedisServerProcess.start()
-        let dir = TemporaryDirectory()
-        let clients = try WebSocketClientContext(configuration: ClientConfiguration(enablesTLS: false))
-        @Sendable func node(_ id: String) async throws -> RelayServer {
-            try await RelayServer.startForTest(in: dir.path) {
-                $0.redis = redis.endpoint
-                $0.cluster = ClusterConfiguration(nodeID: id, leaseTTLMilliseconds: Cluster.leaseTTL)
+    /// Two in-process nodes on a fresh redis-server, `a` leading, and a phone on `a` paired with
+    /// a watch forwarded by `b`.
+    struct InProcessPair {
+        let redis: RedisServerProcess
+        let directory: TemporaryDirectory
+        let clients: WebSocketClientContext
+        let a: RelayServer
+        let b: RelayServer
+        let phone: TestDevice
+        let watch: TestDevice
+        let phoneToken: String
+        let watchToken: String
+
+        static func start() async throws -> InProcessPair {
+            let redis = try await RedisServerProcess.start()
+            let dir = TemporaryDirectory()
+            let clients = try WebSocketClientContext(configuration: ClientConfiguration(enablesTLS: false))
+            @Sendable func node(_ id: String) async throws -> RelayServer {
+                try await RelayServer.startForTest(in: dir.path) {
+                    $0.redis = redis.endpoint
+                    $0.cluster = ClusterConfiguration(nodeID: id, leaseTTLMilliseconds: Cluster.leaseTTL)
+                }
             }
+            let a = try await node("a")
+            let b = try await node("b")
+            let phone = try await TestDevice.connect(a.url, clients: clients, role: .phone, name: "Test phone")
+            try await phone.hello()
+            phone.send(.pairBegin(Request(id: "pb-1")))
+            guard case .pairCode(let code) = try await phone.next(wait) else { throw TestFailure("pair.code") }
+            let watch = try await TestDevice.connect(b.url, clients: clients, role: .watch, name: "Test watch")
+            try await watch.hello()
+            watch.send(.pairJoin(PairJoin(id: "pj-1", code: code.code)))
+            guard case .paired(let wp) = try await watch.next(wait) else { throw TestFailure("paired (watch)") }
+            guard case .paired(let pp) = try await phone.next(wait) else { throw TestFailure("paired (phone)") }
+            return InProcessPair(
+                redis: redis, directory: dir, clients: clients, a: a, b: b, phone: phone, watch: watch,
+                phoneToken: pp.token, watchToken: wp.token)
         }
-        let a = try await node("a")
-        let b = try await node("b")
-        let phone = try await TestDevice.connect(a.url, clients: clients, role: .phone, name: "Test phone")
-        try await phone.hello()
-        phone.send(.pairBegin(Request(id: "pb-1")))
-        guard case .pairCode(let code) = try await phone.next(Self.wait) else { throw TestFailure("pair.code") }
-        let watch = try await TestDevice.connect(b.url, clients: clients, role: .watch, name: "Test watch")
-        try await watch.hello()
-        watch.send(.pairJoin(PairJoin(id: "pj-1", code: code.code)))
-        guard case .paired(let wp) = try await watch.next(Self.wait) else { throw TestFailure("paired (watch)") }
-        guard case .paired(let pp) = try await phone.next(Self.wait) else { throw TestFailure("paired (phone)") }
+    }
+
+    @Test func twoNodesInOneProcessHandOverAtACleanStop() async throws {
+        let pair = try await InProcessPair.start()
+        let (redis, clients, a, b, phone, watch) = (pair.redis, pair.clients, pair.a, pair.b, pair.phone, pair.watch)
         phone.send(userInfo("u1"))
         guard case .accepted = try await phone.next(Self.wait) else { throw TestFailure("accepted") }
         guard case .deliver(let d1) = try await watch.next(Self.wait) else { throw TestFailure("deliver") }
@@ -296,8 +318,9 @@ struct ClusterTests {
         #expect(try await phone.closed(Self.wait) == 1001)
         let watchClose = try await watch.closed(Self.takeover)
         #expect(watchClose == 1001)
-        let phone2 = try await Self.reconnect(.phone, token: pp.token, urls: [b.url], clients: clients)
-        let watch2 = try await Self.reconnect(.watch, token: wp.token, lastSeq: d1.seq, urls: [b.url], clients: clients)
+        let phone2 = try await Self.reconnect(.phone, token: pair.phoneToken, urls: [b.url], clients: clients)
+        let watch2 = try await Self.reconnect(
+            .watch, token: pair.watchToken, lastSeq: d1.seq, urls: [b.url], clients: clients)
         phone2.send(userInfo("u2"))
         while true {
             // The watch's return (peer) may come first.
