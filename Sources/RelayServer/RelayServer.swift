@@ -1,3 +1,4 @@
+import Foundation
 import Primitives
 import RedisClient
 import RelayConsole
@@ -49,16 +50,21 @@ public actor RelayServer {
                 configuration, redis: redis, cluster: cluster, console: hub.map { ($0, consoleHandler) },
                 environment: environment, clock: clock, log: log)
         }
-        let storage = try configuration.openStorage(log: log)
-        // Unsent payloads stay in the store when they load on demand: memory is bounded by the
-        // hot budgets of connected receivers, not by what is queued, from the start.
-        let pairs =
-            configuration.relay.loadsPayloadsOnDemand
-            ? try storage.loadIndex(now: clock.now()) : try storage.loadAll(now: clock.now())
+        // On a thread of its own: a Redis store blocks its caller until Redis answers (up to its
+        // timeout), and this task runs on the cooperative pool.
+        let (storage, pairs, wrongPairingCodes) = try await onOwnThread {
+            let storage = try configuration.openStorage(log: log)
+            // Unsent payloads stay in the store when they load on demand: memory is bounded by
+            // the hot budgets of connected receivers, not by what is queued, from the start.
+            let pairs =
+                configuration.relay.loadsPayloadsOnDemand
+                ? try storage.loadIndex(now: clock.now()) : try storage.loadAll(now: clock.now())
+            return (storage, pairs, try storage.loadWrongPairingCodes(now: clock.now()))
+        }
         let metrics = RelayMetrics()
         let core = RelayState(
             configuration: configuration.relay, environment: environment, pairs: pairs,
-            wrongPairingCodes: try storage.loadWrongPairingCodes(now: clock.now()))
+            wrongPairingCodes: wrongPairingCodes)
         let engine = RelayEngine(
             core: core, metrics: metrics, clock: clock, log: log, console: hub,
             maxQueuedBytesPerConnection: configuration.maxQueuedBytesPerConnection)
@@ -132,5 +138,15 @@ public actor RelayServer {
             let stats = await RelayEngine.StatsRequest.ask(transport, otherwise: RelayEngine.noStats)
             return (stats.connections, stats.pairs, stats.queued)
         }
+    }
+}
+
+/// Runs `body` on a thread of its own and returns its result: blocking work (loading the store)
+/// that must not hold a cooperative-pool thread while it waits.
+private func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.name = "watchrelay-load"
+        thread.start()
     }
 }

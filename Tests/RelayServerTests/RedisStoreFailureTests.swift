@@ -79,4 +79,26 @@ struct RedisStoreFailureTests {
             return true
         }
     }
+
+    /// docs/REDIS.md: "no Redis call blocks a cooperative-pool thread". A relay starting on a
+    /// Redis that takes the connection and never answers waits out its timeouts; as many such
+    /// starts as the pool has threads blocked all of them (the load ran on the caller's task),
+    /// and nothing else async in the process ran meanwhile.
+    @Test func startingOnARedisThatDoesNotAnswerBlocksNoCooperativeThread() async throws {
+        let silent = try SilentPort()
+        let dir = TemporaryDirectory()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<ProcessInfo.processInfo.activeProcessorCount {
+                group.addTask {
+                    _ = try? await RelayServer.startForTest(in: dir.path) {
+                        $0.redis = RedisEndpoint(host: "127.0.0.1", port: silent.port)
+                    }
+                }
+            }
+            let clock = ContinuousClock()
+            let slept = try await clock.measure { try await Task.sleep(for: .milliseconds(300)) }
+            #expect(slept < .milliseconds(1500), "a sleep of 300 ms took \(slept): the pool was blocked")
+            try await group.waitForAll()
+        }
+    }
 }
