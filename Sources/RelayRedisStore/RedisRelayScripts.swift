@@ -28,7 +28,8 @@
 /// - `wr:epoch` — string: a counter, one more per leadership (``RedisLeaderLease``): the
 ///   fencing token the apply script checks.
 /// - `wr:leader` — string with a TTL: `NODE:EPOCH` of the node leading now.
-/// - `wr:node:NODE` — pub/sub channel of a node (cluster forwarding; no key).
+/// - `wr:node:NODE` — pub/sub channel of a node (cluster forwarding; no key); `wr:DB:node:NODE`
+///   on database DB ≠ 0, as pub/sub ignores databases.
 /// - `wr:applied` — hash: store instance → the number of the last batch it applied (so a batch
 ///   retried after a lost reply is applied once).
 ///

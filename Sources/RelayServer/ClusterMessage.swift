@@ -1,5 +1,5 @@
 /// What relay nodes of one cluster say to each other over Redis pub/sub (channel
-/// `wr:node:NODE`, one per node): the client connections an edge node forwards to the leader,
+/// `wr:node:NODE`, or `wr:DB:node:NODE` on database DB ≠ 0, one per node): the client connections an edge node forwards to the leader,
 /// and what the leader sends back on them.
 ///
 /// A connection is named `EDGE:N` (the edge node's id and its own connection number), so the
@@ -83,8 +83,12 @@ enum ClusterMessage: Hashable, Sendable {
         }
     }
 
-    /// The channel of `node`.
-    static func channel(of node: String) -> String { "wr:node:" + node }
+    /// The channel of `node` in a cluster on `database`: `wr:node:NODE` on 0, `wr:DB:node:NODE`
+    /// on another (Redis pub/sub ignores databases: two clusters on one Redis, each on its own
+    /// database, would otherwise hear each other's nodes of the same id).
+    static func channel(of node: String, database: Int) -> String {
+        database == 0 ? "wr:node:" + node : "wr:\(database):node:" + node
+    }
 
     /// The edge node named in a connection `EDGE:N`, or nil.
     static func edge(of connection: String) -> String? {

@@ -323,7 +323,7 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
 
     private func publish(_ message: ClusterMessage, to node: String) {
         publishes.append(
-            RedisCommand(arguments: [Array("PUBLISH".utf8), Array(ClusterMessage.channel(of: node).utf8), message.encoded]))
+            RedisCommand(arguments: [Array("PUBLISH".utf8), Array(ClusterMessage.channel(of: node, database: publisher.endpoint.database).utf8), message.encoded]))
     }
 
     private func flush() {

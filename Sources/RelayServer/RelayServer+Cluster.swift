@@ -43,7 +43,7 @@ extension RelayServer {
         handler.attach(post: { transport.post($0) })
         // The first subscription, awaited below (no check loop).
         let (subscribed, subscribedSignal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let subscriber = RedisSubscriber(endpoint: redis, channels: [ClusterMessage.channel(of: cluster.nodeID)]) { event in
+        let subscriber = RedisSubscriber(endpoint: redis, channels: [ClusterMessage.channel(of: cluster.nodeID, database: redis.database)]) { event in
             switch event {
             case .subscribed:
                 // Posted before the signal, so the barrier below comes after it in the inbox.

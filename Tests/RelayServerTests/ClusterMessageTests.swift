@@ -30,7 +30,8 @@ struct ClusterMessageTests {
     @Test func aConnectionNamesItsEdge() {
         #expect(ClusterMessage.edge(of: "node-a:42") == "node-a")
         #expect(ClusterMessage.edge(of: "no-colon") == nil)
-        #expect(ClusterMessage.channel(of: "node-a") == "wr:node:node-a")
+        #expect(ClusterMessage.channel(of: "node-a", database: 0) == "wr:node:node-a")
+        #expect(ClusterMessage.channel(of: "node-a", database: 3) == "wr:3:node:node-a")
     }
 
     @Test func forwardedConnectionsGetIDsLwsNeverUses() {
