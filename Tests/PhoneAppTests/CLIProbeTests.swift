@@ -258,8 +258,12 @@ struct CLIProbeTests {
         process.standardError = err
         try process.run()
         async let stderr = readToEnd(err.fileHandleForReading)
-        try await eventually(30, "the phone's session store") {
-            FileManager.default.fileExists(atPath: dir.path("p") + "/session.db") || !process.isRunning
+        // Both stores exist before pair waits for the relay (it makes the watch's right after
+        // the phone's): a signal between the two left the watch's directory made after the
+        // undo (seen under ThreadSanitizer).
+        try await eventually(30, "the phone's and the watch's session stores") {
+            ["p", "w"].allSatisfy { FileManager.default.fileExists(atPath: dir.path($0) + "/session.db") }
+                || !process.isRunning
         }
         kill(process.processIdentifier, signal)
         let errors = await stderr

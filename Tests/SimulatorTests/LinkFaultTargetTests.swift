@@ -17,9 +17,10 @@ struct LinkFaultTargetTests {
             Self.step("pair") { $0.phone = "phone"; $0.watch = "watch" },
             Self.step("switchWatch", "phone") { $0.watch = "watch2" },
             Self.step("pair") { $0.phone = "phone"; $0.watch = "watch2" },
-            Self.step("wait", "watch2") { $0.event = "reachable"; $0.timeout = 5 },
+            // Scaled: under ThreadSanitizer (make test-tsan) 3 s was too short for the fault to land.
+            Self.step("wait", "watch2") { $0.event = "reachable"; $0.timeout = 5 * timeoutScale },
             Self.step("linkFault", "phone") { $0.fault = "unreachable" },
-            Self.step("wait", "watch2") { $0.event = "unreachable"; $0.timeout = 3 },
+            Self.step("wait", "watch2") { $0.event = "unreachable"; $0.timeout = 5 * timeoutScale },
         ]
         let result = await ScenarioRunner(fixturesDirectory: Repo.fixtures).run(Scenario(name: "fault-current-pair", steps: steps))
         #expect(result.passed, "\(result.failureMessage ?? "")\n\(result.steps.map(\.line).joined(separator: "\n"))")
