@@ -96,7 +96,9 @@ fuzz: deps
 # `watchrelay` child processes and wait on them with scenario timeouts are left out:
 # instrumented children on a loaded 2-core machine outlast any fair timeout; they run in
 # `make test` (also WatchConnectivity's ExampleAppTests and UserInfoKillTests, NewUserTests, StoreFileErrorTests,
-# the ready-line suites SignalAtReadyTests and ReadyWithoutARelayTests,
+# the ready-line suites SignalAtReadyTests and ReadyWithoutARelayTests, CLIProbeTests' interrupted
+# `pair` (under TSan its SIGINT was lost in one of three fresh-clone runs: the child ran to its
+# 60 s timeout; SIGTERM arrived each time),
 # `demo`, and the console's Chromium and `serve`/`demo --console` child-process suites). Also left out: GitHubRESTClientHTTPTests, whose many sequential URLSession
 # requests to the in-process fixture server intermittently end with "URL error -1"
 # (NSURLErrorUnknown from corelibs/libcurl) on a loaded TSan run; cause not found yet.
@@ -112,7 +114,7 @@ test-tsan: deps
 		--skip PhoneProcessTests --skip GitHubStubCommandTests --skip ProcessModeTests --skip NewUserTests \
 		--skip GitHubRESTClientHTTPTests --skip ExampleAppTests --skip UserInfoKillTests --skip StoreFileErrorTests \
 		--skip ConsoleBrowserTests --skip ConsoleCommandTests --skip DemoConsoleTests --skip DemoTests --skip ConnectionBurstTests \
-		--skip SignalAtReadyTests --skip ReadyWithoutARelayTests 2>&1 \
+		--skip SignalAtReadyTests --skip ReadyWithoutARelayTests --skip anInterruptedPairLeavesTheDirectoriesAsItFoundThem 2>&1 \
 		| tee .build/test-tsan.log | grep -E "ThreadSanitizer|Test run with|Executed|✘"
 	@set -o pipefail; WATCHRELAY_TIMEOUT_SCALE=8 WATCHRELAY_REQUEST_TIMEOUT_S=80 TSAN_OPTIONS=halt_on_error=1 \
 		$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter ConnectionBurstTests 2>&1 \
