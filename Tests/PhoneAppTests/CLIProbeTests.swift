@@ -285,29 +285,22 @@ struct CLIProbeTests {
         }
     }
 
-    /// `phone --refresh-interval 0` refreshed in a tight loop: every favorite asked of GitHub
-    /// about 1,000 times a second (`--refresh-interval 0.001` alike). A second is the least.
-    @Test func aRefreshIntervalUnderASecondIsAUsageError() async throws {
+    /// Intervals under their least are usage errors: `--refresh-interval 0` refreshed in a
+    /// tight loop (every favorite asked of GitHub about 1,000 times a second, `0.001` alike; a
+    /// second is the least), and `--external-poll-s 0` would check the state in a tight loop
+    /// where inotify is missing (ten milliseconds is the least).
+    @Test(arguments: [
+        ("refresh-interval", ["0", "0.001", "0.5"], "1...86400"),
+        ("external-poll-s", ["0", "0.001"], "0.01...86400"),
+    ])
+    func anIntervalUnderItsLeastIsAUsageError(option: String, values: [String], range: String) async throws {
         let state = TemporaryDirectory()
-        for value in ["0", "0.001", "0.5"] {
+        for value in values {
             let run = try await Self.run(
-                ["phone", "--relay", "ws://127.0.0.1:1/v1", "--state", state.path("p"), "--refresh-interval", value],
+                ["phone", "--relay", "ws://127.0.0.1:1/v1", "--state", state.path("p"), "--\(option)", value],
                 environment: ["WATCHRELAY_REQUEST_TIMEOUT_S": "1"])
             #expect(run.status == 2, "\(value)")
-            #expect(run.stderr.contains("--refresh-interval must be seconds in 1...86400, not '\(value)'"), "\(run.stderr)")
-        }
-    }
-
-    /// `--external-poll-s 0` was accepted: without inotify the state would be checked in a
-    /// tight loop. Ten milliseconds is the least.
-    @Test func anExternalPollUnderTenMillisecondsIsAUsageError() async throws {
-        let state = TemporaryDirectory()
-        for value in ["0", "0.001"] {
-            let run = try await Self.run(
-                ["phone", "--relay", "ws://127.0.0.1:1/v1", "--state", state.path("p"), "--external-poll-s", value],
-                environment: ["WATCHRELAY_REQUEST_TIMEOUT_S": "1"])
-            #expect(run.status == 2, "\(value)")
-            #expect(run.stderr.contains("--external-poll-s must be seconds in 0.01...86400, not '\(value)'"), "\(run.stderr)")
+            #expect(run.stderr.contains("--\(option) must be seconds in \(range), not '\(value)'"), "\(run.stderr)")
         }
     }
 

@@ -83,16 +83,12 @@ struct NewUserTests {
                 stateDirectory: state.path("phone-session")))
         try await phone.activate()
         let code = try await phone.beginPairing()
-        let watch = try ChildProcess(
-            ["--relay", relay.url, "--state", state.path("watch"), "--pair", code.code, "--log-level", "error"], subcommand: "watch")
+        let watch = try Self.interactiveWatch(relay, state, pairing: code.code)
         defer { watch.terminate() }
         let line = try await watch.line(startingWith: "paired with")
-        #expect(!line.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(line.debugDescription)")
+        Self.expectPrintable(line)
         #expect(line.contains("\u{FFFD}[2J"), "\(line.debugDescription)")
-        watch.closeInput()
-        _ = try await watch.exitStatus()
-        await phone.close()
-        await relay.stop()
+        try await Self.end(watch, phone, relay)
     }
 
     /// The watch's console answers print the phone's logins too: `status` lists them, and a
@@ -100,8 +96,7 @@ struct NewUserTests {
     /// login shows as `\u{FFFD}` there as in the live view (it reached the terminal).
     @Test func theWatchsConsoleAnswersPrintNoControlCharactersThePhoneSent() async throws {
         let (relay, state, phone, code) = try await Self.phoneWaitingToPair()
-        let watch = try ChildProcess(
-            ["--relay", relay.url, "--state", state.path("watch"), "--pair", code.code, "--log-level", "error"], subcommand: "watch")
+        let watch = try Self.interactiveWatch(relay, state, pairing: code.code)
         defer { watch.terminate() }
         try await withTimeout(20, "the watch to pair") {
             for await event in phone.events { if case .paired = event { return } }
@@ -113,9 +108,27 @@ struct NewUserTests {
         watch.type("delete nobody")
         let error = try await watch.line(startingWith: "error: nobody is not a favorite")
         for line in [status, error] {
-            #expect(!line.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(line.debugDescription)")
+            Self.expectPrintable(line)
             #expect(line.contains("octo\u{FFFD}[2Jcat"), "\(line.debugDescription)")
         }
+        try await Self.end(watch, phone, relay)
+    }
+
+    /// `watchrelay watch` on its console (not `--once`), pairing with `code`.
+    static func interactiveWatch(_ relay: TestRelay, _ state: TemporaryDirectory, pairing code: String) throws -> ChildProcess {
+        try ChildProcess(
+            ["--relay", relay.url, "--state", state.path("watch"), "--pair", code, "--log-level", "error"], subcommand: "watch")
+    }
+
+    /// A line holds no control character (C0 or DEL).
+    static func expectPrintable(_ line: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(
+            !line.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(line.debugDescription)",
+            sourceLocation: sourceLocation)
+    }
+
+    /// Ends the watch by its input, then the phone and the relay.
+    static func end(_ watch: ChildProcess, _ phone: RelaySession, _ relay: TestRelay) async throws {
         watch.closeInput()
         _ = try await watch.exitStatus()
         await phone.close()

@@ -41,16 +41,8 @@ struct RateLimitMemoryTests {
         }
         #expect(error.code == .rateLimited)
         #expect(try await h.phone.add("mattt").listChanged, "added, its data fetched later")
-        do {
-            _ = try await h.phone.repos(of: "tj")
-            Issue.record("expected the rate limit")
-        } catch {
-            guard case .github("tj", .rateLimited(let retryAt)) = error else {
-                Issue.record("expected the rate limit, got \(error)")
-                return
-            }
-            #expect(retryAt > Date().addingTimeInterval(500), "the reset GitHub announced")
-        }
+        let retryAt = try await Self.rateLimitReset(repos: "tj", h)
+        #expect(retryAt > Date().addingTimeInterval(500), "the reset GitHub announced")
         #expect(server.counters.requests == 1, "nothing asked of GitHub before the reset")
 
         // After the reset (the phone's clock moved past it), GitHub is asked again.
@@ -80,16 +72,8 @@ struct RateLimitMemoryTests {
             return
         }
         #expect(failed == ["octocat"])
-        do {
-            _ = try await h.phone.repos(of: "tj")
-            Issue.record("expected the rate limit")
-        } catch {
-            guard case .github("tj", .rateLimited(let retryAt)) = error else {
-                Issue.record("expected the rate limit, got \(error)")
-                return
-            }
-            #expect(retryAt <= Date().addingTimeInterval(3_600 + 60), "an hour at most: \(retryAt)")
-        }
+        let retryAt = try await Self.rateLimitReset(repos: "tj", h)
+        #expect(retryAt <= Date().addingTimeInterval(3_600 + 60), "an hour at most: \(retryAt)")
         #expect(server.counters.requests == 1)
         server.setRateLimit(nil)
         clock.advance(seconds: 3_601)
@@ -99,5 +83,16 @@ struct RateLimitMemoryTests {
         }
         #expect(fetched == 1 && none.isEmpty)
         await h.stop()
+    }
+
+    /// The reset a repo request for `login` is refused with (it must be refused for the rate limit).
+    static func rateLimitReset(repos login: String, _ h: PhoneHarness) async throws -> Date {
+        do {
+            _ = try await h.phone.repos(of: login)
+        } catch {
+            if case .github(login, .rateLimited(let retryAt)) = error { return retryAt }
+            throw TestFailure("expected the rate limit, got \(error)")
+        }
+        throw TestFailure("expected the rate limit, got the repos")
     }
 }
