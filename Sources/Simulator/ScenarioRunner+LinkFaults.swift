@@ -38,15 +38,23 @@ extension ScenarioRunner {
         let peer = await currentPeer(of: name)
         let stream = try relay.consoleStates(token: consoleToken)
         defer { stream.close() }
-        let (found, last) = await stream.states.first(within: 5) { state -> (String?, Int)? in
+        // A state from before the phone's pair with `peer` existed (published up to 150 ms
+        // late) would name the old pair, whose device it may still show connected: a phone
+        // with a peer waits for a state listing that pair, and takes the last state if none does.
+        @Sendable func target(in state: ConsoleJSON.State, needingPeer: Bool) -> (String?, Int)? {
             guard let name else { return (nil, relay.consolePort(of: state)) }
             let pairs = state.pairs.map { pair in
                 (id: pair.id, devices: pair.devices.map { (id: $0.id, name: $0.name, connected: $0.connected) })
             }
+            if needingPeer, let peer, !pairs.contains(where: { p in [name, peer].allSatisfy { n in p.devices.contains { $0.name == n } } }) {
+                return nil
+            }
             guard let (pair, device) = Self.currentPair(of: name, peer: peer, in: pairs) else { return nil }
             return (wantsPair ? "pair:\(pair)" : "device:\(device)", relay.consolePort(of: state))
         }
+        let (found, last) = await stream.states.first(within: 5) { target(in: $0, needingPeer: true) }
         if let found { return found }
+        if let last, let fallback = target(in: last, needingPeer: false) { return fallback }
         guard let name else { throw StepFailure(expected: "the relay's console", seen: "no state within 5 s") }
         let seen = last.map { "devices " + $0.pairs.flatMap { $0.devices.map(\.name) }.joined(separator: ", ") } ?? "no state"
         throw StepFailure(expected: "a paired device named '\(name)' in the relay's console", seen: seen)
@@ -60,9 +68,11 @@ extension ScenarioRunner {
     }
 
     /// The pair and device of `name` a fault on it means: the actor's current pair. One name can
-    /// be in several pairs (a phone that switched watches, a watch paired again): the one whose
-    /// device is connected (an actor runs one session), else the phone's with `peer`, the watch
-    /// it talks to now, else the newest (`pairs` are oldest first, as the relay lists them).
+    /// be in several pairs (a phone that switched watches, a watch paired again): of the phone's
+    /// pairs with `peer` (the watch it talks to now; all its pairs if none has it), the one whose
+    /// device is connected (an actor runs one session), else the newest (`pairs` are oldest
+    /// first, as the relay lists them). The peer comes first: a console state is up to 150 ms
+    /// old, and may still show the phone connected in the pair it left.
     static func currentPair<Pair, Device>(
         of name: String, peer: String?, in pairs: [(id: Pair, devices: [(id: Device, name: String, connected: Bool)])]
     ) -> (pair: Pair, device: Device)? {
@@ -71,10 +81,10 @@ extension ScenarioRunner {
                 (pair: pair.id, device: $0.id, connected: $0.connected, names: pair.devices.map(\.name))
             }
         }
-        let connected = listing.filter(\.connected)
         let withPeer = peer.map { peer in listing.filter { $0.names.contains(peer) } } ?? []
-        let chosen = !connected.isEmpty ? connected : !withPeer.isEmpty ? withPeer : listing
-        return chosen.last.map { ($0.pair, $0.device) }
+        let candidates = withPeer.isEmpty ? listing : withPeer
+        let connected = candidates.filter(\.connected)
+        return (connected.isEmpty ? candidates : connected).last.map { ($0.pair, $0.device) }
     }
 
     private func consoleRequest(_ url: String, method: String) async throws -> (Int, Data) {
