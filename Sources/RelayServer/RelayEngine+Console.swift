@@ -57,7 +57,9 @@ extension RelayEngine {
             console.hub.logFrame(bytes, direction: "in", link: link, member: member, at: now)
             return true
         }
-        if let m = member, type == "reply", console.hub.withPlan({ $0.holdsReply(from: m.device, in: m.pair) }),
+        // While a `no-reply` waits on this device every frame of it is decoded: the core reads
+        // an escaped name (`"\u0074ype"`) or value as it reads a plain one, and so does the fault.
+        if let m = member, console.hub.withPlan({ $0.holdsReply(from: m.device, in: m.pair) }),
             case .reply(let reply)? = try? FrameCodec.decodeClientFrame(bytes), core.awaitsReply(reply, on: link)
         {
             swallowed = console.hub.withPlan { plan in

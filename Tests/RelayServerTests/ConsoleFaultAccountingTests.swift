@@ -18,15 +18,7 @@ struct ConsoleFaultAccountingTests {
     /// use up the fault: the real reply after it is swallowed. The bad one was swallowed, and
     /// the real one reached the requester.
     @Test func noReplySwallowsTheNextReplyTheRelayWouldAccept() async throws {
-        // Long enough for the reply to come first on a loaded machine: one after the timeout is
-        // not one the relay would accept, and rightly not swallowed.
-        let relay = try await console.startRelay { $0.relay.limits.replyTimeoutMs = min(4_000, Int(1_500 * timeoutScale)) }
-        let (phone, watch, _, _) = try await pairDevices(relay)
-        let pair = try await console.consolePair(relay)
-        try await console.post(relay, "/console/api/faults?target=device:\(try console.deviceID(pair, "phone"))&kind=no-reply")
-        watch.send(.send(Send(id: "ask", mode: .message, payload: Payload(kind: "q"), wantsReply: true)))
-        guard case .accepted = try await watch.next() else { throw TestFailure("accepted") }
-        guard case .deliver = try await phone.next() else { throw TestFailure("deliver") }
+        let (relay, phone, watch) = try await askedWithNoReplyOnThePhone()
         phone.send(.reply(ClientReply(id: "r0", re: "no-such-message", payload: Payload(kind: "a"))))
         try await phone.expectError(.unknownID, re: "r0")
         phone.send(.reply(ClientReply(id: "r1", re: "ask", payload: Payload(kind: "a"))))
@@ -37,6 +29,31 @@ struct ConsoleFaultAccountingTests {
             return state.fired["no-reply"] == 1
         }
         await relay.stop()
+    }
+
+    /// A reply written with escapes (`"\u0074ype":"r\u0065ply"`) is a reply to the core, so it is
+    /// one to the fault too: swallowed, and the requester times out (the fault read the frame's
+    /// raw bytes for `"type"` and let it through).
+    @Test func noReplySwallowsAReplyWhoseTypeIsWrittenWithEscapes() async throws {
+        let (relay, phone, watch) = try await askedWithNoReplyOnThePhone()
+        phone.sendRaw(#"{"\u0074ype":"r\u0065ply","id":"r1","re":"ask","payload":{"kind":"a"}}"#)
+        try await watch.expectError(.replyTimeout, re: "ask")
+        await relay.stop()
+    }
+
+    /// A relay with a paired phone and watch, a `no-reply` fault on the phone, and a message
+    /// from the watch (id `ask`) that wants a reply, delivered to the phone.
+    private func askedWithNoReplyOnThePhone() async throws -> (TestRelay, phone: TestDevice, watch: TestDevice) {
+        // Long enough for the reply to come first on a loaded machine: one after the timeout is
+        // not one the relay would accept, and rightly not swallowed.
+        let relay = try await console.startRelay { $0.relay.limits.replyTimeoutMs = min(4_000, Int(1_500 * timeoutScale)) }
+        let (phone, watch, _, _) = try await pairDevices(relay)
+        let pair = try await console.consolePair(relay)
+        try await console.post(relay, "/console/api/faults?target=device:\(try console.deviceID(pair, "phone"))&kind=no-reply")
+        watch.send(.send(Send(id: "ask", mode: .message, payload: Payload(kind: "q"), wantsReply: true)))
+        guard case .accepted = try await watch.next() else { throw TestFailure("accepted") }
+        guard case .deliver = try await phone.next() else { throw TestFailure("deliver") }
+        return (relay, phone, watch)
     }
 
     /// A `disconnect` set while its device is away stays in force (listed, the answer says it
