@@ -95,7 +95,8 @@ extension PhoneCompanion {
         return zip(logins, results).map { (login: $0, result: $1) }
     }
 
-    /// Stores what was fetched (failures keep their last good data and are reported), then
+    /// Stores what was fetched (failures keep their last good data and are reported: a rate
+    /// limit once, for the first login it stopped), then
     /// makes and pushes a snapshot if the content changed. The failures of a refresh that
     /// ``shutdown()`` cancelled are not reported: its requests ended `cancelled` because the
     /// companion stopped, not because GitHub failed (`echo list | watchrelay phone …` warned
@@ -105,6 +106,7 @@ extension PhoneCompanion {
         let stamp = now()
         var failed: [String] = []
         var fetched = 0
+        var reportedRateLimit = false
         let snapshot: FavoritesSnapshot?
         do {
             (_, snapshot) = try commit {
@@ -116,6 +118,12 @@ extension PhoneCompanion {
                     case .failure(let error):
                         failed.append(login)
                         remember(error)
+                        // The rate limit is the token's, not a login's: one report a refresh (the
+                        // first login it stopped), not one per favorite (the result lists them all).
+                        if case .rateLimited = error {
+                            if reportedRateLimit { continue }
+                            reportedRateLimit = true
+                        }
                         if !stopping { report(.github(login: login, error)) }
                     }
                 }

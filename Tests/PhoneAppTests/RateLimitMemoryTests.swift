@@ -85,6 +85,28 @@ struct RateLimitMemoryTests {
         await h.stop()
     }
 
+    /// A refresh the rate limit stops reports it once, not once per favorite: with twenty
+    /// favorites, each periodic refresh in the hour GitHub asks the phone to wait printed twenty
+    /// identical warnings. The refresh's result still lists every login it did not refresh.
+    @Test func aRateLimitedRefreshReportsTheLimitOnce() async throws {
+        let h = try await PhoneHarness.start()
+        for login in ["octocat", "torvalds", "mattt"] { _ = try await h.phone.add(login) }
+        h.github.server.restartRateLimit(GitHubStubRateLimit(limit: 0, window: .seconds(600)))
+        for _ in 0..<2 {
+            guard case .refreshed(_, let failed, _) = await h.phone.refresh(trigger: .periodic) else {
+                Issue.record("a periodic refresh is not throttled")
+                return
+            }
+            #expect(failed == ["octocat", "torvalds", "mattt"])
+        }
+        await h.stop()
+        var rateLimits: [String] = []
+        for await e in h.phone.errors {
+            if case .github(let login, .rateLimited) = e { rateLimits.append(login) }
+        }
+        #expect(rateLimits == ["octocat", "octocat"], "one report a refresh: \(rateLimits)")
+    }
+
     /// The reset a repo request for `login` is refused with (it must be refused for the rate limit).
     static func rateLimitReset(repos login: String, _ h: PhoneHarness) async throws -> Date {
         do {
