@@ -1,6 +1,7 @@
 import Foundation
 import GitExplorerPayloads
 import GitHubAPI
+import Primitives
 import RelayClient
 import RelayProtocol
 import SQLite
@@ -39,6 +40,11 @@ public actor PhoneCompanion {
 
     nonisolated let github: GitHubClient
     nonisolated let now: @Sendable () -> Date
+    /// The companion runs on a thread of its own: its store's writes wait out another process's
+    /// lock (`phone add --state DIR` while it runs: up to the busy timeout, 5 s) and fsync at
+    /// checkpoints, which on the cooperative pool would park one of its few threads.
+    nonisolated let executor = ThreadExecutor(name: "phone-companion")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     let store: PhoneStore
     let errorSink: AsyncStream<PhoneError>.Continuation
     let activitySink: AsyncStream<PhoneActivity>.Continuation
@@ -256,6 +262,11 @@ public actor PhoneCompanion {
         }
         ledger = next
         return result
+    }
+
+    /// Whether the companion's code runs on its own thread (``executor``), for tests.
+    func runsOnItsOwnThread() -> Bool {
+        executor.isCurrent
     }
 
     func report(_ error: PhoneError) {
