@@ -89,12 +89,18 @@ public struct ReposReply: JSONRepresentable, Hashable {
     public static let kind = PayloadKind.repos
     public var login: String
     public var repos: [Repo]
+    /// When the phone got this list from GitHub.
     public var fetchedAt: Timestamp
+    /// Set when the phone could not get the list from GitHub now and answered with the one it
+    /// fetched at ``fetchedAt`` (member `stale`, optional: a watch that does not know it shows
+    /// the list as current); nil when the list is current.
+    public var stale: ReposStaleness?
 
-    public init(login: String, repos: [Repo], fetchedAt: Timestamp) {
+    public init(login: String, repos: [Repo], fetchedAt: Timestamp, stale: ReposStaleness? = nil) {
         self.login = login
         self.repos = repos
         self.fetchedAt = fetchedAt
+        self.stale = stale
     }
 
     public init(reader r: ObjectReader) throws(ProtocolError) {
@@ -102,14 +108,40 @@ public struct ReposReply: JSONRepresentable, Hashable {
         login = try r.string("login")
         repos = try r.objects("repos") { (o) throws(ProtocolError) in try Repo(reader: o) }
         fetchedAt = try r.timestamp("fetchedAt")
+        stale = try r.optionalObject("stale").map { (o) throws(ProtocolError) in try ReposStaleness(reader: o) }
     }
 
     public var json: JSONValue {
-        [
-            "kind": .string(Self.kind.rawValue), "login": .string(login), "repos": .array(repos.map(\.json)),
-            "fetchedAt": .string(fetchedAt.iso8601),
-        ]
+        var o = ObjectBuilder()
+        o.set("kind", Self.kind.rawValue)
+        o.set("login", login)
+        o["repos"] = .array(repos.map(\.json))
+        o.set("fetchedAt", fetchedAt)
+        o.set("stale", stale)
+        return o.json
     }
+}
+
+/// Why a `profile.repos` reply holds an older list: what GitHub did when the phone asked it
+/// now (PROTOCOL.md §12.5). The code is read as any string, so a code a later phone adds
+/// still delivers the list (the watch shows ``message`` for a code it does not know).
+public struct ReposStaleness: JSONRepresentable, Hashable {
+    /// `rate_limited` or `github_unavailable`: what a `profile.repos.error` would have said.
+    public var code: ReposErrorCode
+    /// For people (e.g. when the rate limit resets).
+    public var message: String
+
+    public init(code: ReposErrorCode, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public init(reader r: ObjectReader) throws(ProtocolError) {
+        code = ReposErrorCode(rawValue: try r.string("code"))
+        message = try r.string("message")
+    }
+
+    public var json: JSONValue { ["code": .string(code.rawValue), "message": .string(message)] }
 }
 
 /// Why the phone could not answer a repos request.

@@ -59,3 +59,10 @@ extension ReposError {
         self.init(login: login, code: ReposErrorCode(error), message: error.description)
     }
 }
+
+extension ReposStaleness {
+    /// Why an older repo list answers for now: the error's code and description.
+    public init(_ error: GitHubError) {
+        self.init(code: ReposErrorCode(error), message: error.description)
+    }
+}

@@ -106,7 +106,8 @@ public enum PhoneActivity: Sendable, Hashable {
     case refreshed(RefreshTrigger, RefreshResult)
     /// The watch deleted a favorite (`removed` false: it was not one; idempotent).
     case deletedByWatch(login: String, removed: Bool)
-    /// The watch asked for a user's repos; the answer's repo count or error code.
+    /// The watch asked for a user's repos; the answer's repo count or error code (both for an
+    /// older list answered stale: the error is why it is not current).
     case answeredRepos(login: String, repos: Int?, error: ReposErrorCode?)
     /// Another process changed the favorites in the state directory.
     case externalChange(favorites: Int)
@@ -127,7 +128,7 @@ extension PhoneActivity {
             ("refreshed", [("trigger", trigger.rawValue), ("fetched", "\(fetched)"), ("failed", "\(failed.count)"), ("sync", "\(sync)")])
         case .deletedByWatch(let login, let removed): ("deleted by the watch", [("login", login), ("removed", "\(removed)")])
         case .answeredRepos(let login, let repos, let error):
-            ("answered repos request", [("login", login), repos.map { ("repos", "\($0)") } ?? ("error", error?.rawValue ?? "-")])
+            ("answered repos request", [("login", login)] + [repos.map { ("repos", "\($0)") }, error.map { ("error", $0.rawValue) }].compactMap { $0 })
         case .externalChange(let favorites): ("favorites changed by another process", [("favorites", "\(favorites)")])
         }
     }

@@ -94,12 +94,13 @@ extension PhoneCompanion {
         }
     }
 
-    /// Answers a repo request with `profile.repos` (trimmed to fit `messageBytes`) or `profile.repos.error`.
+    /// Answers a repo request with `profile.repos` (trimmed to fit `messageBytes`; an older list
+    /// marked stale when GitHub failed) or `profile.repos.error`.
     func answerRepos(_ delivery: Delivery, login: String) async {
         do throws(PhoneError) {
             let reply = try await repos(of: login)
             let fitted = Self.fit(reply, limit: await session.status().limits.messageBytes)
-            record(.answeredRepos(login: login, repos: fitted.repos.count, error: nil))
+            record(.answeredRepos(login: login, repos: fitted.repos.count, error: reply.stale?.code))
             await send(fitted.payload, to: delivery)
         } catch {
             report(error)
@@ -117,19 +118,31 @@ extension PhoneCompanion {
     /// The repos of `login`: from the cache while younger than ``PhoneConfiguration/reposMaxAge``,
     /// else from GitHub (revalidated with the ETag of the last answer: free of rate limit when
     /// unchanged, with a GitHub token only), stored as the new cache; while GitHub's rate-limit
-    /// refusal is in force, the cache or at once its ``GitHubError/rateLimited(retryAt:)``,
-    /// without a request.
-    /// - Throws: ``PhoneError/github(login:_:)`` (the cache is dropped when GitHub says the user
-    ///   does not exist), ``PhoneError/store(_:)``.
+    /// refusal is in force, without a request, as if GitHub had refused it.
+    ///
+    /// When GitHub fails (down, garbage, rate limited) and a list of `login` is cached, however
+    /// old, that list is the answer, marked ``ReposReply/stale`` with the failure (which is also
+    /// reported on ``errors``): the watch shows the repos it would have shown a moment ago, and
+    /// says they are stale, instead of an error (PROTOCOL.md §12.5).
+    /// - Throws: ``PhoneError/github(login:_:)`` when nothing is cached, or GitHub says the user
+    ///   does not exist (its cache is then dropped), ``PhoneError/store(_:)``.
     public func repos(of login: String) async throws(PhoneError) -> ReposReply {
-        if let cached = try store.cachedRepos(login), isFresh(cached.fetchedAt, maxAge: configuration.reposMaxAge) {
+        let cached = try store.cachedRepos(login)
+        if let cached, isFresh(cached.fetchedAt, maxAge: configuration.reposMaxAge) {
             return ReposReply(login: login, repos: cached.repos, fetchedAt: Timestamp(date: cached.fetchedAt))
         }
         let repos: [Repo]
         do throws(GitHubError) {
             repos = try await askGitHub { () async throws(GitHubError) in try await github.repos(login) }
         } catch {
-            if case .userNotFound = error { try? store.forgetRepos(login) }
+            if case .userNotFound = error {
+                try? store.forgetRepos(login)
+            } else if let cached {
+                report(.github(login: login, error))
+                return ReposReply(
+                    login: login, repos: cached.repos, fetchedAt: Timestamp(date: cached.fetchedAt),
+                    stale: ReposStaleness(error))
+            }
             throw .github(login: login, error)
         }
         let stamp = now()

@@ -45,8 +45,9 @@ public enum PhoneConsole {
                 return Output(lines: [refreshLine(await companion.refresh())])
             case .repos(let login):
                 let reply = try await companion.repos(of: login)
+                let stale = reply.stale.map { [("stale", $0.code.rawValue)] } ?? []
                 return Output(lines: [
-                    ok(verb, [("login", login), ("repos", "\(reply.repos.count)"), ("fetched_at", reply.fetchedAt.iso8601)])
+                    ok(verb, [("login", login), ("repos", "\(reply.repos.count)"), ("fetched_at", reply.fetchedAt.iso8601)] + stale)
                 ])
             case .pair:
                 let code = try await companion.pair()

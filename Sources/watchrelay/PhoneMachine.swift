@@ -57,15 +57,12 @@ enum PhoneMachine {
                 return (MachineProtocol.ok(request, refresh(await companion.refresh())), false)
             case .repos(let login):
                 let reply = try await companion.repos(of: login)
-                return (
-                    MachineProtocol.ok(
-                        request,
-                        [
-                            "login": .string(reply.login), "repos": MachineProtocol.strings(reply.repos.map(\.name)),
-                            "fetchedAt": .string(reply.fetchedAt.iso8601),
-                        ]),
-                    false
-                )
+                var fields: [String: JSONValue] = [
+                    "login": .string(reply.login), "repos": MachineProtocol.strings(reply.repos.map(\.name)),
+                    "fetchedAt": .string(reply.fetchedAt.iso8601),
+                ]
+                if let stale = reply.stale { fields["stale"] = stale.json }
+                return (MachineProtocol.ok(request, fields), false)
             case .pair:
                 let code = try await companion.pair()
                 let fields: [String: JSONValue] = ["code": .string(code.code), "expiresAt": .string(code.expiresAt.iso8601)]

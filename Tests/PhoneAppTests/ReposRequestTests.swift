@@ -50,10 +50,10 @@ struct ReposRequestTests {
         await h.stop()
     }
 
-    /// PROTOCOL.md §12.5: with GitHub down, a list younger than `reposMaxAge` is still the
-    /// answer; an older one is not (GitHub's failure is).
-    @Test(arguments: [(60, true), (0, false)])
-    func withGitHubDownOnlyAFreshListIsAnswered(maxAgeSeconds: Int, fromCache: Bool) async throws {
+    /// PROTOCOL.md §12.5: with GitHub down, a list younger than `reposMaxAge` is the answer as
+    /// it is (current: GitHub is not asked); an older one is the answer too, marked stale.
+    @Test(arguments: [(60, false), (0, true)])
+    func withGitHubDownTheCachedListIsAnswered(maxAgeSeconds: Int, stale: Bool) async throws {
         let h = try await PhoneHarness.start { $0.reposMaxAge = .seconds(maxAgeSeconds) }
         guard case .repos(let first)? = try await h.watch.message(LoginCommand.reposRequest("torvalds").payload) else {
             Issue.record("expected profile.repos")
@@ -61,11 +61,90 @@ struct ReposRequestTests {
         }
         h.github.server.setGlobalFault(.down)
         let answer = try await h.watch.message(LoginCommand.reposRequest("torvalds").payload)
-        switch answer {
-        case .repos(let cached)?: #expect(fromCache && cached == first, "\(cached)")
-        case .reposError(let error)?: #expect(!fromCache && error.code == .githubUnavailable, "\(error)")
-        default: Issue.record("expected profile.repos or profile.repos.error, got \(String(describing: answer))")
+        guard case .repos(let cached)? = answer else {
+            Issue.record("expected profile.repos, got \(String(describing: answer))")
+            return
         }
+        #expect(cached.repos == first.repos && cached.fetchedAt == first.fetchedAt, "the list the phone had")
+        #expect(cached.stale?.code == (stale ? .githubUnavailable : nil), "\(String(describing: cached.stale))")
+        await h.stop()
+    }
+
+    static let staleFailures: [(String, GitHubStubFault?, GitHubStubRateLimit?, ReposErrorCode)] = [
+        ("down", .down, nil, .githubUnavailable),
+        ("garbage", .garbage, nil, .githubUnavailable),
+        ("wrong shape", .wrongShape, nil, .githubUnavailable),
+        ("rate limit", nil, GitHubStubRateLimit(limit: 0), .rateLimited),
+        ("secondary rate limit", .secondaryRateLimit(retryAfterSeconds: 30), nil, .rateLimited),
+    ]
+
+    /// Every GitHub failure but a 404, met revalidating a list the phone holds: the watch gets
+    /// that list, with the `fetchedAt` of its fetch and `stale` saying why, not
+    /// `profile.repos.error` (which left it with nothing to show); the failure still reaches the
+    /// merged error stream. Then, while the refusal is remembered, the list is answered stale
+    /// without a request; a user the phone holds no list of is still answered with the error.
+    @Test(arguments: staleFailures)
+    func aGitHubFailureAnswersTheListThePhoneHoldsMarkedStale(
+        _ name: String, fault: GitHubStubFault?, rateLimit: GitHubStubRateLimit?, code: ReposErrorCode
+    ) async throws {
+        let h = try await PhoneHarness.start { $0.reposMaxAge = .zero }
+        guard case .repos(let first)? = try await h.watch.message(LoginCommand.reposRequest("octocat").payload) else {
+            Issue.record("expected profile.repos")
+            return
+        }
+        #expect(first.stale == nil)
+        h.github.server.setGlobalFault(fault)
+        h.github.server.setRateLimit(rateLimit)
+        let answer = try await h.watch.message(LoginCommand.reposRequest("octocat").payload)
+        guard case .repos(let stale)? = answer else {
+            Issue.record("\(name): expected profile.repos (stale), got \(String(describing: answer))")
+            return
+        }
+        #expect(stale.login == "octocat")
+        #expect(stale.repos == first.repos)
+        #expect(stale.fetchedAt == first.fetchedAt, "the age of the list, not of the answer")
+        #expect(stale.stale?.code == code)
+        #expect(stale.stale?.message.isEmpty == false)
+
+        if code == .rateLimited {
+            let requests = h.github.server.counters.requests
+            guard case .repos(let again)? = try await h.watch.message(LoginCommand.reposRequest("octocat").payload) else {
+                Issue.record("expected profile.repos (stale) while the refusal holds")
+                return
+            }
+            #expect(again.stale?.code == .rateLimited)
+            #expect(h.github.server.counters.requests == requests, "nothing asked of GitHub before the reset")
+        }
+        let none = try await h.watch.message(LoginCommand.reposRequest("torvalds").payload)
+        guard case .reposError(let error)? = none else {
+            Issue.record("expected profile.repos.error for a list the phone never had, got \(String(describing: none))")
+            return
+        }
+        #expect(error.code == code)
+        await h.stop()
+        var errors: [PhoneError] = []
+        for await e in h.phone.errors { errors.append(e) }
+        #expect(errors.contains { if case .github("octocat", let e) = $0 { e.reposErrorCode == code } else { false } })
+    }
+
+    /// A 404 is not a failure to hide behind an older list: GitHub says the user is gone, so the
+    /// phone drops its list and answers `user_not_found`.
+    @Test func aUserGoneFromGitHubIsAnsweredUserNotFoundNotStale() async throws {
+        let github = try TestGitHub.start(logins: ["octocat", "torvalds"])
+        let h = try await PhoneHarness.start(github: github) { $0.reposMaxAge = .zero }
+        guard case .repos? = try await h.watch.message(LoginCommand.reposRequest("octocat").payload) else {
+            Issue.record("expected profile.repos")
+            return
+        }
+        for sub in ["users", "repos"] { try FileManager.default.removeItem(atPath: "\(github.fixtures)/\(sub)/octocat.json") }
+        try await github.restart()
+        let answer = try await h.watch.message(LoginCommand.reposRequest("octocat").payload)
+        guard case .reposError(let error)? = answer else {
+            Issue.record("expected profile.repos.error, got \(String(describing: answer))")
+            return
+        }
+        #expect(error.code == .userNotFound)
+        #expect(try PhoneStore(directory: h.state.path).cachedRepos("octocat") == nil, "the list is dropped")
         await h.stop()
     }
 
