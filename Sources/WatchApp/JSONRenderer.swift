@@ -168,6 +168,7 @@ public enum JSONRenderer {
         o.set("status", p.statusMessage)
         switch p.phase {
         case .failed(let code, _): o.set("errorCode", code)
+        case .loaded(let list): o.set("staleReason", list.stale?.code)
         case .offline(let reason, _): o.set("offlineReason", reason.rawValue)
         default: break
         }

@@ -7,7 +7,8 @@ import RelayProtocol
 /// - ``Event/requested`` starts (or restarts) loading and returns the request to send; a
 ///   second `requested` while loading returns nothing (one request in flight).
 /// - ``Event/replied(_:)`` → ``Phase/loaded(_:)`` (also after a timeout: late data is still
-///   data) and becomes the cache.
+///   data) and becomes the cache. A reply the phone marked stale (GitHub failed, the phone
+///   answered with the list it had) is loaded too, shown stale, with GitHub's failure in words.
 /// - ``Event/failed(_:)`` → ``Phase/failed(_:message:)`` with the code in words.
 /// - ``Event/unreachable`` / ``Event/timeout`` → ``Phase/offline(_:cached:)``: the cached list
 ///   marked stale, or just "Phone not reachable" / "Phone did not answer" when none is cached.
@@ -55,7 +56,7 @@ public struct ProfileDetail: Sendable, Hashable {
         case idle
         /// Waiting for the phone; a cached list, if any, shows meanwhile.
         case loading(cached: RepoList?)
-        /// The phone's list, sorted.
+        /// The phone's list, sorted (stale when the phone says so: ``RepoList/stale``).
         case loaded(RepoList)
         /// The phone answered with an error; `message` is the code in words.
         case failed(ReposErrorCode, message: String)
@@ -97,22 +98,24 @@ public struct ProfileDetail: Sendable, Hashable {
         }
     }
 
-    /// The list on screen, if any, and whether it is stale (cached, not confirmed by the phone now).
+    /// The list on screen, if any, and whether it is stale (cached, not confirmed by the phone
+    /// now, or one the phone answered with because GitHub failed).
     public var visibleList: (list: RepoList, isStale: Bool)? {
         switch phase {
-        case .loaded(let list): (list, false)
+        case .loaded(let list): (list, list.stale != nil)
         case .loading(let cached?), .offline(_, let cached?): (cached, true)
         case .idle, .loading, .failed, .offline: nil
         }
     }
 
     /// The one-line status for the screen: `Loading…`, the error in words, the offline
-    /// message; `nil` when the list is loaded.
+    /// message, why a loaded list is stale (GitHub's failure in words); `nil` when the list is
+    /// loaded and current.
     public var statusMessage: String? {
         switch phase {
         case .idle: nil
         case .loading: "Loading…"
-        case .loaded: nil
+        case .loaded(let list): list.stale.map { Self.message(for: $0.code, fallback: $0.message) }
         case .failed(_, let message): message
         case .offline(let reason, _): reason.message
         }

@@ -26,17 +26,21 @@ public struct RepoList: Sendable, Hashable {
     public private(set) var repos: [Repo]
     /// When the phone fetched them from GitHub.
     public var fetchedAt: Timestamp
+    /// Why the phone answered with this older list (GitHub failed when it asked); nil when the
+    /// list was current when the phone answered.
+    public var stale: ReposStaleness?
 
     /// A list of `repos`, sorted.
-    public init(login: String, repos: [Repo], fetchedAt: Timestamp) {
+    public init(login: String, repos: [Repo], fetchedAt: Timestamp, stale: ReposStaleness? = nil) {
         self.login = login
         self.repos = repos.sorted(by: Self.order)
         self.fetchedAt = fetchedAt
+        self.stale = stale
     }
 
     /// The list in a phone's reply.
     public init(_ reply: ReposReply) {
-        self.init(login: reply.login, repos: reply.repos, fetchedAt: reply.fetchedAt)
+        self.init(login: reply.login, repos: reply.repos, fetchedAt: reply.fetchedAt, stale: reply.stale)
     }
 
     /// Stars descending, then name ascending (case-insensitive, then exact), then id.

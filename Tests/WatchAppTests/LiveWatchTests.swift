@@ -173,10 +173,17 @@ struct LiveWatchTests {
         let answering = Task {
             for await event in h.phone.events {
                 guard case .message(let d) = event, let cmd = try? LoginCommand(json: d.payload.json) else { continue }
+                let repos = [Fx.repo("hello", stars: 3, updated: "2026-05-01T00:00:00Z"), Fx.repo("linux", stars: 9, updated: "2026-05-02T00:00:00Z")]
                 let answer: Payload =
-                    cmd.login == "ghost"
-                    ? ReposError(login: "ghost", code: .userNotFound, message: "Not Found").payload
-                    : ReposReply(login: cmd.login, repos: [Fx.repo("hello", stars: 3, updated: "2026-05-01T00:00:00Z"), Fx.repo("linux", stars: 9, updated: "2026-05-02T00:00:00Z")], fetchedAt: Fx.t0).payload
+                    switch cmd.login {
+                    case "ghost": ReposError(login: "ghost", code: .userNotFound, message: "Not Found").payload
+                    case "torvalds":
+                        ReposReply(
+                            login: "torvalds", repos: repos, fetchedAt: Fx.t0,
+                            stale: ReposStaleness(code: .rateLimited, message: "GitHub rate limit exceeded")
+                        ).payload
+                    default: ReposReply(login: cmd.login, repos: repos, fetchedAt: Fx.t0).payload
+                    }
                 try? await h.phone.reply(to: d, with: answer)
             }
         }
@@ -185,6 +192,12 @@ struct LiveWatchTests {
         #expect(list.repos.map(\.name) == ["linux", "hello"])
         let failed = await h.watch.open("ghost")
         guard case .failed(.userNotFound, _)? = failed?.phase else { throw TestFailure("expected failed") }
+        // The phone's older list, answered because GitHub refused it: loaded, marked stale.
+        let stale = await h.watch.open("torvalds")
+        guard case .loaded(let older)? = stale?.phase else { throw TestFailure("expected loaded, got \(String(describing: stale?.phase))") }
+        #expect(older.stale?.code == .rateLimited && older.fetchedAt == Fx.t0)
+        #expect(stale?.visibleList?.isStale == true)
+        #expect(stale?.statusMessage == "GitHub rate limit reached, try later")
         answering.cancel()
         await h.phone.close()
         try await eventually { await !h.watch.session.status().isReachable }

@@ -82,6 +82,36 @@ import WidgetKit
         #expect(d.phase == .loading(cached: RepoList(Fx.octocatRepos)))
     }
 
+    /// The phone's older list, answered because GitHub failed (PROTOCOL.md §12.5): loaded and
+    /// cached like any list, but shown stale, with GitHub's failure in words (a code the watch
+    /// does not know: the phone's message). A current list after it is not stale.
+    @Test(arguments: [
+        (ReposErrorCode.githubUnavailable, "GitHub is unavailable"),
+        (.rateLimited, "GitHub rate limit reached, try later"),
+        (ReposErrorCode(rawValue: "teapot"), "phone says: teapot"),
+    ])
+    func aStaleReplyIsLoadedMarkedStaleWithTheFailureInWords(code: ReposErrorCode, message: String) throws {
+        var state = WatchAppState.standard(now: Fx.t0)
+        _ = state.openProfile("octocat")
+        var reply = Fx.octocatRepos
+        reply.stale = ReposStaleness(code: code, message: "phone says: teapot")
+        state.handleProfile(.replied(reply))
+        let d = try #require(state.profile)
+        #expect(d.phase == .loaded(RepoList(reply)))
+        #expect(d.phase.name == "loaded")
+        #expect(d.visibleList?.isStale == true)
+        #expect(d.visibleList?.list.fetchedAt == reply.fetchedAt)
+        #expect(d.statusMessage == message)
+        // Cached as it came: offline, it is still the stale list; a current reply replaces it.
+        _ = state.openProfile("octocat")
+        state.handleProfile(.unreachable)
+        #expect(state.profile?.visibleList?.isStale == true)
+        _ = state.openProfile("octocat")
+        state.handleProfile(.replied(Fx.octocatRepos))
+        #expect(state.profile?.visibleList?.isStale == false)
+        #expect(state.profile?.statusMessage == nil)
+    }
+
     @Test func answersForAnotherLoginAreIgnored() {
         var d = ProfileDetail(login: "octocat")
         d.handle(.requested)

@@ -137,6 +137,45 @@ enum Scenes {
         #expect(try JSONParser.parse(bytes) == json)
     }
 
+    /// A list the phone answered stale shows as loaded, marked stale with the time it was
+    /// fetched and GitHub's failure in words, in every rendering (`--json` says why).
+    @Test func aStaleReplyRendersMarkedStaleWithItsFetchTime() throws {
+        var state = WatchAppState.standard(now: Fx.t0)
+        _ = state.openProfile("octocat")
+        var reply = Fx.octocatRepos
+        reply.fetchedAt = Fx.t0
+        reply.stale = ReposStaleness(code: .githubUnavailable, message: "GitHub unavailable: HTTP 503")
+        state.handleProfile(.replied(reply))
+        let now = Fx.at(hours: 2)
+        let profile = try #require(state.profile)
+
+        let text = TextRenderer.render(profile, now: now)
+        #expect(text.contains("octocat · loaded"), "\(text)")
+        #expect(text.contains("GitHub is unavailable"), "\(text)")
+        #expect(text.contains("⚠ stale · fetched 09:00"), "\(text)")
+        #expect(text.contains("Spoon-Knife"), "\(text)")
+
+        let json = JSONRenderer.json(profile, now: now)
+        #expect(json["phase"] == .string("loaded"))
+        #expect(json["stale"] == .bool(true))
+        #expect(json["staleReason"] == .string("github_unavailable"))
+        #expect(json["status"] == .string("GitHub is unavailable"))
+        #expect(json["fetchedAt"] == .string(Fx.t0.iso8601))
+        #expect(json["repos"]?.arrayValue?.count == 5)
+
+        let svg = SVGRenderer.render(profile, now: now)
+        #expect(svg.contains(">GitHub is unavailable</text>"), "\(svg)")
+        #expect(svg.contains(">stale · fetched 09:00</text>"), "\(svg)")
+
+        // A current list says none of it.
+        _ = state.openProfile("octocat")
+        state.handleProfile(.replied(Fx.octocatRepos))
+        let current = try #require(state.profile)
+        #expect(JSONRenderer.json(current, now: now)["staleReason"] == nil)
+        #expect(JSONRenderer.json(current, now: now)["stale"] == .bool(false))
+        #expect(!TextRenderer.render(current, now: now).contains("stale"))
+    }
+
     @Test func eventsHaveAJSONForm() {
         var s = WidgetScheduler(widgets: [.face(.accessoryCircular)], now: Fx.t0)
         let events = s.flush(now: Fx.t0, favorites: Fx.snapshot(1, Fx.three)).events
