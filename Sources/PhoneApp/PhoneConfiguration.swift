@@ -19,8 +19,10 @@ public struct PhoneConfiguration: Sendable {
     public var externalPollInterval: Duration
     /// How long a repo list fetched from GitHub answers `profile.repos.request` without asking
     /// GitHub again (default 30 s); past it the list is revalidated (ETag: free of rate limit
-    /// when unchanged, with a GitHub token only).
+    /// when unchanged, with a GitHub token only), and answered marked stale if GitHub fails.
     public var reposMaxAge: Duration
+    /// The seconds `phone --repos-max-age` (and a scenario phone's `reposMaxAge`) takes.
+    public static let reposMaxAgeSeconds: ClosedRange<Double> = 0...86_400
     /// How long a user's data fetched from GitHub lets ``PhoneCompanion/add(_:)`` use it without
     /// asking GitHub again (default 30 s, the periodic refresh's interval): re-adding a favorite
     /// removed a moment ago then costs no request. `.zero` always asks GitHub.

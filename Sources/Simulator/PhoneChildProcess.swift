@@ -10,6 +10,8 @@ actor PhoneChildProcess: ScenarioPhone {
     private var channel: MachineChannel?
     private(set) var processes: [ChildProcessRecord] = []
     private var watch: String?
+    /// The `reposMaxAge` a start gave (seconds), held for later starts.
+    private var reposMaxAge: Double?
 
     init(name: String, directory: String, executable: String) {
         self.name = name
@@ -19,9 +21,10 @@ actor PhoneChildProcess: ScenarioPhone {
 
     var isRunning: Bool { channel.map { $0.process.isRunning } ?? false }
 
-    func start(relayURL: String, githubURL: URL) async throws {
+    func start(relayURL: String, githubURL: URL, reposMaxAge: Double?) async throws {
         if let channel, channel.process.isRunning { return }
         await stop()
+        if let reposMaxAge { self.reposMaxAge = reposMaxAge }
         // The simulator's settings of an in-process phone (SimulatedPhone), as options.
         var arguments = [
             "phone", "--machine", "--relay", relayURL, "--state", directory, "--name", name,
@@ -30,6 +33,7 @@ actor PhoneChildProcess: ScenarioPhone {
             "--log-level", "warn",
         ]
         if let watch { arguments += ["--watch", watch] }
+        if let reposMaxAge { arguments += ["--repos-max-age", "\(reposMaxAge)"] }
         channel = try await MachineChannel.start(
             name: name, executable: executable, arguments: arguments, logPath: directory + ".stderr.log",
             onEvent: { _, _ in })

@@ -277,6 +277,10 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
     public var foreground: Bool?
     /// For `expectWidget`: whether the widget must be stale.
     public var stale: Bool?
+    /// For `start` of a phone: how long (seconds) a repo list it fetched answers the watch
+    /// without asking GitHub again (`phone --repos-max-age`; default 30). 0 asks GitHub on every
+    /// `open`, so a GitHub fault meets the list the phone holds (answered stale).
+    public var reposMaxAge: Double?
 
     /// A step with only its action and actor; set the other fields as needed.
     public init(action: String, actor: String? = nil) {

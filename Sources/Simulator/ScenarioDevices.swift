@@ -10,7 +10,8 @@ protocol ScenarioPhone: Actor {
     nonisolated var name: String { get }
     var isRunning: Bool { get }
     /// Opens the state and connects; returns once the session activated (or timed out).
-    func start(relayURL: String, githubURL: URL) async throws
+    /// `reposMaxAge` (seconds), once given, holds for later starts.
+    func start(relayURL: String, githubURL: URL, reposMaxAge: Double?) async throws
     /// In-process: a clean shutdown. A child: SIGKILL. The state directory stays.
     func stop() async
     /// Asks the relay for a pairing code to type on the watch.

@@ -84,9 +84,9 @@ extension ScenarioRunner {
         let name = try actorName(s)
         let kind = try kind(of: name, s)
         // Refused at load when the actor's kind is known then; otherwise here, before it starts.
-        if kind != .watch, let field = [("budget", s.budget != nil), ("foreground", s.foreground != nil)].first(where: \.1)?.0 {
+        if let (field, owner) = s.misplacedStartField("\(kind)") {
             throw StepFailure(
-                expected: "'\(field)' on a watch's start only", seen: "\(ScenarioStep.whose("\(kind)")) start ('\(name)')")
+                expected: "'\(field)' on a \(owner)'s start only", seen: "\(ScenarioStep.whose("\(kind)")) start ('\(name)')")
         }
         switch kind {
         case .relay: try await startRelay()
@@ -95,7 +95,7 @@ extension ScenarioRunner {
             let p = try phones[name] ?? makePhone(name)
             phones[name] = p
             let gh = try runningGitHubURL()
-            try await p.start(relayURL: try relayAddress(), githubURL: gh)
+            try await p.start(relayURL: try relayAddress(), githubURL: gh, reposMaxAge: s.reposMaxAge)
         case .watch:
             let w = try watches[name] ?? makeWatch(name)
             watches[name] = w
@@ -218,7 +218,7 @@ extension ScenarioRunner {
         await p.stop()
         // The watch it paired before switching is its first pair (no watch id), not a new one.
         await p.useWatch(firstWatches[name] == target ? nil : target)
-        if wasRunning { try await p.start(relayURL: try relayAddress(), githubURL: try runningGitHubURL()) }
+        if wasRunning { try await p.start(relayURL: try relayAddress(), githubURL: try runningGitHubURL(), reposMaxAge: nil) }
     }
 
     // MARK: - Phone

@@ -12,7 +12,7 @@ extension ScenarioStep {
     /// `linkFault`: of its event or kind).
     func readFields(_ action: ScenarioAction) -> Set<String> {
         switch action {
-        case .start, .reconnect, .restart: ["kind", "budget", "foreground"]
+        case .start, .reconnect, .restart: ["kind", "budget", "foreground", "reposMaxAge"]
         case .stop, .kill, .disconnect: ["kind"]
         case .pair: ["phone", "watch", "code", "delay"]
         case .switchWatch: ["phone", "watch"]
@@ -94,18 +94,27 @@ extension ScenarioStep {
     }
 
     /// A `budget` or `foreground` (a watch's) on the start of an actor known not to be a watch,
-    /// said; or nil. `kinds` holds each actor's kind as its first start made it (the runner's
-    /// rule: the kind given then, else the name's start), and gets this step's if it is the
-    /// actor's first start; an actor whose kind is not known here fails its step when it runs.
+    /// or a `reposMaxAge` (a phone's) on one known not to be a phone, said; or nil. `kinds` holds
+    /// each actor's kind as its first start made it (the runner's rule: the kind given then, else
+    /// the name's start), and gets this step's if it is the actor's first start; an actor whose
+    /// kind is not known here fails its step when it runs.
     func startProblem(kinds: inout [String: String]) -> String? {
         guard let action = ScenarioAction(rawValue: action), [.start, .restart, .reconnect].contains(action),
             let name = actor
         else { return nil }
         if kinds[name] == nil { kinds[name] = Self.kindAtLoad(of: name, given: kind) }
-        guard let known = kinds[name], known != "watch",
-            let field = [("budget", budget != nil), ("foreground", foreground != nil)].first(where: \.1)?.0
-        else { return nil }
-        return "'\(field)' applies to a watch's start only, not \(Self.whose(known)) (it would be ignored)"
+        guard let known = kinds[name], let (field, owner) = misplacedStartField(known) else { return nil }
+        return "'\(field)' applies to a \(owner)'s start only, not \(Self.whose(known)) (it would be ignored)"
+    }
+
+    /// The first start field given that an actor of `kind` does not read, and the kind that
+    /// reads it; or nil.
+    func misplacedStartField(_ kind: String) -> (field: String, owner: String)? {
+        let kindOnly = [
+            ("budget", "watch", budget != nil), ("foreground", "watch", foreground != nil),
+            ("reposMaxAge", "phone", reposMaxAge != nil),
+        ]
+        return kindOnly.first { $0.2 && $0.1 != kind }.map { ($0.0, $0.1) }
     }
 
     /// An actor's kind as the runner will take it on its first start: `relay`, `github`, else

@@ -46,6 +46,7 @@ extension ScenarioStep {
         // In the order of the fields; the first problem is the one said.
         let problems: [String?] = [
             within("budget", budget, WatchMachineLimits.budget, "the watch's --budget"),
+            within("reposMaxAge", reposMaxAge, PhoneConfiguration.reposMaxAgeSeconds, "the phone's --repos-max-age"),
             moveIndexProblem,
             seconds,
             within("delay", delay, Self.realTimeSeconds, "seconds of real time"),

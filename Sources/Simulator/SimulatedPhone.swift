@@ -14,6 +14,8 @@ actor SimulatedPhone: ScenarioPhone {
     private var phone: PhoneCompanion?
     private var drains: [Task<Void, Never>] = []
     private var watch: String?
+    /// The `reposMaxAge` a start gave (seconds), held for later starts.
+    private var reposMaxAge: Double?
 
     init(name: String, directory: String, memory: InMemoryRelay? = nil) {
         self.name = name
@@ -25,9 +27,11 @@ actor SimulatedPhone: ScenarioPhone {
     var processes: [ChildProcessRecord] { [] }
 
     /// Opens the state and connects (returns once activated or timed out).
-    func start(relayURL: String, githubURL: URL) async throws {
+    func start(relayURL: String, githubURL: URL, reposMaxAge: Double?) async throws {
         guard phone == nil else { return }
+        if let reposMaxAge { self.reposMaxAge = reposMaxAge }
         var c = PhoneConfiguration(relayURL: relayURL, stateDirectory: directory, deviceName: name)
+        if let seconds = self.reposMaxAge { c.reposMaxAge = .milliseconds(Int64((seconds * 1000).rounded())) }
         c.refreshInterval = .seconds(3600)
         c.refreshThrottle = .zero
         c.externalPollInterval = .seconds(3600)

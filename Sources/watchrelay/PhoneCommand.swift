@@ -48,6 +48,9 @@ enum PhoneCommand {
           --refresh-interval S     seconds between periodic refreshes, 1 or more (default 30)
           --refresh-throttle S     manual refresh throttle window in seconds (default 10)
           --concurrency N          GitHub fetches in flight during a refresh (default 4)
+          --repos-max-age S        seconds a repo list answers the watch without asking GitHub
+                                   again (default 30; 0: ask every time); past it, when GitHub
+                                   fails, the watch gets the older list marked stale
           --json                   list: print JSON (`phone list --json`; not for the running
                                    companion, whose JSON mode is --machine)
           --machine                the line protocol for programs (Simulator/README.md): one JSON
@@ -145,6 +148,7 @@ enum PhoneCommand {
         configuration.refreshInterval = try seconds(&args, "refresh-interval", atLeast: 1) ?? configuration.refreshInterval
         configuration.refreshThrottle = try seconds(&args, "refresh-throttle") ?? configuration.refreshThrottle
         configuration.concurrency = try args.int("concurrency", in: 1...64) ?? configuration.concurrency
+        configuration.reposMaxAge = try seconds(&args, "repos-max-age") ?? configuration.reposMaxAge
         configuration.externalPollInterval =
             try seconds(&args, "external-poll-s", atLeast: 0.01) ?? configuration.externalPollInterval
         if let timeout = try seconds(&args, "request-timeout-s", atLeast: 0.001) {

@@ -292,6 +292,7 @@ struct CLIProbeTests {
     @Test(arguments: [
         ("refresh-interval", ["0", "0.001", "0.5"], "1...86400"),
         ("external-poll-s", ["0", "0.001"], "0.01...86400"),
+        ("repos-max-age", ["-1"], "0...86400"),
     ])
     func anIntervalUnderItsLeastIsAUsageError(option: String, values: [String], range: String) async throws {
         let state = TemporaryDirectory()

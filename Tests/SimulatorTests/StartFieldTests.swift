@@ -4,8 +4,9 @@ import TestSupport
 import Testing
 
 /// `budget` and `foreground` are a watch's: on the start of a phone (or the relay, or github)
-/// they were accepted and ignored. Refused when the file loads if the actor's kind is known
-/// then (the kind its first start gives, else its name's start), else the step fails when it runs.
+/// they were accepted and ignored; `reposMaxAge` is a phone's. Refused when the file loads if the
+/// actor's kind is known then (the kind its first start gives, else its name's start), else the
+/// step fails when it runs.
 @Suite struct StartFieldTests {
     @Test(arguments: [
         (
@@ -25,19 +26,29 @@ import Testing
             #"{"action": "start", "actor": "bob", "kind": "phone"}, {"action": "start", "actor": "bob", "budget": 2}"#,
             "step 2 (start): 'budget' applies to a watch's start only, not a phone's (it would be ignored)"
         ),
+        // `reposMaxAge` is a phone's.
+        (
+            #"{"action": "start", "actor": "watch", "reposMaxAge": 0}"#,
+            "step 1 (start): 'reposMaxAge' applies to a phone's start only, not the watch's (it would be ignored)"
+        ),
+        (
+            #"{"action": "start", "actor": "phone", "reposMaxAge": -1}"#,
+            "step 1 (start): 'reposMaxAge' must be in 0...86400 (the phone's --repos-max-age), not -1"
+        ),
     ])
-    func aWatchFieldOnAnotherActorsStartIsRefused(steps: String, why: String) {
+    func aFieldOfAnotherKindOnAnActorsStartIsRefused(steps: String, why: String) {
         let json = #"{"name": "x", "steps": ["# + steps + "]}"
         #expect(throws: ScenarioError.invalid(why)) { try Scenario.decode(Data(json.utf8)) }
     }
 
     @Test(arguments: [
         #"{"action": "start", "actor": "watch", "budget": 1, "foreground": false}"#,
+        #"{"action": "start", "actor": "phone", "reposMaxAge": 0}, {"action": "restart", "actor": "phone", "reposMaxAge": 2.5}"#,
         #"{"action": "start", "actor": "phone-on-wrist", "kind": "watch"}, {"action": "restart", "actor": "phone-on-wrist", "budget": 3}"#,
         // Not known at load: the step decides when it runs.
         #"{"action": "start", "actor": "bob", "foreground": true}"#,
     ])
-    func aWatchFieldOnAWatchsStartLoads(steps: String) throws {
+    func aFieldOnItsKindsStartLoads(steps: String) throws {
         let json = #"{"name": "x", "steps": ["# + steps + "]}"
         #expect(try Scenario.decode(Data(json.utf8)).steps.isEmpty == false)
     }
