@@ -262,9 +262,17 @@ public actor HeadlessWatch {
         do {
             let reply = try await session.sendMessage(command.payload, true)
             // The reply answers this request: one naming another user is as unexpected as one of
-            // another kind (the screen would ignore it and stay loading).
+            // another kind (the screen would ignore it and stay loading). One the watch cannot
+            // read came all the same: the phone is reachable, and the screen says what was wrong.
             let asked = login.lowercased()
-            switch try reply.flatMap({ try AppPayload($0) }) {
+            let payload: AppPayload?
+            do {
+                payload = try reply.flatMap { try AppPayload($0) }
+            } catch {
+                payload = nil
+                publish(.error("not a valid reply to open \(login): \(error)"))
+            }
+            switch payload {
             case .repos(let repos)? where repos.login.lowercased() == asked: event = .replied(repos)
             case .reposError(let error)? where error.login.lowercased() == asked: event = .failed(error)
             default: event = .failed(ReposError(login: login, code: .githubUnavailable, message: "unexpected reply"))

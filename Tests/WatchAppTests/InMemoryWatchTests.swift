@@ -188,6 +188,26 @@ struct InMemoryWatchTests {
         await h.stop()
     }
 
+    @Test func aReplyTheWatchCannotReadFailsTheScreenAndSaysWhyInsteadOfCallingThePhoneUnreachable() async throws {
+        // The phone answered: a reply that does not decode (here a repos list that is not an
+        // array) was caught with the link's errors and shown as "Phone not reachable".
+        let h = try await Harness.start()
+        let answering = Task {
+            for await event in h.phone.events {
+                guard case .message(let d) = event else { continue }
+                try? await h.phone.reply(d, Payload(kind: "profile.repos", ["login": .string("octocat"), "repos": .string("none")]))
+            }
+        }
+        let screen = await h.watch.open("octocat")
+        guard case .failed(.githubUnavailable, _)? = screen?.phase else {
+            throw TestFailure("expected failed, got \(String(describing: screen?.phase))")
+        }
+        let said = try await h.events.collect(1) { if case .error(let e) = $0 { e } else { nil } }
+        #expect(said.first?.hasPrefix("not a valid reply to open octocat") == true, "\(said)")
+        answering.cancel()
+        await h.stop()
+    }
+
     @Test func aWatchPairedWithANewPhoneShowsItsFavoritesWhateverTheirRevision() async throws {
         // A new phone's revisions start again at 1: compared with the old pair's revision 5,
         // the watch ignored its snapshots and kept showing the old phone's favorites.
