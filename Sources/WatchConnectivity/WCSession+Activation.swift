@@ -28,7 +28,8 @@ extension WCSession {
         await stopRunning()
     }
 
-    /// Ends the tasks and closes the relay connection; `activationState` is `.notActivated` after.
+    /// Ends the tasks and closes the relay connection; `activationState` is `.notActivated` and
+    /// `isReachable` false after.
     func stopRunning() async {
         let (tasks, relay, streams) = parts.withLock { p in
             (p.tasks, p.relay, [p.messages, p.replies])
@@ -38,7 +39,12 @@ extension WCSession {
         for task in tasks { task.cancel() }
         await relay?.close()
         for task in tasks { await task.value }
-        state.withLock { $0.activationState = .notActivated }
+        // Nothing goes out of a stopped session: the counterpart is not reachable from it
+        // (Apple's `isReachable`: "available for live messaging").
+        state.withLock { s in
+            s.activationState = .notActivated
+            s.peerReachable = false
+        }
     }
 
     // MARK: - Running

@@ -629,6 +629,21 @@ struct AppleDocumentedBehaviourTests {
         await h.stop()
     }
 
+    /// A closed session is not activated, and so not reachable either: `isReachable` is true
+    /// only while the counterpart "is available for live messaging" (Apple's `isReachable`),
+    /// which a session that sends nothing can't be. An app that checks `isReachable` before
+    /// `sendMessage` must not be told yes, then `sessionNotActivated`.
+    @Test func aClosedSessionIsNeitherActivatedNorReachable() async throws {
+        let h = try await WCHarness.start()
+        try await eventually(10, "reachable") { h.watch.isReachable && h.phone.isReachable }
+        await h.watch.close()
+        #expect(h.watch.activationState == .notActivated)
+        #expect(!h.watch.isReachable)
+        await h.phone.close()
+        #expect(!h.phone.isReachable)
+        await h.stop()
+    }
+
     /// The delegate is weak: once the app's delegate is gone, sends fail with
     /// `sessionMissingDelegate` ("A delegate must exist before the session will allow sends").
     @Test func aDelegateThatWentAwayMakesSendsFailWithSessionMissingDelegate() async throws {
