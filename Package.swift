@@ -273,6 +273,17 @@ package.targets.append(contentsOf: [
     .testTarget(
         name: "WidgetExamplesTests", dependencies: ["StaleFavoritesWidget", "BudgetBurnWidget", "WidgetKit"],
         path: "Examples/WidgetExamplesTests", swiftSettings: strict),
+    // An iPhone app's and a watch app's WatchConnectivity code and their complication's provider,
+    // written from Apple's documentation (every WCSessionDelegate method, WCError matching,
+    // the transfers, WidgetCenter); the SwiftUI widget file is left out, as README says. Its
+    // tests run both apps against a real relay and the complication under WidgetKit's rules.
+    .target(
+        name: "WorkoutCompanion", dependencies: ["WatchConnectivity", "WidgetKit"], path: "Examples/WorkoutCompanion",
+        exclude: ["WorkoutWidget.swift"], swiftSettings: strict),
+    .testTarget(
+        name: "WorkoutCompanionTests",
+        dependencies: ["WorkoutCompanion", "WatchConnectivity", "WidgetKit", "RelayServer", "TestSupport", "Primitives"],
+        path: "Examples/WorkoutCompanionTests", swiftSettings: strict),
 ])
 for (name, modules) in [
     "WatchApp": ["WidgetKit", "AppIntents"], "WatchAppTests": ["WidgetKit"], "Simulator": ["WidgetKit"],
