@@ -31,20 +31,29 @@ public struct FavoritesSnapshot: JSONRepresentable, Hashable {
     /// Strictly increases with every change.
     public var revision: Int64
     public var users: [User]
+    /// Favorites the phone left out at the end of ``users`` because the whole list would not
+    /// fit the relay's `contextBytes` (PROTOCOL.md §12.2); 0 (not sent) when the list is whole.
+    public var omitted: Int
 
-    public init(revision: Int64, users: [User]) {
+    public init(revision: Int64, users: [User], omitted: Int = 0) {
         self.revision = revision
         self.users = users
+        self.omitted = omitted
     }
 
     public init(reader r: ObjectReader) throws(ProtocolError) {
         try expectKind(r, Self.kind)
         revision = try r.int("revision", min: 1)
         users = try r.objects("users") { (o) throws(ProtocolError) in try User(reader: o) }
+        omitted = Int(try r.optionalInt("omitted", min: 1) ?? 0)
     }
 
     public var json: JSONValue {
-        ["kind": .string(Self.kind.rawValue), "revision": .int(revision), "users": .array(users.map(\.json))]
+        var members: [String: JSONValue] = [
+            "kind": .string(Self.kind.rawValue), "revision": .int(revision), "users": .array(users.map(\.json)),
+        ]
+        if omitted > 0 { members["omitted"] = .int(Int64(omitted)) }
+        return .object(members)
     }
 }
 
