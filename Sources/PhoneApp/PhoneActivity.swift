@@ -5,16 +5,22 @@ import RelayProtocol
 public enum SnapshotSync: Sendable, Hashable, CustomStringConvertible {
     /// The relay accepted (stored) the snapshot with this revision, or a later one that includes the change.
     case pushed(revision: Int64)
-    /// Persisted with this revision; the session is offline or not paired, so it goes out
-    /// as soon as the session is activated and paired.
+    /// The relay accepted this revision without the last `omitted` favorites: the whole list
+    /// would not fit the relay's `contextBytes` (reported on ``PhoneCompanion/errors``; see
+    /// ``SnapshotFit``). The watch shows the first ones and knows how many it lacks.
+    case partial(revision: Int64, omitted: Int)
+    /// Persisted with this revision, not sent yet: the session is offline or not paired, or the
+    /// push failed (reported on ``PhoneCompanion/errors``, and ``PhoneStatus/pushError`` says
+    /// why). It goes out when the session is activated and paired again.
     case queued(revision: Int64)
     /// The snapshot's content did not change, so no revision was made and nothing was sent.
     case unchanged
 
-    /// `pushed`, `queued` or `unchanged`.
+    /// `pushed`, `partial`, `queued` or `unchanged`.
     public var name: String {
         switch self {
         case .pushed: "pushed"
+        case .partial: "partial"
         case .queued: "queued"
         case .unchanged: "unchanged"
         }
@@ -23,13 +29,21 @@ public enum SnapshotSync: Sendable, Hashable, CustomStringConvertible {
     /// The revision pushed or queued; `nil` when unchanged.
     public var revision: Int64? {
         switch self {
-        case .pushed(let r), .queued(let r): r
+        case .pushed(let r), .partial(let r, _), .queued(let r): r
         case .unchanged: nil
         }
     }
 
-    /// `pushed(3)`, `queued(3)` or `unchanged`.
-    public var description: String { revision.map { "\(name)(\($0))" } ?? name }
+    /// The favorites left out of a `partial` push; 0 otherwise.
+    public var omitted: Int {
+        if case .partial(_, let omitted) = self { omitted } else { 0 }
+    }
+
+    /// `pushed(3)`, `partial(3, omitted: 2)`, `queued(3)` or `unchanged`.
+    public var description: String {
+        if case .partial(let r, let omitted) = self { return "partial(\(r), omitted: \(omitted))" }
+        return revision.map { "\(name)(\($0))" } ?? name
+    }
 }
 
 /// The result of adding, removing or moving a favorite.
@@ -100,8 +114,9 @@ public enum PhoneActivity: Sendable, Hashable {
     case unpaired(reason: String)
     /// The watch became reachable or not.
     case reachabilityChanged(Bool)
-    /// The relay accepted a snapshot.
-    case snapshotPushed(revision: Int64, users: Int)
+    /// The relay accepted a snapshot of `users` favorites, `omitted` more left out at the end
+    /// (it would not fit the relay's `contextBytes`).
+    case snapshotPushed(revision: Int64, users: Int, omitted: Int)
     /// A refresh finished (or was throttled).
     case refreshed(RefreshTrigger, RefreshResult)
     /// The watch deleted a favorite (`removed` false: it was not one; idempotent).
@@ -121,7 +136,8 @@ extension PhoneActivity {
         case .paired(let peerName): ("paired", [("peer", peerName)])
         case .unpaired(let reason): ("unpaired", [("reason", reason)])
         case .reachabilityChanged(let reachable): ("watch reachability changed", [("reachable", "\(reachable)")])
-        case .snapshotPushed(let revision, let users): ("snapshot pushed", [("revision", "\(revision)"), ("users", "\(users)")])
+        case .snapshotPushed(let revision, let users, let omitted):
+            ("snapshot pushed", [("revision", "\(revision)"), ("users", "\(users)")] + (omitted > 0 ? [("omitted", "\(omitted)")] : []))
         case .refreshed(let trigger, .throttled(let retryAfter)):
             ("refresh throttled", [("trigger", trigger.rawValue), ("retry_after_ms", "\(PhoneConsole.milliseconds(retryAfter))")])
         case .refreshed(let trigger, .refreshed(let fetched, let failed, let sync)):

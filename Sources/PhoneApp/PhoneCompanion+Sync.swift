@@ -10,36 +10,78 @@ extension PhoneCompanion {
         return await pushLatest()
     }
 
-    /// Pushes the latest snapshot unless the relay already has it (or a later one).
+    /// Pushes the latest snapshot unless the relay already has it (or a later one), cut to the
+    /// `contextBytes` the relay announced (``SnapshotFit``).
     ///
     /// Pushes are serialized, so the relay accepts revisions in increasing order; a caller that
     /// waited behind another push sends whatever is latest by then, which includes its own change.
     /// Returns ``SnapshotSync/queued(revision:)`` when the session is not activated and paired,
-    /// or the push failed (reported on ``errors``): the next activation pushes it.
+    /// or the push failed (reported on ``errors``): the next activation pushes it;
+    /// ``SnapshotSync/partial(revision:omitted:)`` when the relay took only the first favorites
+    /// (reported on ``errors`` too). A snapshot pushed partly goes again, as a new revision (the
+    /// watch skips a revision it holds), once a relay announcing a larger limit takes more of it.
     func pushLatest() async -> SnapshotSync {
         await acquirePushTurn()
         defer { releasePushTurn() }
-        guard let latest = ledger.latest else { return .unchanged }
-        if latest.revision <= sentRevision { return .pushed(revision: sentRevision) }
+        guard var latest = ledger.latest else { return .unchanged }
         let status = await session.status()
-        guard !stopped, status.activationState == .activated, status.isPaired else {
-            return .queued(revision: latest.revision)
+        let online = !stopped && status.activationState == .activated && status.isPaired
+        let contextBytes = status.limits.contextBytes
+        if latest.revision <= sentRevision {
+            guard online, sentOmitted > 0, let more = SnapshotFit.fit(latest, contextBytes: contextBytes),
+                more.omitted < sentOmitted, let again = reissueLatest()
+            else { return sentOmitted > 0 ? .partial(revision: sentRevision, omitted: sentOmitted) : .pushed(revision: sentRevision) }
+            latest = again
+        }
+        guard online else { return .queued(revision: latest.revision) }
+        guard let fitted = SnapshotFit.fit(latest, contextBytes: contextBytes) else {
+            return failedPush(latest, .relay(.payloadTooLarge(size: latest.payload.encodedSize, limit: contextBytes)))
         }
         do {
-            try await session.updateApplicationContext(latest.payload)
+            try await session.updateApplicationContext(fitted.payload)
         } catch {
-            report(.relay(Self.relayError(error)))
-            return .queued(revision: latest.revision)
+            return failedPush(latest, .relay(Self.relayError(error)))
         }
         sentRevision = max(sentRevision, latest.revision)
+        sentOmitted = fitted.omitted
         persistSentRevision()
-        record(.snapshotPushed(revision: latest.revision, users: latest.users.count))
-        return .pushed(revision: latest.revision)
+        record(.snapshotPushed(revision: latest.revision, users: fitted.sent, omitted: fitted.omitted))
+        guard fitted.omitted > 0 else {
+            pushError = nil
+            return .pushed(revision: latest.revision)
+        }
+        let cut = PhoneError.snapshotTruncated(
+            revision: latest.revision, sent: fitted.sent, omitted: fitted.omitted, contextBytes: contextBytes)
+        pushError = cut
+        report(cut)
+        return .partial(revision: latest.revision, omitted: fitted.omitted)
+    }
+
+    /// Reports why `snapshot` could not be pushed and keeps it for ``PhoneStatus/pushError``.
+    private func failedPush(_ snapshot: FavoritesSnapshot, _ error: PhoneError) -> SnapshotSync {
+        pushError = error
+        report(error)
+        return .queued(revision: snapshot.revision)
+    }
+
+    /// The latest snapshot again under a new revision, persisted; nil (reported) if the store failed.
+    private func reissueLatest() -> FavoritesSnapshot? {
+        var next = ledger
+        guard let snapshot = next.reissue() else { return nil }
+        do {
+            try store.write { try store.saveSnapshot(snapshot) }
+        } catch {
+            report(error)
+            return nil
+        }
+        ledger = next
+        return snapshot
     }
 
     /// A new pair (or none) holds no snapshot of ours: the latest must go out again.
     func forgetPushedRevision() {
         sentRevision = 0
+        sentOmitted = 0
         persistSentRevision()
     }
 
@@ -49,7 +91,7 @@ extension PhoneCompanion {
     private func persistSentRevision() {
         guard configuration.watchID == nil else { return }
         do {
-            try store.setSentRevision(sentRevision)
+            try store.setSentSnapshot(revision: sentRevision, omitted: sentOmitted)
         } catch {
             // Only costs a repeated push after a restart, which the watch ignores by revision.
             report(error)

@@ -50,6 +50,10 @@ public actor PhoneCompanion {
     let activitySink: AsyncStream<PhoneActivity>.Continuation
     var ledger: SnapshotLedger
     var sentRevision: Int64
+    /// The favorites the snapshot of ``sentRevision`` left out (it did not fit `contextBytes`).
+    var sentOmitted: Int
+    /// Why the last push failed or was cut, until a whole snapshot is pushed (``PhoneStatus/pushError``).
+    var pushError: PhoneError?
     var throttle: RefreshThrottle
     var lastDataVersion: Int64 = 0
     var tasks: [Task<Void, Never>] = []
@@ -89,7 +93,7 @@ public actor PhoneCompanion {
         ledger = try store.ledger()
         // The revision sent is the phone's, not each watch's: a phone with several watches
         // pushes its latest snapshot to whichever is active (watches skip revisions they hold).
-        sentRevision = configuration.watchID == nil ? try store.sentRevision() : 0
+        (sentRevision, sentOmitted) = configuration.watchID == nil ? try store.sentSnapshot() : (0, 0)
         self.store = store
         throttle = RefreshThrottle(interval: configuration.refreshThrottle)
         (errors, errorSink) = AsyncStream.makeStream(of: PhoneError.self, bufferingPolicy: .bufferingNewest(256))
@@ -160,12 +164,20 @@ public actor PhoneCompanion {
     /// (or queued while offline: see ``SnapshotSync``). Adding a favorite again changes nothing.
     /// If GitHub is unavailable the login is still added (reported on ``errors``); it joins
     /// the snapshot once a refresh fetched its data.
-    /// - Throws: ``PhoneError/invalidLogin(_:)``; ``PhoneError/github(login:_:)`` with
-    ///   `userNotFound` when GitHub has no such user (nothing is added); ``PhoneError/store(_:)``.
+    ///
+    /// The list holds at most ``SnapshotFit/maxFavorites(contextBytes:)`` favorites for the
+    /// `contextBytes` of the relay's last `welcome` (the default before the first): 438 at the
+    /// default 262,144. So the whole list always reaches the watch, whatever GitHub says about them.
+    /// - Throws: ``PhoneError/invalidLogin(_:)``; ``PhoneError/tooManyFavorites(max:contextBytes:)``
+    ///   when the list is full; ``PhoneError/github(login:_:)`` with `userNotFound` when GitHub has
+    ///   no such user (nothing is added in either case); ``PhoneError/store(_:)``.
     public func add(_ login: String) async throws(PhoneError) -> FavoriteChange {
         try checkRunning()
         guard Favorite.isValidLogin(login) else { throw .invalidLogin(login) }
         if try isFavorite(login) { return FavoriteChange(listChanged: false, sync: .unchanged) }
+        let contextBytes = await session.status().limits.contextBytes
+        // Before asking GitHub, and again in the transaction: another add may fill the list meanwhile.
+        try requireRoom(contextBytes: contextBytes)
         var fetched: User?
         var fresh: User?
         if let recent = try recentlyFetchedUser(login) {
@@ -181,6 +193,7 @@ public actor PhoneCompanion {
         }
         let stamp = now()
         let (added, snapshot) = try commit {
+            try requireRoom(contextBytes: contextBytes)
             let added = try store.addFavorite(fetched?.login ?? login, now: stamp)
             if let fresh { try store.saveUser(fresh, fetchedAt: stamp) }
             return added
@@ -218,7 +231,7 @@ public actor PhoneCompanion {
         return PhoneStatus(
             activated: session.activationState == .activated, paired: session.isPaired,
             reachable: session.isReachable, revision: ledger.revision, pushedRevision: sentRevision,
-            favorites: (try? store.favoriteLogins().count) ?? 0)
+            favorites: (try? store.favoriteLogins().count) ?? 0, omitted: sentOmitted, pushError: pushError)
     }
 
     /// The last snapshot made (pushed or queued), if any.
@@ -240,6 +253,13 @@ public actor PhoneCompanion {
         let seconds = Double(maxAge.components.seconds) + Double(maxAge.components.attoseconds) * 1e-18
         let age = now().timeIntervalSince(fetchedAt)
         return age >= 0 && age < seconds
+    }
+
+    /// Fails with ``PhoneError/tooManyFavorites(max:contextBytes:)`` when the list already holds
+    /// as many favorites as a snapshot within `contextBytes` always has room for.
+    func requireRoom(contextBytes: Int) throws(PhoneError) {
+        let most = SnapshotFit.maxFavorites(contextBytes: contextBytes)
+        if try store.favoriteLogins().count >= most { throw .tooManyFavorites(max: most, contextBytes: contextBytes) }
     }
 
     func isFavorite(_ login: String) throws(PhoneError) -> Bool {
@@ -283,7 +303,7 @@ public actor PhoneCompanion {
 }
 
 /// The companion's state at a glance (`status` in the CLI).
-public struct PhoneStatus: Sendable, Hashable {
+public struct PhoneStatus: Sendable, Equatable {
     /// The session has a `welcome` from the relay.
     public var activated: Bool
     /// The phone is paired with a watch.
@@ -296,4 +316,10 @@ public struct PhoneStatus: Sendable, Hashable {
     public var pushedRevision: Int64
     /// The number of favorites.
     public var favorites: Int
+    /// The favorites at the end of the list that the snapshot of ``pushedRevision`` left out,
+    /// because the whole list did not fit the relay's `contextBytes` (0: the watch has them all).
+    public var omitted: Int
+    /// Why the last push failed or was cut short (e.g. ``PhoneError/snapshotTruncated(revision:sent:omitted:contextBytes:)``),
+    /// until a whole snapshot is pushed; nil when the last push went through whole.
+    public var pushError: PhoneError?
 }

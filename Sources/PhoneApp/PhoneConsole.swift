@@ -62,8 +62,8 @@ public enum PhoneConsole {
                         [
                             ("activated", "\(s.activated)"), ("paired", "\(s.paired)"), ("reachable", "\(s.reachable)"),
                             ("revision", "\(s.revision)"), ("pushed_revision", "\(s.pushedRevision)"),
-                            ("favorites", "\(s.favorites)"),
-                        ])
+                            ("favorites", "\(s.favorites)"), ("omitted", "\(s.omitted)"),
+                        ] + (s.pushError.map { [("push_error", $0.code), ("push_msg", $0.description)] } ?? []))
                 ])
             case .help:
                 return Output(lines: PhoneConsoleCommand.helpText.split(separator: "\n").map(String.init))
@@ -111,6 +111,7 @@ public enum PhoneConsole {
 
     static func fields(_ sync: SnapshotSync) -> [(String, String)] {
         [("sync", sync.name)] + (sync.revision.map { [("revision", "\($0)")] } ?? [])
+            + (sync.omitted > 0 ? [("omitted", "\(sync.omitted)")] : [])
     }
 
     /// `<status> <verb> k=v …`, values quoted as logfmt needs.

@@ -23,6 +23,12 @@ public enum PhoneError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidPayload(kind: String?, reason: String)
     /// The companion is shut down.
     case shutDown
+    /// Adding a favorite past the most a snapshot always has room for at the relay's announced
+    /// `contextBytes` (``SnapshotFit/maxFavorites(contextBytes:)``); nothing was added.
+    case tooManyFavorites(max: Int, contextBytes: Int)
+    /// The newest snapshot did not fit the relay's `contextBytes`: the relay got revision
+    /// `revision` with the first `sent` favorites, and the last `omitted` were left out.
+    case snapshotTruncated(revision: Int64, sent: Int, omitted: Int, contextBytes: Int)
 
     /// Where the error came from: `github`, `relay`, `store`, `input` or `watch`.
     public var source: String {
@@ -30,7 +36,8 @@ public enum PhoneError: Error, Sendable, Equatable, CustomStringConvertible {
         case .github: "github"
         case .relay: "relay"
         case .store: "store"
-        case .invalidLogin, .notAFavorite, .shutDown: "input"
+        case .invalidLogin, .notAFavorite, .shutDown, .tooManyFavorites: "input"
+        case .snapshotTruncated: "relay"
         case .invalidPayload: "watch"
         }
     }
@@ -46,6 +53,7 @@ public enum PhoneError: Error, Sendable, Equatable, CustomStringConvertible {
             case .notActivated: "not_activated"
             case .timeout: "timeout"
             case .notReachable: "not_reachable"
+            case .payloadTooLarge: "payload_too_large"
             case .relay(let code, _): code.rawValue
             default: "relay_error"
             }
@@ -54,6 +62,8 @@ public enum PhoneError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notAFavorite: "not_a_favorite"
         case .invalidPayload: "invalid_payload"
         case .shutDown: "shut_down"
+        case .tooManyFavorites: "too_many_favorites"
+        case .snapshotTruncated: "snapshot_truncated"
         }
     }
 
@@ -69,6 +79,11 @@ public enum PhoneError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notAFavorite(let login): "\(Excerpt.quoted(login, limit: 80, keep: 40)) is not a favorite"
         case .invalidPayload(let kind, let reason): "bad payload \(kind ?? "without kind") from the watch: \(reason)"
         case .shutDown: "the phone companion is shut down"
+        case .tooManyFavorites(let max, let contextBytes):
+            "the watch's snapshot holds at most \(max) favorites at the relay's contextBytes of \(contextBytes): remove one first"
+        case .snapshotTruncated(let revision, let sent, let omitted, let contextBytes):
+            "snapshot revision \(revision) is over the relay's contextBytes of \(contextBytes): the watch got the first "
+                + "\(sent) favorites, the last \(omitted) are left out until the list fits (remove favorites)"
         }
     }
 

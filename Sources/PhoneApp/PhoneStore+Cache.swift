@@ -95,14 +95,18 @@ extension PhoneStore {
         try setMeta("snapshot", Self.encode(.array(snapshot.users.map(\.json))))
     }
 
-    /// The revision the relay last accepted (0: none in this pair).
-    public func sentRevision() throws(PhoneError) -> Int64 {
-        Int64(try meta("sentRevision") ?? "0") ?? 0
+    /// The revision the relay last accepted (0: none in this pair), and how many favorites that
+    /// snapshot left out because the whole list did not fit (``SnapshotFit``).
+    public func sentSnapshot() throws(PhoneError) -> (revision: Int64, omitted: Int) {
+        (Int64(try meta("sentRevision") ?? "0") ?? 0, Int(try meta("sentOmitted") ?? "0") ?? 0)
     }
 
-    /// Records the revision the relay last accepted.
-    public func setSentRevision(_ revision: Int64) throws(PhoneError) {
-        try setMeta("sentRevision", String(revision))
+    /// Records the revision the relay last accepted and the favorites it left out.
+    public func setSentSnapshot(revision: Int64, omitted: Int) throws(PhoneError) {
+        try write {
+            try setMeta("sentRevision", String(revision))
+            try setMeta("sentOmitted", String(omitted))
+        }
     }
 
     /// The snapshot's user list for the favorites as stored now.

@@ -35,8 +35,17 @@ public struct SnapshotLedger: Sendable, Hashable {
         return FavoritesSnapshot(revision: revision, users: users)
     }
 
+    /// The last snapshot again under the next revision (`nil` before the first), for a watch
+    /// that holds it cut short and must take the whole of it (it skips a revision it holds).
+    public mutating func reissue() -> FavoritesSnapshot? {
+        guard let users else { return nil }
+        revision += 1
+        return FavoritesSnapshot(revision: revision, users: users)
+    }
+
     /// Builds a snapshot's user list: the favorites in their order, each login once
-    /// (case-insensitively), skipping logins with no known data yet.
+    /// (case-insensitively), skipping logins with no known data yet, each in its watch form
+    /// (``SnapshotFit/watchForm(_:)``: long names and URLs cut).
     /// - Parameters:
     ///   - favorites: the favorite logins, in the user's order.
     ///   - cached: the last good user per lowercased login.
@@ -46,7 +55,7 @@ public struct SnapshotLedger: Sendable, Hashable {
         for login in favorites {
             let key = login.lowercased()
             guard seen.insert(key).inserted, let user = cached[key] else { continue }
-            users.append(user)
+            users.append(SnapshotFit.watchForm(user))
         }
         return users
     }

@@ -21,10 +21,16 @@ enum PhoneCommand {
         one `ok|throttled|error <command> key=value…` line (type `help`). Errors from GitHub,
         the relay and the store are logged as logfmt on stderr. SIGINT, SIGTERM, SIGHUP or `quit` stop it.
 
+        Snapshots fit the contextBytes the relay announces (PROTOCOL.md §12.2): long names and URLs
+        are cut for the watch; `add` fails with code=too_many_favorites past the most that always
+        fit (438 at the default 262144 bytes); a list still too large goes cut short, answered
+        sync=partial omitted=N and logged as snapshot_truncated; `status` shows omitted= and
+        push_error= until the whole list is sent.
+
         COMMANDS (stdin lines, or subcommands against --state; a running companion on the same
         state picks a change up at once (inotify), fetches new users and pushes a snapshot; as
         subcommands, only add makes a state directory that does not exist yet):
-          add <login>            add a favorite at the end
+          add <login>            add a favorite at the end (as a subcommand: no limit check)
           remove <login>         remove a favorite (also rm, delete)
           move <login> <index>   move a favorite to a 0-based place (also reorder)
           list [--json]          the favorites in order, with their last known data

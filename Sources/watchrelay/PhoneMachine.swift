@@ -76,7 +76,8 @@ enum PhoneMachine {
                         [
                             "activated": .bool(s.activated), "paired": .bool(s.paired), "reachable": .bool(s.reachable),
                             "revision": .int(s.revision), "pushedRevision": .int(s.pushedRevision),
-                            "favorites": .int(Int64(s.favorites)),
+                            "favorites": .int(Int64(s.favorites)), "omitted": .int(Int64(s.omitted)),
+                            "pushError": s.pushError.map { ["code": .string($0.code), "message": .string($0.description)] } ?? .null,
                         ]),
                     false
                 )
@@ -96,10 +97,14 @@ enum PhoneMachine {
     }
 
     private static func change(_ login: String, _ change: FavoriteChange) -> [String: JSONValue] {
-        var fields: [String: JSONValue] = [
-            "login": .string(login), "changed": .bool(change.listChanged), "sync": .string(change.sync.name),
-        ]
-        if let revision = change.sync.revision { fields["revision"] = .int(revision) }
+        ["login": .string(login), "changed": .bool(change.listChanged)].merging(sync(change.sync)) { $1 }
+    }
+
+    /// `sync`, and `revision` and `omitted` when there are.
+    private static func sync(_ sync: SnapshotSync) -> [String: JSONValue] {
+        var fields: [String: JSONValue] = ["sync": .string(sync.name)]
+        if let revision = sync.revision { fields["revision"] = .int(revision) }
+        if sync.omitted > 0 { fields["omitted"] = .int(Int64(sync.omitted)) }
         return fields
     }
 
@@ -108,12 +113,10 @@ enum PhoneMachine {
         case .throttled(let retryAfter):
             return ["throttled": true, "retryAfterMs": .int(retryAfter.components.seconds * 1000 + retryAfter.components.attoseconds / 1_000_000_000_000_000)]
         case .refreshed(let fetched, let failed, let sync):
-            var fields: [String: JSONValue] = [
+            let fields: [String: JSONValue] = [
                 "throttled": false, "fetched": .int(Int64(fetched)), "failed": MachineProtocol.strings(failed),
-                "sync": .string(sync.name),
             ]
-            if let revision = sync.revision { fields["revision"] = .int(revision) }
-            return fields
+            return fields.merging(Self.sync(sync)) { $1 }
         }
     }
 
@@ -162,7 +165,8 @@ enum PhoneMachine {
         case .paired(let peer): return ("paired", ["peer": .string(peer)])
         case .unpaired(let reason): return ("unpaired", ["reason": .string(reason)])
         case .reachabilityChanged(let reachable): return ("reachability", ["reachable": .bool(reachable)])
-        case .snapshotPushed(let revision, let users): return ("snapshotPushed", ["revision": .int(revision), "users": .int(Int64(users))])
+        case .snapshotPushed(let revision, let users, let omitted):
+            return ("snapshotPushed", ["revision": .int(revision), "users": .int(Int64(users)), "omitted": .int(Int64(omitted))])
         case .refreshed(let trigger, let result):
             var fields = refresh(result)
             fields["trigger"] = .string(trigger.rawValue)

@@ -54,7 +54,12 @@ final class TestGitHub: Sendable {
                 try manager.copyItem(atPath: "\(fixturesDirectory)/\(sub)/\(login).json", toPath: "\(copy.path)/\(sub)/\(login).json")
             }
         }
-        return TestGitHub(fixtures: copy.path, copy: copy, server: try GitHubStubServer.start(fixturesDirectory: copy.path))
+        return try serving(copy)
+    }
+
+    /// The fixture server over `directory` (a fixture tree the test made), which it keeps.
+    static func serving(_ directory: TemporaryDirectory) throws -> TestGitHub {
+        TestGitHub(fixtures: directory.path, copy: directory, server: try GitHubStubServer.start(fixturesDirectory: directory.path))
     }
 
     var server: GitHubStubServer { current.withLock { $0 } }
@@ -111,9 +116,10 @@ struct PhoneHarness {
 
     static func start(
         github: TestGitHub? = nil, clock: SteppedWallClock? = nil,
-        configure: (inout PhoneConfiguration) -> Void = { _ in }
+        configure: (inout PhoneConfiguration) -> Void = { _ in },
+        relay configureRelay: @Sendable (inout RelayServerConfiguration) -> Void = { _ in }
     ) async throws -> PhoneHarness {
-        let relay = try await TestRelay.start()
+        let relay = try await TestRelay.start(configureRelay)
         let github = try github ?? TestGitHub.start()
         let state = TemporaryDirectory()
         var configuration = phoneConfiguration(relay: relay.url, state: state.path)
@@ -180,4 +186,28 @@ func slowGitHub(users: [User], counter: InFlightCounter, delay: @escaping @Senda
             return try await fixed.user(login)
         },
         repos: fixed.repos)
+}
+
+extension TestGitHub {
+    /// The fixture server over `count` made-up users `long-00`, `long-01`, … whose `name`,
+    /// `avatar_url` and `html_url` are each as long as the GitHub client accepts (2,048 UTF-8
+    /// bytes; the name in two-byte characters), with no repos.
+    static func start(longUsers count: Int) throws -> TestGitHub {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory.path("users"), withIntermediateDirectories: true)
+        for i in 0..<count {
+            let login = longLogin(i)
+            func padded(_ url: String) -> String { url + String(repeating: "x", count: 2048 - url.utf8.count) }
+            let user: [String: Any] = [
+                "login": login, "id": 9_000_000 + i, "name": String(repeating: "é", count: 1024),
+                "avatar_url": padded("https://avatars.githubusercontent.com/u/\(9_000_000 + i)?v=4&"),
+                "html_url": padded("https://github.com/\(login)?"), "public_repos": 0, "followers": i, "following": 0,
+            ]
+            try JSONSerialization.data(withJSONObject: user).write(to: URL(fileURLWithPath: directory.path("users/\(login).json")))
+        }
+        return try TestGitHub.serving(directory)
+    }
+
+    /// The login of made-up user `index` of ``start(longUsers:)``.
+    static func longLogin(_ index: Int) -> String { "long-" + (index < 10 ? "0" : "") + String(index) }
 }
