@@ -1,3 +1,5 @@
+import Primitives
+
 /// Decodes frames from WebSocket text messages and encodes them deterministically.
 ///
 /// Decoding runs the protocol's first checks in order: `bad_json` (not one UTF-8 JSON
@@ -127,6 +129,6 @@ public enum FrameCodec {
     }
 
     private static func unknownType(_ type: FrameType, _ reader: ObjectReader) -> ProtocolError {
-        ProtocolError(.unknownType, field: "type", "unknown frame type '\(type.rawValue)'", re: reader.frameID)
+        ProtocolError(.unknownType, field: "type", "unknown frame type \(Excerpt.quoted(type.rawValue))", re: reader.frameID)
     }
 }

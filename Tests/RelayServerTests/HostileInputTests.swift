@@ -100,6 +100,42 @@ struct HostileInputTests {
         await relay.stop()
     }
 
+    /// A frame whose error would echo nearly a mebibyte of the client's text (by name, so a
+    /// failure does not print the frame), and the error it earns: a frame type, a member name
+    /// given twice, two member names that differ only by Unicode normalization (named with their
+    /// code points too: 1 MB in, 4.2 MB out, against an outbound cap of 8 MiB).
+    static func echoingFrame(_ what: String) -> (ErrorCode, String) {
+        let n = 200_000
+        switch what {
+        case "type": return (.unknownType, #"{"type":"\#(String(repeating: "t", count: 4 * n))"}"#)
+        case "duplicate key":
+            let key = String(repeating: "k", count: 2 * n)
+            return (.badJSON, #"{"type":"hello","\#(key)":1,"\#(key)":2}"#)
+        default:
+            let composed = String(repeating: "\u{E9}", count: n), decomposed = String(repeating: "e\u{301}", count: n)
+            return (.badJSON, #"{"type":"hello","\#(composed)":1,"\#(decomposed)":2}"#)
+        }
+    }
+
+    /// PROTOCOL.md §10.2: an error's `message` quotes at most 200 bytes of what the client sent.
+    /// It quoted all of it: a client's mebibyte came back as an error as large or, with code
+    /// points, four times larger.
+    @Test(arguments: ["type", "duplicate key", "normalization"])
+    func anErrorQuotesOnlyTheStartOfALongNameOrKey(_ what: String) async throws {
+        let relay = try await TestRelay.start()
+        let phone = try await relay.device(.phone)
+        let (code, frame) = Self.echoingFrame(what)
+        phone.sendRaw(frame)
+        let f = try await phone.next()
+        guard case .error(let e) = f else { throw TestFailure("\(what): expected \(code), got \(String(describing: f).prefix(300))") }
+        #expect(e.code == code, "\(what)")
+        let size = e.message.utf8.count, saysSize = e.message.contains(" bytes)")
+        #expect(size < 1_000, "\(what): \(e.message.prefix(300))")
+        #expect(saysSize, "\(what): the excerpt says the size: \(e.message.prefix(300))")
+        #expect(try await phone.hello().role == .phone)
+        await relay.stop()
+    }
+
     @Test func aFrameBeforeHelloIsRefusedAndClosedWith1008() async throws {
         let relay = try await TestRelay.start()
         let d = try await relay.device(.phone)

@@ -1,3 +1,5 @@
+import Primitives
+
 /// A JSON object checked and measured without building it: what the relay needs of a payload.
 ///
 /// The relay never reads a payload's members, only its `kind` and the size of its canonical
@@ -62,7 +64,7 @@ extension JSONParser {
             let isKind: Bool
             if keySet == nil, plainKeyCount < plainKeys.count, let key = plainString() {
                 for i in 0..<plainKeyCount where matches(plainKeys[i], key) {
-                    throw fail("duplicate key '\(string(key))'")
+                    throw fail("duplicate key \(Excerpt.quoted(string(key)))")
                 }
                 plainKeys[plainKeyCount] = key
                 plainKeyCount += 1
@@ -262,12 +264,20 @@ extension JSONParser {
     /// The refusal of a member name `key` after `held`: the same name twice, or (§3.1) two names
     /// that differ only by Unicode normalization, which a Swift dictionary (a payload's
     /// `[String: Any]` on the receiving side) cannot hold both of.
+    /// Names are quoted cut (``Excerpt``) and at most ``namedCodePoints`` code points of each are
+    /// listed: a client's name may be most of a mebibyte, and the error must not echo it.
     static func duplicateKey(_ key: String, _ held: String) -> String {
-        if sameID(key, held) { return "duplicate key '\(key)'" }
-        let codePoints = { (s: String) in s.unicodeScalars.map { "U+" + String($0.value, radix: 16, uppercase: true) }.joined(separator: " ") }
-        return "keys '\(held)' (\(codePoints(held))) and '\(key)' (\(codePoints(key))) differ only by Unicode normalization: "
-            + "a dictionary on the receiving side holds one of them"
+        if sameID(key, held) { return "duplicate key \(Excerpt.quoted(key))" }
+        let codePoints = { (s: String) in
+            s.unicodeScalars.prefix(namedCodePoints).map { "U+" + String($0.value, radix: 16, uppercase: true) }.joined(separator: " ")
+                + (s.unicodeScalars.count > namedCodePoints ? " …" : "")
+        }
+        return "keys \(Excerpt.quoted(held)) (\(codePoints(held))) and \(Excerpt.quoted(key)) (\(codePoints(key))) differ only by "
+            + "Unicode normalization: a dictionary on the receiving side holds one of them"
     }
+
+    /// How many code points of a name ``duplicateKey(_:_:)`` lists.
+    static let namedCodePoints = 24
 
     /// Nonzero lanes where a byte of `bytes` is ≥ 0x80 or < 0x20, `"` (0x22) or `\` (0x5C);
     /// zero if there is none. The casts reinterpret 16 bytes as 16 bytes (a mask's lanes are 0
