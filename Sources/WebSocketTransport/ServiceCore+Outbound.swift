@@ -135,6 +135,18 @@ extension ServiceCore {
     /// frame: a control frame, which RFC 6455 §5.5.1 allows after a close (the keepalive's own
     /// pings stop at the close frame).
     private func writeClose(_ close: CloseFrame, _ connection: ConnectionState) -> Int32 {
+        guard writeCloseFrame(close, connection) else { return -1 }
+        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, connection.closeFlushSeconds)
+        // A slow consumer reads the backlog ahead of this frame before it can see the next
+        // ping, so the keepalive starts over once more: at its defaults its hang-up (40 s) then
+        // comes after the wait for the answer (30 s).
+        if connection.closeFlushSeconds > Self.closeFlushSeconds { connection.lastHeardAt = MonotonicClock.nanoseconds() }
+        return 0
+    }
+
+    /// Writes `close` as a close frame, raw (lws sends its own unsent tail first, so it follows
+    /// what was handed to lws before it), and records it as sent; false if the write failed.
+    func writeCloseFrame(_ close: CloseFrame, _ connection: ConnectionState) -> Bool {
         let code = CloseFrame.sendable(code: close.code ?? 1000)
         let body = [UInt8(code >> 8), UInt8(code & 0xFF)] + CloseFrame.sendable(reason: close.reason)
         // Framed as the data frames are (a client's masked, RFC 6455 §5.3), then the first byte
@@ -148,15 +160,10 @@ extension ServiceCore {
                 body[...], opcode: .text, isFirst: true, isFinal: true, key: maskKeys.next(), into: &frame)
         }
         frame[0] = 0x88
-        // Raw, like the data frames: lws sends its own unsent tail first, so this follows them.
-        guard writeRaw(&frame, connection) else { return -1 }
+        guard writeRaw(&frame, connection) else { return false }
+        connection.localClose = close
         connection.localCloseSent = true
-        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, connection.closeFlushSeconds)
-        // A slow consumer reads the backlog ahead of this frame before it can see the next
-        // ping, so the keepalive starts over once more: at its defaults its hang-up (40 s) then
-        // comes after the wait for the answer (30 s).
-        if connection.closeFlushSeconds > Self.closeFlushSeconds { connection.lastHeardAt = MonotonicClock.nanoseconds() }
-        return 0
+        return true
     }
 
     /// Writes the next frame of the first queued message where it lies: its header goes into

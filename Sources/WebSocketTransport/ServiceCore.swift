@@ -297,13 +297,14 @@ final class ServiceCore {
             // (lws sends nothing more), and the close reported is ours.
             if connection?.localCloseSent == true { return -1 }
             if let refusal = Self.malformedCloseRefusal(payload) {
-                // The close reported is the refusal that goes out, not the frame refused.
-                connection?.localClose = CloseFrame(code: UInt16(refusal.status.rawValue), reason: refusal.reason)
-                connection?.localCloseSent = true  // lws sends it as it closes
-                var reason = Array(refusal.reason.utf8)
-                // lws copies the reason into the close frame it sends after we return -1.
-                reason.withUnsafeMutableBufferPointer { bytes in
-                    lws_close_reason(wsi, refusal.status, bytes.baseAddress, bytes.count)
+                // The refusal is written here, and the close reported is it, not the frame
+                // refused. Then -1 with no close reason set: lws closes the connection at once
+                // (after sending what it still holds), for the peer's close came first and the
+                // handshake is complete (RFC 6455 §7.1.1). Through `lws_close_reason`, lws 4.1
+                // sent the frame and then waited 5 s for an answer that was never owed.
+                let close = CloseFrame(code: UInt16(refusal.status.rawValue), reason: refusal.reason)
+                if let connection, !connection.localCloseSent, !connection.dropRequested {
+                    _ = writeCloseFrame(close, connection)
                 }
                 return -1
             }
@@ -371,8 +372,8 @@ final class ServiceCore {
     /// checks neither (it echoes such a frame; it checks the reason's UTF-8 only with
     /// `LWS_SERVER_OPTION_VALIDATE_UTF8`, which the relay leaves off so that a text message
     /// of invalid UTF-8 gets `bad_json`, and then it drops the connection without a close
-    /// frame), so the callback does: it sets the close frame lws sends and returns -1, which
-    /// makes lws send it instead of the echo and then close. Nil (echo the peer's frame) otherwise.
+    /// frame), so the callback does: it writes its own close frame and returns -1, so that lws
+    /// sends no echo and closes the connection. Nil (echo the peer's frame) otherwise.
     private static func malformedCloseRefusal(_ payload: UnsafeRawBufferPointer) -> (status: lws_close_status, reason: String)? {
         if payload.count == 1 {
             return (LWS_CLOSE_STATUS_PROTOCOL_ERR, "close frame with a 1-byte body")

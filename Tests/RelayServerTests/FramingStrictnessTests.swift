@@ -7,10 +7,17 @@ import Testing
 /// client never sends, and what the relay answers.
 @Suite(.timeLimit(.minutes(1)))
 struct FramingStrictnessTests {
+    /// The client's close came first, so the relay's refusal completes the close handshake and
+    /// the relay ends the connection (RFC 6455 §7.1.1). It used to leave that close to lws 4.1
+    /// (`lws_close_reason` and -1), which then waited 5 s, its fixed close-ack timeout, for an
+    /// answer to the refusal before letting go of the socket. So the wait for the end is shorter
+    /// than those 5 s and not scaled: the relay now ends the connection in the same turn of its
+    /// loop as it writes the close frame, as it does after echoing a well-formed close.
     @Test func aCloseFrameWithA1ByteBodyIsAProtocolError1002() async throws {
         let (relay, raw) = try await connect()
         try raw.sendFrame(opcode: 0x8, [0x03])
         let close = try await closeFrame(raw)
+        #expect(await raw.waitForEnd(timeoutMilliseconds: 3_000), "the relay kept the connection after the close handshake")
         // The close counted is the one sent (it was the refused frame's 1005).
         try await eventually { try await Self.closesCounted(relay).contains(#"watchrelay_closed_connections_total{code="1002"} 1"#) }
         await relay.stop()
@@ -22,6 +29,8 @@ struct FramingStrictnessTests {
         let (relay, raw) = try await connect()
         try raw.sendFrame(opcode: 0x8, [0x03, 0xE8] + [0x62, 0x79, 0x65, 0xC3, 0x28])  // 1000, "bye" + a broken 2-byte sequence
         let close = try await closeFrame(raw)
+        // Ends as the 1-byte body does (aCloseFrameWithA1ByteBodyIsAProtocolError1002).
+        #expect(await raw.waitForEnd(timeoutMilliseconds: 3_000), "the relay kept the connection after the close handshake")
         try await eventually { try await Self.closesCounted(relay).contains(#"watchrelay_closed_connections_total{code="1007"} 1"#) }
         await relay.stop()
         #expect(close?.closeCode == 1007)
@@ -34,6 +43,31 @@ struct FramingStrictnessTests {
         let close = try await closeFrame(raw)
         await relay.stop()
         #expect(close?.closeCode == 1000)
+    }
+
+    /// RFC 6455 §7.4: codes an endpoint may not send (lws 4.1 also refuses 1012–1014, which
+    /// IANA registered after the RFC) are answered with 1002 and the frame's reason.
+    @Test(arguments: [999, 1005, 1013, 2999] as [UInt16])
+    func aCloseCodeAClientMayNotSendIsAnswered1002(_ code: UInt16) async throws {
+        let (relay, raw) = try await connect()
+        try raw.sendFrame(opcode: 0x8, [UInt8(code >> 8), UInt8(code & 0xFF)] + Array("why".utf8))
+        let close = try await closeFrame(raw)
+        await relay.stop()
+        #expect(close?.closeCode == 1002, "\(code)")
+        #expect(close?.closeReason == "why")
+    }
+
+    /// RFC 6455 §5.2: a 64-bit payload length's most significant bit MUST be 0. lws 4.1.6 drops
+    /// the connection on it in its parser, without a close frame, as for a long control frame
+    /// (below); this test fails the day the relay can send the 1002.
+    @Test func aLengthWithItsTopBitSetIsAProtocolError1002() async throws {
+        let (relay, raw) = try await connect()
+        try raw.sendRawBytes([0x81, 0xFF, 0x80, 0, 0, 0, 0, 0, 0, 0x10, 0x37, 0xFA, 0x21, 0x3D])
+        let close = try await closeFrame(raw)  // nil: the connection ended without a close frame
+        await relay.stop()
+        withKnownIssue("lws 4.1.6 drops the connection on a 64-bit length with bit 63 set, without a close frame") {
+            #expect(close?.closeCode == 1002)
+        }
     }
 
     /// lws 4.1.6 processes an unmasked client frame (its server state machine records the mask

@@ -55,6 +55,11 @@ final class RawWebSocket {
         try socket.send(Self.frame(opcode: opcode, payload, masked: masked, fin: fin))
     }
 
+    /// Sends `bytes` as they are: a frame header no encoder would write.
+    func sendRawBytes(_ bytes: [UInt8]) throws {
+        try socket.send(bytes)
+    }
+
     /// Sends several frames in one write (back to back, as one TCP segment where it fits).
     func sendFrames(_ frames: [(opcode: UInt8, payload: [UInt8])]) throws {
         try socket.send(frames.flatMap { Self.frame(opcode: $0.opcode, $0.payload, masked: true, fin: true) })
@@ -124,6 +129,12 @@ final class RawWebSocket {
             total += buffer.count - before
         }
         return (closeCode, total)
+    }
+
+    /// Whether the connection ends (EOF or reset) within `timeoutMilliseconds`; what arrives
+    /// meanwhile is read and dropped.
+    func waitForEnd(timeoutMilliseconds: Int32) async -> Bool {
+        await socket.waitForEnd(timeoutMilliseconds: timeoutMilliseconds)
     }
 
     // MARK: - Private
