@@ -70,6 +70,69 @@ struct FramingStrictnessTests {
         }
     }
 
+    /// A message is the whole of its fragments (PROTOCOL.md §2.2), whatever comes between them:
+    /// empty fragments, a ping (answered at once), an unsolicited pong, and TCP writes of one
+    /// byte. UTF-8 is checked on the whole message: a character cut between two fragments is
+    /// fine, a broken one straddling them is `bad_json`, and the connection stays.
+    @Test func aMessageIsItsFragmentsWhateverComesBetweenThem() async throws {
+        let (relay, raw) = try await connect()
+        let broken = Array(#"{"type":"hello","id":"h\#u{E9}"#.utf8)  // ends with é's first byte…
+        var bytes = RawWebSocket.frame(opcode: 0x1, Array(broken.dropLast()), masked: true, fin: false)
+        bytes += RawWebSocket.frame(opcode: 0x0, [0x28] + Array(#""}"#.utf8), masked: true, fin: true)  // …then "("
+        try raw.sendRawBytes(bytes)
+        let refused = try await raw.readFrame(timeoutMilliseconds: Int32(10_000 * timeoutScale))
+        #expect(refused.map { String(decoding: $0.payload, as: UTF8.self).contains(#""code":"bad_json""#) } == true)
+
+        let hello = FrameCodec.encode(.hello(Hello(id: "h-\u{E9}", role: .phone, deviceName: "Fragments")))
+        let cut = hello.count - 4  // inside é, two bytes before the end of the id
+        bytes = RawWebSocket.frame(opcode: 0x1, [], masked: true, fin: false)
+        bytes += RawWebSocket.frame(opcode: 0x0, Array(hello[..<10]), masked: true, fin: false)
+        bytes += RawWebSocket.frame(opcode: 0x9, Array("p".utf8), masked: true, fin: true)
+        bytes += RawWebSocket.frame(opcode: 0x0, Array(hello[10..<cut]), masked: true, fin: false)
+        bytes += RawWebSocket.frame(opcode: 0xA, Array("unasked".utf8), masked: true, fin: true)
+        bytes += RawWebSocket.frame(opcode: 0x0, [], masked: true, fin: false)
+        bytes += RawWebSocket.frame(opcode: 0x0, Array(hello[cut...]), masked: true, fin: true)
+        for byte in bytes {
+            try raw.sendRawBytes([byte])
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        var pongs: [String] = [], texts: [String] = []
+        while texts.isEmpty, let frame = try await raw.readFrame(timeoutMilliseconds: Int32(10_000 * timeoutScale)) {
+            if frame.opcode == 0xA { pongs.append(String(decoding: frame.payload, as: UTF8.self)) }
+            if frame.opcode == 0x1 { texts.append(String(decoding: frame.payload, as: UTF8.self)) }
+        }
+        await relay.stop()
+        #expect(pongs == ["p"])
+        #expect(texts.first?.contains(#""type":"welcome""#) == true, "\(texts)")
+    }
+
+    /// RFC 6455 §5.2, §5.4, §5.5: a frame out of place in the message sequence, a reserved
+    /// opcode or bit, or a fragmented control frame is a protocol error: close 1002 (lws's
+    /// reason names it), and the relay serves the next connection.
+    @Test(arguments: [
+        ("continuation without a start", [(UInt8(0x00), true)], "bad cont"),
+        ("text inside an open message", [(0x01, false), (0x01, true)], "bad cont"),
+        ("binary inside an open message", [(0x01, false), (0x02, true)], "bad cont"),
+        ("reserved data opcode", [(0x03, true)], "bad opc"),
+        ("reserved control opcode", [(0x0B, true)], "bad opc"),
+        ("RSV1 without an extension", [(0x41, true)], "rsv bits"),
+        ("fragmented ping", [(0x09, false)], "frag ctl"),
+    ] as [(String, [(UInt8, Bool)], String)])
+    func aFrameOutOfPlaceIsAProtocolError1002(_ what: String, _ frames: [(UInt8, Bool)], _ reason: String) async throws {
+        let (relay, raw) = try await connect()
+        let bytes = frames.flatMap { opcode, fin in RawWebSocket.frame(opcode: opcode, Array("{}".utf8), masked: true, fin: fin) }
+        try raw.sendRawBytes(bytes)
+        let close = try await closeFrame(raw)
+        let next = try RawWebSocket(port: relay.server.port)
+        try await next.upgrade(port: relay.server.port)
+        try next.sendText(FrameCodec.encode(.hello(Hello(id: "h-1", role: .phone, deviceName: "Next"))))
+        let welcome = try await next.readFrame(timeoutMilliseconds: Int32(10_000 * timeoutScale))
+        await relay.stop()
+        #expect(close?.closeCode == 1002, "\(what)")
+        #expect(close?.closeReason == reason, "\(what)")
+        #expect(welcome?.opcode == 0x1, "\(what): the next connection is served")
+    }
+
     /// lws 4.1.6 processes an unmasked client frame (its server state machine records the mask
     /// bit and never checks it; upstream added the "client unmasked" 1002 check after 4.1), and
     /// the bit never reaches the callback: no public API tells a masked frame from an unmasked
