@@ -138,6 +138,31 @@ struct HostileInputTests {
         try await stop(echo.server)
     }
 
+    /// PROTOCOL.md §2.4: a request head not whole within 10 s of connecting is closed without a
+    /// response, however slowly it keeps coming (slowloris). Here a byte every 100 ms, so the
+    /// head (about 500 bytes) would take 50 s: the connection ends before it is all sent.
+    @Test func aRequestHeadSentAByteAtATimeIsClosedUnanswered() async throws {
+        let echo = try EchoServer()
+        let socket = try RawSocket(port: echo.server.port)
+        let head = Array(
+            ("GET /v1 HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                + "Sec-WebSocket-Protocol: watchrelay.v1\r\nX-Pad: \(String(repeating: "a", count: 300))\r\n\r\n").utf8)
+        var sent = 0
+        for byte in head {
+            // The first write after the server closed may still succeed; a later one fails.
+            guard (try? socket.write(bytes: [byte])) != nil else { break }
+            sent += 1
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(sent < head.count, "the whole head went out, one byte every 100 ms")
+        #expect(await socket.read(timeoutMilliseconds: 1_000).isEmpty, "no response")
+        #expect(echo.log.events.isEmpty)
+        // The server still serves an upgrade.
+        #expect(try await RawSocket(port: echo.server.port).upgrade(port: echo.server.port).hasPrefix("HTTP/1.1 101"))
+        try await stop(echo.server)
+    }
+
     @Test func upgradeOnAnotherPathIsRefused() async throws {
         let echo = try EchoServer()
         let client = try plainClient()
