@@ -242,6 +242,68 @@ struct HostileInputTests {
     }
 }
 
+extension HostileInputTests {
+    /// Connections that come and go in every state while a pair's items flow: mid-request head,
+    /// upgraded and silent, after `hello`, inside an unfinished message, behind a header that
+    /// promised more than came, inside a watch's `pair.begin`. The pair's every item arrives
+    /// once and in order, and the pair goes on working. (ConnectionBurstTests opens and closes
+    /// upgraded connections only, and with nothing flowing.)
+    @Test func connectionsEndingMidwayLeaveAFlowingPairIntact() async throws {
+        let relay = try await TestRelay.start()
+        let (phone, watch, _, _) = try await pairDevices(relay)
+        let port = relay.server.port
+        let churn = Task {
+            for i in 0..<240 {
+                let raw = try RawWebSocket(port: port)
+                let role: Role = i % 2 == 0 ? .phone : .watch
+                let hello = FrameCodec.encode(.hello(Hello(id: "h-\(i)", role: role, deviceName: "Churn \(i)")))
+                if i % 6 == 0 {
+                    try raw.sendRawBytes(Array("GET /v1 HTTP/1.1\r\nHo".utf8))
+                } else {
+                    try await raw.upgrade(port: port)
+                    switch i % 6 {
+                    case 2: try raw.sendText(hello)
+                    case 3: try raw.sendFrame(opcode: 0x1, Array(hello.prefix(20)), fin: false)
+                    case 4: try raw.sendRawBytes([0x81, 0xFE, 0x10, 0x00, 0, 0, 0, 0] + Array(hello.prefix(10)))
+                    case 5:
+                        try raw.sendText(hello)
+                        try raw.sendFrame(opcode: 0x1, Array(#"{"type":"pair.begin""#.utf8), fin: false)
+                    default: break
+                    }
+                }
+                // The descriptor closes as `raw` goes; every other one leaves at once, before the
+                // relay read what it sent.
+                if i % 2 == 1 { raw.close() }
+            }
+        }
+        for n in 0..<100 {
+            phone.send(userInfo("u\(n)"))
+            phone.send(.send(Send(id: "m\(n)", mode: .message, payload: Payload(kind: "test.message"))))
+        }
+        var ids: [String] = []
+        var lastSeq: Int64 = 0
+        while ids.count < 200 {
+            guard case .deliver(let d) = try await watch.next(10) else { throw TestFailure("expected a deliver") }
+            #expect(d.seq > lastSeq)
+            lastSeq = d.seq
+            ids.append(d.id)
+        }
+        #expect(ids == (0..<100).flatMap { ["u\($0)", "m\($0)"] })
+        for n in 0..<200 {
+            guard case .accepted = try await phone.next(10) else { throw TestFailure("expected accepted \(n)") }
+        }
+        try await churn.value
+        watch.send(.ack(Ack(seq: lastSeq)))
+        guard case .transferred = try await phone.next(10) else { throw TestFailure("expected transferred") }
+        phone.send(userInfo("after"))
+        guard case .accepted = try await phone.next(), case .deliver(let d) = try await watch.next() else {
+            throw TestFailure("the pair should still work")
+        }
+        #expect(d.id == "after")
+        await relay.stop()
+    }
+}
+
 /// Load-shaped faults that still fit in `make test`.
 ///
 /// `make test` runs this suite on its own, after the others, so its 4,000 descriptors never

@@ -45,6 +45,11 @@ final class RawWebSocket {
         }
     }
 
+    /// Ends the connection now (FIN both ways); the descriptor closes when this goes.
+    func close() {
+        socket.shutdown()
+    }
+
     /// Sends one masked text frame (clients must mask, RFC 6455 §5.3).
     func sendText(_ payload: [UInt8]) throws {
         try sendFrame(opcode: 0x1, payload)
