@@ -62,19 +62,35 @@ public final class RedisClient: Sendable {
     /// For threads of the caller's own (the relay's committer), never a cooperative-pool or
     /// lws service thread.
     public func executeBlocking(_ commands: [RedisCommand]) -> [Result<RedisValue, RedisError>] {
-        let done = NSCondition()
+        executeBlocking(commands, until: nil)
+    }
+
+    /// ``executeBlocking(_:)`` that stops waiting at `deadline`: then every command gets
+    /// ``RedisError/unreachable(_:)``, though the pipeline may still run later (its replies are
+    /// dropped). For a caller that must act by a time whatever the server does: a cluster
+    /// leader, whose lease ends on Redis's clock whether or not its renewal got an answer.
+    public func executeBlocking(
+        _ commands: [RedisCommand], until deadline: ContinuousClock.Instant?
+    ) -> [Result<RedisValue, RedisError>] {
         let box = ResultBox()
+        // Only wakes the caller; the results pass under `box.lock`. A DispatchTime deadline is
+        // on the monotonic clock, as `deadline` is (NSCondition's is the wall clock's).
+        let arrived = DispatchSemaphore(value: 0)
         core.enqueue(commands) { results in
-            done.lock()
+            box.lock.lock()
             box.results = results
-            done.signal()
-            done.unlock()
+            box.lock.unlock()
+            arrived.signal()
         }
-        done.lock()
-        while box.results == nil { done.wait() }
-        let results = box.results ?? []
-        done.unlock()
-        return results
+        if let deadline {
+            let (seconds, attoseconds) = ContinuousClock.now.duration(to: deadline).components
+            _ = arrived.wait(timeout: .now() + .nanoseconds(Int(max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))))
+        } else {
+            arrived.wait()
+        }
+        box.lock.lock()
+        defer { box.lock.unlock() }
+        return box.results ?? commands.map { _ in .failure(.unreachable("no reply in time from \(endpoint)")) }
     }
 
     /// Answers what is queued, closes the connection and ends the thread; returns once it ended.
@@ -208,8 +224,10 @@ private final class RedisClientThread: @unchecked Sendable {
     }
 }
 
-/// Where ``RedisClient/executeBlocking(_:)``'s replies wait.
+/// Where ``RedisClient/executeBlocking(_:until:)``'s replies wait.
 private final class ResultBox: @unchecked Sendable {
-    // @unchecked Sendable: read and written only with the caller's NSCondition held.
+    // @unchecked Sendable: `results` is read and written only with `lock` held (NSLock, a
+    // pthread mutex, which ThreadSanitizer sees).
+    let lock = NSLock()
     var results: [Result<RedisValue, RedisError>]?
 }

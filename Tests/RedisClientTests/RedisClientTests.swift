@@ -1,3 +1,4 @@
+import Foundation
 import RedisClient
 import TestSupport
 import Testing
@@ -104,6 +105,26 @@ struct RedisClientTests {
         await client.close()
         await admin.close()
         await redis.stop()
+    }
+
+    /// A caller with a deadline (a cluster leader renewing its lease) gets its answer by then
+    /// from a server that takes the request and never replies, whatever the socket's timeout
+    /// (ten minutes here); then the next request still works on a new connection.
+    @Test func aBlockingCallWithADeadlineGivesUpOnAServerThatNeverAnswers() async throws {
+        let silent = try SilentPort()
+        let client = RedisClient(endpoint: RedisEndpoint(host: "127.0.0.1", port: silent.port), timeoutMilliseconds: 600_000)
+        let results = try await withTimeout(30 * timeoutScale, "the call to give up at its deadline") {
+            await withCheckedContinuation { (done: CheckedContinuation<[Result<RedisValue, RedisError>], Never>) in
+                // A thread of the caller's own, as the lease thread is: this one blocks.
+                Thread { done.resume(returning: client.executeBlocking([RedisCommand("PING")], until: .now + .milliseconds(100))) }
+                    .start()
+            }
+        }
+        guard case .failure(.unreachable(let reason)) = results[0] else { throw TestFailure("expected unreachable, got \(results)") }
+        #expect(reason.contains("no reply in time"), "\(reason)")
+        #expect(silent.hasConnection, "the request was sent")
+        // The client's thread still waits on the silent server; it ends with the client.
+        _ = client
     }
 
     @Test func closedClientAnswersUnreachable() async throws {
