@@ -37,12 +37,37 @@ public struct RedisLease: Hashable, Sendable, CustomStringConvertible {
 ///
 /// Each call is one script (atomic) and blocks the calling thread: call it from a thread of
 /// the caller's own (the relay's lease thread).
+///
+/// **Timing.** Redis counts the TTL from when it ran the call that took or renewed the lease,
+/// which is after the holder sent it; so the holder may act as leader until ``validity`` after
+/// *sending* a call Redis confirmed, never longer, and gives up waiting for a reply at that
+/// time (`until:`). ``validity`` is three quarters of the TTL: the last quarter covers the
+/// holder's own step-down (closing its clients) and a clock that runs a little slower than
+/// Redis's. It renews every ``renewalInterval`` (a third), so one lost or slow renewal is
+/// retried before the validity ends.
 public final class RedisLeaderLease: Sendable {
     /// This node's id.
     public let node: String
     /// How long the lease lasts after each renewal.
     public let ttlMilliseconds: Int
     private let client: RedisClient
+
+    /// How long after sending a call that took or renewed the lease (and that Redis confirmed)
+    /// the holder may act as leader: three quarters of the TTL, so it stops before Redis can
+    /// have let the lease expire.
+    public var validity: Duration { .milliseconds(ttlMilliseconds * 3 / 4) }
+
+    /// How often the holder renews: a third of the TTL.
+    public var renewalInterval: Duration { .milliseconds(ttlMilliseconds / 3) }
+
+    /// The read, write and connect timeout of the client a lease with `ttlMilliseconds` should
+    /// use: a third of the TTL (at least 50 ms, at most the 2 s of ``RedisClient``'s default),
+    /// so a stalled connection is given up and reopened by the next renewal, not after the
+    /// lease's validity is over. (The calls also stop waiting at their `until:` whatever the
+    /// socket does.)
+    public static func clientTimeoutMilliseconds(ttlMilliseconds: Int) -> Int {
+        min(2000, max(50, ttlMilliseconds / 3))
+    }
 
     /// A lease for `node` (check it with ``validNodeID(_:)``) through `client`.
     public init(client: RedisClient, node: String, ttlMilliseconds: Int) {
@@ -71,8 +96,13 @@ public final class RedisLeaderLease: Sendable {
     /// this node's id was not taken by this call: it may be a previous process's with the same
     /// id (restarted within the TTL), which must not be reused (its state, its epoch).
     /// - Throws: ``RedisRelayStorageError`` when Redis cannot be asked.
-    public func tryAcquire() throws(RedisRelayStorageError) -> (lease: RedisLease, taken: Bool) {
-        let reply = try run(Self.acquireScript, String(ttlMilliseconds))
+    ///
+    /// - Parameter deadline: when to stop waiting for the reply (then it throws
+    ///   ``RedisRelayStorageError/unreachable(_:)``); nil: the client's timeout.
+    public func tryAcquire(until deadline: ContinuousClock.Instant? = nil) throws(RedisRelayStorageError) -> (
+        lease: RedisLease, taken: Bool
+    ) {
+        let reply = try run(Self.acquireScript, until: deadline, String(ttlMilliseconds))
         guard let parts = reply.elements, parts.count == 2, let text = parts[0].text, let lease = RedisLease(text),
             let taken = parts[1].integer
         else {
@@ -84,15 +114,21 @@ public final class RedisLeaderLease: Sendable {
     /// Extends `lease` (this node's) by the TTL; false when it is no longer this node's (another
     /// node took over: step down). A lease that expired while nobody took over (Redis was
     /// away longer than the TTL) is taken back with the same epoch.
-    /// - Throws: ``RedisRelayStorageError`` when Redis cannot be asked (the lease may still be ours).
-    public func renew(_ lease: RedisLease) throws(RedisRelayStorageError) -> Bool {
-        try run(Self.renewScript, String(ttlMilliseconds), lease.description, String(lease.epoch)).integer == 1
+    /// - Parameter deadline: when to stop waiting for the reply: the end of the lease's
+    ///   ``validity`` (then it throws ``RedisRelayStorageError/unreachable(_:)``).
+    /// - Throws: ``RedisRelayStorageError`` when Redis cannot be asked, or did not answer by
+    ///   `deadline` (the lease may still be ours, or expire).
+    public func renew(_ lease: RedisLease, until deadline: ContinuousClock.Instant? = nil) throws(RedisRelayStorageError)
+        -> Bool
+    {
+        try run(Self.renewScript, until: deadline, String(ttlMilliseconds), lease.description, String(lease.epoch))
+            .integer == 1
     }
 
     /// Gives up `lease` if it is still this node's (a clean shutdown: another node may take
     /// over at once instead of after the TTL).
-    public func release(_ lease: RedisLease) throws(RedisRelayStorageError) {
-        _ = try run(Self.releaseScript, lease.description)
+    public func release(_ lease: RedisLease, until deadline: ContinuousClock.Instant? = nil) throws(RedisRelayStorageError) {
+        _ = try run(Self.releaseScript, until: deadline, lease.description)
     }
 
     /// The lease as it is now, nil when nobody holds it.
@@ -101,12 +137,16 @@ public final class RedisLeaderLease: Sendable {
         return reply.text.flatMap(RedisLease.init)
     }
 
-    private func run(_ script: String, _ arguments: String...) throws(RedisRelayStorageError) -> RedisValue {
-        try single(RedisCommand(["EVAL", script, "0", RedisRelayScripts.prefix, node] + arguments))
+    private func run(_ script: String, until deadline: ContinuousClock.Instant?, _ arguments: String...)
+        throws(RedisRelayStorageError) -> RedisValue
+    {
+        try single(RedisCommand(["EVAL", script, "0", RedisRelayScripts.prefix, node] + arguments), until: deadline)
     }
 
-    private func single(_ command: RedisCommand) throws(RedisRelayStorageError) -> RedisValue {
-        switch client.executeBlocking([command])[0] {
+    private func single(_ command: RedisCommand, until deadline: ContinuousClock.Instant? = nil) throws(RedisRelayStorageError)
+        -> RedisValue
+    {
+        switch client.executeBlocking([command], until: deadline)[0] {
         case .success(let value): return value
         case .failure(let error): throw RedisRelayStorageError(error)
         }

@@ -95,6 +95,21 @@ struct RedisLeaderLeaseTests {
         await redis.stop()
     }
 
+    /// A leader acts on its lease for at most `validity` after sending the call Redis confirmed,
+    /// which is a quarter shorter than the TTL Redis counts from later: it stops before Redis can
+    /// have let the lease expire. It renews twice within that time (one failed renewal is
+    /// retried), and its client gives up a stalled read before the validity ends (it used to
+    /// wait 2 s on a 1 s lease).
+    @Test(arguments: [100, 600, 1000, 1500, 5000, 600_000])
+    func aLeaderMayActOnItsLeaseOnlyForLessThanItsTTL(ttl: Int) {
+        let lease = RedisLeaderLease(
+            client: RedisClient(endpoint: RedisEndpoint(host: "127.0.0.1")), node: "a", ttlMilliseconds: ttl)
+        let ttlDuration = Duration.milliseconds(ttl)
+        #expect(lease.validity <= ttlDuration - ttlDuration / 4)
+        #expect(lease.renewalInterval * 2 < lease.validity)
+        #expect(.milliseconds(RedisLeaderLease.clientTimeoutMilliseconds(ttlMilliseconds: ttl)) < lease.validity)
+    }
+
     @Test func nodeIDsAreCheckedBecauseTheyNameKeysAndChannels() {
         #expect(RedisLeaderLease.validNodeID("node-1_A"))
         #expect(!RedisLeaderLease.validNodeID(""))
