@@ -7,14 +7,18 @@ import RelayRedisStore
 
 /// The lease thread of a cluster node: every third of the lease's TTL it renews this node's
 /// lease, or, while another node leads, tries to take it (it is free once the leader stopped
-/// or its lease expired). On taking it, it loads the state from Redis (as a single node does at
-/// start), builds the engine and its committer (whose store carries the lease's epoch) and hands
-/// them to the ``ClusterNode``; on losing it (renewal refused, or a batch fenced) it tells the
-/// node to step down and stops that committer. Blocking Redis calls happen here, never on the
-/// lws service thread or the cooperative pool.
+/// or its lease expired). On taking it, a loader thread reads the state from Redis (as a single
+/// node does at start) and builds the engine, while this thread keeps renewing the lease (a
+/// large store can take longer to load than the TTL: unrenewed, the lease expired and a second
+/// node led too). Once loaded, it builds the committer (whose store carries the lease's epoch)
+/// and hands the engine to the ``ClusterNode``; on losing the lease (renewal refused, a batch
+/// fenced, or no renewal confirmed within ``RedisLeaderLease/validity``) it tells the node to
+/// step down and stops that committer. Blocking Redis calls happen here and on the loader
+/// thread, never on the lws service thread or the cooperative pool.
 ///
-/// `@unchecked Sendable`: `stopping`, `committer`, `fencedEpoch`, `hasExited` and `exited` are
-/// touched only with `condition` held; the rest is immutable or confined to the lease thread.
+/// `@unchecked Sendable`: `stopping`, `committer`, `fencedEpoch`, `loadingEpoch`, `loaded`,
+/// `hasExited` and `exited` are touched only with `condition` held; `held`, `loading`,
+/// `abandoned` and `seen` only on the lease thread; the rest is immutable.
 final class ClusterLeadership: @unchecked Sendable {
     /// What the node needs to build an engine when it takes the lease.
     struct Context: Sendable {
@@ -30,6 +34,13 @@ final class ClusterLeadership: @unchecked Sendable {
         let post: @Sendable (any Sendable) -> Bool
     }
 
+    /// What the loader thread built for a leadership.
+    private struct Loaded: Sendable {
+        let storage: RedisRelayStorage
+        let engine: RelayEngine
+        let pairs: Int
+    }
+
     private let context: Context
     private let lease: RedisLeaderLease
     private let client: RedisClient
@@ -41,10 +52,31 @@ final class ClusterLeadership: @unchecked Sendable {
     private var committer: Committer?
     /// Set by the committer's thread when the store refused a batch of this epoch.
     private var fencedEpoch: Int64?
+    /// The epoch whose state the loader thread reads now (a loader of another epoch drops what it read).
+    private var loadingEpoch: Int64?
+    /// What the loader of ``loadingEpoch`` read, once it is done.
+    private var loaded: Result<Loaded, any Error>?
+    /// Wakes the lease thread before its pause ends: stopped, a batch fenced, the state loaded.
+    /// A semaphore, whose timeout is on the monotonic clock (NSCondition's is the wall clock's:
+    /// a clock set back would stretch a pause past the lease's validity).
+    private let wakeUp = DispatchSemaphore(value: 0)
+
+    /// This node's lease, while it holds it (loading or leading), and until when it may act on
+    /// it (``RedisLeaderLease/validity`` after sending the last call Redis confirmed).
+    private var held: (lease: RedisLease, validUntil: ContinuousClock.Instant)?
+    /// Whether ``held``'s state is being loaded (the engine not handed over yet).
+    private var loading = false
+    /// A lease this node gave up because no renewal was confirmed in time: Redis may still
+    /// hold it (a renewal answered too late), so it is released before taking a new one.
+    private var abandoned: RedisLease?
+    /// The lease of another node, as last posted to the node.
+    private var seen: RedisLease??
 
     init(context: Context, nodeID: String, ttlMilliseconds: Int) {
         self.context = context
-        client = RedisClient(endpoint: context.endpoint)
+        client = RedisClient(
+            endpoint: context.endpoint,
+            timeoutMilliseconds: RedisLeaderLease.clientTimeoutMilliseconds(ttlMilliseconds: ttlMilliseconds))
         lease = RedisLeaderLease(client: client, node: nodeID, ttlMilliseconds: ttlMilliseconds)
     }
 
@@ -72,46 +104,26 @@ final class ClusterLeadership: @unchecked Sendable {
                 return
             }
             exited.append(continuation)
-            condition.signal()
             condition.unlock()
+            wakeUp.signal()
         }
         await client.close()
     }
 
     private func run(_ first: FirstRound) {
-        var leading: RedisLease?
-        var seen: RedisLease??
-        var firstRound = true
+        var starting = true
         // Failed rounds in a row: the first is logged, the rest only counted until one works
         // (Redis down made a line every third of the TTL, 3 a second at --lease-ttl-ms 1000).
         var failures = 0
         while !isStopping {
             do {
-                if let current = leading {
-                    if try fenced(current) || !lease.renew(current) {
-                        context.log.warning("cluster: lease lost", ("lease", current.description))
-                        leading = nil
-                        seen = nil
-                        stepDown(current)
-                    }
-                } else {
-                    let (now, taken) = try lease.tryAcquire()
-                    if taken {
-                        try lead(now)
-                        leading = now
-                    } else if seen != .some(now) {
-                        if now.node == lease.node {
-                            context.log.warning(
-                                "cluster: the lease is held under this node's id by another process (a restart "
-                                    + "within the lease's TTL, or two nodes with one id): waiting for it to expire",
-                                ("lease", now.description))
-                        }
-                        seen = now
-                        _ = context.post(ClusterNode.LeaderSeen(lease: now))
-                    }
+                let answered = try round()
+                // The first round ends once this node leads with its state loaded, or does not lead.
+                if starting, !loading {
+                    first.resume(.success(()))
+                    starting = false
                 }
-                if firstRound { first.resume(.success(())) }
-                if failures > 0 {
+                if answered, failures > 0 {
                     context.log.info("cluster: lease rounds work again", ("failed_rounds", String(failures)))
                     failures = 0
                 }
@@ -121,22 +133,23 @@ final class ClusterLeadership: @unchecked Sendable {
                     context.log.warning(
                         "cluster: lease round failed (again silently until one works)", ("error", "\(error)"))
                 }
-                if firstRound {
+                if starting {
                     first.resume(.failure(error))
                     break
                 }
             }
-            firstRound = false
             pause()
         }
         condition.lock()
         let last = committer
         committer = nil
+        loadingEpoch = nil
         condition.unlock()
-        if let leading {
+        if let held {
             waitUntilStopped(last)
-            try? lease.release(leading)
+            try? lease.release(held.lease)
         }
+        first.resume(.failure(RedisRelayStorageError.unreachable("the node stopped before its first lease round ended")))
         condition.lock()
         hasExited = true
         let waiters = exited
@@ -145,42 +158,140 @@ final class ClusterLeadership: @unchecked Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Loads the state with the lease's epoch and hands the engine to the node.
-    private func lead(_ now: RedisLease) throws {
-        let c = context
-        let storage = RedisRelayStorage(endpoint: c.endpoint, fencingEpoch: now.epoch)
-        do {
-            if let warning = storage.durabilityWarning() { c.log.warning(warning) }
-            let time = c.clock.now()
-            let pairs =
-                c.configuration.relay.loadsPayloadsOnDemand ? try storage.loadIndex(now: time) : try storage.loadAll(now: time)
-            let core = RelayState(
-                configuration: c.configuration.relay, environment: c.environment, pairs: pairs,
-                wrongPairingCodes: try storage.loadWrongPairingCodes(now: time))
-            let engine = RelayEngine(
-                core: core, metrics: c.metrics, clock: c.clock, log: c.log, console: c.console,
-                maxQueuedBytesPerConnection: c.configuration.maxQueuedBytesPerConnection)
-            let committer = Committer.posting(storage: storage, log: c.log, post: c.post) { [weak self] in
-                self?.fenced(epoch: now.epoch)
+    /// One round: renew the lease held (and hand over the state once loaded), or try to take it.
+    /// Returns whether Redis answered (false: the node let go of its lease without asking).
+    private func round() throws -> Bool {
+        if let held {
+            let current = held.lease
+            if fenced(current) {
+                lose(current, "a batch of its epoch was fenced")
+                return false
             }
-            engine.attach(committer: committer)
-            committer.start()
-            condition.lock()
-            self.committer = committer
-            condition.unlock()
-            c.log.info("cluster: leading", ("lease", now.description), ("pairs", String(pairs.count)))
-            _ = c.post(ClusterNode.BecomeLeader(lease: now, engine: engine))
-        } catch {
-            try? lease.release(now)
-            throw error
+            if ContinuousClock.now >= held.validUntil {
+                // Redis may let it expire any moment now, and another node lead: stop acting first.
+                abandoned = current
+                lose(current, "no renewal confirmed in time")
+                return false
+            }
+            let sent = ContinuousClock.now
+            if try !lease.renew(current, until: held.validUntil) {
+                lose(current, "another node holds it")
+                return true
+            }
+            self.held = (current, sent + lease.validity)
+            if loading, let result = takeLoaded() {
+                loading = false
+                try handOver(current, result)
+            }
+            return true
         }
+        if let old = abandoned {
+            try lease.release(old, until: ContinuousClock.now + lease.validity)
+            abandoned = nil
+        }
+        let sent = ContinuousClock.now
+        let (now, taken) = try lease.tryAcquire(until: sent + lease.validity)
+        if taken {
+            held = (now, sent + lease.validity)
+            startLoading(now)
+        } else if seen != .some(now) {
+            if now.node == lease.node {
+                context.log.warning(
+                    "cluster: the lease is held under this node's id by another process (a restart "
+                        + "within the lease's TTL, or two nodes with one id): waiting for it to expire",
+                    ("lease", now.description))
+            }
+            seen = now
+            _ = context.post(ClusterNode.LeaderSeen(lease: now))
+        }
+        return true
     }
 
-    private func stepDown(_ old: RedisLease) {
+    /// Reads the state with the lease's epoch on a thread of its own (the lease thread renews
+    /// meanwhile); what it read is handed over at the first round after it is done.
+    private func startLoading(_ now: RedisLease) {
+        loading = true
+        condition.lock()
+        loadingEpoch = now.epoch
+        loaded = nil
+        condition.unlock()
+        let thread = Thread { [self] in
+            let result = Result<Loaded, any Error> { try load(now) }
+            condition.lock()
+            let current = loadingEpoch == now.epoch
+            if current { loaded = result }
+            condition.unlock()
+            if current { wakeUp.signal() }
+        }
+        thread.name = "watchrelay-load"
+        thread.start()
+    }
+
+    /// The state of the cluster, read with `now`'s epoch, in a new engine (on the loader thread).
+    private func load(_ now: RedisLease) throws -> Loaded {
+        let c = context
+        let storage = RedisRelayStorage(endpoint: c.endpoint, fencingEpoch: now.epoch)
+        if let warning = storage.durabilityWarning() { c.log.warning(warning) }
+        let time = c.clock.now()
+        let pairs =
+            c.configuration.relay.loadsPayloadsOnDemand ? try storage.loadIndex(now: time) : try storage.loadAll(now: time)
+        let core = RelayState(
+            configuration: c.configuration.relay, environment: c.environment, pairs: pairs,
+            wrongPairingCodes: try storage.loadWrongPairingCodes(now: time))
+        let engine = RelayEngine(
+            core: core, metrics: c.metrics, clock: c.clock, log: c.log, console: c.console,
+            maxQueuedBytesPerConnection: c.configuration.maxQueuedBytesPerConnection)
+        c.configuration.clusterLoadedHook?()
+        return Loaded(storage: storage, engine: engine, pairs: pairs.count)
+    }
+
+    /// What the loader read, if it is done.
+    private func takeLoaded() -> Result<Loaded, any Error>? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard let result = loaded else { return nil }
+        loaded = nil
+        loadingEpoch = nil
+        return result
+    }
+
+    /// Gives the loaded engine its committer and hands it to the node (the lease was just
+    /// renewed); a failed load gives the lease up.
+    private func handOver(_ now: RedisLease, _ result: Result<Loaded, any Error>) throws {
+        let c = context
+        let loaded: Loaded
+        do {
+            loaded = try result.get()
+        } catch {
+            held = nil
+            try? lease.release(now, until: ContinuousClock.now + lease.validity)
+            throw error
+        }
+        let committer = Committer.posting(storage: loaded.storage, log: c.log, post: c.post) { [weak self] in
+            self?.fenced(epoch: now.epoch)
+        }
+        loaded.engine.attach(committer: committer)
+        committer.start()
+        condition.lock()
+        self.committer = committer
+        condition.unlock()
+        c.log.info("cluster: leading", ("lease", now.description), ("pairs", String(loaded.pairs)))
+        _ = c.post(ClusterNode.BecomeLeader(lease: now, engine: loaded.engine))
+    }
+
+    /// This node no longer holds `old` (or may not act on it): the node closes its clients and
+    /// drops its engine, the committer stops, a load under way is dropped when it ends.
+    private func lose(_ old: RedisLease, _ why: String) {
+        context.log.warning("cluster: lease lost", ("lease", old.description), ("why", why))
+        held = nil
+        seen = nil
+        loading = false
         _ = context.post(ClusterNode.StepDown(epoch: old.epoch))
         condition.lock()
         let last = committer
         committer = nil
+        loadingEpoch = nil
+        loaded = nil
         condition.unlock()
         // Its batches are refused by now; stopping it drops them (nothing was confirmed).
         waitUntilStopped(last)
@@ -191,8 +302,8 @@ final class ClusterLeadership: @unchecked Sendable {
     private func fenced(epoch: Int64) {
         condition.lock()
         fencedEpoch = epoch
-        condition.signal()
         condition.unlock()
+        wakeUp.signal()
     }
 
     private func fenced(_ current: RedisLease) -> Bool {
@@ -217,13 +328,13 @@ final class ClusterLeadership: @unchecked Sendable {
         return stopping
     }
 
-    /// Waits a third of the TTL, or less if stopped or fenced meanwhile.
+    /// Waits a third of the TTL, or less: until the held lease's validity ends, or the thread is
+    /// woken (stopped, fenced, loaded) meanwhile.
     private func pause() {
-        condition.lock()
-        if !stopping {
-            _ = condition.wait(until: Date(timeIntervalSinceNow: Double(lease.ttlMilliseconds) / 3000))
-        }
-        condition.unlock()
+        var left = lease.renewalInterval
+        if let held { left = min(left, ContinuousClock.now.duration(to: held.validUntil)) }
+        let (seconds, attoseconds) = max(left, .zero).components
+        _ = wakeUp.wait(timeout: .now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)))
     }
 }
 

@@ -47,6 +47,10 @@ public struct RelayServerConfiguration: Sendable {
     public var relay = RelayConfiguration(loadsPayloadsOnDemand: true)
     /// `serve --console`: the browser console and fault API at `/console` (off when nil).
     public var console: ConsoleConfiguration?
+    /// Tests only (`@testable`): runs on a cluster node's loader thread once it read the state
+    /// from Redis, before the node leads with it. A test holds a load there, as a large store's
+    /// takes long, to see the lease renewed meanwhile (ClusterTests).
+    var clusterLoadedHook: (@Sendable () -> Void)?
 
     public init() {}
 

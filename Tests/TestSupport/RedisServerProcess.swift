@@ -49,6 +49,9 @@ public final class RedisServerProcess: @unchecked Sendable {
         if let process, process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
+    /// The server's process id while it runs (a test stops it with SIGSTOP to stall every client).
+    public var processIdentifier: Int32? { process.flatMap { $0.isRunning ? $0.processIdentifier : nil } }
+
     /// SIGKILL, then waits (without blocking a thread) until the server is gone.
     public func kill9() async {
         guard let process else { return }

@@ -1,0 +1,184 @@
+import Foundation
+import Primitives
+import RedisClient
+import RelayProtocol
+import TestSupport
+import Testing
+import WebSocketTransport
+
+@testable import RelayServer
+
+/// The leader lease's safety: a leader keeps its lease while it loads a large store, and stops
+/// acting as leader before Redis can have let its lease expire (docs/REDIS.md, "Leader lease").
+extension ClusterTests {
+    /// The lease expired while a new leader loaded a store that took longer than the TTL to
+    /// read: nothing renewed it, so a second node took it and led too (two leaders). The load is
+    /// held at the loader's hook while Redis reports every change of `wr:leader`.
+    @Test func aLeaderLoadingALargeStoreKeepsItsLeaseAndNoSecondNodeLeads() async throws {
+        let redis = try await RedisServerProcess.start()
+        let dir = TemporaryDirectory()
+        let clients = try WebSocketClientContext(configuration: ClientConfiguration(enablesTLS: false))
+        let leaseEvents = try await LeaderKeyEvents.start(redis)
+        let gate = LoadGate()
+        @Sendable func node(_ id: String, hook: (@Sendable () -> Void)? = nil) async throws -> RelayServer {
+            try await RelayServer.startForTest(in: dir.path) {
+                $0.redis = redis.endpoint
+                $0.cluster = ClusterConfiguration(nodeID: id, leaseTTLMilliseconds: Cluster.leaseTTL)
+                $0.clusterLoadedHook = hook
+            }
+        }
+        // a's start returns once it leads with its state loaded: not while the load is held.
+        let starting = Task { try await node("a") { gate.hold() } }
+        #expect(try await leaseEvents.next(Self.wait) == "expire", "a took the lease (SET … PX)")
+        try await gate.reached(Self.wait)
+
+        // Four renewals while the load is held: more than the TTL since a took the lease (a
+        // renewal every third of it), so an unrenewed lease would have expired by now.
+        var renewals = 0
+        while renewals < 4 {
+            let event = try await leaseEvents.next(Self.wait)
+            #expect(event == "expire", "the lease is only renewed while a loads, not \(event)")
+            guard event == "expire" else { break }
+            renewals += 1
+        }
+        // b's start returns after its first round: it found a leading (no new epoch).
+        let b = try await node("b")
+        let admin = RedisClient(endpoint: redis.endpoint)
+        let state = await admin.execute([RedisCommand("GET", "wr:leader"), RedisCommand("GET", "wr:epoch")])
+        #expect(try state[0].get().text == "a:1" && state[1].get().text == "1", "no second leadership: \(state)")
+
+        gate.open()
+        let a = try await starting.value
+        // a leads: a phone on it and one forwarded by b both get pairing codes from its core.
+        for url in [a.url, b.url] {
+            let phone = try await TestDevice.connect(url, clients: clients, role: .phone, name: "Test phone")
+            try await phone.hello()
+            phone.send(.pairBegin(Request(id: "pb-1")))
+            guard case .pairCode = try await phone.next(Self.wait) else { throw TestFailure("pair.code via \(url)") }
+        }
+        let after = await admin.execute([RedisCommand("GET", "wr:epoch")])
+        #expect(try after[0].get().text == "1")
+        await clients.shutdown()
+        await b.shutdown()
+        await a.shutdown()
+        await admin.close()
+        await leaseEvents.close()
+        await redis.stop()
+    }
+
+    /// The lease client's read timeout (2 s) was longer than the lease (1 s in tests), and a
+    /// renewal that failed left the leader leading: a leader whose Redis stalled kept serving
+    /// its clients past the moment Redis let its lease expire. Now it steps down once no
+    /// renewal was confirmed within three quarters of the TTL after it was sent, while Redis
+    /// still stands still, and leads again with a new epoch when Redis is back.
+    @Test func aLeaderWhoseRenewalsStallStepsDownWhileRedisStandsStill() async throws {
+        let redis = try await RedisServerProcess.start()
+        let dir = TemporaryDirectory()
+        let clients = try WebSocketClientContext(configuration: ClientConfiguration(enablesTLS: false))
+        let a = try await RelayServer.startForTest(in: dir.path) {
+            $0.redis = redis.endpoint
+            $0.cluster = ClusterConfiguration(nodeID: "a", leaseTTLMilliseconds: Cluster.leaseTTL)
+        }
+        let phone = try await TestDevice.connect(a.url, clients: clients, role: .phone, name: "Test phone")
+        try await phone.hello()
+        phone.send(.pairBegin(Request(id: "pb-1")))
+        guard case .pairCode = try await phone.next(Self.wait) else { throw TestFailure("pair.code") }
+
+        let pid = try #require(redis.processIdentifier)
+        try await stopAndWait(pid, what: "redis-server")
+        let closed: UInt16?
+        do {
+            closed = try await phone.closed(Self.wait)
+        } catch {
+            kill(pid, SIGCONT)
+            throw error
+        }
+        kill(pid, SIGCONT)
+        #expect(closed == 1001, "the leader stepped down while Redis stood still")
+
+        // Redis is back: a takes a new lease (the old one expired or is released) and leads.
+        let admin = RedisClient(endpoint: redis.endpoint)
+        try await eventually(Self.takeover, "a to lead again with a new epoch") {
+            (try? await admin.execute([RedisCommand("GET", "wr:leader")])[0].get())?.text == "a:2"
+        }
+        try await eventually(Self.takeover, "a to serve a phone again") {
+            // Closed with 1001 until the new engine is handed over.
+            guard let again = try? await TestDevice.connect(a.url, clients: clients, role: .phone, name: "Test phone"),
+                (try? await again.hello()) != nil
+            else { return false }
+            again.send(.pairBegin(Request(id: "pb-2")))
+            guard case .pairCode? = try? await again.next(Self.wait) else { return false }
+            return true
+        }
+        await clients.shutdown()
+        await a.shutdown()
+        await admin.close()
+        await redis.stop()
+    }
+}
+
+/// Holds a cluster node's load at its hook until the test opens it.
+private final class LoadGate: Sendable {
+    private let state = LockedState<(reached: Bool, open: Bool)>((false, false))
+    private let condition = NSCondition()
+
+    /// Blocks the loader thread (a thread of the node's own) until ``open()``.
+    func hold() {
+        state.withLock { $0.reached = true }
+        condition.lock()
+        while !state.withLock({ $0.open }) { condition.wait() }
+        condition.unlock()
+    }
+
+    func open() {
+        condition.lock()
+        state.withLock { $0.open = true }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Returns once a load is held at the hook.
+    func reached(_ seconds: Double) async throws {
+        try await eventually(seconds, "the load to reach its hook") { self.state.withLock { $0.reached } }
+    }
+}
+
+/// Redis's keyspace events of `wr:leader` (`expire` for a lease taken or renewed, `expired`,
+/// `del`), in order, through pub/sub.
+private final class LeaderKeyEvents: Sendable {
+    private let subscriber: RedisSubscriber
+    private let events: AsyncStream<String>.Iterator.Box
+
+    private init(subscriber: RedisSubscriber, events: AsyncStream<String>.Iterator.Box) {
+        self.subscriber = subscriber
+        self.events = events
+    }
+
+    /// Turns keyspace events on (generic commands and expiries) and subscribes; returns once subscribed.
+    static func start(_ redis: RedisServerProcess) async throws -> LeaderKeyEvents {
+        let admin = RedisClient(endpoint: redis.endpoint)
+        _ = try await admin.execute([RedisCommand("CONFIG", "SET", "notify-keyspace-events", "Kgx")])[0].get()
+        await admin.close()
+        let (stream, sink) = AsyncStream.makeStream(of: String.self)
+        let subscriber = RedisSubscriber(endpoint: redis.endpoint, channels: ["__keyspace@0__:wr:leader"]) { event in
+            switch event {
+            case .subscribed: sink.yield("subscribed")
+            case .message(_, let payload): sink.yield(String(decoding: payload, as: UTF8.self))
+            case .disconnected(let error): sink.yield("disconnected: \(error)")
+            }
+        }
+        let events = LeaderKeyEvents(subscriber: subscriber, events: .init(stream.makeAsyncIterator()))
+        guard try await events.next(ClusterTests.wait) == "subscribed" else { throw TestFailure("keyspace subscription") }
+        return events
+    }
+
+    func next(_ seconds: Double) async throws -> String {
+        let box = events
+        guard let event = try await withTimeout(seconds, "a keyspace event of wr:leader", { await box.next() }) else {
+            throw TestFailure("the keyspace events ended")
+        }
+        return event
+    }
+
+    func close() async { await subscriber.close() }
+}
