@@ -25,8 +25,9 @@ public enum ServeCommand {
           --db PATH                   SQLite database (default watchrelay-relay.db); one relay per
                                       file: a second one on it exits 1 (PATH-lock holds the claim)
           --sync full|normal|off      SQLite synchronous mode (default full: fsync per group commit)
-          --store redis://HOST:PORT[/DB]  keep the durable state in Redis instead of the SQLite file
-                                      (run it with appendonly yes, appendfsync always: docs/REDIS.md);
+          --store redis://HOST:PORT[/DB]  keep the durable state in Redis database DB (default 0)
+                                      instead of the SQLite file (so not with --db or --sync; run
+                                      Redis with appendonly yes, appendfsync always: docs/REDIS.md);
                                       the node joins the cluster of the nodes on that Redis: one
                                       leader (a lease) runs the relay, the others forward to it
           --node-id ID                this node's id in the cluster (default: a random one)
@@ -95,12 +96,21 @@ public enum ServeCommand {
         var c = RelayServerConfiguration()
         c.host = try args.string("host").map { try BindHost.resolve($0) } ?? c.host
         c.port = try args.int("port", in: 0...65535) ?? c.port
-        c.databasePath = try args.string("db") ?? c.databasePath
+        let database = try args.string("db")
+        c.databasePath = database ?? c.databasePath
+        let sync = try args.string("sync")
         if let store = try args.string("store") {
             do {
                 c.redis = try RedisEndpoint(url: store)
             } catch {
                 throw Arguments.UsageError(description: "--store: \(error)")
+            }
+            // Both are the SQLite file's: with --store they were ignored without a word (a
+            // `--db 2` meant as Redis database 2 ran on database 0, beside another cluster).
+            if database != nil || sync != nil {
+                throw Arguments.UsageError(
+                    description: "--db and --sync are for the SQLite file: they do not go with --store "
+                        + "(a Redis database is the URL's /DB: redis://HOST:PORT/DB)")
             }
         }
         let nodeID = try args.string("node-id")
@@ -124,7 +134,7 @@ public enum ServeCommand {
             cluster.leaseTTLMilliseconds = leaseTTL ?? cluster.leaseTTLMilliseconds
             c.cluster = cluster
         }
-        if let sync = try args.string("sync") {
+        if let sync {
             guard let s = SQLiteSynchronousName(sync) else {
                 throw Arguments.UsageError(description: "--sync must be full, normal or off")
             }

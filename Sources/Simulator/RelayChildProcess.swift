@@ -28,14 +28,16 @@ final class RelayChildProcess: ScenarioRelay {
         // Its first line is its URL; later lines are not kept.
         let (lines, output) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(1))
         let console = consoleToken.map { ["--console", "--console-token", $0] } ?? []
-        let cluster =
-            node.map { ["--store", $0.redisURL, "--node-id", $0.id, "--lease-ttl-ms", String($0.leaseTTLMilliseconds)] } ?? []
+        // A node on Redis keeps nothing in `database` (--db and --sync do not go with --store).
+        let store =
+            node.map { ["--store", $0.redisURL, "--node-id", $0.id, "--lease-ttl-ms", String($0.leaseTTLMilliseconds)] }
+            ?? ["--db", database, "--sync", "normal"]
         let process = try ChildProcess(
             name: "relay", executable: executable,
             arguments: [
-                "serve", "--port", String(port), "--db", database, "--sync", "normal", "--reply-timeout-ms", String(ScenarioRunner.replyTimeoutMilliseconds),
+                "serve", "--port", String(port), "--reply-timeout-ms", String(ScenarioRunner.replyTimeoutMilliseconds),
                 "--pairing-code-ttl-s", "1", "--log-level", "error", "--exit-on-stdin-eof",
-            ] + console + cluster,
+            ] + console + store,
             logPath: database + (node.map { ".\($0.id)" } ?? "") + ".stderr.log",
             onLine: { line in output.yield(line) }, onEnd: { output.finish() })
         // Awaited: the line, or the end of its output (it exited), or one 15 s deadline timer.

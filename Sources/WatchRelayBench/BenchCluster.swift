@@ -113,12 +113,14 @@ struct ClusterBench: Sendable {
         var urls: [String] = []
         for name in nodeNames {
             var arguments = [
-                "serve", "--host", "127.0.0.1", "--port", "0", "--db", "\(directory)/\(setup.rawValue).db", "--sync", "full",
+                "serve", "--host", "127.0.0.1", "--port", "0",
                 "--log-level", "warn", "--quota-connections", "1000000", "--quota-connections-per-address", "1000000",
             ]
             if let redisURL {
                 arguments += ["--store", redisURL]
                 arguments += setup == .redis ? ["--single-node"] : ["--node-id", name]
+            } else {
+                arguments += ["--db", "\(directory)/\(setup.rawValue).db", "--sync", "full"]
             }
             let node = try BenchChild(
                 name: "\(setup.rawValue)-\(name)", executable: watchrelay, arguments: arguments, cpu: cpu, directory: directory)

@@ -37,4 +37,31 @@ extension ClusterTests {
         for node in [b1, a2, a1] { await node.shutdown() }
         await redis.stop()
     }
+
+    /// `serve --store` keeps its state in the URL's database; `--db` (the SQLite file, which a
+    /// user may take for the Redis database) and `--sync` were ignored without a word beside it:
+    /// now they are a usage error (exit 2, as every other).
+    @Test(arguments: [["--db", "2"], ["--db", "relay.db"], ["--sync", "normal"]])
+    func serveOnRedisRefusesTheSQLiteOptions(sqlite: [String]) async throws {
+        let redis = try await RedisServerProcess.start()
+        let refused = try await StandaloneRelayTests.run(
+            ["serve", "--port", "0", "--store", redis.url, "--exit-on-stdin-eof"] + sqlite, executable: watchrelayBinary)
+        #expect(refused.status == 2, "\(refused)")
+        #expect(refused.err.contains("--db and --sync are for the SQLite file: they do not go with --store"), "\(refused.err)")
+        #expect(refused.err.contains("redis://HOST:PORT/DB"), "\(refused.err)")
+        #expect(refused.out.isEmpty, "it did not start")
+
+        // The database is the URL's: a node on /3 leads there, and database 0 stays empty.
+        let dir = TemporaryDirectory()
+        let node = try await RelayProcess.start(
+            db: dir.path("unused.db"), extra: ["--store", "redis://127.0.0.1:\(redis.port)/3", "--node-id", "a"])
+        let three = RedisClient(endpoint: RedisEndpoint(host: "127.0.0.1", port: redis.port, database: 3))
+        #expect(try await three.execute([RedisCommand("GET", "wr:leader")])[0].get().text == "a:1")
+        let zero = RedisClient(endpoint: redis.endpoint)
+        #expect(try await zero.execute([RedisCommand("DBSIZE")])[0].get() == .integer(0))
+        await three.close()
+        await zero.close()
+        await node.stop()
+        await redis.stop()
+    }
 }

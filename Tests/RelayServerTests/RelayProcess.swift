@@ -11,7 +11,7 @@ final class RelayProcess: @unchecked Sendable {
     let process: TestProcess
     let url: String
 
-    /// Starts a relay on port 0 with `db`; returns once it printed its URL. With `debugLog`, its
+    /// Starts a relay on port 0 with `db` (unless `extra` has `--store`); returns once it printed its URL. With `debugLog`, its
     /// debug log (every connection's open and close, with the close code) goes to that file.
     /// `binary` is the executable, and `leading` what comes before the options (`watchrelay`
     /// needs `serve`; `watchrelay-relay` takes it or not).
@@ -27,9 +27,11 @@ final class RelayProcess: @unchecked Sendable {
         // whole suite runs on two cores (a CI run saw `hello_required` for a hello sent on time by
         // the test's clock, with unit suites taking 33 s to get a thread); tests of the deadline set their own.
         let hello = extra.contains("--hello-timeout-s") ? [] : ["--hello-timeout-s", String(Int(60 * timeoutScale))]
+        // A node on Redis (`--store`) takes no --db: it would be a usage error.
+        let store = extra.contains("--store") ? [] : ["--db", db]
         p.arguments = leading + [
-            "--port", "0", "--db", db, "--log-level", debugLog == nil ? "error" : "debug", "--exit-on-stdin-eof",
-        ] + hello + extra
+            "--port", "0", "--log-level", debugLog == nil ? "error" : "debug", "--exit-on-stdin-eof",
+        ] + store + hello + extra
         let out = Pipe()
         let stdin = Pipe()
         p.standardOutput = out

@@ -11,10 +11,11 @@ import WebSocketTransport
         URL(fileURLWithPath: watchrelayBinary).deletingLastPathComponent().appendingPathComponent("watchrelay-relay").path
     }
 
-    /// Runs the binary to its end with `arguments`: exit status, standard output, standard error.
-    static func run(_ arguments: [String]) async throws -> (status: Int32, out: String, err: String) {
+    /// Runs the binary (or `executable`) to its end with `arguments`: exit status, standard
+    /// output, standard error.
+    static func run(_ arguments: [String], executable: String = binary) async throws -> (status: Int32, out: String, err: String) {
         let p = TestProcess()
-        p.executableURL = URL(fileURLWithPath: binary)
+        p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = arguments
         let out = Pipe()
         let err = Pipe()
@@ -24,7 +25,7 @@ import WebSocketTransport
         try p.run()
         // Its output is a screenful at most: far below a pipe's buffer, so one read after the
         // other cannot stall the child.
-        let (o, e) = try await withTimeout(30, "watchrelay-relay \(arguments)") {
+        let (o, e) = try await withTimeout(30, "\(URL(fileURLWithPath: executable).lastPathComponent) \(arguments)") {
             (await readToEnd(out.fileHandleForReading), await readToEnd(err.fileHandleForReading))
         }
         await p.ended()

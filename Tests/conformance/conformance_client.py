@@ -997,8 +997,10 @@ class Relay:
         if not os.access(self.binary, os.X_OK):
             raise RuntimeError(f"relay binary {self.binary} not found or not executable (set WATCHRELAY_BIN)")
         self._stderr = open(self.stderr_path, "wb")
+        # A node on Redis takes no --db (`serve` refuses --db with --store).
+        store = [] if "--store" in self.extra else ["--db", os.path.join(self.tmp, "relay.db")]
         self.proc = await asyncio.create_subprocess_exec(
-            self.binary, "serve", "--port", "0", "--db", os.path.join(self.tmp, "relay.db"),
+            self.binary, "serve", "--port", "0", *store,
             "--reply-timeout-ms", str(REPLY_TIMEOUT_MS), "--quota-pair-replies", str(PAIR_REPLIES),
             "--log-level", "warn", *self.extra,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=self._stderr,
