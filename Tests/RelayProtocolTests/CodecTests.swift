@@ -12,6 +12,17 @@ import Testing
         #expect(error?.re == "m1")
     }
 
+    /// PROTOCOL.md §3.4: an integer field written with a fraction or exponent is read as a
+    /// double, as JSONSerialization and JSON Schema validators read it; plain digits exactly.
+    @Test(arguments: [
+        ("42.0", Int64(42)), ("4.2e1", 42), ("1.0000000000000001", 1),
+        ("9007199254740993.0", 9_007_199_254_740_992), ("9007199254740993", 9_007_199_254_740_993),
+    ])
+    func anIntegerFieldReadsItsNumberAsPROTOCOLSays(text: String, seq: Int64) throws {
+        let bytes = Array(#"{"type":"ack","seq":\#(text)}"#.utf8)
+        #expect(try FrameCodec.decodeClientFrame(bytes) == .ack(Ack(seq: seq)))
+    }
+
     @Test func unknownFieldsAreIgnored() throws {
         let bytes = Array(#"{"type":"pair.begin","id":"p1","future":{"x":1}}"#.utf8)
         #expect(try FrameCodec.decodeClientFrame(bytes) == .pairBegin(Request(id: "p1")))

@@ -223,7 +223,8 @@ struct HostileInputTests {
                 for _ in 0..<3 { bytes[Int(rng.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: rng.next()) }
             }
             device.sendRaw(bytes)
-            // Random bytes may be invalid UTF-8 (lws then closes with 1007) or, rarely, a valid hello.
+            // Random bytes may be invalid UTF-8 (lws's own UTF-8 check is off: the relay answers bad_json)
+            // or, rarely, a valid hello.
             do {
                 let f = try await device.next(2)
                 if case .error = f { errors += 1 }
