@@ -31,7 +31,8 @@
 /// - `wr:node:NODE` — pub/sub channel of a node (cluster forwarding; no key); `wr:DB:node:NODE`
 ///   on database DB ≠ 0, as pub/sub ignores databases.
 /// - `wr:applied` — hash: store instance → the number of the last batch it applied (so a batch
-///   retried after a lost reply is applied once).
+///   retried after a lost reply is applied once). A cluster leader's first batch leaves only its
+///   own entry (the others are fenced); a relay alone on Redis adds one entry per start.
 ///
 /// Every batch is one `EVAL` of ``apply``: Redis runs a script atomically and, with
 /// `appendonly yes` + `appendfsync always`, writes and fsyncs its effects (as one MULTI/EXEC)
@@ -185,6 +186,10 @@ enum RedisRelayScripts {
         end
         -- Once per batch, at its latest wrong code, in one pass: what stopped counting goes.
         if wrongAt then pruneWrong(wrongAt) end
+        -- A leader's first batch: no other instance can apply a batch any more (the epoch fences
+        -- every earlier leader's), so their entries go; without a fence, another relay on this
+        -- Redis may still retry one, and they stay.
+        if fence ~= '' and batch == 1 then redis.call('DEL', pre .. 'applied') end
         redis.call('HSET', pre .. 'applied', ARGV[2], batch)
         return ops
         """#

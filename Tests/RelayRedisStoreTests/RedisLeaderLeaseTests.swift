@@ -95,6 +95,26 @@ struct RedisLeaderLeaseTests {
         await redis.stop()
     }
 
+    /// `wr:applied` names each store instance that applied a batch, so a retry after a lost reply
+    /// is applied once. It grew by one entry per leadership, for ever; a leader's first batch
+    /// now leaves only its own (every earlier leader is fenced: none can apply one again).
+    @Test func eachLeadershipLeavesOneEntryInTheAppliedHash() async throws {
+        let redis = try await RedisServerProcess.start()
+        let client = RedisClient(endpoint: redis.endpoint)
+        let lease = RedisLeaderLease(client: client, node: "a", ttlMilliseconds: 60_000)
+        for round in 1...3 {
+            let held = try lease.acquire()
+            let store = RedisRelayStorage(endpoint: redis.endpoint, fencingEpoch: held.epoch)
+            try store.apply([.insertPair(Fixture.pair("p\(round)"))], urgent: true)
+            try store.apply([.insertItem(PairID("p\(round)"), direction: .phone, Fixture.item("s\(round)"))], urgent: true)
+            let entries = try await client.execute([RedisCommand("HLEN", "wr:applied")])[0].get()
+            #expect(entries.integer == 1, "round \(round): \(entries)")
+            try lease.release(held)
+        }
+        await client.close()
+        await redis.stop()
+    }
+
     /// A leader acts on its lease for at most `validity` after sending the call Redis confirmed,
     /// which is a quarter shorter than the TTL Redis counts from later: it stops before Redis can
     /// have let the lease expire. It renews twice within that time (one failed renewal is
