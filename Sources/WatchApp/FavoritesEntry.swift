@@ -22,8 +22,12 @@ public struct FavoritesEntry: TimelineEntry, Sendable, Hashable {
     public var timestamp: Timestamp
     /// What it shows.
     public var content: Content
-    /// The number of favorites when the timeline was made.
+    /// The number of favorites the phone had when the timeline was made: the stored users and
+    /// the ``omitted`` ones.
     public var favoritesCount: Int
+    /// Of ``favoritesCount``, the favorites the phone left out of its snapshot (it did not fit
+    /// the relay's limit): the list goes on on the phone. 0 when the watch has them all.
+    public var omitted: Int
     /// For ``Content/user(_:)``: the user's 1-based position among the favorites.
     public var position: Int?
     /// The snapshot revision the entry was made from; `nil` before any snapshot.
@@ -33,12 +37,13 @@ public struct FavoritesEntry: TimelineEntry, Sendable, Hashable {
 
     /// An entry dated `date` showing `content`.
     public init(
-        date: Timestamp, content: Content, favoritesCount: Int, position: Int? = nil, revision: Int64? = nil,
-        selectionFellBack: Bool = false
+        date: Timestamp, content: Content, favoritesCount: Int, omitted: Int = 0, position: Int? = nil,
+        revision: Int64? = nil, selectionFellBack: Bool = false
     ) {
         self.timestamp = date
         self.content = content
         self.favoritesCount = favoritesCount
+        self.omitted = omitted
         self.position = position
         self.revision = revision
         self.selectionFellBack = selectionFellBack

@@ -15,6 +15,10 @@ import WidgetKit
 /// - **Static** (the circular count, the configured user, a single favorite, or no
 ///   favorites): one entry and `.never`. Its content cannot change without new data, and
 ///   new data (a snapshot, a configuration change) always requests a reload.
+///
+/// A snapshot cut to fit the relay's limit (`omitted`, PROTOCOL.md §12.2) rotates through the
+/// users it holds; every entry counts the phone's favorites (``FavoritesEntry/favoritesCount``
+/// includes the omitted ones), and with no user at all a user-showing family shows that count.
 public struct FavoritesTimelineProvider: Sendable, Hashable {
     /// How a rotating timeline asks for the next one.
     public enum PolicyChoice: Sendable, Hashable {
@@ -35,6 +39,9 @@ public struct FavoritesTimelineProvider: Sendable, Hashable {
         public var family: WidgetFamily
         /// The stored favorites, in the phone's order.
         public var favorites: [User]
+        /// The favorites the phone left out after ``favorites`` (the snapshot's `omitted`):
+        /// counted in every entry's ``FavoritesEntry/favoritesCount``, never shown as users.
+        public var omitted: Int
         /// The stored snapshot's revision; `nil` before any snapshot.
         public var revision: Int64?
         /// The widget instance's configuration intent.
@@ -44,12 +51,13 @@ public struct FavoritesTimelineProvider: Sendable, Hashable {
 
         /// A context at `now` for `family` over the stored `favorites`.
         public init(
-            now: Timestamp, family: WidgetFamily, favorites: [User] = [], revision: Int64? = nil,
+            now: Timestamp, family: WidgetFamily, favorites: [User] = [], omitted: Int = 0, revision: Int64? = nil,
             configuration: SelectedUserIntent = .init(), isPreview: Bool = false
         ) {
             self.now = now
             self.family = family
             self.favorites = favorites
+            self.omitted = max(omitted, 0)
             self.revision = revision
             self.configuration = configuration
             self.isPreview = isPreview
@@ -90,7 +98,7 @@ public struct FavoritesTimelineProvider: Sendable, Hashable {
     /// The entry for a transient appearance: the timeline's current entry, or sample data in
     /// the gallery when there are no favorites.
     public func snapshot(in context: Context) -> FavoritesEntry {
-        if context.isPreview, context.favorites.isEmpty {
+        if context.isPreview, context.favorites.isEmpty, context.omitted == 0 {
             let content: FavoritesEntry.Content = context.family.showsUser ? .user(Self.sampleUser) : .count
             return FavoritesEntry(date: context.now, content: content, favoritesCount: 1, position: 1)
         }
@@ -100,16 +108,19 @@ public struct FavoritesTimelineProvider: Sendable, Hashable {
     /// The timeline from `context.now` on (always at least one entry, the first dated `now`).
     public func timeline(in context: Context) -> WidgetTimeline {
         let now = context.now
-        let count = context.favorites.count
+        // The phone's count: a list cut to fit the relay's limit still counts what it left out.
+        let count = context.favorites.count + context.omitted
+        let omitted = context.omitted
         let revision = context.revision
         func single(_ content: FavoritesEntry.Content, position: Int? = nil, fellBack: Bool = false) -> WidgetTimeline {
             let entry = FavoritesEntry(
-                date: now, content: content, favoritesCount: count, position: position, revision: revision,
-                selectionFellBack: fellBack)
+                date: now, content: content, favoritesCount: count, omitted: omitted, position: position,
+                revision: revision, selectionFellBack: fellBack)
             return WidgetTimeline(entries: [entry], policy: .never)
         }
         guard count > 0 else { return single(.empty) }
-        guard context.family.showsUser else { return single(.count) }
+        // No user to show (the phone's list did not fit with even one): its count.
+        guard context.family.showsUser, !context.favorites.isEmpty else { return single(.count) }
         switch context.configuration.resolve(in: context.favorites) {
         case .empty:
             return single(.empty)
@@ -125,7 +136,8 @@ public struct FavoritesTimelineProvider: Sendable, Hashable {
                 entries.append(
                     FavoritesEntry(
                         date: now.adding(milliseconds: Int64(k) * TimeMath.milliseconds(entrySpacing)),
-                        content: .user(users[i]), favoritesCount: count, position: i + 1, revision: revision))
+                        content: .user(users[i]), favoritesCount: count, omitted: omitted, position: i + 1,
+                        revision: revision))
             }
             let policy: ReloadPolicy =
                 switch self.policy {

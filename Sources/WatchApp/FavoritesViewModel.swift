@@ -35,6 +35,25 @@ public struct FavoritesViewModel: Sendable, Hashable {
     /// The favorites' users, in the phone's order.
     public var users: [User] { snapshot?.users ?? [] }
 
+    /// The favorites the phone left out after ``users`` because its whole list did not fit
+    /// the relay's `contextBytes` (the snapshot's `omitted`, PROTOCOL.md §12.2): the list goes
+    /// on on the phone. 0 when the watch has the whole list.
+    public var omitted: Int { snapshot?.omitted ?? 0 }
+
+    /// How many favorites the phone has: ``users`` and the ``omitted`` ones.
+    public var total: Int { users.count + omitted }
+
+    /// What the list shows after its rows when it goes on on the phone (`+9 more on iPhone`,
+    /// or `9 on iPhone` when the watch got none of them), as the repo list's `+N more`; nil
+    /// when the watch has the whole list.
+    public var omittedNote: String? { Self.omittedNote(omitted: omitted, shown: users.count) }
+
+    /// ``omittedNote`` for a list showing `shown` users of which the phone left `omitted` out.
+    static func omittedNote(omitted: Int, shown: Int) -> String? {
+        guard omitted > 0 else { return nil }
+        return shown == 0 ? "\(omitted) on iPhone" : "+\(omitted) more on iPhone"
+    }
+
     /// Whether `login` is a favorite (logins compare case-insensitively, as GitHub's do).
     public func contains(_ login: String) -> Bool {
         users.contains { Self.same($0.login, login) }

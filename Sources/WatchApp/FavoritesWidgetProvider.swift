@@ -40,7 +40,7 @@ public struct FavoritesWidgetProvider: AppIntentTimelineProvider, Sendable {
         let snapshot = favorites()
         return FavoritesTimelineProvider.Context(
             now: Timestamp(now()), family: context.family.favoritesLayout, favorites: snapshot?.users ?? [],
-            revision: snapshot?.revision, configuration: configuration, isPreview: context.isPreview)
+            omitted: snapshot?.omitted ?? 0, revision: snapshot?.revision, configuration: configuration, isPreview: context.isPreview)
     }
 
     /// The redacted placeholder.

@@ -86,7 +86,8 @@ public enum JSONRenderer {
         return o.json
     }
 
-    /// A timeline entry.
+    /// A timeline entry: `favoritesCount` is the phone's count of favorites, of which
+    /// `omitted` are on the phone only (the snapshot left them out, PROTOCOL.md §12.2).
     public static func json(_ e: FavoritesEntry) -> JSONValue {
         var o = ObjectBuilder()
         o.set("date", e.timestamp)
@@ -94,6 +95,7 @@ public enum JSONRenderer {
         o.set("login", e.user?.login)
         o.set("position", e.position)
         o.set("favoritesCount", e.favoritesCount)
+        o.set("omitted", e.omitted)
         o.set("revision", e.revision)
         o.set("selectionFellBack", e.selectionFellBack)
         return o.json
@@ -150,10 +152,15 @@ public enum JSONRenderer {
         return o.json
     }
 
-    /// The favorites list with pending deletes.
+    /// The favorites list with pending deletes: `users` are the ones the watch got, `omitted`
+    /// the ones the phone left out after them because its whole list did not fit the relay's
+    /// limit (0 when the watch has the whole list; the list goes on on the phone, PROTOCOL.md
+    /// §12.2), `total` the phone's count (`users` and `omitted`).
     public static func json(_ f: FavoritesViewModel) -> JSONValue {
         var o = ObjectBuilder()
         o.set("revision", f.snapshot?.revision)
+        o.set("omitted", f.omitted)
+        o.set("total", f.total)
         o["users"] = .array(
             f.rows.map { row in ["login": .string(row.user.login), "pendingDelete": .bool(row.isPendingDelete)] })
         o["pendingDeletes"] = .array(f.pendingDeletes.map(JSONValue.string))

@@ -4,7 +4,7 @@ import WidgetKit
 
 /// Draws the watch as SVG: a sheet of widgets (a round complication for circular, a rounded
 /// rectangle for rectangular, a line of text for inline, a face corner with a gauge arc and a
-/// curved label for corner) and the profile screen's repo list.
+/// curved label for corner), the favorites screen and the profile screen's repo list.
 ///
 /// Simple shapes and `<text>` only; deterministic (same state and `now`, same bytes): fixed
 /// layout, numbers with at most one decimal, ids derived from widget ids, text escaped.
@@ -68,21 +68,10 @@ public enum SVGRenderer {
             if rows.isEmpty { notes.append(("No repositories", Palette.secondary)) }
         }
         let top = 60 + Double(notes.count) * 18
-        let width = 220.0
+        let width = screenWidth
         let height = top + Double(shown) * 40 + (more ? 22 : 0) + 8
-        var svg = SVGWriter(
-            width: width, height: height, title: "\(profile.login) repositories", background: Palette.sheet)
-        svg.element(
-            "rect",
-            [
-                ("x", "4"), ("y", "4"), ("width", n(width - 8)), ("height", n(height - 8)), ("rx", "30"),
-                ("fill", Palette.face),
-            ])
-        svg.text(
-            TextMetrics.truncate(profile.login, to: 18), x: 22, y: 34, size: 17, fill: Palette.primary, weight: "bold")
-        for (i, note) in notes.enumerated() {
-            svg.text(TextMetrics.truncate(note.text, to: 28), x: 22, y: 56 + Double(i) * 18, size: 12, fill: note.color)
-        }
+        var svg = screen(
+            title: profile.login, description: "\(profile.login) repositories", notes: notes, height: height)
         for (i, row) in rows.prefix(shown).enumerated() {
             let y = top + 8 + Double(i) * 40
             let stars = "★ " + row.stars
@@ -99,6 +88,66 @@ public enum SVGRenderer {
             )
         }
         return svg.finish()
+    }
+
+    /// The most rows the favorites screen draws.
+    static let maxFavoriteRows = 8
+
+    /// The favorites screen: the users the watch got, pending deletes marked, and when the
+    /// list goes on on the phone (the snapshot's `omitted`), `+9 more on iPhone` under them.
+    public static func render(_ favorites: FavoritesViewModel) -> String {
+        let rows = favorites.rows
+        let shown = min(rows.count, maxFavoriteRows)
+        // Under the rows: the ones this picture leaves out, then the ones the watch never got.
+        var footer: [(text: String, color: String)] = []
+        if rows.count > shown { footer.append(("+\(rows.count - shown) more", Palette.secondary)) }
+        if let note = favorites.omittedNote { footer.append((note, Palette.accent)) }
+        var notes: [(text: String, color: String)] = []
+        if let revision = favorites.snapshot?.revision { notes.append(("rev \(revision)", Palette.secondary)) }
+        if rows.isEmpty && footer.isEmpty { notes.append(("No favorites", Palette.secondary)) }
+        let top = 60 + Double(notes.count) * 18
+        let height = top + Double(shown) * 26 + Double(footer.count) * 20 + 8
+        var svg = screen(title: "Favorites", description: "favorites", notes: notes, height: height)
+        for (i, row) in rows.prefix(shown).enumerated() {
+            let y = top + 8 + Double(i) * 26
+            let mark = "deleting…"
+            let room = 28 - (row.isPendingDelete ? TextMetrics.width(of: mark) + 1 : 0)
+            svg.text(
+                TextMetrics.truncate(row.user.login, to: room), x: 22, y: y, size: 14,
+                fill: row.isPendingDelete ? Palette.secondary : Palette.primary)
+            if row.isPendingDelete {
+                svg.text(mark, x: screenWidth - 22, y: y, size: 12, fill: Palette.accent, anchor: "end")
+            }
+        }
+        for (i, line) in footer.enumerated() {
+            svg.text(
+                TextMetrics.truncate(line.text, to: 28), x: 22, y: top + 8 + Double(shown) * 26 + Double(i) * 20, size: 12,
+                fill: line.color)
+        }
+        return svg.finish()
+    }
+
+    static let screenWidth = 220.0
+
+    /// An app screen's picture (profile, favorites), `height` tall: the sheet, the rounded
+    /// screen, the title, and the status `notes` under it; the caller draws from
+    /// 60 + 18 per note down.
+    private static func screen(
+        title: String, description: String, notes: [(text: String, color: String)], height: Double
+    ) -> SVGWriter {
+        let width = screenWidth
+        var svg = SVGWriter(width: width, height: height, title: description, background: Palette.sheet)
+        svg.element(
+            "rect",
+            [
+                ("x", "4"), ("y", "4"), ("width", n(width - 8)), ("height", n(height - 8)), ("rx", "30"),
+                ("fill", Palette.face),
+            ])
+        svg.text(TextMetrics.truncate(title, to: 18), x: 22, y: 34, size: 17, fill: Palette.primary, weight: "bold")
+        for (i, note) in notes.enumerated() {
+            svg.text(TextMetrics.truncate(note.text, to: 28), x: 22, y: 56 + Double(i) * 18, size: 12, fill: note.color)
+        }
+        return svg
     }
 
     /// One widget cell: the face, the family's drawing, then two caption lines.

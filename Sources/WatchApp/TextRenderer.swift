@@ -104,7 +104,8 @@ public enum TextRenderer {
         }
     }
 
-    /// The favorites list, with pending deletes marked.
+    /// The favorites list, with pending deletes marked, and a last line when the list goes on
+    /// on the phone (`+9 more on iPhone`: the snapshot's `omitted`).
     public static func render(_ favorites: FavoritesViewModel) -> String {
         let title = favorites.snapshot.map { "favorites · rev \($0.revision)" } ?? "favorites"
         var lines: [String] = []
@@ -117,7 +118,11 @@ public enum TextRenderer {
                 lines.append(TextMetrics.padRight(row.user.login, to: innerWidth))
             }
         }
-        if lines.isEmpty { lines.append(TextMetrics.padRight("No favorites", to: innerWidth)) }
+        if let note = favorites.omittedNote {
+            lines.append(TextMetrics.padRight(note, to: innerWidth))
+        } else if lines.isEmpty {
+            lines.append(TextMetrics.padRight("No favorites", to: innerWidth))
+        }
         return box(title: title, lines: lines).joined()
     }
 

@@ -68,13 +68,13 @@ public struct WidgetContent: Sendable, Hashable {
             case .accessoryCorner: self.init(family: f, lines: ["0"], label: "No favs", isEmpty: true)
             }
         case .count:
-            self = Self.count(f, entry.favoritesCount)
+            self = Self.count(f, entry)
         case .user(let user):
             let repos = TextMetrics.compact(user.publicRepos)
             let followers = TextMetrics.compact(user.followers)
             switch f {
             case .accessoryCircular:
-                self = Self.count(f, entry.favoritesCount)
+                self = Self.count(f, entry)
             case .accessoryRectangular, .systemSmall, .systemMedium, .systemLarge, .systemExtraLarge:
                 let cols = f.lineColumns
                 var lines = [TextMetrics.truncate(user.login, to: cols)]
@@ -101,13 +101,19 @@ public struct WidgetContent: Sendable, Hashable {
         }
     }
 
-    private static func count(_ f: WidgetFamily, _ n: Int) -> WidgetContent {
+    /// The entry's count of favorites: the phone's, the omitted ones included; the
+    /// rectangular family says under it how many are on the phone only.
+    private static func count(_ f: WidgetFamily, _ entry: FavoritesEntry) -> WidgetContent {
+        let n = entry.favoritesCount
         switch f {
         case .accessoryCircular:
             return WidgetContent(family: f, lines: [n <= 99 ? String(n) : "99+"], label: circularCaption)
         case .accessoryRectangular, .systemSmall, .systemMedium, .systemLarge, .systemExtraLarge:
-            return WidgetContent(
-                family: f, lines: ["Favorites", n == 1 ? "1 user" : "\(TextMetrics.compact(n)) users"])
+            var lines = ["Favorites", n == 1 ? "1 user" : "\(TextMetrics.compact(n)) users"]
+            if let note = FavoritesViewModel.omittedNote(omitted: entry.omitted, shown: n - entry.omitted) {
+                lines.append(TextMetrics.truncate(note, to: f.lineColumns))
+            }
+            return WidgetContent(family: f, lines: lines)
         case .accessoryInline:
             return WidgetContent(family: f, lines: [TextMetrics.truncate("★ \(n) favorites", to: f.lineColumns)])
         case .accessoryCorner:

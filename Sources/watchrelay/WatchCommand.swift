@@ -44,7 +44,8 @@ enum WatchCommand {
                                error); requests are the commands below or
                                {"id":1,"command":"open","args":["octocat"]}; bad input answers
                                ok=false code=bad_request; end of stdin stops the watch
-          --snapshot DIR       write SVG pictures of the widgets (and the repo list) into DIR
+          --snapshot DIR       write SVG pictures of the widgets, the favorites (and the repo
+                               list) into DIR
           --console            publish the widget faces (SVG) to the relay's console whenever
                                they may have changed (`faces` frames; shown by `serve --console`)
           --reconnect-backoff LIST  seconds between reconnect attempts, the last one
@@ -347,6 +348,7 @@ enum WatchCommand {
                 printer.say(
                     "favorites r\(favorites.snapshot?.revision ?? 0): "
                         + (favorites.users.isEmpty ? "none" : favorites.users.map(\.login).joined(separator: ", "))
+                        + (favorites.omittedNote.map { "; \($0)" } ?? "")
                         + (pending.isEmpty ? "" : "; pending delete: \(pending.joined(separator: ", "))"))
                 printer.say("\(current.widgets.isAppForeground ? "foreground" : "background"); clock \(watch.clock.now().iso8601)")
             case .sync:
@@ -386,6 +388,7 @@ struct WatchPrinter: Sendable {
         if let dir = svgDirectory {
             try DirectoryError.create(dir, option: "--snapshot")
             try SVGRenderer.render(state.widgets, now: now).write(toFile: dir + "/widgets.svg", atomically: true, encoding: .utf8)
+            try SVGRenderer.render(state.favorites).write(toFile: dir + "/favorites.svg", atomically: true, encoding: .utf8)
             if let profile = state.profile {
                 try writeProfile(profile, now: now)
             }

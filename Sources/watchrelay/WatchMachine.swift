@@ -111,6 +111,7 @@ enum WatchMachine {
                         request,
                         clockFields(watch).merging([
                             "favorites": MachineProtocol.strings(state.favorites.users.map(\.login)),
+                            "omitted": .int(Int64(state.favorites.omitted)),
                             "pendingDeletes": MachineProtocol.strings(state.favorites.pendingDeletes),
                             "foreground": .bool(state.widgets.isAppForeground), "manualClock": .bool(clock != nil),
                         ]) { $1 }),

@@ -37,8 +37,8 @@ enum Fx {
 
     static let three = [octocat, torvalds, gaearon]
 
-    static func snapshot(_ revision: Int64, _ users: [User]) -> FavoritesSnapshot {
-        FavoritesSnapshot(revision: revision, users: users)
+    static func snapshot(_ revision: Int64, _ users: [User], omitted: Int = 0) -> FavoritesSnapshot {
+        FavoritesSnapshot(revision: revision, users: users, omitted: omitted)
     }
 
     static func repo(_ name: String, stars: Int, language: String? = "Swift", updated: String, fork: Bool = false)

@@ -85,6 +85,46 @@ struct InMemoryWatchTests {
         await h.phone.close()
     }
 
+    /// A snapshot the phone cut to fit the relay's limit (`omitted`, PROTOCOL.md §12.2): the
+    /// widgets count the phone's favorites, the list says it goes on on the phone, a snapshot
+    /// that changes only `omitted` reloads the widgets, and a restart brings it back from
+    /// `watch.db`.
+    @Test func aCutSnapshotIsCountedReloadsWhenOnlyItsOmittedChangesAndSurvivesARestart() async throws {
+        let h = try await Harness.start()
+        try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three, omitted: 9).payload)
+        try await h.watch.caughtUp()
+        _ = try await h.reloadsAfterTheDebounce()
+        #expect(await h.watch.current.widgets.widget("face.circular")?.content.lines == ["12"])
+        #expect(await h.watch.current.favorites.omitted == 9)
+        // The phone's list grew past what fits: the same users, one more left out.
+        try await h.phone.updateApplicationContext(Fx.snapshot(2, Fx.three, omitted: 10).payload)
+        try await h.watch.caughtUp()
+        let reloads = try await h.reloadsAfterTheDebounce()
+        #expect(reloads.allSatisfy { $0.reasons.contains(.snapshotReceived) })
+        #expect(await h.watch.current.widgets.widget("face.circular")?.content.lines == ["13"])
+        #expect(TextRenderer.render(await h.watch.current.favorites).contains("+10 more on iPhone"))
+        await h.watch.stop()
+
+        let again = try HeadlessWatch(
+            relayURL: "memory", stateDirectory: h.directory.path("watch"), clock: .manual(h.clock),
+            session: await h.relay.session(role: .watch, deviceName: "Apple Watch"))
+        #expect(await again.current.favorites.omitted == 10)
+        h.clock.advance(by: .seconds(1))
+        await again.flush()
+        #expect(await again.current.widgets.widget("face.circular")?.content.lines == ["13"])
+        // The whole list at last: nothing is left on the phone only, also in the store.
+        try await again.start()
+        try await h.phone.updateApplicationContext(Fx.snapshot(3, Fx.three).payload)
+        try await again.caughtUp()
+        h.clock.advance(by: .seconds(1))
+        await again.flush()
+        #expect(await again.current.widgets.widget("face.circular")?.content.lines == ["3"])
+        #expect(await again.current.favorites.omittedNote == nil)
+        await again.stop()
+        #expect(try WatchStore(directory: h.directory.path("watch")).snapshot()?.0.omitted == 0)
+        await h.phone.close()
+    }
+
     @Test func aDeleteGoesToThePhoneAsUserInfo() async throws {
         let h = try await Harness.start()
         try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)

@@ -53,6 +53,17 @@ enum Scenes {
         return state
     }
 
+    /// A list the phone cut to fit the relay's limit: three users of its twelve, one of them
+    /// pending delete.
+    static func partial() -> WatchAppState {
+        var state = WatchAppState.standard(now: Fx.t0)
+        state.receive(Fx.snapshot(3, Fx.three, omitted: 9), sentAt: Fx.t0, now: Fx.t0)
+        _ = state.flush(now: Fx.t0)
+        _ = state.delete("torvalds")
+        _ = state.flush(now: now)
+        return state
+    }
+
     /// Just placed: nothing flushed yet, so every widget shows the placeholder.
     static func placeholder() -> WatchAppState {
         WatchAppState.standard(now: Fx.t0)
@@ -66,13 +77,14 @@ enum Scenes {
         return state
     }
 
-    static let names = ["populated", "stale", "empty", "placeholder"]
+    static let names = ["populated", "stale", "empty", "placeholder", "partial"]
 
     static func make(_ name: String) -> WatchAppState {
         switch name {
         case "populated": populated()
         case "stale": stale()
         case "empty": empty()
+        case "partial": partial()
         default: placeholder()
         }
     }
@@ -87,6 +99,7 @@ enum Scenes {
         #expect(JSONRenderer.render(a, now: Scenes.now) == JSONRenderer.render(a, now: Scenes.now))
         #expect(JSONRenderer.render(a, now: Scenes.now) == JSONRenderer.render(b, now: Scenes.now))
         #expect(SVGRenderer.render(a.widgets, now: Scenes.now) == SVGRenderer.render(b.widgets, now: Scenes.now))
+        #expect(SVGRenderer.render(a.favorites) == SVGRenderer.render(b.favorites))
         if let pa = a.profile, let pb = b.profile {
             #expect(SVGRenderer.render(pa, now: Scenes.now) == SVGRenderer.render(pb, now: Scenes.now))
         }
@@ -102,6 +115,7 @@ enum Scenes {
     func svgMatchesItsGoldenFile(scene: String) {
         let state = Scenes.make(scene)
         Golden.check(SVGRenderer.render(state.widgets, now: Scenes.now), "\(scene)-widgets.svg")
+        Golden.check(SVGRenderer.render(state.favorites), "\(scene)-favorites.svg")
         if let profile = state.profile {
             Golden.check(SVGRenderer.render(profile, now: Scenes.now), "\(scene)-profile.svg")
         }
@@ -174,6 +188,37 @@ enum Scenes {
         #expect(JSONRenderer.json(current, now: now)["staleReason"] == nil)
         #expect(JSONRenderer.json(current, now: now)["stale"] == .bool(false))
         #expect(!TextRenderer.render(current, now: now).contains("stale"))
+    }
+
+    /// A list the phone cut to fit the relay's limit (PROTOCOL.md §12.2): the counts are the
+    /// phone's, and the list says it goes on on the phone, in every rendering.
+    @Test func aCutListShowsThePhonesCountAndThatItGoesOnOnThePhone() throws {
+        let state = Scenes.partial()
+        let text = TextRenderer.render(state, now: Scenes.now)
+        #expect(text.contains("( 12 )"), "\(text)")
+        #expect(text.contains("│ +9 more on iPhone        │"), "\(text)")
+        #expect(text.contains("octocat (1/12)"), "\(text)")
+
+        let json = JSONRenderer.json(state, now: Scenes.now)
+        #expect(json["favorites"]?["omitted"] == .int(9))
+        #expect(json["favorites"]?["total"] == .int(12))
+        #expect(json["favorites"]?["users"]?.arrayValue?.count == 3)
+        let widgets = try #require(json["widgets"]?["widgets"]?.arrayValue)
+        let circular = try #require(widgets.first { $0["id"]?.stringValue == "face.circular" })
+        #expect(circular["content"]?["lines"] == .array([.string("12")]))
+        let entry = try #require(circular["entries"]?.arrayValue?.first)
+        #expect(entry["favoritesCount"] == .int(12))
+        #expect(entry["omitted"] == .int(9))
+
+        let svg = SVGRenderer.render(state.favorites)
+        #expect(svg.contains(">+9 more on iPhone</text>"), "\(svg)")
+        #expect(SVGRenderer.render(state.widgets, now: Scenes.now).contains(">12</text>"))
+
+        // A whole list says none of it.
+        let whole = Scenes.showing(Fx.three)
+        #expect(JSONRenderer.json(whole, now: Fx.t0)["favorites"]?["omitted"] == .int(0))
+        #expect(!TextRenderer.render(whole, now: Fx.t0).contains("iPhone"))
+        #expect(!SVGRenderer.render(whole.favorites).contains("iPhone"))
     }
 
     @Test func eventsHaveAJSONForm() {

@@ -105,4 +105,30 @@ import WidgetKit
         #expect(timeline.index(at: Fx.at(minutes: 15)) == 1)
         #expect(timeline.index(at: Fx.at(hours: 9)) == 3)
     }
+
+    /// A snapshot the phone cut to fit the relay's limit (`omitted`, PROTOCOL.md §12.2): the
+    /// timeline rotates through the users it holds, and every entry counts the phone's list.
+    @Test func aCutListRotatesThroughItsUsersAndCountsThePhonesFavorites() {
+        var cut = context()
+        cut.omitted = 9
+        let timeline = provider.timeline(in: cut)
+        #expect(timeline.entries.map { $0.user?.login } == ["octocat", "torvalds", "gaearon", "octocat"])
+        #expect(timeline.entries.allSatisfy { $0.favoritesCount == 12 && $0.omitted == 9 })
+        var circular = context(.accessoryCircular)
+        circular.omitted = 9
+        #expect(provider.timeline(in: circular).entries.map(\.favoritesCount) == [12])
+    }
+
+    /// A phone whose list did not fit with even one user: no user to show, not "no favorites".
+    @Test func aListOfOnlyOmittedFavoritesShowsTheirCountNotTheEmptyState() {
+        for family in WidgetFamily.favoritesFamilies {
+            var none = context(family, [])
+            none.omitted = 4
+            let timeline = provider.timeline(in: none)
+            #expect(timeline.entries.map(\.content) == [.count], "\(family)")
+            #expect(timeline.entries.first?.favoritesCount == 4)
+            none.isPreview = true
+            #expect(provider.snapshot(in: none).content == .count, "the gallery shows them, not sample data")
+        }
+    }
 }

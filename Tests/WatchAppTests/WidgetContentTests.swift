@@ -83,4 +83,21 @@ import WidgetKit
         #expect(TextMetrics.truncate("Jiwoo 🚀🚀🚀🚀", to: 10) == "Jiwoo 🚀…")
         #expect(TextMetrics.padRight("🚀", to: 4) == "🚀  ")
     }
+
+    /// The count families show the phone's count, the omitted favorites included; the
+    /// rectangular count says how many are on the phone only.
+    @Test func countsIncludeTheFavoritesThePhoneLeftOut() {
+        let cut = FavoritesEntry(date: Fx.t0, content: .count, favoritesCount: 12, omitted: 9)
+        #expect(WidgetContent(family: .accessoryCircular, entry: cut).lines == ["12"])
+        #expect(WidgetContent(family: .accessoryInline, entry: cut).lines == ["★ 12 favorites"])
+        #expect(WidgetContent(family: .accessoryCorner, entry: cut).lines == ["12"])
+        #expect(WidgetContent(family: .accessoryRectangular, entry: cut).lines == ["Favorites", "12 users", "+9 more on iPhone"])
+        let onlyOnPhone = FavoritesEntry(date: Fx.t0, content: .count, favoritesCount: 4, omitted: 4)
+        #expect(WidgetContent(family: .accessoryRectangular, entry: onlyOnPhone).lines == ["Favorites", "4 users", "4 on iPhone"])
+        #expect(!WidgetContent(family: .accessoryRectangular, entry: onlyOnPhone).isEmpty)
+        let corner = WidgetContent(
+            family: .accessoryCorner,
+            entry: FavoritesEntry(date: Fx.t0, content: .user(Fx.torvalds), favoritesCount: 12, omitted: 9, position: 2))
+        #expect(corner.gauge == .init(value: 2, total: 12))
+    }
 }
