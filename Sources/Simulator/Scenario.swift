@@ -267,6 +267,10 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
     public var favorites: [String]?
     /// For `expectWatchFavorites`: the logins pending delete.
     public var pending: [String]?
+    /// For `expectWatchFavorites`: the favorites the phone left out after ``favorites`` because
+    /// its whole list did not fit the relay's limit (the snapshot's `omitted`, PROTOCOL.md
+    /// §12.2; 0: the watch has the whole list).
+    public var omitted: Int?
     /// For `expectRelay`: paired pairs, queued items, connections.
     public var pairs: Int?
     public var queued: Int?

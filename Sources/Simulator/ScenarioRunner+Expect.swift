@@ -86,6 +86,9 @@ extension ScenarioRunner {
             let view = try await watch(s.actor ?? s.watch).view()
             try Self.equal(s.favorites ?? [], view.favorites, "watch favorites")
             if let pending = s.pending { try Self.equal(pending, view.pending, "pending deletes") }
+            if let omitted = s.omitted, omitted != view.omitted {
+                throw StepFailure(expected: "\(omitted) favorites on the phone only", seen: "\(view.omitted)")
+            }
         case .expectGitHub: try expectGitHub(s)
         default: try await expectRelay(s)
         }

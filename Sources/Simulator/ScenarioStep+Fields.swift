@@ -37,7 +37,7 @@ extension ScenarioStep {
         case .expectReloads: ["watch", "count", "widget", "reason", "timeout"]
         case .expectProfile: ["watch", "state", "errorCode", "message", "repos", "count", "stale"]
         case .expectPhoneFavorites: ["phone", "favorites"]
-        case .expectWatchFavorites: ["watch", "favorites", "pending"]
+        case .expectWatchFavorites: ["watch", "favorites", "pending", "omitted"]
         case .expectRelay: ["pairs", "queued", "connections", "timeout"]
         case .expectGitHub: ["status", "count"]
         }

@@ -53,6 +53,7 @@ extension ScenarioStep {
             within("timeout", timeout, Self.realTimeSeconds, "seconds of real time"),
             count,
             atLeast("revision", revision, 1, "revisions start at 1"),
+            atLeast("omitted", omitted, 0, "a count"),
             atLeast("pairs", pairs, 0, "a count"),
             atLeast("queued", queued, 0, "a count"),
             atLeast("connections", connections, 0, "a count"),

@@ -101,6 +101,8 @@ struct WatchView: Sendable, Hashable {
     var favorites: [String]
     /// The logins pending delete.
     var pending: [String]
+    /// The favorites the phone left out after ``favorites`` (the snapshot's `omitted`).
+    var omitted: Int
 
     /// The view of an in-process watch's state.
     init(_ state: WatchAppState) {
@@ -109,6 +111,7 @@ struct WatchView: Sendable, Hashable {
         }
         favorites = state.favorites.users.map(\.login)
         pending = state.favorites.pendingDeletes
+        omitted = state.favorites.omitted
     }
 
     /// The view of a child's `state` answer (``JSONRenderer/json(_:now:)`` of the watch).
@@ -126,6 +129,7 @@ struct WatchView: Sendable, Hashable {
         }
         self.favorites = (favorites["users"]?.arrayValue ?? []).compactMap { $0["login"]?.stringValue }
         pending = (favorites["pendingDeletes"]?.arrayValue ?? []).compactMap(\.stringValue)
+        omitted = Int(favorites["omitted"]?.intValue ?? 0)
     }
 
     /// The text a widget shows: its content lines, then its label, one per line.

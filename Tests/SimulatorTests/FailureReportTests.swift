@@ -265,6 +265,10 @@ struct FailureReportTests {
             "step 1 (expectRelay): 'queued' must be 0 or more (a count), not -1"
         ),
         (
+            #"{"name": "x", "steps": [{"action": "expectWatchFavorites", "omitted": -1}]}"#,
+            "step 1 (expectWatchFavorites): 'omitted' must be 0 or more (a count), not -1"
+        ),
+        (
             #"{"name": "x", "steps": [{"action": "expectGitHub", "status": 404, "count": -1}]}"#,
             "step 1 (expectGitHub): 'count' must be 0 or more (a count), not -1"
         ),

@@ -38,6 +38,24 @@ struct InMemoryModeTests {
         #expect(result.processes.isEmpty)
     }
 
+    /// `expectWatchFavorites` checks `omitted`, the favorites the phone left out of the
+    /// watch's list (PROTOCOL.md §12.2): 0 for a whole list; another count fails the step,
+    /// saying what the watch has.
+    @Test func expectWatchFavoritesChecksHowManyThePhoneLeftOut() async throws {
+        let scenario = Scenario(
+            name: "memory-omitted",
+            steps: Self.start + [
+                Self.step("add", "phone") { $0.login = "octocat" },
+                Self.step("wait", "watch") { $0.event = "snapshot"; $0.favorites = ["octocat"] },
+                Self.step("expectWatchFavorites", "watch") { $0.favorites = ["octocat"]; $0.omitted = 0 },
+                Self.step("expectWatchFavorites", "watch") { $0.favorites = ["octocat"]; $0.omitted = 2 },
+            ])
+        let result = await ScenarioRunner.inMemory(fixturesDirectory: Repo.fixtures).run(scenario)
+        let failed = try #require(result.failedStep, "\(result.steps.map(\.line).joined(separator: "\n"))")
+        #expect(failed.index == 9, "\(result.failureMessage ?? "")")
+        #expect(result.failureMessage?.contains("expected 2 favorites on the phone only; seen 0") == true, "\(result.failureMessage ?? "")")
+    }
+
     /// A stopped in-memory relay drops both devices; what the phone adds meanwhile reaches the
     /// watch once it is up again (the devices reconnect at their back-off deadline).
     @Test func aStoppedRelayComesBackAndTheQueuedSnapshotArrives() async throws {
