@@ -32,7 +32,8 @@ struct DemoTests {
     /// SIGINT or SIGTERM while the story ran killed the demo with the signal's default action and
     /// left its temporary directory (the relay's database, the phone's and the watch's state)
     /// in TMPDIR. Now it removes it, says so on stderr, and exits with 128 + the signal (or,
-    /// had the story ended first, as usual: 0, the directory removed all the same).
+    /// had the story ended first, as usual: 0, or 128 + the signal if it came during the exit;
+    /// the directory removed all the same).
     @Test(arguments: [SIGINT, SIGTERM])
     func aSignalDuringTheStoryLeavesNoTemporaryDirectoryBehind(signal: Int32) async throws {
         let tmp = TemporaryDirectory()
@@ -56,7 +57,9 @@ struct DemoTests {
         #expect(demoDirectories().isEmpty, "left behind: \(demoDirectories())")
         #expect(process.terminationReason == .exit, "ended by signal \(process.terminationStatus)")
         if text.contains("done in") {
-            #expect(process.terminationStatus == 0, "\(errors)")
+            // The story ended first. The signal may still land before the demo exits, while it
+            // removes its directory: then it is interrupted all the same (seen once in a test run).
+            #expect([0, 128 + signal].contains(process.terminationStatus), "\(errors)")
         } else {
             #expect(process.terminationStatus == 128 + signal, "\(errors)")
             #expect(errors.contains("demo: interrupted (signal \(signal)); its temporary directory removed"), "\(errors)")
