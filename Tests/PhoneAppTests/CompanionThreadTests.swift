@@ -1,5 +1,6 @@
 import Foundation
 @testable import PhoneApp
+import Primitives
 import SQLite
 import TestSupport
 import Testing
@@ -42,5 +43,40 @@ struct CompanionThreadTests {
         for add in adds { #expect(try await add.value) }
         for phone in phones { await phone.shutdown() }
         await github.stop()
+    }
+
+    /// The executor's thread carries its name, as `top -H` and `gdb` show it (Foundation on
+    /// Linux dropped the name set before `start()`: the thread had the test process's name),
+    /// and ends once its actor and executor are gone.
+    @Test func theExecutorsThreadIsNamedAndEndsWithItsActor() async throws {
+        let name = "te-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        var actor: OnAThreadOfItsOwn? = OnAThreadOfItsOwn(name: name)
+        #expect(await actor?.threadName() == name)
+        #expect(Self.threads(named: name) == 1)
+        actor = nil
+        try await eventually(10, "the executor's thread to end") { Self.threads(named: name) == 0 }
+    }
+
+    /// How many threads of this process are named `name` (/proc/self/task/*/comm).
+    static func threads(named name: String) -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines) == name
+        }.count
+    }
+}
+
+/// An actor on a ``ThreadExecutor`` of its own.
+private actor OnAThreadOfItsOwn {
+    nonisolated let executor: ThreadExecutor
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    init(name: String) {
+        executor = ThreadExecutor(name: name)
+    }
+
+    /// The name of the thread this runs on, as the kernel has it.
+    func threadName() -> String? {
+        (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines)
     }
 }
