@@ -80,9 +80,9 @@ final class ClusterLeadership: @unchecked Sendable {
         lease = RedisLeaderLease(client: client, node: nodeID, ttlMilliseconds: ttlMilliseconds)
     }
 
-    /// Starts the thread; returns after its first round: this node leads (its state loaded),
-    /// or it knows who does.
-    /// - Throws: a ``RedisRelayStorageError`` when Redis cannot be reached, or the state not loaded.
+    /// Starts the thread; returns once this node leads (its state loaded), or knows who does.
+    /// - Throws: a ``RedisRelayStorageError`` when Redis cannot be reached (at the first round,
+    ///   or after this node lost the lease it was loading under), or the state not loaded.
     func start() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let first = FirstRound(continuation)
@@ -111,15 +111,16 @@ final class ClusterLeadership: @unchecked Sendable {
     }
 
     private func run(_ first: FirstRound) {
+        // Until ``start()`` returned: once this node leads with its state loaded, or knows who leads.
         var starting = true
+        var firstRound = true
         // Failed rounds in a row: the first is logged, the rest only counted until one works
         // (Redis down made a line every third of the TTL, 3 a second at --lease-ttl-ms 1000).
         var failures = 0
         while !isStopping {
             do {
                 let answered = try round()
-                // The first round ends once this node leads with its state loaded, or does not lead.
-                if starting, !loading {
+                if starting, !loading, held != nil || seen != nil {
                     first.resume(.success(()))
                     starting = false
                 }
@@ -133,11 +134,16 @@ final class ClusterLeadership: @unchecked Sendable {
                     context.log.warning(
                         "cluster: lease round failed (again silently until one works)", ("error", "\(error)"))
                 }
-                if starting {
+                // The start fails when Redis does not answer its first round or when the state
+                // cannot be loaded; not for a renewal that failed while the state loads: that
+                // one is retried within the lease's validity, as a running leader's is (it ended
+                // the start, and `serve` with it, though the lease was still this node's).
+                if starting, firstRound || !loading {
                     first.resume(.failure(error))
                     break
                 }
             }
+            firstRound = false
             pause()
         }
         condition.lock()

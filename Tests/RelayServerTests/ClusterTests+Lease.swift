@@ -21,11 +21,7 @@ extension ClusterTests {
         let leaseEvents = try await LeaderKeyEvents.start(redis)
         let gate = LoadGate()
         @Sendable func node(_ id: String, hook: (@Sendable () -> Void)? = nil) async throws -> RelayServer {
-            try await RelayServer.startForTest(in: dir.path) {
-                $0.redis = redis.endpoint
-                $0.cluster = ClusterConfiguration(nodeID: id, leaseTTLMilliseconds: Cluster.leaseTTL)
-                $0.clusterLoadedHook = hook
-            }
+            try await Self.leaseNode(id, redis, in: dir, loaded: hook)
         }
         // a's start returns once it leads with its state loaded: not while the load is held.
         let starting = Task { try await node("a") { gate.hold() } }
@@ -60,6 +56,46 @@ extension ClusterTests {
         #expect(try after[0].get().text == "1")
         await clients.shutdown()
         await b.shutdown()
+        await a.shutdown()
+        await admin.close()
+        await leaseEvents.close()
+        await redis.stop()
+    }
+
+    /// A renewal that fails while a starting leader loads its state (its connection cut by
+    /// `CLIENT KILL`: the next call on it fails, and Redis answers again at once) is retried as
+    /// a running leader's is. It ended the start: the node released the lease it still held and
+    /// `serve` exited with the error.
+    @Test func aRenewalThatFailsWhileAStartingLeaderLoadsIsRetried() async throws {
+        let redis = try await RedisServerProcess.start()
+        let dir = TemporaryDirectory()
+        let leaseEvents = try await LeaderKeyEvents.start(redis)
+        let gate = LoadGate()
+        defer { gate.open() }
+        let starting = Task { try await Self.leaseNode("a", redis, in: dir) { gate.hold() } }
+        #expect(try await leaseEvents.next(Self.wait) == "expire", "a took the lease (SET … PX)")
+        try await gate.reached(Self.wait)
+
+        // Every plain connection is cut, the lease's among them; then a marker on the events'
+        // channel: what comes after it came after the cut.
+        let admin = RedisClient(endpoint: redis.endpoint)
+        let killed = await admin.execute([RedisCommand("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")])[0]
+        #expect(((try? killed.get())?.integer ?? 0) > 0, "\(killed)")
+        _ = await admin.execute([RedisCommand("PUBLISH", "__keyspace@0__:wr:leader", "cut")])
+        while try await leaseEvents.next(Self.wait) != "cut" {}
+        // A `del` here was the lease given up with the start.
+        #expect(try await leaseEvents.next(Self.wait) == "expire", "the lease renewed after the failed renewal")
+
+        gate.open()
+        let a = try await starting.value
+        let clients = try WebSocketClientContext(configuration: ClientConfiguration(enablesTLS: false))
+        let phone = try await TestDevice.connect(a.url, clients: clients, role: .phone, name: "Test phone")
+        try await phone.hello()
+        phone.send(.pairBegin(Request(id: "pb-1")))
+        guard case .pairCode = try await phone.next(Self.wait) else { throw TestFailure("pair.code") }
+        let epoch = await admin.execute([RedisCommand("GET", "wr:epoch")])
+        #expect(try epoch[0].get().text == "1", "a leads with the lease it took")
+        await clients.shutdown()
         await a.shutdown()
         await admin.close()
         await leaseEvents.close()
@@ -114,6 +150,20 @@ extension ClusterTests {
         await a.shutdown()
         await admin.close()
         await redis.stop()
+    }
+}
+
+extension ClusterTests {
+    /// An in-process cluster node `id` on `redis` whose loader thread runs `loaded` once it read
+    /// the state (``RelayServerConfiguration/clusterLoadedHook``).
+    static func leaseNode(
+        _ id: String, _ redis: RedisServerProcess, in dir: TemporaryDirectory, loaded: (@Sendable () -> Void)? = nil
+    ) async throws -> RelayServer {
+        try await RelayServer.startForTest(in: dir.path) {
+            $0.redis = redis.endpoint
+            $0.cluster = ClusterConfiguration(nodeID: id, leaseTTLMilliseconds: Cluster.leaseTTL)
+            $0.clusterLoadedHook = loaded
+        }
     }
 }
 
