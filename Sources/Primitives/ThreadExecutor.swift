@@ -88,6 +88,10 @@ private final class JobQueue: @unchecked Sendable {
         while let job = next() {
             job.runSynchronously(on: executor!)
         }
+        // The thread object holds its closure, which holds this queue: let go of it.
+        condition.lock()
+        thread = nil
+        condition.unlock()
     }
 
     /// The next job, waiting for one; nil once the executor is gone and nothing is left.
