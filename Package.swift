@@ -96,7 +96,7 @@ let package = Package(
             name: "RelayStore", dependencies: ["RelayCore", "RelayProtocol", "CCrypto", "SQLite"],
             swiftSettings: memorySafe),
         // A Redis client (hiredis) on a thread of its own, with pipelining; errors as values.
-        .target(name: "RedisClient", dependencies: ["CHiredis"], swiftSettings: strict),
+        .target(name: "RedisClient", dependencies: ["CHiredis", "Primitives"], swiftSettings: strict),
         // The relay's durable state in Redis (`serve --store redis://…`), behind RelayStorage.
         .target(
             name: "RelayRedisStore", dependencies: ["RelayCore", "RelayProtocol", "RedisClient"],

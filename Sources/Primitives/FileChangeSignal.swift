@@ -39,13 +39,12 @@ public final class FileChangeSignal: Sendable {
         self.changes = changes
         stopWriteEnd = LockedState(pipeEnds[1])
         let stopReadEnd = pipeEnds[0]
-        let thread = Thread {
+        let thread = Thread.named("file-changes") {
             Self.run(inotify: inotify, stop: stopReadEnd, names: names) { continuation.yield(()) }
             close(inotify)
             close(stopReadEnd)
             continuation.finish()
         }
-        thread.name = "file-changes"
         thread.start()
         continuation.onTermination = { [stopWriteEnd] _ in Self.stop(stopWriteEnd) }
     }

@@ -19,12 +19,7 @@ public final class ThreadExecutor: SerialExecutor, Sendable {
     public init(name: String) {
         queue = JobQueue()
         let queue = self.queue
-        let thread = Thread {
-            // Named from the thread itself: Foundation on Linux drops a `name` set before
-            // `start()` (the thread showed the process's name).
-            Self.nameCurrentThread(name)
-            queue.run()
-        }
+        let thread = Thread.named(name) { queue.run() }
         queue.executor = UnownedSerialExecutor(ordinary: self)
         thread.start()
     }
@@ -40,13 +35,6 @@ public final class ThreadExecutor: SerialExecutor, Sendable {
     /// Whether the caller runs on this executor's thread.
     public var isCurrent: Bool { queue.isCurrent }
 
-    /// Names the calling thread `name`, cut to the 15 bytes Linux keeps (its `comm`, which
-    /// `top -H`, `ps -L` and `gdb` show; Glibc's `pthread_setname_np` is not visible to Swift).
-    private static func nameCurrentThread(_ name: String) {
-        var short = name
-        while short.utf8.count > 15 { short.removeLast() }
-        try? short.write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
-    }
 }
 
 /// The jobs of a ``ThreadExecutor`` and its thread's loop.

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// A Redis client driven from a thread of its own, with pipelining.
 ///
@@ -134,8 +135,7 @@ private final class RedisClientThread: @unchecked Sendable {
         self.endpoint = endpoint
         self.timeoutMilliseconds = timeoutMilliseconds
         self.haltsAfterFailure = haltsAfterFailure
-        let thread = Thread { [self] in run() }
-        thread.name = "watchrelay-redis"
+        let thread = Thread.named("redis-client") { [self] in run() }
         thread.start()
     }
 

@@ -1,5 +1,6 @@
 import CHiredis
 import Foundation
+import Primitives
 
 /// What a ``RedisSubscriber`` reports, in order, on its own thread.
 public enum RedisSubscriberEvent: Sendable, Hashable {
@@ -72,8 +73,7 @@ private final class SubscriberThread: @unchecked Sendable {
         self.timeoutMilliseconds = timeoutMilliseconds
         self.retryMilliseconds = retryMilliseconds
         self.handler = handler
-        let thread = Thread { [self] in run() }
-        thread.name = "watchrelay-redis-sub"
+        let thread = Thread.named("redis-subscribe") { [self] in run() }
         thread.start()
     }
 

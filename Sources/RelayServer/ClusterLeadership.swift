@@ -86,8 +86,7 @@ final class ClusterLeadership: @unchecked Sendable {
     func start() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let first = FirstRound(continuation)
-            let thread = Thread { [self] in run(first) }
-            thread.name = "watchrelay-lease"
+            let thread = Thread.named("relay-lease") { [self] in run(first) }
             thread.start()
         }
     }
@@ -221,7 +220,7 @@ final class ClusterLeadership: @unchecked Sendable {
         loadingEpoch = now.epoch
         loaded = nil
         condition.unlock()
-        let thread = Thread { [self] in
+        let thread = Thread.named("relay-load") { [self] in
             let result = Result<Loaded, any Error> { try load(now) }
             condition.lock()
             let current = loadingEpoch == now.epoch
@@ -229,7 +228,6 @@ final class ClusterLeadership: @unchecked Sendable {
             condition.unlock()
             if current { wakeUp.signal() }
         }
-        thread.name = "watchrelay-load"
         thread.start()
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import RelayCore
 import RelayProtocol
 import RelayRedisStore
@@ -85,8 +86,7 @@ final class Committer: @unchecked Sendable {
         condition.lock()
         started = true
         condition.unlock()
-        let thread = Thread { [self] in run() }
-        thread.name = "watchrelay-commit"
+        let thread = Thread.named("relay-commit") { [self] in run() }
         thread.start()
     }
 

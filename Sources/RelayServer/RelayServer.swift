@@ -145,8 +145,7 @@ public actor RelayServer {
 /// that must not hold a cooperative-pool thread while it waits.
 private func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread { continuation.resume(with: Result { try body() }) }
-        thread.name = "watchrelay-load"
+        let thread = Thread.named("relay-load") { continuation.resume(with: Result { try body() }) }
         thread.start()
     }
 }
