@@ -1,9 +1,9 @@
 import RelayCore
 import RelayProtocol
 
-/// What a scenario does to the in-memory relay from outside: stop and start it, read its
-/// counters, force a device unreachable, cut a connection, set a pair's complication budget,
-/// and let its clock follow the wall (``followRealTime()``).
+/// What a scenario does to the in-memory relay from outside: stop and start it (with other
+/// limits: ``setLimits(_:)``), read its counters, force a device unreachable, cut a connection,
+/// set a pair's complication budget, and let its clock follow the wall (``followRealTime()``).
 extension InMemoryRelay {
     /// Stops the relay (false: every connection drops and every connect fails, as with a relay
     /// that is down; what it holds stays, as a relay's durable store does) or starts it again
@@ -16,6 +16,17 @@ extension InMemoryRelay {
             }
         }
         drain()
+    }
+
+    /// The limits the relay announces in `welcome` and checks sends against.
+    public var limits: Limits { relay.configuration.limits }
+
+    /// Sets the limits from now on, as a relay restarted with other settings (`serve
+    /// --context-bytes`…) has them, keeping everything it holds. Set them while it is down
+    /// (``setRunning(_:)``), and every device is welcomed with them when it connects again; a
+    /// device connected now keeps the limits it was welcomed with until then.
+    public func setLimits(_ limits: Limits) {
+        relay.setLimits(limits)
     }
 
     /// The relay's counters: open connections, pairs, queued items (as `/metrics` counts them).

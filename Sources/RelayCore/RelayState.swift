@@ -70,7 +70,8 @@ public struct RelayState: Sendable {
         var sendID: ExactID
     }
 
-    public let configuration: RelayConfiguration
+    /// Its rules and limits; only the limits change after it starts (``setLimits(_:)``).
+    public private(set) var configuration: RelayConfiguration
     let environment: RelayEnvironment
     var links: DenseTable<LinkID, Link> = [:]
     var pairs: DenseTable<PairID, PairState> = [:]
@@ -127,6 +128,14 @@ public struct RelayState: Sendable {
             register(p.record)
         }
         for wrong in wrongPairingCodes { countWrongCode(wrong) }
+    }
+
+    /// Sets the limits it announces in `welcome` and checks sends against from now on, as a
+    /// relay restarted with other settings (`serve --context-bytes`…) has them: for a relay that
+    /// keeps its state in memory across such a restart (`InMemoryRelay`). A device connected now
+    /// keeps the limits it was welcomed with until it connects again.
+    public mutating func setLimits(_ limits: Limits) {
+        configuration.limits = limits
     }
 
     mutating func register(_ record: PairRecord) {

@@ -6,8 +6,8 @@ import RelayProtocol
 import TestSupport
 import Testing
 
-/// What a scenario does to the in-memory relay from outside: take it down and up, force a
-/// device unreachable, cut a connection, and let its clock follow the wall.
+/// What a scenario does to the in-memory relay from outside: take it down and up (with other
+/// limits), force a device unreachable, cut a connection, and let its clock follow the wall.
 @Suite(.timeLimit(.minutes(2)))
 struct InMemoryRelayControlTests {
     @Test func aStoppedRelayDropsEveryConnectionAndTheDevicesReconnectWhenItIsBack() async throws {
@@ -27,6 +27,29 @@ struct InMemoryRelayControlTests {
         try await phone.updateApplicationContext(FavoritesSnapshot(revision: 3, users: []).payload)
         let d = try await InMemoryRelayTests.next(watch.events) { if case .applicationContext(let d) = $0 { d } else { nil } }
         #expect(try FavoritesSnapshot(json: d.payload.json).revision == 3)
+    }
+
+    /// As a relay restarted with `serve --context-bytes`: the devices are welcomed with the new
+    /// limit when they come back, the relay refuses a context over it, and it keeps its pairs.
+    @Test func aRelayStartedAgainWithOtherLimitsWelcomesTheDevicesWithThem() async throws {
+        let relay = InMemoryRelay()
+        let (phone, _) = try await InMemoryRelayTests.pair(relay)
+        #expect(await phone.status().limits.contextBytes == Limits.default.contextBytes)
+        await relay.setRunning(false)
+        var limits = await relay.limits
+        limits.contextBytes = 600
+        await relay.setLimits(limits)
+        await relay.setRunning(true)
+        await relay.advance(by: .seconds(2))
+        #expect(await relay.stats.connections == 2)
+        #expect(await relay.stats.pairs == 1)
+        #expect(await relay.limits.contextBytes == 600)
+        #expect(await phone.status().limits.contextBytes == 600)
+        let user = User(
+            login: "octocat", id: 1, name: String(repeating: "n", count: 600), avatarURL: "https://a.example/1",
+            htmlURL: "https://github.com/octocat", publicRepos: 1, followers: 1, following: 1)
+        let large = FavoritesSnapshot(revision: 2, users: [user])
+        await #expect(throws: RelaySessionError.self) { try await phone.updateApplicationContext(large.payload) }
     }
 
     @Test func aForcedUnreachableWatchFailsMessagesUntilItIsLifted() async throws {
