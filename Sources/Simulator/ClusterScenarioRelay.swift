@@ -27,10 +27,11 @@ struct ClusterScenarioRelay: ScenarioRelay {
     let nodes: [any ScenarioRelay]
 
     /// Starts the nodes in order on `ports` (0 or missing: any), each with `database` as its
-    /// `--db` (unused with Redis) and its console on `consoleToken`; as children of
-    /// `executable` when one is given.
+    /// `--db` (unused with Redis), its console on `consoleToken` and `contextBytes` (nil: the
+    /// default); as children of `executable` when one is given.
     static func start(
-        redisURL: String, ports: [Int], database: String, consoleToken: String, executable: String?
+        redisURL: String, ports: [Int], database: String, consoleToken: String, contextBytes: Int? = nil,
+        executable: String?
     ) async throws -> ClusterScenarioRelay {
         var nodes: [any ScenarioRelay] = []
         do {
@@ -40,10 +41,12 @@ struct ClusterScenarioRelay: ScenarioRelay {
                 if let executable {
                     nodes.append(
                         try await RelayChildProcess.start(
-                            executable: executable, port: port, database: database, consoleToken: consoleToken, node: node))
+                            executable: executable, port: port, database: database, consoleToken: consoleToken,
+                            contextBytes: contextBytes, node: node))
                 } else {
                     nodes.append(
-                        try await InProcessRelay.start(port: port, database: database, consoleToken: consoleToken, node: node))
+                        try await InProcessRelay.start(
+                            port: port, database: database, consoleToken: consoleToken, contextBytes: contextBytes, node: node))
                 }
             }
         } catch {

@@ -21,13 +21,16 @@ final class RelayChildProcess: ScenarioRelay {
     private let nodeID: String?
 
     /// Starts `executable serve` on `port` (0: any) with `database` (and its console with
-    /// `consoleToken`; as a node of a cluster with `node`); returns once it printed its URL.
+    /// `consoleToken`; `--context-bytes` with `contextBytes`; as a node of a cluster with
+    /// `node`); returns once it printed its URL.
     static func start(
-        executable: String, port: Int, database: String, consoleToken: String? = nil, node: ClusterScenarioRelay.Node? = nil
+        executable: String, port: Int, database: String, consoleToken: String? = nil, contextBytes: Int? = nil,
+        node: ClusterScenarioRelay.Node? = nil
     ) async throws -> RelayChildProcess {
         // Its first line is its URL; later lines are not kept.
         let (lines, output) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(1))
         let console = consoleToken.map { ["--console", "--console-token", $0] } ?? []
+        let limits = contextBytes.map { ["--context-bytes", String($0)] } ?? []
         // A node on Redis keeps nothing in `database` (--db and --sync do not go with --store).
         let store =
             node.map { ["--store", $0.redisURL, "--node-id", $0.id, "--lease-ttl-ms", String($0.leaseTTLMilliseconds)] }
@@ -37,7 +40,7 @@ final class RelayChildProcess: ScenarioRelay {
             arguments: [
                 "serve", "--port", String(port), "--reply-timeout-ms", String(ScenarioRunner.replyTimeoutMilliseconds),
                 "--pairing-code-ttl-s", "1", "--log-level", "error", "--exit-on-stdin-eof",
-            ] + console + store,
+            ] + console + limits + store,
             logPath: database + (node.map { ".\($0.id)" } ?? "") + ".stderr.log",
             onLine: { line in output.yield(line) }, onEnd: { output.finish() })
         // Awaited: the line, or the end of its output (it exited), or one 15 s deadline timer.
@@ -87,7 +90,8 @@ struct InProcessRelay: ScenarioRelay {
     let server: RelayServer
 
     static func start(
-        port: Int, database: String, consoleToken: String? = nil, node: ClusterScenarioRelay.Node? = nil
+        port: Int, database: String, consoleToken: String? = nil, contextBytes: Int? = nil,
+        node: ClusterScenarioRelay.Node? = nil
     ) async throws -> InProcessRelay {
         var c = RelayServerConfiguration()
         if let node {
@@ -98,7 +102,7 @@ struct InProcessRelay: ScenarioRelay {
         c.port = port
         c.databasePath = database
         c.synchronous = .normal
-        c.relay.limits.replyTimeoutMs = ScenarioRunner.replyTimeoutMilliseconds
+        c.relay.limits = ScenarioRunner.relayLimits(contextBytes: contextBytes)
         c.relay.pairingCodeTTLms = 1500
         return InProcessRelay(server: try await RelayServer.start(c, log: .silent))
     }

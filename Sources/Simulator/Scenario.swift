@@ -285,6 +285,10 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
     /// without asking GitHub again (`phone --repos-max-age`; default 30). 0 asks GitHub on every
     /// `open`, so a GitHub fault meets the list the phone holds (answered stale).
     public var reposMaxAge: Double?
+    /// For `start` of the relay: the `contextBytes` it announces in `welcome` (`serve
+    /// --context-bytes`; default 262144), so a phone's snapshot may not fit it (PROTOCOL.md §12.2).
+    /// Every start of the relay takes it anew: a restart without it has the default again.
+    public var contextBytes: Int?
 
     /// A step with only its action and actor; set the other fields as needed.
     public init(action: String, actor: String? = nil) {

@@ -15,7 +15,7 @@ extension ScenarioRunner {
     /// the wall (the scenario relays' short reply timeout and pairing code life, as over sockets).
     func prepareMemoryRelay() async {
         var configuration = RelayConfiguration()
-        configuration.limits.replyTimeoutMs = Self.replyTimeoutMilliseconds
+        configuration.limits = Self.relayLimits(contextBytes: nil)
         configuration.pairingCodeTTLms = 1500
         let memory = InMemoryRelay(configuration: configuration)
         await memory.setRunning(false)
@@ -23,9 +23,11 @@ extension ScenarioRunner {
         memoryRelay = memory
     }
 
-    /// Brings the in-memory relay up.
-    func startMemoryRelay() async throws -> any ScenarioRelay {
+    /// Brings the in-memory relay up, announcing `contextBytes` (nil: the default) as a relay
+    /// restarted with `serve --context-bytes` would, with what it held.
+    func startMemoryRelay(contextBytes: Int?) async throws -> any ScenarioRelay {
         guard let memoryRelay else { throw StepFailure(expected: "the in-memory relay made", seen: "none") }
+        await memoryRelay.setLimits(Self.relayLimits(contextBytes: contextBytes))
         await memoryRelay.setRunning(true)
         return MemoryScenarioRelay(memory: memoryRelay)
     }

@@ -86,10 +86,11 @@ extension ScenarioRunner {
         // Refused at load when the actor's kind is known then; otherwise here, before it starts.
         if let (field, owner) = s.misplacedStartField("\(kind)") {
             throw StepFailure(
-                expected: "'\(field)' on a \(owner)'s start only", seen: "\(ScenarioStep.whose("\(kind)")) start ('\(name)')")
+                expected: "'\(field)' on \(ScenarioStep.owners(owner)) start only",
+                seen: "\(ScenarioStep.whose("\(kind)")) start ('\(name)')")
         }
         switch kind {
-        case .relay: try await startRelay()
+        case .relay: try await startRelay(contextBytes: s.contextBytes)
         case .github: try await startGitHub()
         case .phone:
             let p = try phones[name] ?? makePhone(name)

@@ -1,6 +1,7 @@
 import Foundation
 import GitHubAPI
 import InMemoryRelay
+import RelayProtocol
 
 /// Runs scenarios against real components over loopback: the relay, the fixture GitHub
 /// server, phone companions and headless watches — in this process, or (with a
@@ -48,6 +49,8 @@ public actor ScenarioRunner {
     var relayPorts: [Int] = []
     var relayURL = ""
     var relayWatchURL = ""
+    /// The `contextBytes` the running relay was started with (nil: the default).
+    var relayContextBytes: Int?
     /// On a cluster: its store, up for the whole run.
     var clusterRedis: RedisChildProcess?
     var github: GitHubStubServer?
@@ -182,6 +185,7 @@ public actor ScenarioRunner {
         firstWatches = [:]
         relayRecords = []
         relayPorts = []
+        relayContextBytes = nil
         githubPort = 0
         RunDirectories.remove(directory)
         return records
@@ -208,48 +212,69 @@ public actor ScenarioRunner {
         if let w = s.widget { parts.append(w) }
         if let c = s.code { parts.append("code \(c)") }
         if let status = s.status { parts.append("\(status)") }
+        if let bytes = s.contextBytes { parts.append("contextBytes \(bytes)") }
         if let e = s.expectError { parts.append("(expect error \(e))") }
         return parts.joined(separator: " ")
     }
 
     // MARK: - Relay and GitHub
 
-    func startRelay() async throws {
-        guard relay == nil else { return }
+    /// Starts the run's relay (its first port and database again after a stop) announcing
+    /// `contextBytes` (nil: the default), as `serve --context-bytes` does; a relay already
+    /// running stays as it is, so it must not be asked for other limits.
+    func startRelay(contextBytes: Int? = nil) async throws {
+        guard relay == nil else {
+            if let contextBytes, contextBytes != relayContextBytes {
+                throw StepFailure(
+                    expected: "the relay stopped, to start it with contextBytes \(contextBytes) (restart it)",
+                    seen: "the relay running with contextBytes \(relayContextBytes.map(String.init) ?? "default")")
+            }
+            return
+        }
         let database = directory + "/relay.db"
         let started: any ScenarioRelay
         let port = relayPorts.first ?? 0
         do {
-            started = try await startRelay(database: database, port: port)
+            started = try await startRelay(database: database, port: port, contextBytes: contextBytes)
         } catch let failure as RelayStartFailure {
             relayRecords += failure.records
             throw failure.error
         }
         relay = started
+        relayContextBytes = contextBytes
         relayPorts = started.ports
         relayURL = started.url
         relayWatchURL = started.watchURL
     }
 
     /// The relay of the run's mode, started.
-    private func startRelay(database: String, port: Int) async throws -> any ScenarioRelay {
+    private func startRelay(database: String, port: Int, contextBytes: Int?) async throws -> any ScenarioRelay {
         let started: any ScenarioRelay
         if isInMemory {
-            started = try await startMemoryRelay()
+            started = try await startMemoryRelay(contextBytes: contextBytes)
         } else if isCluster {
             if clusterRedis == nil { clusterRedis = try await RedisChildProcess.start(directory: directory) }
             started = try await ClusterScenarioRelay.start(
                 redisURL: clusterRedis!.url, ports: relayPorts, database: database, consoleToken: consoleToken,
-                executable: childExecutable)
+                contextBytes: contextBytes, executable: childExecutable)
         } else if let childExecutable {
             started = try await RelayChildProcess.start(
                 executable: childExecutable, port: port, database: database,
-                consoleToken: consoleToken)
+                consoleToken: consoleToken, contextBytes: contextBytes)
         } else {
             started = try await InProcessRelay.start(
-                port: port, database: database, consoleToken: consoleToken)
+                port: port, database: database, consoleToken: consoleToken, contextBytes: contextBytes)
         }
         return started
+    }
+
+    /// The limits of a scenario's relay: the protocol's, with the scenarios' short reply
+    /// timeout and `contextBytes` when one is given (every mode: `serve` gets them as flags).
+    static func relayLimits(contextBytes: Int?) -> Limits {
+        var limits = Limits.default
+        limits.replyTimeoutMs = replyTimeoutMilliseconds
+        if let contextBytes { limits.contextBytes = contextBytes }
+        return limits
     }
 
     /// In-process: a clean shutdown. A child process: SIGKILL.

@@ -12,7 +12,7 @@ extension ScenarioStep {
     /// `linkFault`: of its event or kind).
     func readFields(_ action: ScenarioAction) -> Set<String> {
         switch action {
-        case .start, .reconnect, .restart: ["kind", "budget", "foreground", "reposMaxAge"]
+        case .start, .reconnect, .restart: ["kind", "budget", "foreground", "reposMaxAge", "contextBytes"]
         case .stop, .kill, .disconnect: ["kind"]
         case .pair: ["phone", "watch", "code", "delay"]
         case .switchWatch: ["phone", "watch"]
@@ -94,7 +94,8 @@ extension ScenarioStep {
     }
 
     /// A `budget` or `foreground` (a watch's) on the start of an actor known not to be a watch,
-    /// or a `reposMaxAge` (a phone's) on one known not to be a phone, said; or nil. `kinds` holds
+    /// a `reposMaxAge` (a phone's) on one known not to be a phone, or a `contextBytes` (the
+    /// relay's) on another actor's, said; or nil. `kinds` holds
     /// each actor's kind as its first start made it (the runner's rule: the kind given then, else
     /// the name's start), and gets this step's if it is the actor's first start; an actor whose
     /// kind is not known here fails its step when it runs.
@@ -104,7 +105,7 @@ extension ScenarioStep {
         else { return nil }
         if kinds[name] == nil { kinds[name] = Self.kindAtLoad(of: name, given: kind) }
         guard let known = kinds[name], let (field, owner) = misplacedStartField(known) else { return nil }
-        return "'\(field)' applies to a \(owner)'s start only, not \(Self.whose(known)) (it would be ignored)"
+        return "'\(field)' applies to \(Self.owners(owner)) start only, not \(Self.whose(known)) (it would be ignored)"
     }
 
     /// The first start field given that an actor of `kind` does not read, and the kind that
@@ -112,7 +113,7 @@ extension ScenarioStep {
     func misplacedStartField(_ kind: String) -> (field: String, owner: String)? {
         let kindOnly = [
             ("budget", "watch", budget != nil), ("foreground", "watch", foreground != nil),
-            ("reposMaxAge", "phone", reposMaxAge != nil),
+            ("reposMaxAge", "phone", reposMaxAge != nil), ("contextBytes", "relay", contextBytes != nil),
         ]
         return kindOnly.first { $0.2 && $0.1 != kind }.map { ($0.0, $0.1) }
     }
@@ -130,6 +131,11 @@ extension ScenarioStep {
     /// `a phone's`, `the relay's`.
     static func whose(_ kind: String) -> String {
         kind == "phone" ? "a phone's" : "the \(kind)'s"
+    }
+
+    /// Who reads a start field: `a watch's`, `a phone's`, `the relay's` (there is one).
+    static func owners(_ kind: String) -> String {
+        kind == "relay" ? "the relay's" : "a \(kind)'s"
     }
 
     /// Whether `name` can name an actor: its state directory is `<run dir>/<name>`, so a `/` or a

@@ -5,10 +5,11 @@ import RelayProtocol
 import WatchApp
 
 /// The numbers of a step, checked when the file loads: a value the step's actor would refuse
-/// when it runs (the watch's `advance` and `--budget`, the phone's `move`, the relay console's
-/// link-fault parameters) or that would make the step check nothing (`wait` for 0 events), or
-/// one no run can meet (a negative count), is the file's mistake, said before anything runs.
-/// The ranges are the actors' own (``WatchMachineLimits``, `PhoneConsoleCommand`, `FaultPlan`),
+/// when it runs (the watch's `advance` and `--budget`, the phone's `move`, the relay's
+/// `--context-bytes` and its console's link-fault parameters) or that would make the step check
+/// nothing (`wait` for 0 events), or one no run can meet (a negative count), is the file's
+/// mistake, said before anything runs. The ranges are the actors' own (``WatchMachineLimits``,
+/// `PhoneConsoleCommand`, `serve`'s frame cap `Limits.defaultMaxFrameBytes`, `FaultPlan`),
 /// so the same scenario is refused alike in every mode instead of failing only with
 /// `--processes` or on sockets.
 extension ScenarioStep {
@@ -17,6 +18,9 @@ extension ScenarioStep {
     static let realTimeSeconds: ClosedRange<Double> = 0...3600
     /// `expectGitHub`'s `status`: an HTTP status.
     static let httpStatuses: ClosedRange<Int> = 100...599
+    /// The relay's `contextBytes`: what `serve --context-bytes` takes at the default
+    /// `--max-frame-bytes`, the one a scenario's relay runs with in every mode.
+    static let relayContextBytes: ClosedRange<Int> = 1...Limits.defaultMaxFrameBytes
 
     /// What is wrong with this step's numbers, or nil.
     func numberProblem(_ action: ScenarioAction) -> String? {
@@ -47,6 +51,7 @@ extension ScenarioStep {
         let problems: [String?] = [
             within("budget", budget, WatchMachineLimits.budget, "the watch's --budget"),
             within("reposMaxAge", reposMaxAge, PhoneConfiguration.reposMaxAgeSeconds, "the phone's --repos-max-age"),
+            within("contextBytes", contextBytes, Self.relayContextBytes, "the relay's --context-bytes"),
             moveIndexProblem,
             seconds,
             within("delay", delay, Self.realTimeSeconds, "seconds of real time"),
