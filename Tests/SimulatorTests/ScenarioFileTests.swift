@@ -16,9 +16,12 @@ enum Repo {
 
     /// Scenarios whose point is the socket relay itself: link faults applied on its service
     /// thread (`flap`, `delay`, `drop`, `no-reply`: the in-memory relay has none of them), faults
-    /// set through the console's HTTP API, and a relay restarted on its SQLite store.
+    /// set through the console's HTTP API, a relay restarted on its SQLite store, and one
+    /// restarted with another `contextBytes` (each relay takes it its own way: the server's
+    /// configuration, both nodes of a cluster).
     static let socketScenarios: Set<String> = [
         "link-flap-favorites.json", "link-no-reply-and-drop.json", "link-unreachable-profile.json", "relay-restart.json",
+        "snapshot-cut.json",
     ]
 
     /// Scenarios run on a two-node cluster in `swift test` (`make test` runs every scenario on
