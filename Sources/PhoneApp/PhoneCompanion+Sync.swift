@@ -26,7 +26,7 @@ extension PhoneCompanion {
         guard var latest = ledger.latest else { return .unchanged }
         let status = await session.status()
         let online = !stopped && status.activationState == .activated && status.isPaired
-        let contextBytes = status.limits.contextBytes
+        var contextBytes = status.limits.contextBytes
         if latest.revision <= sentRevision {
             guard online, sentOmitted > 0, let more = SnapshotFit.fit(latest, contextBytes: contextBytes),
                 more.omitted < sentOmitted, let again = reissueLatest()
@@ -34,13 +34,26 @@ extension PhoneCompanion {
             latest = again
         }
         guard online else { return .queued(revision: latest.revision) }
-        guard let fitted = SnapshotFit.fit(latest, contextBytes: contextBytes) else {
-            return failedPush(latest, .relay(.payloadTooLarge(size: latest.payload.encodedSize, limit: contextBytes)))
-        }
-        do {
-            try await session.updateApplicationContext(fitted.payload)
-        } catch {
-            return failedPush(latest, .relay(Self.relayError(error)))
+        var fitted: SnapshotFit.Fitted
+        var refitted = false
+        while true {
+            guard let fit = SnapshotFit.fit(latest, contextBytes: contextBytes) else {
+                return failedPush(latest, .relay(.payloadTooLarge(size: latest.payload.encodedSize, limit: contextBytes)))
+            }
+            fitted = fit
+            do {
+                try await session.updateApplicationContext(fitted.payload)
+                break
+            } catch {
+                // The relay came back with a smaller limit while this push was on its way (the
+                // session sent it again after the new welcome, and it was refused): fit it to
+                // the new limit once, rather than leave the watch on its older list until the
+                // next change.
+                let now = await session.status().limits.contextBytes
+                guard !refitted, now < contextBytes else { return failedPush(latest, .relay(Self.relayError(error))) }
+                refitted = true
+                contextBytes = now
+            }
         }
         sentRevision = max(sentRevision, latest.revision)
         sentOmitted = fitted.omitted
