@@ -34,25 +34,20 @@ extension PhoneCompanion {
             latest = again
         }
         guard online else { return .queued(revision: latest.revision) }
-        var fitted: SnapshotFit.Fitted
-        var refitted = false
-        while true {
-            guard let fit = SnapshotFit.fit(latest, contextBytes: contextBytes) else {
-                return failedPush(latest, .relay(.payloadTooLarge(size: latest.payload.encodedSize, limit: contextBytes)))
-            }
-            fitted = fit
+        let fitted: SnapshotFit.Fitted
+        do {
+            fitted = try await sendFitted(latest, contextBytes: contextBytes)
+        } catch {
+            // The relay came back with a smaller limit while this push was on its way (the
+            // session sent it again after the new welcome, and it was refused): fit it to the
+            // new limit once, rather than leave the watch on its older list until the next change.
+            let now = await session.status().limits.contextBytes
+            guard now < contextBytes else { return failedPush(latest, error) }
+            contextBytes = now
             do {
-                try await session.updateApplicationContext(fitted.payload)
-                break
+                fitted = try await sendFitted(latest, contextBytes: now)
             } catch {
-                // The relay came back with a smaller limit while this push was on its way (the
-                // session sent it again after the new welcome, and it was refused): fit it to
-                // the new limit once, rather than leave the watch on its older list until the
-                // next change.
-                let now = await session.status().limits.contextBytes
-                guard !refitted, now < contextBytes else { return failedPush(latest, .relay(Self.relayError(error))) }
-                refitted = true
-                contextBytes = now
+                return failedPush(latest, error)
             }
         }
         sentRevision = max(sentRevision, latest.revision)
@@ -68,6 +63,21 @@ extension PhoneCompanion {
         pushError = cut
         report(cut)
         return .partial(revision: latest.revision, omitted: fitted.omitted)
+    }
+
+    /// Sends `snapshot` cut to `contextBytes` (``SnapshotFit``); returns what went.
+    /// - Throws: ``PhoneError/relay(_:)``: `payloadTooLarge` when not even an empty list fits,
+    ///   else what the session said.
+    private func sendFitted(_ snapshot: FavoritesSnapshot, contextBytes: Int) async throws(PhoneError) -> SnapshotFit.Fitted {
+        guard let fitted = SnapshotFit.fit(snapshot, contextBytes: contextBytes) else {
+            throw .relay(.payloadTooLarge(size: snapshot.payload.encodedSize, limit: contextBytes))
+        }
+        do {
+            try await session.updateApplicationContext(fitted.payload)
+        } catch {
+            throw .relay(Self.relayError(error))
+        }
+        return fitted
     }
 
     /// Reports why `snapshot` could not be pushed and keeps it for ``PhoneStatus/pushError``.
