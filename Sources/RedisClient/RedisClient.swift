@@ -74,8 +74,8 @@ public final class RedisClient: Sendable {
         _ commands: [RedisCommand], until deadline: ContinuousClock.Instant?
     ) -> [Result<RedisValue, RedisError>] {
         let box = ResultBox()
-        // Only wakes the caller; the results pass under `box.lock`. A DispatchTime deadline is
-        // on the monotonic clock, as `deadline` is (NSCondition's is the wall clock's).
+        // Only wakes the caller; the results pass under `box.lock`. A semaphore's deadline is on
+        // the monotonic clock, as `deadline` is (NSCondition's is the wall clock's).
         let arrived = DispatchSemaphore(value: 0)
         core.enqueue(commands) { results in
             box.lock.lock()
@@ -84,8 +84,7 @@ public final class RedisClient: Sendable {
             arrived.signal()
         }
         if let deadline {
-            let (seconds, attoseconds) = ContinuousClock.now.duration(to: deadline).components
-            _ = arrived.wait(timeout: .now() + .nanoseconds(Int(max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))))
+            arrived.wait(until: deadline)
         } else {
             arrived.wait()
         }

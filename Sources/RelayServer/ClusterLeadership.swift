@@ -335,10 +335,9 @@ final class ClusterLeadership: @unchecked Sendable {
     /// Waits a third of the TTL, or less: until the held lease's validity ends, or the thread is
     /// woken (stopped, fenced, loaded) meanwhile.
     private func pause() {
-        var left = lease.renewalInterval
-        if let held { left = min(left, ContinuousClock.now.duration(to: held.validUntil)) }
-        let (seconds, attoseconds) = max(left, .zero).components
-        _ = wakeUp.wait(timeout: .now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)))
+        var until = ContinuousClock.now + lease.renewalInterval
+        if let held { until = min(until, held.validUntil) }
+        wakeUp.wait(until: until)
     }
 }
 
