@@ -303,7 +303,7 @@ final class ServiceCore {
                 // handshake is complete (RFC 6455 §7.1.1). Through `lws_close_reason`, lws 4.1
                 // sent the frame and then waited 5 s for an answer that was never owed.
                 let close = CloseFrame(code: UInt16(refusal.status.rawValue), reason: refusal.reason)
-                if let connection, !connection.localCloseSent, !connection.dropRequested {
+                if let connection, !connection.dropRequested {
                     _ = writeCloseFrame(close, connection)
                 }
                 return -1
