@@ -86,7 +86,7 @@ extension ScenarioRunner {
         // Refused at load when the actor's kind is known then; otherwise here, before it starts.
         if let (field, owner) = s.misplacedStartField("\(kind)") {
             throw StepFailure(
-                expected: "'\(field)' on \(ScenarioStep.owners(owner)) start only",
+                expected: "'\(field)' on \(ScenarioStep.whose(owner)) start only",
                 seen: "\(ScenarioStep.whose("\(kind)")) start ('\(name)')")
         }
         switch kind {

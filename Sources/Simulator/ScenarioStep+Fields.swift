@@ -105,7 +105,7 @@ extension ScenarioStep {
         else { return nil }
         if kinds[name] == nil { kinds[name] = Self.kindAtLoad(of: name, given: kind) }
         guard let known = kinds[name], let (field, owner) = misplacedStartField(known) else { return nil }
-        return "'\(field)' applies to \(Self.owners(owner)) start only, not \(Self.whose(known)) (it would be ignored)"
+        return "'\(field)' applies to \(Self.whose(owner)) start only, not \(Self.whose(known)) (it would be ignored)"
     }
 
     /// The first start field given that an actor of `kind` does not read, and the kind that
@@ -128,14 +128,9 @@ extension ScenarioStep {
         return nil
     }
 
-    /// `a phone's`, `the relay's`.
+    /// `a phone's`, `a watch's` (a run may have several), `the relay's`, `the github's`.
     static func whose(_ kind: String) -> String {
-        kind == "phone" ? "a phone's" : "the \(kind)'s"
-    }
-
-    /// Who reads a start field: `a watch's`, `a phone's`, `the relay's` (there is one).
-    static func owners(_ kind: String) -> String {
-        kind == "relay" ? "the relay's" : "a \(kind)'s"
+        ["phone", "watch"].contains(kind) ? "a \(kind)'s" : "the \(kind)'s"
     }
 
     /// Whether `name` can name an actor: its state directory is `<run dir>/<name>`, so a `/` or a

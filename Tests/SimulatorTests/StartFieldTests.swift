@@ -29,7 +29,7 @@ import Testing
         // `reposMaxAge` is a phone's.
         (
             #"{"action": "start", "actor": "watch", "reposMaxAge": 0}"#,
-            "step 1 (start): 'reposMaxAge' applies to a phone's start only, not the watch's (it would be ignored)"
+            "step 1 (start): 'reposMaxAge' applies to a phone's start only, not a watch's (it would be ignored)"
         ),
         (
             #"{"action": "start", "actor": "phone", "reposMaxAge": -1}"#,
@@ -42,7 +42,7 @@ import Testing
         ),
         (
             #"{"action": "start", "actor": "bob", "kind": "watch"}, {"action": "restart", "actor": "bob", "contextBytes": 600}"#,
-            "step 2 (restart): 'contextBytes' applies to the relay's start only, not the watch's (it would be ignored)"
+            "step 2 (restart): 'contextBytes' applies to the relay's start only, not a watch's (it would be ignored)"
         ),
         (
             #"{"action": "start", "actor": "github", "contextBytes": 600}"#,
