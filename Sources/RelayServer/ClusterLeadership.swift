@@ -236,17 +236,12 @@ final class ClusterLeadership: @unchecked Sendable {
         let c = context
         let storage = RedisRelayStorage(endpoint: c.endpoint, fencingEpoch: now.epoch)
         if let warning = storage.durabilityWarning() { c.log.warning(warning) }
-        let time = c.clock.now()
-        let pairs =
-            c.configuration.relay.loadsPayloadsOnDemand ? try storage.loadIndex(now: time) : try storage.loadAll(now: time)
-        let core = RelayState(
-            configuration: c.configuration.relay, environment: c.environment, pairs: pairs,
-            wrongPairingCodes: try storage.loadWrongPairingCodes(now: time))
+        let core = try c.configuration.loadCore(from: storage, environment: c.environment, now: c.clock.now())
         let engine = RelayEngine(
             core: core, metrics: c.metrics, clock: c.clock, log: c.log, console: c.console,
             maxQueuedBytesPerConnection: c.configuration.maxQueuedBytesPerConnection)
         c.configuration.clusterLoadedHook?()
-        return Loaded(storage: storage, engine: engine, pairs: pairs.count)
+        return Loaded(storage: storage, engine: engine, pairs: core.pairCount)
     }
 
     /// What the loader read, if it is done.

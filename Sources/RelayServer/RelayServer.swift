@@ -52,19 +52,11 @@ public actor RelayServer {
         }
         // On a thread of its own: a Redis store blocks its caller until Redis answers (up to its
         // timeout), and this task runs on the cooperative pool.
-        let (storage, pairs, wrongPairingCodes) = try await onOwnThread {
+        let (storage, core) = try await onOwnThread {
             let storage = try configuration.openStorage(log: log)
-            // Unsent payloads stay in the store when they load on demand: memory is bounded by
-            // the hot budgets of connected receivers, not by what is queued, from the start.
-            let pairs =
-                configuration.relay.loadsPayloadsOnDemand
-                ? try storage.loadIndex(now: clock.now()) : try storage.loadAll(now: clock.now())
-            return (storage, pairs, try storage.loadWrongPairingCodes(now: clock.now()))
+            return (storage, try configuration.loadCore(from: storage, environment: environment, now: clock.now()))
         }
         let metrics = RelayMetrics()
-        let core = RelayState(
-            configuration: configuration.relay, environment: environment, pairs: pairs,
-            wrongPairingCodes: wrongPairingCodes)
         let engine = RelayEngine(
             core: core, metrics: metrics, clock: clock, log: log, console: hub,
             maxQueuedBytesPerConnection: configuration.maxQueuedBytesPerConnection)
@@ -90,7 +82,7 @@ public actor RelayServer {
             transport: transport, engine: engine, committer: committer, metrics: metrics,
             url: configuration.url(port: transport.port), console: hub, consoleURL: consoleURL, log: log)
         log.info(
-            "relay listening", ("url", server.url), ("store", configuration.storeDescription), ("pairs", String(pairs.count)))
+            "relay listening", ("url", server.url), ("store", configuration.storeDescription), ("pairs", String(core.pairCount)))
         return server
     }
 

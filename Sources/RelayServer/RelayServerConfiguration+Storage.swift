@@ -1,4 +1,5 @@
 import RelayCore
+import RelayProtocol
 import RelayRedisStore
 import RelayStore
 
@@ -14,6 +15,18 @@ extension RelayServerConfiguration {
         let storage = RedisRelayStorage(endpoint: redis)
         if let warning = storage.durabilityWarning() { log.warning(warning) }
         return storage
+    }
+
+    /// The relay's core over what `storage` holds at `now`: its pairs and the wrong pairing
+    /// codes still counting. Unsent payloads stay in the store when they load on demand, so
+    /// memory is bounded by the hot budgets of connected receivers, not by what is queued, from
+    /// the start. A relay's start and a cluster leader's load alike (on threads of their own:
+    /// a store blocks until it answered).
+    func loadCore(from storage: any RelayStorage, environment: RelayEnvironment, now: Timestamp) throws -> RelayState {
+        let pairs = relay.loadsPayloadsOnDemand ? try storage.loadIndex(now: now) : try storage.loadAll(now: now)
+        return RelayState(
+            configuration: relay, environment: environment, pairs: pairs,
+            wrongPairingCodes: try storage.loadWrongPairingCodes(now: now))
     }
 
     /// What the log says the relay stores into.
