@@ -24,10 +24,7 @@ extension ClusterTests {
         let a1 = try await node("a", database: 1)
         let b1 = try await node("b", database: 1)
         let a2 = try await node("a", database: 2)
-        let phone = try await TestDevice.connect(b1.url, clients: clients, role: .phone, name: "Test phone")
-        try await phone.hello()
-        phone.send(.pairBegin(Request(id: "pb-1")))
-        guard case .pairCode = try await phone.next(Self.wait) else { throw TestFailure("pair.code") }
+        let (phone, _) = try await Self.phoneWithCode(via: b1.url, clients)
         await #expect(throws: (any Error).self, "one answer to one request, from the phone's own cluster") {
             _ = try await phone.next(1)
         }

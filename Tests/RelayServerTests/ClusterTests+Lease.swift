@@ -46,12 +46,7 @@ extension ClusterTests {
         gate.open()
         let a = try await starting.value
         // a leads: a phone on it and one forwarded by b both get pairing codes from its core.
-        for url in [a.url, b.url] {
-            let phone = try await TestDevice.connect(url, clients: clients, role: .phone, name: "Test phone")
-            try await phone.hello()
-            phone.send(.pairBegin(Request(id: "pb-1")))
-            guard case .pairCode = try await phone.next(Self.wait) else { throw TestFailure("pair.code via \(url)") }
-        }
+        for url in [a.url, b.url] { _ = try await Self.phoneWithCode(via: url, clients) }
         let after = await admin.execute([RedisCommand("GET", "wr:epoch")])
         #expect(try after[0].get().text == "1")
         await clients.shutdown()
@@ -89,10 +84,7 @@ extension ClusterTests {
         gate.open()
         let a = try await starting.value
         let clients = try WebSocketClientContext(configuration: ClientConfiguration(enablesTLS: false))
-        let phone = try await TestDevice.connect(a.url, clients: clients, role: .phone, name: "Test phone")
-        try await phone.hello()
-        phone.send(.pairBegin(Request(id: "pb-1")))
-        guard case .pairCode = try await phone.next(Self.wait) else { throw TestFailure("pair.code") }
+        _ = try await Self.phoneWithCode(via: a.url, clients)
         let epoch = await admin.execute([RedisCommand("GET", "wr:epoch")])
         #expect(try epoch[0].get().text == "1", "a leads with the lease it took")
         await clients.shutdown()
@@ -115,10 +107,7 @@ extension ClusterTests {
             $0.redis = redis.endpoint
             $0.cluster = ClusterConfiguration(nodeID: "a", leaseTTLMilliseconds: Cluster.leaseTTL)
         }
-        let phone = try await TestDevice.connect(a.url, clients: clients, role: .phone, name: "Test phone")
-        try await phone.hello()
-        phone.send(.pairBegin(Request(id: "pb-1")))
-        guard case .pairCode = try await phone.next(Self.wait) else { throw TestFailure("pair.code") }
+        let (phone, _) = try await Self.phoneWithCode(via: a.url, clients)
 
         let pid = try #require(redis.processIdentifier)
         try await stopAndWait(pid, what: "redis-server")

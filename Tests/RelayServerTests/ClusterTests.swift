@@ -61,6 +61,16 @@ struct ClusterTests {
 
     /// Pairs a phone on `phoneNode` with a watch on `watchNode`: the code is issued on one node
     /// and joined on the other.
+    /// A phone connected to `url` that asked for a pairing code and got it: the node it talks
+    /// to answers from the leader's core (its own, or forwarded).
+    static func phoneWithCode(via url: String, _ clients: WebSocketClientContext) async throws -> (phone: TestDevice, code: PairCode) {
+        let phone = try await TestDevice.connect(url, clients: clients, role: .phone, name: "Test phone")
+        try await phone.hello()
+        phone.send(.pairBegin(Request(id: "pb-1")))
+        guard case .pairCode(let code) = try await phone.next(wait) else { throw TestFailure("pair.code via \(url)") }
+        return (phone, code)
+    }
+
     static func pair(_ cluster: Cluster, phone phoneNode: String, watch watchNode: String) async throws -> (
         phone: TestDevice, watch: TestDevice, phoneToken: String, watchToken: String
     ) {
@@ -288,10 +298,7 @@ struct ClusterTests {
             }
             let a = try await node("a")
             let b = try await node("b")
-            let phone = try await TestDevice.connect(a.url, clients: clients, role: .phone, name: "Test phone")
-            try await phone.hello()
-            phone.send(.pairBegin(Request(id: "pb-1")))
-            guard case .pairCode(let code) = try await phone.next(wait) else { throw TestFailure("pair.code") }
+            let (phone, code) = try await phoneWithCode(via: a.url, clients)
             let watch = try await TestDevice.connect(b.url, clients: clients, role: .watch, name: "Test watch")
             try await watch.hello()
             watch.send(.pairJoin(PairJoin(id: "pj-1", code: code.code)))
