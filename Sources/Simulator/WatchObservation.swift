@@ -26,7 +26,7 @@ enum WatchObservation: Sendable, Hashable {
         case .disconnected: self = .disconnected
         case .paired(let peer): self = .paired(peer: peer)
         case .reachability(let r): self = .reachability(r)
-        case .snapshotStored(let revision, let logins): self = .snapshot(revision: revision, logins: logins)
+        case .snapshotStored(let revision, let logins, _): self = .snapshot(revision: revision, logins: logins)
         case .deleteAccepted(let login): self = .deleteAccepted(login: login)
         case .deleteCompleted(let login): self = .deleteCompleted(login: login)
         case .profile(let p): self = .profile(login: p.login, phase: p.phase.name)

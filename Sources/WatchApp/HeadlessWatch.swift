@@ -440,7 +440,7 @@ public actor HeadlessWatch {
             try store.save(snapshot, sentAt: d.sentAt, pair: pair)
             snapshotPair = pair
             if state.receive(snapshot, sentAt: placed(d.sentAt), now: clock.now(), fromNewPair: fromNewPair) {
-                publish(.snapshotStored(revision: snapshot.revision, logins: snapshot.users.map(\.login)))
+                publish(.snapshotStored(revision: snapshot.revision, logins: snapshot.users.map(\.login), omitted: snapshot.omitted))
                 for login in pendingBefore where !state.favorites.pendingDeletes.contains(login) {
                     // Accepted comes before completed, also when the phone's snapshot overtook
                     // the relay's `accepted` on its way to this actor (the user is gone either way).

@@ -10,8 +10,10 @@ public enum WatchEvent: Sendable, Hashable {
     case disconnected
     /// The phone became reachable or not.
     case reachability(Bool)
-    /// A favorites snapshot was stored (before the widget reload it requests).
-    case snapshotStored(revision: Int64, logins: [String])
+    /// A favorites snapshot was stored (before the widget reload it requests): the users it
+    /// lists and how many more the phone has but left out to fit the relay's limit (its
+    /// `omitted`, PROTOCOL.md §12.2; 0 for a whole list).
+    case snapshotStored(revision: Int64, logins: [String], omitted: Int)
     /// The relay accepted a `favorites.delete` sent by userInfo.
     case deleteAccepted(login: String)
     /// A snapshot without a pending-delete user arrived: the delete is done.

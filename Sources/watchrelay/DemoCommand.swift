@@ -107,7 +107,7 @@ enum DemoCommand {
             say("phone: add \(login) → \(change.sync)")
         }
         let stored = try await events.wait("the snapshot with every favorite") {
-            if case .snapshotStored(_, let logins) = $0, logins.count == favorites.count { return logins } else { return nil }
+            if case .snapshotStored(_, let logins, _) = $0, logins.count == favorites.count { return logins } else { return nil }
         }
         say("watch: stored the snapshot (\(stored.joined(separator: ", "))), then asked WidgetKit to reload")
         let firstReload = try await events.wait("the widget reload") { $0.rectangularReload }

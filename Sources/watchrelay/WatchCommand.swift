@@ -409,7 +409,8 @@ struct WatchPrinter: Sendable {
         case .disconnected: return "disconnected from the relay (reconnecting)"
         case .paired(let peer): return "paired with \(peer)"
         case .reachability(let r): return "phone \(r ? "reachable" : "not reachable")"
-        case .snapshotStored(let revision, let logins): return "snapshot r\(revision) stored: \(logins.joined(separator: ", "))"
+        case .snapshotStored(let revision, let logins, let omitted):
+            return "snapshot r\(revision) stored: \(logins.joined(separator: ", "))" + (omitted > 0 ? " (+\(omitted) more on iPhone)" : "")
         case .deleteAccepted(let login): return "delete \(login): accepted by the relay (pending)"
         case .deleteCompleted(let login): return "delete \(login): done"
         case .profile: return nil

@@ -183,8 +183,10 @@ enum WatchMachine {
         case .disconnected: return MachineProtocol.event("disconnected")
         case .paired(let peer): return MachineProtocol.event("paired", ["peer": .string(peer)])
         case .reachability(let r): return MachineProtocol.event("reachability", ["reachable": .bool(r)])
-        case .snapshotStored(let revision, let logins):
-            return MachineProtocol.event("snapshot", ["revision": .int(revision), "favorites": MachineProtocol.strings(logins)])
+        case .snapshotStored(let revision, let logins, let omitted):
+            var fields: [String: JSONValue] = ["revision": .int(revision), "favorites": MachineProtocol.strings(logins)]
+            if omitted > 0 { fields["omitted"] = .int(Int64(omitted)) }
+            return MachineProtocol.event("snapshot", fields)
         case .deleteAccepted(let login): return MachineProtocol.event("deleteAccepted", ["login": .string(login)])
         case .deleteCompleted(let login): return MachineProtocol.event("deleteCompleted", ["login": .string(login)])
         case .profile(let p): return MachineProtocol.event("profile", ["profile": JSONRenderer.json(p, now: now)])

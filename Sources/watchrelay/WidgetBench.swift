@@ -106,7 +106,7 @@ enum WidgetBench {
         try await watch.pair(code: code.code)
         for login in ["octocat", "torvalds", "gaearon"] { _ = try await phone.add(login) }
         _ = try await events.wait("the first snapshot") {
-            if case .snapshotStored(_, let logins) = $0, logins.count == 3 { return true } else { return nil }
+            if case .snapshotStored(_, let logins, _) = $0, logins.count == 3 { return true } else { return nil }
         }
         _ = try await events.wait("the first reload") { $0.rectangularReload }
         var latencies: [Double] = []

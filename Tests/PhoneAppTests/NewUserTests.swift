@@ -29,13 +29,13 @@ struct NewUserTests {
     }
 
     /// Pushes a snapshot of `logins` as revision `revision` from the phone session.
-    static func push(_ phone: RelaySession, _ revision: Int64, _ logins: [String]) async throws {
+    static func push(_ phone: RelaySession, _ revision: Int64, _ logins: [String], omitted: Int = 0) async throws {
         let users = logins.enumerated().map { i, login in
             User(
                 login: login, id: Int64(i + 1), avatarURL: "https://example.com/\(login).png",
                 htmlURL: "https://github.com/\(login)", publicRepos: 1, followers: 1, following: 0)
         }
-        try await phone.updateApplicationContext(FavoritesSnapshot(revision: revision, users: users).payload)
+        try await phone.updateApplicationContext(FavoritesSnapshot(revision: revision, users: users, omitted: omitted).payload)
     }
 
     @Test func watchOnceShowsTheNewestStateTheRelayHoldsAndPrintsOnlyJSON() async throws {
@@ -290,8 +290,10 @@ struct NewUserTests {
         try await withTimeout(20, "the phone to see the pair") {
             for await event in phone.events { if case .paired = event { return } }
         }
-        try await Self.push(phone, 1, ["octocat"])
-        _ = try await watch.line(startingWith: #"{"event":"snapshot""#)
+        try await Self.push(phone, 1, ["octocat"], omitted: 4)
+        // A list the phone cut says so in its event (PROTOCOL.md §12.2).
+        let snapshot = try JSONParser.parse(Array(try await watch.line(startingWith: #"{"event":"snapshot""#).utf8))
+        #expect(snapshot["omitted"] == 4, "\(snapshot)")
         func response(_ id: Int) async throws -> JSONValue {
             while true {
                 let object = try JSONParser.parse(Array(try await watch.line(startingWith: "{").utf8))

@@ -93,6 +93,9 @@ struct InMemoryWatchTests {
         let h = try await Harness.start()
         try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three, omitted: 9).payload)
         try await h.watch.caughtUp()
+        // The event says how many the phone left out.
+        let stored = try await h.events.collect(1) { if case .snapshotStored(1, _, let omitted) = $0 { omitted } else { nil } }
+        #expect(stored == [9])
         _ = try await h.reloadsAfterTheDebounce()
         #expect(await h.watch.current.widgets.widget("face.circular")?.content.lines == ["12"])
         #expect(await h.watch.current.favorites.omitted == 9)

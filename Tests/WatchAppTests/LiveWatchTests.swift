@@ -18,7 +18,7 @@ struct LiveWatchTests {
     @Test func aStoredSnapshotReloadsEveryWidgetWithTheNewFavorites() async throws {
         let h = try await LiveHarness.start()
         try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)
-        try await h.expect { if case .snapshotStored(1, _) = $0 { true } else { false } }
+        try await h.expect { if case .snapshotStored(1, _, _) = $0 { true } else { false } }
         h.clock.advance(by: .seconds(1))
         let reloads = try await h.reloads(4)
         #expect(Set(reloads.map(\.widgetID)) == ["face.circular", "face.corner", "face.inline", "stack.rectangular"])
@@ -44,7 +44,7 @@ struct LiveWatchTests {
             if case .error(let text) = $0, text.hasPrefix("could not store the favorites snapshot") { $0 } else { nil }
         }
         try blocker.execute("COMMIT")
-        try await h.expect { if case .snapshotStored(1, _) = $0 { true } else { false } }
+        try await h.expect { if case .snapshotStored(1, _, _) = $0 { true } else { false } }
         await h.stop()
     }
 
@@ -68,7 +68,7 @@ struct LiveWatchTests {
         for r in 1...3 {
             try await h.phone.updateApplicationContext(Fx.snapshot(Int64(r), Array(Fx.three.prefix(r))).payload)
         }
-        try await h.expect { if case .snapshotStored(3, _) = $0 { true } else { false } }
+        try await h.expect { if case .snapshotStored(3, _, _) = $0 { true } else { false } }
         h.clock.advance(by: .seconds(1))
         let reloads = try await h.reloads(4)
         #expect(reloads.count == 4)
@@ -83,12 +83,12 @@ struct LiveWatchTests {
         let h = try await LiveHarness.start(rules: WidgetRules(smartStackBudget: 1, watchFaceBudget: 1), foreground: false)
         // The harness's first reload was free; this one spends the single budget slot.
         try await h.phone.updateApplicationContext(Fx.snapshot(1, [Fx.octocat]).payload)
-        try await h.expect { if case .snapshotStored(1, _) = $0 { true } else { false } }
+        try await h.expect { if case .snapshotStored(1, _, _) = $0 { true } else { false } }
         h.clock.advance(by: .seconds(1))
         _ = try await h.reloads(4)
         // No budget left: the next change leaves every widget stale, showing the old entries.
         try await h.phone.updateApplicationContext(Fx.snapshot(2, Fx.three).payload)
-        try await h.expect { if case .snapshotStored(2, _) = $0 { true } else { false } }
+        try await h.expect { if case .snapshotStored(2, _, _) = $0 { true } else { false } }
         h.clock.advance(by: .seconds(1))
         let stale = try await h.staleReports(4)
         #expect(stale.count == 4)
@@ -124,7 +124,7 @@ struct LiveWatchTests {
         try await watch.pair(code: try await phone.beginPairing().code)
         try await eventually { await phone.isPaired }  // the phone learns of it by its own frame
         try await phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)
-        _ = try await events.collect(1) { if case .snapshotStored(1, _) = $0 { true } else { nil } }
+        _ = try await events.collect(1) { if case .snapshotStored(1, _, _) = $0 { true } else { nil } }
 
         await phone.close()
         await relay.shutdown()
@@ -155,12 +155,12 @@ struct LiveWatchTests {
     @Test func aDeletedSelectedUserFallsBackToTheFirstFavorite() async throws {
         let h = try await LiveHarness.start()
         try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)
-        try await h.expect { if case .snapshotStored(1, _) = $0 { true } else { false } }
+        try await h.expect { if case .snapshotStored(1, _, _) = $0 { true } else { false } }
         try await h.watch.select("torvalds")
         h.clock.advance(by: .seconds(1))
         _ = try await h.reloads(4)
         try await h.phone.updateApplicationContext(Fx.snapshot(2, [Fx.octocat, Fx.gaearon]).payload)
-        try await h.expect { if case .snapshotStored(2, _) = $0 { true } else { false } }
+        try await h.expect { if case .snapshotStored(2, _, _) = $0 { true } else { false } }
         h.clock.advance(by: .seconds(1))
         let rect = try #require(try await h.reloads(4).first { $0.widgetID == "stack.rectangular" })
         #expect(rect.entries.first?.user?.login == "octocat")
@@ -213,7 +213,7 @@ struct LiveWatchTests {
     @Test func aDeleteTheWatchCouldNotStoreCanBeAskedAgain() async throws {
         let h = try await LiveHarness.start()
         try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)
-        try await h.expect { if case .snapshotStored(1, _) = $0 { true } else { false } }
+        try await h.expect { if case .snapshotStored(1, _, _) = $0 { true } else { false } }
         let blocker = try SQLiteDatabase(path: h.directory.path("watch") + "/watch.db")
         try blocker.execute("BEGIN EXCLUSIVE")
         await #expect(throws: (any Error).self) { try await h.watch.delete("torvalds") }
@@ -227,7 +227,7 @@ struct LiveWatchTests {
     @Test func aDeleteWhileThePhoneIsOfflineCompletesWhenItReturns() async throws {
         let h = try await LiveHarness.start()
         try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)
-        try await h.expect { if case .snapshotStored(1, _) = $0 { true } else { false } }
+        try await h.expect { if case .snapshotStored(1, _, _) = $0 { true } else { false } }
         await h.phone.close()
         try await h.watch.delete("torvalds")
         try await h.expect { if case .deleteAccepted("torvalds") = $0 { true } else { false } }
@@ -264,7 +264,7 @@ struct LiveWatchTests {
     @Test func aRestartedWatchShowsItsStoredFavorites() async throws {
         let h = try await LiveHarness.start()
         try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)
-        try await h.expect { if case .snapshotStored(1, _) = $0 { true } else { false } }
+        try await h.expect { if case .snapshotStored(1, _, _) = $0 { true } else { false } }
         await h.watch.stop()
         let again = try HeadlessWatch(relayURL: h.relay.url, stateDirectory: h.directory.path("watch"), clock: .manual(h.clock))
         #expect(await again.current.favorites.users.map(\.login) == ["octocat", "torvalds", "gaearon"])
