@@ -80,6 +80,13 @@ final class HostCenter: Sendable {
 final class EventScope: WidgetCenterHost {
     private let center: HostCenter
     private let isOpen = LockedState(true)
+    /// Handlers run through ``later(_:)`` that have not returned yet, and who waits for them.
+    private let pending = LockedState(Pending())
+
+    private struct Pending {
+        var count = 0
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
 
     fileprivate init(center: HostCenter) {
         self.center = center
@@ -101,6 +108,35 @@ final class EventScope: WidgetCenterHost {
     func invalidateRelevance(ofKind kind: String) { center.invalidateRelevance(kind) }
 
     func currentConfigurations() -> [WidgetInfo] { center.widgets }
+
+    /// Runs `body` on a global queue with this scope as its host (its calls are the event's),
+    /// counted until it returned: ``laterWorkDone()`` waits for it.
+    func later(_ body: @escaping @Sendable () -> Void) {
+        pending.withLock { $0.count += 1 }
+        DispatchQueue.global().async {
+            WidgetCenter.$host.withValue(self) { body() }
+            let waiters = self.pending.withLock { p -> [CheckedContinuation<Void, Never>] in
+                p.count -= 1
+                guard p.count == 0 else { return [] }
+                defer { p.waiters = [] }
+                return p.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    /// Returns once every handler this scope ran ``later(_:)`` has returned (also those that
+    /// handlers queued in turn).
+    func laterWorkDone() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let idle = pending.withLock { p -> Bool in
+                if p.count == 0 { return true }
+                p.waiters.append(waiter)
+                return false
+            }
+            if idle { waiter.resume() }
+        }
+    }
 }
 
 extension HostCenter: WidgetCenterHost {
@@ -117,6 +153,15 @@ extension HostCenter: WidgetCenterHost {
     func invalidateRelevance(ofKind kind: String) { invalidateRelevance(kind) }
 
     func currentConfigurations() -> [WidgetInfo] { widgets }
+
+    /// The running event's, as ``reloadTimelines(ofKind:)``; with none open, on a global queue.
+    func later(_ body: @escaping @Sendable () -> Void) {
+        if let scope = openScope.withLock({ $0 }) {
+            scope.later(body)
+        } else {
+            DispatchQueue.global().async(execute: body)
+        }
+    }
 }
 
 /// The ``WidgetHost`` runs in progress in this process, for ``WidgetCenter`` calls that carry

@@ -60,12 +60,20 @@ public final class WidgetCenter: Sendable {
 
     /// The configured widgets: kind, family and configuration of each instance.
     ///
+    /// As on Apple's, `completion` runs later, on a queue of WidgetKit's, never before this
+    /// returns: app code that reads a result it set in the handler right after the call sees
+    /// it unset here too. Inside a ``WidgetHost`` app event the event lasts until the handler
+    /// returned, so what the handler does (a reload) is the event's.
+    ///
     /// `@preconcurrency`, as Apple declares it: code not yet checked for concurrency (Swift 5
     /// mode, Xcode 26's default for a new target) may pass a handler that is not `@Sendable`,
     /// and Swift 6 mode says a non-`Sendable` use in the handler with a warning, not an error.
     @preconcurrency
     public func getCurrentConfigurations(_ completion: @escaping @Sendable (Result<[WidgetInfo], any Error>) -> Void) {
-        completion(.success(Self.target?.currentConfigurations() ?? []))
+        let target = Self.target
+        let widgets = target?.currentConfigurations() ?? []
+        let call: @Sendable () -> Void = { completion(.success(widgets)) }
+        if let target { target.later(call) } else { DispatchQueue.global().async(execute: call) }
     }
 
     /// The configured widgets: kind, family and configuration of each instance.
@@ -99,6 +107,9 @@ protocol WidgetCenterHost: Sendable {
     func invalidateRelevance(ofKind kind: String)
     /// The placed widget instances.
     func currentConfigurations() -> [WidgetInfo]
+    /// Runs `body` as WidgetKit runs a completion handler: on a queue of its own, after the
+    /// call that asked for it returned. An app event waits for it before it ends.
+    func later(_ body: @escaping @Sendable () -> Void)
 }
 
 /// One configured widget instance (WidgetKit's `WidgetInfo`).

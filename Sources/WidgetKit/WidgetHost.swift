@@ -300,11 +300,13 @@ public final class WidgetHost<Entry: TimelineEntry & Sendable> {
         case .app(let action):
             let scope = center.open()
             WidgetCenter.$host.withValue(scope) { action() }
+            await scope.laterWorkDone()
             scope.close()
             record(calls: center.drain(), label: event.label, to: &run, now: now)
         case .asyncApp(let action):
             let scope = center.open()
             await WidgetCenter.$host.withValue(scope) { await action() }
+            await scope.laterWorkDone()
             scope.close()
             record(calls: center.drain(), label: event.label, to: &run, now: now)
         }

@@ -378,6 +378,30 @@ private func minute<E>(_ date: Date, _ host: WidgetHost<E>) -> Int {
         #expect(listed.withLock { $0 } == ["doc accessoryCircular", "doc accessoryCorner"])
     }
 
+    /// getCurrentConfigurations(_:): the handler is "called when the widget information is
+    /// available", `@Sendable`: on WidgetKit's queue, after the call returned, never inside it.
+    /// The app event lasts until the handler returned, so the reload it asks for is the event's.
+    @Test func theConfigurationsHandlerRunsAfterTheCallReturnedAndItsReloadIsTheEvents() async {
+        let (host, _) = docHost { _, now, _ in Timeline(entries: [DocEntry(date: now, label: "x")], policy: .never) }
+        host.place(.accessoryCircular)
+        let order = Mutex<[String]>([])
+        host.at(hours: 1, "settings screen") {
+            let returned = DispatchSemaphore(value: 0)
+            WidgetCenter.shared.getCurrentConfigurations { result in
+                // A handler run inside the call would wait here in vain (5 s), then come first.
+                _ = returned.wait(timeout: .now() + 5)
+                order.withLock { $0.append("handler \((try? result.get())?.count ?? -1)") }
+                WidgetCenter.shared.reloadTimelines(ofKind: "doc")
+            }
+            order.withLock { $0.append("returned") }
+            returned.signal()
+        }
+        let day = await host.run(for: 2 * 3600)
+        #expect(order.withLock { $0 } == ["returned", "handler 1"])
+        #expect(day.appEvents.map(\.label) == ["settings screen"])
+        #expect(day.appEvents.map(\.reloadCalls) == [["doc"]])
+    }
+
     // MARK: The budget
 
     /// Keeping a widget up to date: "For a widget the user frequently views, a daily budget typically
