@@ -49,11 +49,12 @@ ERROR_CODES = [
     "hello_required", "already_hello", "unsupported_protocol", "bad_json", "bad_frame", "unknown_type",
     "unsupported_frame", "payload_too_large", "unauthorized", "not_paired", "not_reachable", "reply_timeout",
     "not_supported", "already_delivered", "unknown_id", "pairing_code_invalid", "pairing_code_expired",
-    "pairing_locked", "rate_limited", "quota_exceeded", "internal",
+    "pairing_locked", "rate_limited", "quota_exceeded", "internal", "watch_app_not_installed",
+    "companion_app_not_installed",
 ]
 # Codes that need elapsed time or earlier history, so no single frame in a fixed setup earns them.
 NEEDS_HISTORY = {"rate_limited", "reply_timeout", "already_delivered", "pairing_code_expired", "pairing_locked",
-                 "quota_exceeded", "internal"}
+                 "quota_exceeded", "internal", "watch_app_not_installed", "companion_app_not_installed"}
 SETUPS = {"connected", "hello_phone_unpaired", "hello_watch_unpaired", "paired_phone_peer_offline",
           "paired_watch_peer_offline", "paired_phone_watch_background", "paired_phone", "paired_watch"}
 CLOSING_CODES = {"hello_required": 1008, "unsupported_protocol": 1008, "unauthorized": 1008}

@@ -35,12 +35,16 @@ public struct DeviceRecord: Hashable, Sendable {
     public var role: Role
     public var name: String
     public var tokenHash: String
+    /// Whether the device's app is installed: false from its `state` `{appInstalled: false}`
+    /// until its next `hello` (PROTOCOL.md §7.1).
+    public var appInstalled: Bool
 
-    public init(id: DeviceID, role: Role, name: String, tokenHash: String) {
+    public init(id: DeviceID, role: Role, name: String, tokenHash: String, appInstalled: Bool = true) {
         self.id = id
         self.role = role
         self.name = name
         self.tokenHash = tokenHash
+        self.appInstalled = appInstalled
     }
 }
 
@@ -121,7 +125,8 @@ public struct QueuedItem: Hashable, Sendable {
 /// The core emits these as `.persist` actions; the server commits them in groups on the
 /// store's own executor and releases the frames that depend on them after the commit.
 public enum StoreMutation: Hashable, Sendable {
-    /// A new pair with both devices (and their hashed tokens).
+    /// A new pair with both devices (and their hashed tokens), or a pair's devices changed (a
+    /// name, an app installed or not): the record replaces the stored one.
     case insertPair(PairRecord)
     /// Dissolve a pair: its devices, tokens, items, contexts, budget and bookkeeping go.
     case deletePair(PairID)

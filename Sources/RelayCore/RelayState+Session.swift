@@ -5,11 +5,23 @@ extension RelayState {
 
     /// PROTOCOL.md §5.1: the relay keeps a device's latest name (its peer's next `welcome`
     /// shows it). It was kept only for the session and the pair showed its name at pairing.
-    mutating func keepName(_ name: String, of role: Role, in pairID: PairID) {
-        guard var record = pairs[pairID]?.record, record.device(role).name != name else { return }
-        if role == .phone { record.phone.name = name } else { record.watch.name = name }
+    ///
+    /// §7.1: a `hello` with a device's token means its app runs, so it is installed (again).
+    /// Returns whether the app was not installed until now (its peer must hear it).
+    mutating func keepName(_ name: String, of role: Role, in pairID: PairID) -> Bool {
+        guard var record = pairs[pairID]?.record else { return false }
+        let reinstalled = !record.device(role).appInstalled
+        guard record.device(role).name != name || reinstalled else { return false }
+        if role == .phone {
+            record.phone.name = name
+            record.phone.appInstalled = true
+        } else {
+            record.watch.name = name
+            record.watch.appInstalled = true
+        }
         updatePair(pairID) { $0.record = record }
         persist(.insertPair(record))
+        return reinstalled
     }
 
     mutating func hello(_ h: Hello, on link: LinkID) throws(ProtocolError) {
@@ -24,6 +36,7 @@ extension RelayState {
         var session = Session(
             role: h.role, deviceName: h.deviceName, foreground: h.role == .watch ? (h.foreground ?? true) : true)
         var replacedPresence: Presence?
+        var reinstalled = false
         if let token = h.token {
             guard let device = tokens[environment.hashToken(token)], let member = devices[device],
                 member.role == h.role, hasPair(member.pair)
@@ -33,7 +46,7 @@ extension RelayState {
             }
             session.pairID = member.pair
             session.deviceID = device
-            keepName(h.deviceName, of: h.role, in: member.pair)
+            reinstalled = keepName(h.deviceName, of: h.role, in: member.pair)
             if let old = deviceLinks[device], old != link {
                 replacedPresence = presence(of: device)
                 detach(old, notifyPeer: false)
@@ -65,7 +78,9 @@ extension RelayState {
             .welcome(
                 Welcome(
                     re: h.id, session: sessionID, role: h.role, paired: true, pairID: pairID.rawValue,
-                    peer: PeerInfo(name: peerDevice.name, connected: peerState.connected, reachable: peerState.reachable),
+                    peer: PeerInfo(
+                        name: peerDevice.name, connected: peerState.connected, reachable: peerState.reachable,
+                        appInstalled: peerDevice.appInstalled),
                     limits: limitsAnnounced(for: pairID), context: pair[peerRole].lastSentContext)), to: link)
 
         // What this device owes or is owed: transferred first, then the backlog.
@@ -84,7 +99,7 @@ extension RelayState {
         pump(pairID, sender: peerRole)
 
         let after = presence(of: deviceID)
-        if replacedPresence != after {
+        if replacedPresence != after || reinstalled {
             notifyPeer(of: deviceID, presence: after)
         }
     }
@@ -127,12 +142,14 @@ extension RelayState {
         !forcedUnreachable.isEmpty && forcedUnreachable.contains(device)
     }
 
-    /// Tells `device`'s peer (if connected) about `device`'s presence.
+    /// Tells `device`'s peer (if connected) about `device`'s presence and whether its app is
+    /// installed (§7.1).
     mutating func notifyPeer(of device: DeviceID, presence p: Presence) {
         guard let member = devices[device], let pair = pairs[member.pair] else { return }
         let peer = pair.record.device(member.role.peer).id
         guard let peerLink = deviceLinks[peer] else { return }
-        emit(.peer(PeerChange(connected: p.connected, reachable: p.reachable)), to: peerLink)
+        let installed = pair.record.device(member.role).appInstalled
+        emit(.peer(PeerChange(connected: p.connected, reachable: p.reachable, appInstalled: installed)), to: peerLink)
     }
 
     /// The connected link of the device of `role` in `pair`, if any.
@@ -146,17 +163,30 @@ extension RelayState {
     // MARK: - state
 
     mutating func stateChange(_ f: StateChange, on link: LinkID) throws(ProtocolError) {
-        guard let session = links[link]?.session, session.role == .watch else {
+        guard let session = links[link]?.session, session.role == .watch || f.foreground == nil else {
             throw ProtocolError(.notSupported, "only a watch reports foreground state", re: f.id)
         }
+        if f.appInstalled == false { return appUninstalled(link, session) }
+        guard let foreground = f.foreground else { return }  // `appInstalled: true`: the app runs
         guard let device = session.deviceID else {
-            links[link]?.session?.foreground = f.foreground
+            links[link]?.session?.foreground = foreground
             return
         }
         let before = presence(of: device)
-        links[link]?.session?.foreground = f.foreground
+        links[link]?.session?.foreground = foreground
         let after = presence(of: device)
         if before != after { notifyPeer(of: device, presence: after) }
+    }
+
+    /// §7.1: the device's app was uninstalled. The flag is stored, the connection closed (1000:
+    /// the app is gone), and the peer hears both in one `peer` frame, after the commit.
+    private mutating func appUninstalled(_ link: LinkID, _ session: Session) {
+        if let pairID = session.pairID, var record = pairs[pairID]?.record {
+            if session.role == .phone { record.phone.appInstalled = false } else { record.watch.appInstalled = false }
+            updatePair(pairID) { $0.record = record }
+            persist(.insertPair(record))
+        }
+        close(link, code: .normal, reason: "app uninstalled")
     }
 
     /// `faces` (PROTOCOL.md §10.1): only from a paired watch; otherwise no effect here. The

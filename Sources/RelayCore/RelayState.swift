@@ -268,15 +268,16 @@ public struct RelayState: Sendable {
         close(link, code: .policy, reason: reason)
     }
 
-    /// Answers a bad frame with `error`; closes a connection that errs too often. `not_reachable`
-    /// and `quota_exceeded` do not count: they say the peer is away or the relay is full, not
+    /// Answers a bad frame with `error`; closes a connection that errs too often. `not_reachable`,
+    /// `quota_exceeded` and the two app-not-installed codes do not count: they say the peer is
+    /// away (or its app gone) or the relay is full, not
     /// that the frame was wrong, and an app that keeps sending through them (a phone polling an
     /// absent watch with `sendMessage`, messages sent faster than their replies come) is not
     /// misbehaving (PROTOCOL.md §4.2).
     mutating func fail(_ link: LinkID, _ error: any Error) {
         let e = (error as? ProtocolError) ?? ProtocolError(.internal, "internal error")
         emit(.error(e.frame), to: link)
-        guard e.code != .notReachable, e.code != .quotaExceeded, var l = links[link] else { return }
+        guard !e.code.reportsPeerOrRoom, var l = links[link] else { return }
         let minuteAgo = now.adding(milliseconds: -60_000)
         l.errorTimes.removeAll { $0 <= minuteAgo }
         l.errorTimes.append(now)
@@ -312,4 +313,13 @@ public struct RelayState: Sendable {
     public var queuedBytes: Int { queuedBytesTotal }
     /// ``queuedBytes`` counted again from every queue (for tests: the two must agree).
     public var queuedBytesRecounted: Int { pairs.values.reduce(0) { $0 + $1.toWatch.queuedBytes + $1.toPhone.queuedBytes } }
+}
+
+extension ErrorCode {
+    /// Whether the code reports the peer's state or the relay's room, not a wrong frame: such
+    /// errors do not count towards the error limit (PROTOCOL.md §4.2).
+    var reportsPeerOrRoom: Bool {
+        self == .notReachable || self == .quotaExceeded || self == .watchAppNotInstalled
+            || self == .companionAppNotInstalled
+    }
 }

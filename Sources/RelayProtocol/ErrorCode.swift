@@ -26,12 +26,17 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// A durable send over a queue quota, or a connection over a connection quota (§9).
     public static let quotaExceeded = ErrorCode(rawValue: "quota_exceeded")
     public static let `internal` = ErrorCode(rawValue: "internal")
+    /// A phone's `send` while its watch's app is uninstalled (PROTOCOL.md §7.1).
+    public static let watchAppNotInstalled = ErrorCode(rawValue: "watch_app_not_installed")
+    /// A watch's `send` while its phone's app is uninstalled (PROTOCOL.md §7.1).
+    public static let companionAppNotInstalled = ErrorCode(rawValue: "companion_app_not_installed")
 
     /// Every code protocol v1 defines.
     public static let all: [ErrorCode] = [
         .helloRequired, .alreadyHello, .unsupportedProtocol, .badJSON, .badFrame, .unknownType, .unsupportedFrame,
         .payloadTooLarge, .unauthorized, .notPaired, .notReachable, .replyTimeout, .notSupported, .alreadyDelivered,
         .unknownID, .pairingCodeInvalid, .pairingCodeExpired, .pairingLocked, .rateLimited, .quotaExceeded, .internal,
+        .watchAppNotInstalled, .companionAppNotInstalled,
     ]
 
     /// The nearest `WCErrorCode` (WatchConnectivity), if there is one.
@@ -40,10 +45,12 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .internal: return 7001  // genericError
         case .notSupported: return 7002  // sessionNotSupported
         case .notPaired: return 7005  // deviceNotPaired
+        case .watchAppNotInstalled: return 7006  // watchAppNotInstalled
         case .notReachable: return 7007  // notReachable
         case .payloadTooLarge: return 7009  // payloadTooLarge
         case .replyTimeout: return 7012  // messageReplyTimedOut
         case .quotaExceeded: return 7015  // insufficientSpace
+        case .companionAppNotInstalled: return 7018  // companionAppNotInstalled
         default: return nil
         }
     }

@@ -10,7 +10,7 @@ enum RedisMutationEncoder {
         case .insertPair(let record):
             add("pair", record.id.rawValue, String(record.createdAt.millisecondsSinceEpoch))
             for device in [record.phone, record.watch] {
-                add(device.id.rawValue, device.name, device.tokenHash)
+                add(device.id.rawValue, device.name, device.tokenHash, device.appInstalled ? "1" : "0")
             }
         case .deletePair(let pair):
             add("delpair", pair.rawValue)

@@ -4,8 +4,9 @@
 /// times in milliseconds since the Unix epoch):
 /// - `wr:pairs` — sorted set: every pair id, scored by its creation time (load order).
 /// - `wr:pair:P` — hash: `createdAt`, `phone.id`, `phone.name`, `phone.token`, `watch.id`,
-///   `watch.name`, `watch.token` (tokens as SHA-256 hex, never the token), `complications`
-///   (a counter naming complication uses).
+///   `watch.name`, `watch.token` (tokens as SHA-256 hex, never the token), `phone.installed`,
+///   `watch.installed` (`0` while the device's app is uninstalled, PROTOCOL.md §7.1; absent in
+///   stores written before it: installed), `complications` (a counter naming complication uses).
 /// - `wr:device:ID` — string: the pair id of device `ID` (an index for lookups by device).
 /// - `wr:pair:P:D` — hash: `context` (the last context sent, a `deliver` as JSON),
 ///   `seqReserved` (seqs up to it may have been used), `order` (the acceptance counter);
@@ -96,8 +97,9 @@ enum RedisRelayScripts {
             dropDevices(k)
             redis.call('HSET', k, 'createdAt', created)
             for _, role in ipairs({'phone', 'watch'}) do
-              local id, name, token = arg(), arg(), arg()
-              redis.call('HSET', k, role .. '.id', id, role .. '.name', name, role .. '.token', token)
+              local id, name, token, installed = arg(), arg(), arg(), arg()
+              redis.call('HSET', k, role .. '.id', id, role .. '.name', name, role .. '.token', token,
+                role .. '.installed', installed)
               redis.call('SET', pre .. 'device:' .. id, p)
             end
             redis.call('ZADD', pre .. 'pairs', created, p)

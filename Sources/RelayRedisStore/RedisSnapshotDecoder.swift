@@ -16,7 +16,9 @@ enum RedisSnapshotDecoder {
             guard let id = hash["\(role.rawValue).id"], let name = hash["\(role.rawValue).name"],
                 let token = hash["\(role.rawValue).token"]
             else { throw corrupt(key, "the pair lacks its \(role.rawValue)") }
-            return DeviceRecord(id: DeviceID(id), role: role, name: name, tokenHash: token)
+            return DeviceRecord(
+                id: DeviceID(id), role: role, name: name, tokenHash: token,
+                appInstalled: hash["\(role.rawValue).installed"] != "0")
         }
         guard let createdAt = hash["createdAt"].flatMap({ Int64($0) }) else { throw corrupt(key, "no createdAt") }
         let record = PairRecord(

@@ -4,7 +4,8 @@ import SQLite
 ///
 /// Tables (schema version 1):
 /// - `pairs(id, created_at)`: one row per pair; every other table cascades from it.
-/// - `devices(id, pair_id, role, name, token_hash)`: the two members, tokens as SHA-256 hex.
+/// - `devices(id, pair_id, role, name, token_hash, app_installed)`: the two members, tokens as
+///   SHA-256 hex; `app_installed` (version 6) is 0 while the device's app is uninstalled (§7.1).
 /// - `items(id, pair_id, direction, send_id, mode, payload, accepted_at, seq)`: queued items;
 ///   the INTEGER PRIMARY KEY `id` is the acceptance order (SQLite never gives a new row a
 ///   rowid below an existing one's when there is no AUTOINCREMENT and ids are not supplied).
@@ -55,7 +56,12 @@ enum RelayStoreSchema {
         Migration(version: 3, name: "wrong pairing codes", sql: version3),
         Migration(version: 4, name: "item seqs by row, items indexed by pair", sql: version4),
         Migration(version: 5, name: "cancelled finished ids", sql: version5),
+        Migration(version: 6, name: "devices' app installed", sql: version6),
     ]
+
+    private static let version6 = """
+        ALTER TABLE devices ADD COLUMN app_installed INTEGER NOT NULL DEFAULT 1;
+        """
 
     private static let version5 = """
         ALTER TABLE finished ADD COLUMN cancelled INTEGER NOT NULL DEFAULT 0;
@@ -157,9 +163,9 @@ enum RelayStoreSchema {
         """
     static let deletePairDevices = "DELETE FROM devices WHERE pair_id = ?1"
     static let upsertDevice = """
-        INSERT INTO devices(id, pair_id, role, name, token_hash) VALUES (?1, ?2, ?3, ?4, ?5)
+        INSERT INTO devices(id, pair_id, role, name, token_hash, app_installed) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
         ON CONFLICT(id) DO UPDATE SET pair_id = excluded.pair_id, role = excluded.role,
-            name = excluded.name, token_hash = excluded.token_hash
+            name = excluded.name, token_hash = excluded.token_hash, app_installed = excluded.app_installed
         """
     static let deletePair = "DELETE FROM pairs WHERE id = ?1"
     /// Not through `pairs` like the other inserts (the one statement run for every item): the
@@ -234,7 +240,7 @@ enum RelayStoreSchema {
 
     static let pruneComplicationUses = "DELETE FROM complication_uses WHERE used_at <= ?1"
     static let selectPairs = "SELECT id, created_at FROM pairs ORDER BY created_at, id"
-    static let selectDevices = "SELECT pair_id, id, role, name, token_hash FROM devices"
+    static let selectDevices = "SELECT pair_id, id, role, name, token_hash, app_installed FROM devices"
     static let selectDirections = """
         SELECT pair_id, direction, last_sent_context, seq_reserved FROM directions
         """

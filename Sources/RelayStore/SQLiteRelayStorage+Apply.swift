@@ -17,7 +17,7 @@ extension SQLiteRelayStorage {
                     SQL.upsertDevice,
                     [
                         .text(device.id.rawValue), pair, .text(device.role.rawValue), .text(device.name),
-                        .text(device.tokenHash),
+                        .text(device.tokenHash), .integer(device.appInstalled ? 1 : 0),
                     ])
             }
 

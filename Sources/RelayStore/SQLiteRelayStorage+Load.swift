@@ -20,7 +20,8 @@ extension SQLiteRelayStorage {
         for device in try database.query(SQL.selectDevices, [], DeviceRow.init) {
             let role = try knownRole(device.role, table: "devices")
             builders[device.pairID]?.devices[role] = DeviceRecord(
-                id: device.id, role: role, name: device.name, tokenHash: device.tokenHash)
+                id: device.id, role: role, name: device.name, tokenHash: device.tokenHash,
+                appInstalled: device.appInstalled)
         }
 
         for row in try database.query(SQL.selectDirections, [], DirectionRow.init) {
@@ -154,10 +155,10 @@ private struct SnapshotBuilder {
 
 /// A `devices` row.
 private struct DeviceRow {
-    var pairID: PairID, id: DeviceID, role: String, name: String, tokenHash: String
+    var pairID: PairID, id: DeviceID, role: String, name: String, tokenHash: String, appInstalled: Bool
     init(_ row: SQLiteRow) {
         (pairID, id, role) = (PairID(row.text(0)), DeviceID(row.text(1)), row.text(2))
-        (name, tokenHash) = (row.text(3), row.text(4))
+        (name, tokenHash, appInstalled) = (row.text(3), row.text(4), row.int64(5) != 0)
     }
 }
 

@@ -57,7 +57,8 @@ struct MemoryStore {
     mutating func apply(_ mutation: StoreMutation) {
         switch mutation {
         case .insertPair(let record):
-            pairs[record.id] = PairSnapshot(record: record)
+            // Also a record rewritten (a name, an app installed or not): its queues stay.
+            pairs[record.id, default: PairSnapshot(record: record)].record = record
         case .deletePair(let pair):
             pairs[pair] = nil
         case .insertItem(let pair, let sender, let item):

@@ -72,6 +72,8 @@ import Testing
         #expect(ErrorCode.notSupported.wcCode == 7002)
         #expect(ErrorCode.internal.wcCode == 7001)
         #expect(ErrorCode.quotaExceeded.wcCode == 7015)
-        #expect(ErrorCode.all.count == 21)
+        #expect(ErrorCode.watchAppNotInstalled.wcCode == 7006)
+        #expect(ErrorCode.companionAppNotInstalled.wcCode == 7018)
+        #expect(ErrorCode.all.count == 23)
     }
 }

@@ -39,7 +39,8 @@ struct RedisRelayStorageTests {
     @Test func everyMutationLoadsBackAsFromSQLite() async throws {
         let p = PairID("p1")
         var renamed = Fixture.pair("p1")
-        renamed.watch = DeviceRecord(id: DeviceID("new-watch"), role: .watch, name: "New", tokenHash: "ab")
+        // Its app uninstalled (PROTOCOL.md §7.1): the flag is stored as the rest of the record.
+        renamed.watch = DeviceRecord(id: DeviceID("new-watch"), role: .watch, name: "New", tokenHash: "ab", appInstalled: false)
         let batches: [[StoreMutation]] = [
             [.insertPair(Fixture.pair("p1")), .insertPair(Fixture.pair("p0", createdAt: Fixture.now.adding(milliseconds: -5)))],
             [
@@ -78,6 +79,7 @@ struct RedisRelayStorageTests {
         let loaded = try RedisRelayStorage(endpoint: redis.endpoint).loadAll(now: Fixture.now)
         #expect(loaded.map(\.record.id) == [PairID("p0"), PairID("p1")])
         #expect(loaded == expected)
+        #expect(loaded.last?.record.watch.appInstalled == false && loaded.last?.record.phone.appInstalled == true)
         #expect(loaded.last?.complicationUses.count == 3, "the use older than 24 h is pruned")
         await redis.stop()
     }
@@ -236,7 +238,7 @@ struct RedisRelayStorageTests {
         let script = RedisRelayScripts.apply
         func send(_ batch: String) async throws -> RedisValue {
             try await client.execute([
-                RedisCommand("EVAL", script, "0", "wr:", "node-a", batch, "1024", "", "pair", "p", "1", "pi", "pn", "pt", "wi", "wn", "wt",
+                RedisCommand("EVAL", script, "0", "wr:", "node-a", batch, "1024", "", "pair", "p", "1", "pi", "pn", "pt", "1", "wi", "wn", "wt", "1",
                     "item", "p", "phone", "s1", #"{"acceptedAt":1,"mode":"userInfo","payload":{"kind":"k"}}"#, ""),
             ])[0].get()
         }

@@ -82,7 +82,31 @@ struct RelayStoreSchemaTests {
     }
 
     /// What version 5 changed, undone.
-    static let backToVersion4 = """
+    static let backToVersion5 = """
+        ALTER TABLE devices DROP COLUMN app_installed;
+
+        """
+
+    /// Version 6 keeps whether each device's app is installed (PROTOCOL.md §7.1); in a version 5
+    /// file every app is, and a record written later keeps its flag.
+    @Test func aVersion5FileHasEveryAppInstalledAndKeepsTheFlagFromThenOn() async throws {
+        let path = directory.path("relay.sqlite")
+        try await RelayStore(path: path).commit([.insertPair(Fixture.pair("p1"))])
+        let old = try SQLiteDatabase(path: path)
+        try old.execute(script: Self.backToVersion5)
+        try old.setUserVersion(5)
+        let store = try RelayStore(path: path)
+        #expect(try await store.scalar("PRAGMA user_version") == Int64(RelayStore.schemaVersion))
+        let record = try #require(try await store.load(now: Fixture.now).first?.record)
+        #expect(record.phone.appInstalled && record.watch.appInstalled)
+        var uninstalled = record
+        uninstalled.watch.appInstalled = false
+        try await store.commit([.insertPair(uninstalled)])
+        let loaded = try await RelayStore(path: path).load(now: Fixture.now)
+        #expect(loaded.first?.record == uninstalled)
+    }
+
+    static let backToVersion4 = backToVersion5 + """
         ALTER TABLE finished DROP COLUMN cancelled;
 
         """

@@ -54,21 +54,30 @@ public struct PeerInfo: JSONRepresentable, Hashable {
     public var name: String
     public var connected: Bool
     public var reachable: Bool
+    /// Whether the peer's app is installed (PROTOCOL.md §7.1); on the wire only when false.
+    public var appInstalled: Bool
 
-    public init(name: String, connected: Bool, reachable: Bool) {
+    public init(name: String, connected: Bool, reachable: Bool, appInstalled: Bool = true) {
         self.name = name
         self.connected = connected
         self.reachable = reachable
+        self.appInstalled = appInstalled
     }
 
     public init(reader r: ObjectReader) throws(ProtocolError) {
         name = try r.string("name")
         connected = try r.bool("connected")
         reachable = try r.bool("reachable")
+        appInstalled = try r.optionalBool("appInstalled") ?? true
     }
 
     public var json: JSONValue {
-        ["name": .string(name), "connected": .bool(connected), "reachable": .bool(reachable)]
+        var b = ObjectBuilder()
+        b.set("name", name)
+        b.set("connected", connected)
+        b.set("reachable", reachable)
+        b.set("appInstalled", appInstalled ? nil : false)
+        return b.json
     }
 }
 
@@ -128,45 +137,61 @@ public struct Welcome: JSONRepresentable, Hashable {
     }
 }
 
-/// client (watch) → relay: the watch app moved to the foreground or background.
+/// client → relay: the watch app moved to the foreground or background, or a device's app
+/// was uninstalled (PROTOCOL.md §7, §7.1).
 public struct StateChange: JSONRepresentable, Hashable {
     public var id: String?
-    public var foreground: Bool
+    /// Watch only: the app's new state.
+    public var foreground: Bool?
+    /// `false`: the app was uninstalled (the device closes next); `true` changes nothing.
+    public var appInstalled: Bool?
 
-    public init(id: String? = nil, foreground: Bool) {
+    public init(id: String? = nil, foreground: Bool? = nil, appInstalled: Bool? = nil) {
         self.id = id
         self.foreground = foreground
+        self.appInstalled = appInstalled
     }
 
     public init(reader r: ObjectReader) throws(ProtocolError) {
         id = try r.optionalID()
-        foreground = try r.bool("foreground")
+        appInstalled = try r.optionalBool("appInstalled")
+        // `foreground` is required unless `appInstalled` says what the frame is about.
+        foreground = appInstalled == nil ? try r.bool("foreground") : try r.optionalBool("foreground")
     }
 
     public var json: JSONValue {
         var b = ObjectBuilder()
         b.set("id", id)
         b.set("foreground", foreground)
+        b.set("appInstalled", appInstalled)
         return b.json
     }
 }
 
-/// relay → client: the peer's connection or reachability changed.
+/// relay → client: the peer's connection, reachability or app installation changed.
 public struct PeerChange: JSONRepresentable, Hashable {
     public var connected: Bool
     public var reachable: Bool
+    /// Whether the peer's app is installed (PROTOCOL.md §7.1); on the wire only when false.
+    public var appInstalled: Bool
 
-    public init(connected: Bool, reachable: Bool) {
+    public init(connected: Bool, reachable: Bool, appInstalled: Bool = true) {
         self.connected = connected
         self.reachable = reachable
+        self.appInstalled = appInstalled
     }
 
     public init(reader r: ObjectReader) throws(ProtocolError) {
         connected = try r.bool("connected")
         reachable = try r.bool("reachable")
+        appInstalled = try r.optionalBool("appInstalled") ?? true
     }
 
-    public var json: JSONValue { ["connected": .bool(connected), "reachable": .bool(reachable)] }
+    public var json: JSONValue {
+        appInstalled
+            ? ["connected": .bool(connected), "reachable": .bool(reachable)]
+            : ["connected": .bool(connected), "reachable": .bool(reachable), "appInstalled": .bool(false)]
+    }
 }
 
 /// relay → client: what went wrong with a frame.
