@@ -25,6 +25,8 @@ extension PhoneCompanion {
                     record(.unpaired(reason: reason))
                 case .reachabilityChanged(let reachable):
                     record(.reachabilityChanged(reachable))
+                case .peerAppInstalledChanged:
+                    break  // the sends it refuses say so (`watch_app_not_installed`)
                 case .disconnected:
                     report(.relay(.disconnected))
                 case .error(let error):

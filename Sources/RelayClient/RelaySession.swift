@@ -65,6 +65,9 @@ public actor RelaySession {
     public var isPaired: Bool { core.isPaired }
     /// `WCSession.isReachable`: the counterpart is available for live messaging.
     public var isReachable: Bool { core.isReachable }
+    /// Whether the counterpart's app is installed (PROTOCOL.md §7.1); WC's
+    /// `isWatchAppInstalled` / `isCompanionAppInstalled` while paired.
+    public var isPeerAppInstalled: Bool { core.isPeerAppInstalled }
     /// The counterpart's device name, once paired.
     public var peerName: String? { core.peerName }
     /// The relay's id of this device's pair, once paired (a new one each time it pairs).
@@ -100,7 +103,19 @@ public actor RelaySession {
 
     /// Closes the connection and stops reconnecting.
     public func close() async {
-        _ = performNow(.close)
+        await stop(with: .close)
+    }
+
+    /// Says this device's app was uninstalled (`state` `{appInstalled: false}`, PROTOCOL.md
+    /// §7.1), then closes as ``close()`` does: the peer sees the app uninstalled until this
+    /// device's next `hello` (a new session with the same state), which installs it again.
+    public func uninstallApp() async {
+        await stop(with: .uninstallApp)
+    }
+
+    /// Performs `command` (one that closes the connection) and waits for the session to stop.
+    private func stop(with command: SessionCommand) async {
+        _ = performNow(command)
         await connectionTask?.value
         connectionTask = nil
         timer?.cancel()

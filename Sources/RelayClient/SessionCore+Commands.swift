@@ -67,6 +67,10 @@ extension SessionCore {
             let id = makeID()
             request(id, .outstanding, .outstanding(Request(id: id)), ticket)
         case .close: close(ticket)
+        case .uninstallApp:
+            // Written before the close frame (the connection sends what it queued first).
+            if phase == .activated { send(.state(StateChange(appInstalled: false))) }
+            close(ticket)
         }
     }
 

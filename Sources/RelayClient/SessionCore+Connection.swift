@@ -89,9 +89,12 @@ extension SessionCore {
         case .unpaired(let u):
             forgetPair()
             setReachable(false)
+            setPeerAppInstalled(true)
             emit(.unpaired(reason: u.reason))
             if let re = u.re, let p = takePending(re) { complete(p.ticket, .success(.done)) }
-        case .peer(let p): setReachable(p.reachable)
+        case .peer(let p):
+            setReachable(p.reachable)
+            setPeerAppInstalled(p.appInstalled)
         case .accepted(let a): accepted(a)
         case .deliver(let d): deliver(d)
         case .reply(let r): replied(r.re, .success(r.payload))
@@ -129,6 +132,7 @@ extension SessionCore {
         phase = .activated
         attempt = 0
         setReachable(w.peer?.reachable ?? false)
+        setPeerAppInstalled(w.peer?.appInstalled ?? true)
         emit(.activated(paired: w.paired))
         for waiter in activationWaiters { complete(waiter.ticket, .success(.done)) }
         activationWaiters = []
@@ -194,6 +198,7 @@ extension SessionCore {
                 .receivedContext(nil),
             ], ticket.map { .complete($0, .done) } ?? .plain)
         setReachable(p.peer.reachable)
+        setPeerAppInstalled(p.peer.appInstalled)
         emit(.paired(pairID: p.pairID, peerName: p.peer.name))
     }
 
@@ -259,6 +264,7 @@ extension SessionCore {
             // The token was revoked while this device was away: it is no longer paired.
             forgetPair()
             setReachable(false)
+            setPeerAppInstalled(true)
             emit(.unpaired(reason: "token revoked"))
             return
         }

@@ -106,6 +106,9 @@ public struct SessionCore: Sendable {
     // What the app sees (WCSession's properties).
     public internal(set) var isPaired = false
     public internal(set) var isReachable = false
+    /// Whether the counterpart's app is installed (`peer.appInstalled`, PROTOCOL.md §7.1): WC's
+    /// `isWatchAppInstalled` (phone) and `isCompanionAppInstalled` (watch), with ``isPaired``.
+    public internal(set) var isPeerAppInstalled = true
     public internal(set) var peerName: String?
     public internal(set) var pairID: String?
     public internal(set) var limits = Limits.default
@@ -242,6 +245,13 @@ public struct SessionCore: Sendable {
         guard reachable != isReachable else { return }
         isReachable = reachable
         emit(.reachabilityChanged(reachable))
+    }
+
+    /// Records whether the counterpart's app is installed; a change is an event.
+    mutating func setPeerAppInstalled(_ installed: Bool) {
+        guard installed != isPeerAppInstalled else { return }
+        isPeerAppInstalled = installed
+        emit(.peerAppInstalledChanged(installed))
     }
 
     var requestDeadline: ContinuousClock.Instant { now + settings.requestTimeout }

@@ -45,6 +45,9 @@ public enum SessionCommand: Sendable, Equatable {
     case synchronize
     /// Stop: close the connection and never reconnect.
     case close
+    /// The app was uninstalled: tell the relay (`state` `{appInstalled: false}`, when
+    /// activated), then stop as ``close``.
+    case uninstallApp
 }
 
 /// What a finished command yields.

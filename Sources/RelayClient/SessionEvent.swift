@@ -17,6 +17,9 @@ public enum SessionEvent: Sendable, Equatable {
     case userInfoTransferFinished(id: String)
     /// `sessionReachabilityDidChange`.
     case reachabilityChanged(Bool)
+    /// The counterpart's app was uninstalled (false) or runs again (true), PROTOCOL.md §7.1:
+    /// `sessionWatchStateDidChange` (phone), `sessionCompanionAppInstalledDidChange` (watch).
+    case peerAppInstalledChanged(Bool)
     /// The device joined a pair (`paired`); `peerName` is the counterpart's device name.
     case paired(pairID: String, peerName: String)
     /// The pair ended (`unpaired`, or this device's token was revoked).

@@ -369,6 +369,8 @@ public actor HeadlessWatch {
             break
         case .reachabilityChanged(let r):
             publish(.reachability(r))
+        case .peerAppInstalledChanged:
+            break  // the sends it refuses say so (`companion_app_not_installed`)
         case .paired(_, let peer):
             lastFaces = nil  // sent before pairing, they were dropped: send them again
             publish(.paired(peer: peer))

@@ -7,6 +7,8 @@ struct SessionState: Sendable {
     var isPaired = false
     /// Whether the relay sees the counterpart app reachable.
     var peerReachable = false
+    /// Whether the relay says the counterpart's app is installed (PROTOCOL.md §7.1).
+    var peerAppInstalled = true
     var isForeground: Bool
     /// Watch: its own app must be in the foreground to message the phone.
     let foregroundMatters: Bool
@@ -48,6 +50,10 @@ struct SessionState: Sendable {
     /// WatchKit extension is running in the foreground", Apple's `isReachable`).
     var isReachable: Bool { peerReachable && (isForeground || !foregroundMatters) }
 
+    /// `isWatchAppInstalled` (phone), `isCompanionAppInstalled` (watch): paired, and the
+    /// counterpart's app not uninstalled.
+    var isCounterpartAppInstalled: Bool { isPaired && peerAppInstalled }
+
     mutating func addTransfer(_ transfer: WCSessionUserInfoTransfer) {
         guard transfers[transfer.id] == nil else { return }
         transfers[transfer.id] = transfer
@@ -59,6 +65,7 @@ struct SessionState: Sendable {
     mutating func forgetWatch() {
         isPaired = false
         peerReachable = false
+        peerAppInstalled = true
         remainingComplications = Limits.default.complicationsPerDay
         limits = Limits.default
         applicationContext = nil

@@ -28,16 +28,27 @@ extension WCSession {
         await stopRunning()
     }
 
-    /// Ends the tasks and closes the relay connection; `activationState` is `.notActivated` and
-    /// `isReachable` false after.
-    func stopRunning() async {
+    /// Stops the session as ``close()`` does, after telling the relay that this app was
+    /// uninstalled (WatchRelay addition, for tests and harnesses): the counterpart's
+    /// `isWatchAppInstalled` (or `isCompanionAppInstalled`) turns false, its delegate hears it,
+    /// and its sends fail with `watchAppNotInstalled` (or `companionAppNotInstalled`) until a
+    /// session on this device's state activates again: the app was installed again
+    /// (PROTOCOL.md §7.1).
+    public func uninstallApp() async {
+        await parts.withLock({ $0.switching })?.value
+        await stopRunning(uninstalling: true)
+    }
+
+    /// Ends the tasks and closes the relay connection (saying first, when `uninstalling`, that
+    /// the app was uninstalled); `activationState` is `.notActivated` and `isReachable` false after.
+    func stopRunning(uninstalling: Bool = false) async {
         let (tasks, relay, streams) = parts.withLock { p in
             (p.tasks, p.relay, [p.messages, p.replies])
         }
         parts.withLock { $0.drainWake?.finish() }
         for stream in streams { stream?.finish() }
         for task in tasks { task.cancel() }
-        await relay?.close()
+        if uninstalling { await relay?.uninstallApp() } else { await relay?.close() }
         for task in tasks { await task.value }
         // Nothing goes out of a stopped session: the counterpart is not reachable from it
         // (Apple's `isReachable`: "available for live messaging").
@@ -164,6 +175,7 @@ extension WCSession {
     func refresh(from relay: RelaySession) async -> Bool {
         let paired = await relay.isPaired
         let reachable = await relay.isReachable
+        let installed = await relay.isPeerAppInstalled
         let limits = await relay.limits
         let remaining = await relay.remainingComplicationUserInfoTransfers
         let received = await relay.receivedApplicationContext
@@ -171,6 +183,7 @@ extension WCSession {
             let before = s.isReachable
             s.isPaired = paired
             s.peerReachable = reachable
+            s.peerAppInstalled = installed
             s.limits = limits
             s.remainingComplications = remaining
             if let received { s.receivedApplicationContext = received }

@@ -51,13 +51,17 @@ extension WCSession {
                     return s.isReachable != before
                 }
                 if changed { await withDelegate { s, d in d.sessionReachabilityDidChange(s) } }
+            case .peerAppInstalledChanged(let installed):
+                let changed = state.withLock { s in
+                    let before = s.isCounterpartAppInstalled
+                    s.peerAppInstalled = installed
+                    return s.isCounterpartAppInstalled != before
+                }
+                if changed { await announceCounterpartAppInstalled() }
             case .paired, .unpaired:
                 let reachabilityChanged = await refresh(from: relay)
                 if await !notePair(relay, outbox: outbox) { await failTransfersLostWithPair(outbox: outbox) }
-                let role = environment?.role
-                await withDelegate { s, d in
-                    if role == .phone { d.sessionWatchStateDidChange(s) } else { d.sessionCompanionAppInstalledDidChange(s) }
-                }
+                await announceCounterpartAppInstalled()
                 if reachabilityChanged { await withDelegate { s, d in d.sessionReachabilityDidChange(s) } }
             case .activated:
                 // The counterpart may have come (or gone) since activation read `isReachable`:
@@ -74,6 +78,15 @@ extension WCSession {
                 // app gets the item itself when it comes again.
                 break
             }
+        }
+    }
+
+    /// The counterpart's app was installed or uninstalled (or the pair changed): phone
+    /// `sessionWatchStateDidChange(_:)`, watch `sessionCompanionAppInstalledDidChange(_:)`.
+    private func announceCounterpartAppInstalled() async {
+        let role = environment?.role
+        await withDelegate { s, d in
+            if role == .phone { d.sessionWatchStateDidChange(s) } else { d.sessionCompanionAppInstalledDidChange(s) }
         }
     }
 

@@ -52,12 +52,13 @@ extension WCSession {
     }
 
     private func checkLiveSend(_ payload: Payload) throws(WCError) {
-        let (activation, paired, reachable, limit) = state.withLock {
-            ($0.activationState, $0.isPaired, $0.isReachable, $0.limits.messageBytes)
+        let (activation, paired, installed, reachable, limit) = state.withLock {
+            ($0.activationState, $0.isPaired, $0.peerAppInstalled, $0.isReachable, $0.limits.messageBytes)
         }
         guard hasDelegate else { throw WCError(.sessionMissingDelegate) }
         guard activation == .activated else { throw Self.notActivated(activation) }
         guard paired else { throw WCError(.deviceNotPaired) }
+        guard installed else { throw counterpartAppNotInstalled }
         try Self.checkSize(payload, limit: limit)
         guard reachable else { throw WCError(.notReachable) }
     }
@@ -167,14 +168,23 @@ extension WCSession {
     // MARK: - Checks
 
     func readyForDurableSend(_ limit: KeyPath<Limits, Int>) throws(WCError) -> (SessionOutbox, Int) {
-        let (activation, paired, bytes) = state.withLock { ($0.activationState, $0.isPaired, $0.limits[keyPath: limit]) }
+        let (activation, paired, installed, bytes) = state.withLock {
+            ($0.activationState, $0.isPaired, $0.peerAppInstalled, $0.limits[keyPath: limit])
+        }
         // "A delegate must exist before the session will allow sends" (WCSession.h).
         guard hasDelegate else { throw WCError(.sessionMissingDelegate) }
         guard activation == .activated, let outbox = parts.withLock({ $0.outbox }) else {
             throw Self.notActivated(activation)
         }
         guard paired else { throw WCError(.deviceNotPaired) }
+        guard installed else { throw counterpartAppNotInstalled }
         return (outbox, bytes)
+    }
+
+    /// `watchAppNotInstalled` (7006) on the phone, `companionAppNotInstalled` (7018) on the
+    /// watch: the counterpart said its app was uninstalled (PROTOCOL.md §7.1).
+    var counterpartAppNotInstalled: WCError {
+        WCError(environment?.role == .watch ? .companionAppNotInstalled : .watchAppNotInstalled)
     }
 
     /// `sessionInactive` while the phone switches watches (``switchWatch(to:)``), else `sessionNotActivated`.

@@ -115,13 +115,15 @@ public final class WCSession: NSObject, Sendable {
     public var isReachable: Bool { state.withLock { $0.isReachable } }
     /// Phone: whether a watch is paired with this phone (`watchrelay pair` ran for its state).
     public var isPaired: Bool { state.withLock { $0.isPaired } }
-    /// Phone: whether the watch app is installed (here: the same as ``isPaired``).
-    public var isWatchAppInstalled: Bool { state.withLock { $0.isPaired } }
+    /// Phone: whether the watch app is installed: paired, and the watch did not say its app was
+    /// uninstalled (``uninstallApp()``) since it last ran.
+    public var isWatchAppInstalled: Bool { state.withLock { $0.isCounterpartAppInstalled } }
     /// Phone: whether the watch app's complication is on the active face
     /// (`WATCHRELAY_COMPLICATION`, default yes, and paired).
     public var isComplicationEnabled: Bool { state.withLock { $0.isPaired && $0.complicationEnabled } }
-    /// Watch: whether the phone app is installed (here: the same as paired).
-    public var isCompanionAppInstalled: Bool { state.withLock { $0.isPaired } }
+    /// Watch: whether the phone app is installed: paired, and the phone did not say its app was
+    /// uninstalled (``uninstallApp()``) since it last ran.
+    public var isCompanionAppInstalled: Bool { state.withLock { $0.isCounterpartAppInstalled } }
     /// Watch: always false here (a relay has no locked phone).
     public var iOSDeviceNeedsUnlockAfterRebootForReachability: Bool { false }
     /// Phone: a directory for data about the active watch, inside that watch's state directory

@@ -77,6 +77,9 @@ final class RecordingDelegate: NSObject, WCSessionDelegate, @unchecked Sendable 
     func sessionWatchStateDidChange(_ session: WCSession) {
         record("watchState", "\(session.isPaired),\(session.watchDirectoryURL?.path ?? "none")")
     }
+    func sessionCompanionAppInstalledDidChange(_ session: WCSession) {
+        record("companionInstalled", "\(session.isCompanionAppInstalled)")
+    }
     func session(_ session: WCSession, didReceiveMessage message: [String: Any]) {
         record("message", Self.detail(message))
     }
