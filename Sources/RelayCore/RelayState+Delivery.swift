@@ -42,11 +42,6 @@ extension RelayState {
             throw ProtocolError(.notSupported, "complication transfers go from the phone to the watch only", re: f.id)
         }
         try configuration.limits.check(f)
-        if !pairs.update(at: position, { sender == .phone ? $0.record.watch.appInstalled : $0.record.phone.appInstalled }) {
-            throw sender == .phone
-                ? ProtocolError(.watchAppNotInstalled, "the watch app is not installed", re: f.id)
-                : ProtocolError(.companionAppNotInstalled, "the companion (phone) app is not installed", re: f.id)
-        }
         // A send this device already had accepted (a retry) is not queued or delivered again.
         if pairs.update(at: position, { $0.alreadyAccepted(f.id, from: sender) }) {
             let q = pairs[pairID]![sender]
@@ -68,6 +63,13 @@ extension RelayState {
             actions.append(.awaitStore)
             emit(.accepted(again), to: link)
             return
+        }
+        // §7.1: nothing new for an app that is not installed. A retry (above) is answered as
+        // before: its item was accepted, is kept, and goes when the app runs again.
+        if !pairs.update(at: position, { sender == .phone ? $0.record.watch.appInstalled : $0.record.phone.appInstalled }) {
+            throw sender == .phone
+                ? ProtocolError(.watchAppNotInstalled, "the watch app is not installed", re: f.id)
+                : ProtocolError(.companionAppNotInstalled, "the companion (phone) app is not installed", re: f.id)
         }
         if f.mode == .message {
             return try sendMessage(f, from: link, sender: sender, pairID: pairID, at: position)

@@ -31,6 +31,22 @@ import Testing
         #expect(h.state.connectionCount == 1, "the phone stays connected")
     }
 
+    /// A retry of a send accepted before the uninstall is answered `accepted` again, not 7006:
+    /// its item is stored and kept (§7.1), and a sender told it failed would be told wrong.
+    @Test func aRetryOfAnItemAcceptedBeforeTheUninstallIsAcceptedAgainAndTheItemKept() {
+        var h = RelayHarness()
+        let (phone, watch) = h.pairDevices()
+        h.close(watch)
+        #expect(h.send(phone, id: "p-1", mode: .userInfo).frames(to: phone).compactMap(\.accepted).count == 1)
+        let (w2, _) = h.reconnect(.watch, lastSeq: 0)
+        h.send(w2, .state(StateChange(appInstalled: false)))
+        let retry = h.send(phone, id: "p-1", mode: .userInfo)
+        #expect(retry.frames(to: phone).compactMap(\.accepted).map(\.re) == ["p-1"])
+        #expect(retry.errors(to: phone).isEmpty)
+        #expect(h.send(phone, id: "p-2", mode: .userInfo).errors(to: phone).map(\.code) == [.watchAppNotInstalled])
+        #expect(h.outstanding(phone) == ["p-1"])
+    }
+
     @Test func theNextHelloWithTheWatchsTokenInstallsItAgain() {
         var h = RelayHarness()
         let (phone, watch) = h.pairDevices()
