@@ -25,8 +25,10 @@ extension PhoneCompanion {
                     record(.unpaired(reason: reason))
                 case .reachabilityChanged(let reachable):
                     record(.reachabilityChanged(reachable))
-                case .peerAppInstalledChanged:
-                    break  // the sends it refuses say so (`watch_app_not_installed`)
+                case .peerAppInstalledChanged(let installed):
+                    // Uninstalled: the pushes it refuses say so (`watch_app_not_installed`).
+                    // Running again: it has the list from before, so what it missed goes now.
+                    if installed { group.addTask { _ = await self.pushLatest() } }
                 case .disconnected:
                     report(.relay(.disconnected))
                 case .error(let error):

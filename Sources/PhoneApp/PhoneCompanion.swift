@@ -230,7 +230,7 @@ public actor PhoneCompanion {
         let session = await session.status()
         return PhoneStatus(
             activated: session.activationState == .activated, paired: session.isPaired,
-            reachable: session.isReachable, revision: ledger.revision, pushedRevision: sentRevision,
+            reachable: session.isReachable, watchAppInstalled: session.isPeerAppInstalled, revision: ledger.revision, pushedRevision: sentRevision,
             favorites: (try? store.favoriteLogins().count) ?? 0, omitted: sentOmitted, pushError: pushError)
     }
 
@@ -310,6 +310,9 @@ public struct PhoneStatus: Sendable, Equatable {
     public var paired: Bool
     /// The watch is reachable for messages.
     public var reachable: Bool
+    /// The watch app is installed (PROTOCOL.md §7.1): while it is not, pushes are refused
+    /// (`watch_app_not_installed`) and the latest list goes when it runs again.
+    public var watchAppInstalled: Bool
     /// The last snapshot revision made.
     public var revision: Int64
     /// The last revision the relay accepted.

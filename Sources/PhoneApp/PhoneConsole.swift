@@ -61,7 +61,7 @@ public enum PhoneConsole {
                         verb,
                         [
                             ("activated", "\(s.activated)"), ("paired", "\(s.paired)"), ("reachable", "\(s.reachable)"),
-                            ("revision", "\(s.revision)"), ("pushed_revision", "\(s.pushedRevision)"),
+                            ("watch_app_installed", "\(s.watchAppInstalled)"), ("revision", "\(s.revision)"), ("pushed_revision", "\(s.pushedRevision)"),
                             ("favorites", "\(s.favorites)"), ("omitted", "\(s.omitted)"),
                         ] + (s.pushError.map { [("push_error", $0.code), ("push_msg", $0.description)] } ?? []))
                 ])

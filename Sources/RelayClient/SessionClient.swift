@@ -112,6 +112,8 @@ public struct SessionStatus: Sendable, Equatable {
     public var activationState: ActivationState
     public var isPaired: Bool
     public var isReachable: Bool
+    /// Whether the counterpart's app is installed (PROTOCOL.md §7.1; true while not paired).
+    public var isPeerAppInstalled: Bool
     public var peerName: String?
     /// The pair this device is in (the relay's `pairId`); nil while not paired.
     public var pairID: String?
@@ -132,6 +134,7 @@ public struct SessionStatus: Sendable, Equatable {
         activationState = core.activationState
         isPaired = core.isPaired
         isReachable = core.isReachable
+        isPeerAppInstalled = core.isPeerAppInstalled
         peerName = core.peerName
         pairID = core.pairID
         limits = core.limits

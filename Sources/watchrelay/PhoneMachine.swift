@@ -75,7 +75,7 @@ enum PhoneMachine {
                         request,
                         [
                             "activated": .bool(s.activated), "paired": .bool(s.paired), "reachable": .bool(s.reachable),
-                            "revision": .int(s.revision), "pushedRevision": .int(s.pushedRevision),
+                            "watchAppInstalled": .bool(s.watchAppInstalled), "revision": .int(s.revision), "pushedRevision": .int(s.pushedRevision),
                             "favorites": .int(Int64(s.favorites)), "omitted": .int(Int64(s.omitted)),
                             "pushError": s.pushError.map { ["code": .string($0.code), "message": .string($0.description)] } ?? .null,
                         ]),
