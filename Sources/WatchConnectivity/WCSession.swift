@@ -1,5 +1,7 @@
 import Dispatch
-import Foundation
+// Re-exported, as Apple's module does (its headers import Foundation and the module exports
+// it): a session manager file with only `import WatchConnectivity` sees NSObject, Date, Data.
+@_exported import Foundation
 import Primitives
 import RelayClient
 import RelayProtocol
