@@ -62,6 +62,7 @@ extension WCSession {
 
     private func run() async {
         guard let environment else {
+            Self.sayWhyUnsupported("activate() fails with sessionNotSupported")
             await completeActivation(.notActivated, WCError(.sessionNotSupported))
             return
         }

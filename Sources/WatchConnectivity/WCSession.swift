@@ -27,17 +27,26 @@ public final class WCSession: NSObject, Sendable {
     /// standard error (a variable missing or misspelled looks like an iPad otherwise).
     public static func isSupported() -> Bool {
         guard WCSessionEnvironment() == nil else { return true }
-        let problem = WCSessionEnvironment.problem() ?? "the environment selects no device"
-        if unsupportedSaid.withLock({ said in defer { said = true }; return !said }) {
-            StandardError.write(
-                "WatchConnectivity (WatchRelay): WCSession.isSupported() is false: \(problem). Start the app with "
-                    + "WATCHRELAY_URL=ws://HOST:PORT/v1, WATCHRELAY_ROLE=phone|watch and WATCHRELAY_STATE=<a directory "
-                    + "`watchrelay pair` paired>.\n")
-        }
+        sayWhyUnsupported("WCSession.isSupported() is false")
         return false
     }
 
-    /// Whether ``isSupported()`` has said why it is false (once per process).
+    /// Says on standard error, once per process, which variable of the environment selects no
+    /// device: when ``isSupported()`` is false, or when an app that never asked it (a watch app
+    /// may not: sessions are "always available on watchOS") activates and gets
+    /// `sessionNotSupported`. Nothing when the environment is complete (a session made with
+    /// `environment: nil` on purpose).
+    static func sayWhyUnsupported(_ what: String) {
+        guard let problem = WCSessionEnvironment.problem(),
+            unsupportedSaid.withLock({ said in defer { said = true }; return !said })
+        else { return }
+        StandardError.write(
+            "WatchConnectivity (WatchRelay): \(what): \(problem). Start the app with "
+                + "WATCHRELAY_URL=ws://HOST:PORT/v1, WATCHRELAY_ROLE=phone|watch and WATCHRELAY_STATE=<a directory "
+                + "`watchrelay pair` paired>.\n")
+    }
+
+    /// Whether the environment's problem was said (once per process).
     private static let unsupportedSaid = LockedState(false)
 
     /// Where the delegate methods run: one serial queue, never the main one.

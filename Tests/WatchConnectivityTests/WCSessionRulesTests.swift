@@ -219,6 +219,24 @@ struct WCSessionRulesTests {
         #expect(WCSessionEnvironment.problem(in: wrong) == "WATCHRELAY_STATE not set")
     }
 
+    /// An app that activates without asking `isSupported()` (watch apps often don't: sessions are
+    /// "always available on watchOS") hears which variable is missing on stderr, not only
+    /// `sessionNotSupported` in its activation callback.
+    @Test func activatingWithoutADeviceSaysWhichVariableIsMissing() async throws {
+        let directory = TemporaryDirectory()
+        let probe = try AppProcess(
+            "wc-probe", executable: buildDirectory + "/wc-probe", relayURL: "", role: "watch",
+            state: directory.path("watch"))
+        defer { probe.terminate() }
+        let activation = try await probe.line(startingWith: "not activated")
+        #expect(activation.contains("sessionNotSupported"), "\(activation)")
+        probe.type("quit")
+        let result = try await probe.exit()
+        #expect(
+            result.stderr.contains("activate() fails with sessionNotSupported: WATCHRELAY_URL not set. Start the app with"),
+            "\(result.stderr)")
+    }
+
     /// Sessions and transfers are `NSObject`s, as Apple's: the idioms of iOS code compile and work.
     @Test func sessionsAndTransfersAreEqualOnlyToThemselvesAsNSObjects() async throws {
         let h = try await WCHarness.start(activate: false)
