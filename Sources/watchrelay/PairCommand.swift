@@ -47,9 +47,17 @@ enum PairCommand {
             StandardOutput.writeLine(help)
             return 0
         }
-        guard let relay = try args.string("relay"), let phoneState = try args.string("phone-state"),
-            let watchState = try args.string("watch-state")
-        else {
+        // Required, but said after the unknown options (a typo of --watch-state is named as one).
+        let relayOption = try args.string("relay")
+        let phoneStateOption = try args.string("phone-state")
+        let watchStateOption = try args.string("watch-state")
+        let phoneName = try args.string("phone-name") ?? "iPhone"
+        let watchName = try args.string("watch-name") ?? "Apple Watch"
+        let json = args.flag("json")
+        let watchID = try args.string("watch-id")
+        let activate = args.flag("activate")
+        try args.rejectUnknown()
+        guard let relay = relayOption, let phoneState = phoneStateOption, let watchState = watchStateOption else {
             throw Arguments.UsageError(description: "pair needs --relay, --phone-state and --watch-state\n\n\(help)")
         }
         try CLI.requireWebSocketURL(relay)
@@ -58,15 +66,9 @@ enum PairCommand {
             throw Arguments.UsageError(
                 description: "--phone-state and --watch-state are the same directory: a phone and its watch each need their own")
         }
-        let phoneName = try args.string("phone-name") ?? "iPhone"
-        let watchName = try args.string("watch-name") ?? "Apple Watch"
-        let json = args.flag("json")
-        let watchID = try args.string("watch-id")
-        let activate = args.flag("activate")
         if let watchID, !PhoneWatches.isValid(watchID) {
             throw Arguments.UsageError(description: "--watch-id: '\(watchID)' is not a watch id (1-64 of A-Z a-z 0-9 . _ -)")
         }
-        try args.rejectUnknown()
         // Before anything is created or written: a path that can't be a directory, and a
         // directory that holds the other role's state (the two swapped, on a paired pair).
         try DirectoryError.check(phoneState, option: "--phone-state")

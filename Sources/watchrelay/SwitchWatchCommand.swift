@@ -33,13 +33,15 @@ enum SwitchWatchCommand {
             StandardOutput.writeLine(help)
             return 0
         }
-        guard let phoneState = try args.string("phone-state") else {
-            throw Arguments.UsageError(description: "switch-watch needs --phone-state\n\n\(help)")
-        }
+        // Required, but said after the unknown options (a typo of --phone-state is named as one).
+        let phoneStateOption = try args.string("phone-state")
         let watchID = try args.string("watch-id")
         let list = args.flag("list")
         let json = args.flag("json")
         try args.rejectUnknown()
+        guard let phoneState = phoneStateOption else {
+            throw Arguments.UsageError(description: "switch-watch needs --phone-state\n\n\(help)")
+        }
         guard (watchID != nil) != list else {
             throw Arguments.UsageError(description: "switch-watch needs exactly one of --watch-id and --list\n\n\(help)")
         }

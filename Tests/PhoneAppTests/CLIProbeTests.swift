@@ -195,6 +195,23 @@ struct CLIProbeTests {
         }
     }
 
+    /// `pair … --wach-state DIR` (a typo) answered "pair needs --relay, --phone-state and
+    /// --watch-state" and its help, naming everything but the typo; so did `switch-watch --bogus`.
+    @Test func pairAndSwitchWatchSayAnUnknownOptionBeforeAMissingRequiredOne() async throws {
+        let cases: [([String], String)] = [
+            (["pair", "--relay", "ws://127.0.0.1:1/v1", "--phone-state", "/tmp/p", "--wach-state", "/tmp/w"], "--wach-state"),
+            (["pair", "--bogus"], "--bogus"),
+            (["switch-watch", "--phone-stat", "/tmp/p", "--list"], "--phone-stat"),
+        ]
+        for (arguments, option) in cases {
+            let run = try await Self.run(arguments)
+            #expect(run.status == 2, "\(arguments)")
+            #expect(run.stderr.hasPrefix("watchrelay: unknown option \(option)"), "\(arguments): \(run.stderr)")
+        }
+        #expect(try await Self.run(["pair"]).stderr.hasPrefix("watchrelay: pair needs --relay, --phone-state and --watch-state"))
+        #expect(try await Self.run(["switch-watch", "--list"]).stderr.hasPrefix("watchrelay: switch-watch needs --phone-state"))
+    }
+
     /// `phone --relay URL --json` ran the companion with --json ignored: a script reading its
     /// stdout for JSON got `github: …`, `ok start …` and the text listing. It is a usage error
     /// naming `list --json` and --machine; `phone list --json` still prints JSON.
