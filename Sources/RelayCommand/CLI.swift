@@ -62,6 +62,13 @@ public enum CLI {
         guard relay.hasPrefix("ws://") || relay.hasPrefix("wss://") else {
             throw Arguments.UsageError(description: "--relay must be a ws:// or wss:// URL, not '\(relay)'")
         }
+        // The relay refuses an upgrade on any path but its own (/v1, PROTOCOL.md §2.1) by closing
+        // the connection, so a URL without one failed only after the request timeout, as
+        // "read failed".
+        if let path = URLComponents(string: relay)?.path, path.isEmpty || path == "/" {
+            throw Arguments.UsageError(
+                description: "--relay '\(relay)' has no path: the relay's URL ends in /v1 (the first line `watchrelay serve` prints)")
+        }
     }
 
     /// A pairing code is the six digits the phone shows (PROTOCOL.md §6.1). Anything else would

@@ -212,6 +212,26 @@ struct CLIProbeTests {
         #expect(try await Self.run(["switch-watch", "--list"]).stderr.hasPrefix("watchrelay: switch-watch needs --phone-state"))
     }
 
+    /// `--relay ws://127.0.0.1:8765` (the /v1 left out) is refused by the relay without a status,
+    /// so phone, watch and pair waited out the request timeout and said "read failed".
+    @Test func aRelayURLWithoutAPathIsAUsageError() async throws {
+        let state = TemporaryDirectory()
+        for url in ["ws://127.0.0.1:1", "ws://127.0.0.1:1/"] {
+            let cases: [[String]] = [
+                ["phone", "--relay", url, "--state", state.path("p")],
+                ["watch", "--relay", url, "--state", state.path("w"), "--once", "--wait-s", "1"],
+                ["pair", "--relay", url, "--phone-state", state.path("p"), "--watch-state", state.path("w")],
+            ]
+            for arguments in cases {
+                let run = try await Self.run(arguments, environment: ["WATCHRELAY_REQUEST_TIMEOUT_S": "1"])
+                #expect(run.status == 2, "\(arguments): \(run.stderr)")
+                #expect(run.stderr.contains("has no path: the relay's URL ends in /v1"), "\(arguments): \(run.stderr)")
+                #expect(run.stdout.isEmpty, "\(arguments): \(run.stdout)")
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: state.path("p")), "a refused URL made the phone's state")
+    }
+
     /// `phone --relay URL --json` ran the companion with --json ignored: a script reading its
     /// stdout for JSON got `github: …`, `ok start …` and the text listing. It is a usage error
     /// naming `list --json` and --machine; `phone list --json` still prints JSON.
