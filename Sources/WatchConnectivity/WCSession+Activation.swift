@@ -97,7 +97,11 @@ extension WCSession {
         } catch {
             // Activation completes as on a device (a session activates without its
             // counterpart); say why nothing will arrive yet, once, for the developer.
-            let message = "WatchConnectivity: no answer from the relay at \(environment.url) (\(error)); the session is activated and keeps trying to connect\n"
+            // The relay closes an upgrade on another path than its own without a status, so a
+            // WATCHRELAY_URL without /v1 looks like a relay that does not answer: say which.
+            let path = URLComponents(string: environment.url)?.path ?? ""
+            let hint = path.isEmpty || path == "/" ? " (WATCHRELAY_URL has no path: the relay's URL ends in /v1)" : ""
+            let message = "WatchConnectivity: no answer from the relay at \(environment.url)\(hint) (\(error)); the session is activated and keeps trying to connect\n"
             StandardError.write(message)
         }
         await refresh(from: relay)

@@ -237,6 +237,25 @@ struct WCSessionRulesTests {
             "\(result.stderr)")
     }
 
+    /// `WATCHRELAY_URL=ws://127.0.0.1:PORT` (the /v1 left out) reaches a relay that closes the
+    /// upgrade without a word: the app heard only "no answer from the relay … read failed".
+    @Test func aRelayURLWithoutAPathIsSaidWhenTheRelayDoesNotAnswer() async throws {
+        let directory = TemporaryDirectory()
+        let relay = try await RelayServer.startForTest(in: directory.path)
+        let url = String(relay.url.dropLast("/v1".count))
+        let probe = try AppProcess(
+            "wc-probe", executable: buildDirectory + "/wc-probe", relayURL: url, role: "watch",
+            state: directory.path("watch"), extra: ["WATCHRELAY_REQUEST_TIMEOUT_S": "1"])
+        defer { probe.terminate() }
+        try await probe.line(startingWith: "activated")
+        probe.type("quit")
+        let result = try await probe.exit()
+        #expect(
+            result.stderr.contains("no answer from the relay at \(url) (WATCHRELAY_URL has no path: the relay's URL ends in /v1)"),
+            "\(result.stderr)")
+        await relay.shutdown()
+    }
+
     /// Sessions and transfers are `NSObject`s, as Apple's: the idioms of iOS code compile and work.
     @Test func sessionsAndTransfersAreEqualOnlyToThemselvesAsNSObjects() async throws {
         let h = try await WCHarness.start(activate: false)
