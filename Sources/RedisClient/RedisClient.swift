@@ -100,6 +100,16 @@ public final class RedisClient: Sendable {
             core.requestStop { continuation.resume() }
         }
     }
+
+    /// The same as ``close()``, blocking the calling thread until the client's thread ended.
+    ///
+    /// For threads of the caller's own (the relay's lease and loader threads), never a
+    /// cooperative-pool or lws service thread: it waits for the pipeline under way, if any.
+    public func closeBlocking() {
+        let ended = DispatchSemaphore(value: 0)
+        core.requestStop { ended.signal() }
+        ended.wait()
+    }
 }
 
 /// The client's thread and what it shares with callers.

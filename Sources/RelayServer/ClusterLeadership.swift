@@ -16,8 +16,12 @@ import RelayRedisStore
 /// step down and stops that committer. Blocking Redis calls happen here and on the loader
 /// thread, never on the lws service thread or the cooperative pool.
 ///
+/// A stop ends the loads under way too: their stores' clients are closed (a load fails at its
+/// next call) and the lease thread waits for their threads, so no thread of a stopped node still
+/// reads Redis.
+///
 /// `@unchecked Sendable`: `stopping`, `committer`, `fencedEpoch`, `loadingEpoch`, `loaded`,
-/// `hasExited` and `exited` are touched only with `condition` held; `held`, `loading`,
+/// `loads`, `hasExited` and `exited` are touched only with `condition` held; `held`, `loading`,
 /// `abandoned` and `seen` only on the lease thread; the rest is immutable.
 final class ClusterLeadership: @unchecked Sendable {
     /// What the node needs to build an engine when it takes the lease.
@@ -56,6 +60,10 @@ final class ClusterLeadership: @unchecked Sendable {
     private var loadingEpoch: Int64?
     /// What the loader of ``loadingEpoch`` read, once it is done.
     private var loaded: Result<Loaded, any Error>?
+    /// The store of each loader thread still running, by its epoch (a lost leadership's load
+    /// may still run beside the next one's). A thread closes its store's client, unless it
+    /// hands it over, and leaves this before it ends.
+    private var loads: [Int64: RedisRelayStorage] = [:]
     /// Wakes the lease thread before its pause ends: stopped, a batch fenced, the state loaded.
     /// A semaphore, whose timeout is on the monotonic clock (NSCondition's is the wall clock's:
     /// a clock set back would stretch a pause past the lease's validity).
@@ -91,8 +99,8 @@ final class ClusterLeadership: @unchecked Sendable {
         }
     }
 
-    /// Ends the thread, stops the committer (after what it holds is committed) and releases
-    /// the lease, so another node can take over at once. Call after the transport shut down.
+    /// Ends the thread and a load under way, stops the committer (after what it holds is
+    /// committed) and releases the lease, so another node can take over at once. Call after the transport shut down.
     func stop() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             condition.lock()
@@ -150,6 +158,7 @@ final class ClusterLeadership: @unchecked Sendable {
         committer = nil
         loadingEpoch = nil
         condition.unlock()
+        endLoads()
         if let held {
             waitUntilStopped(last)
             try? lease.release(held.lease)
@@ -216,31 +225,69 @@ final class ClusterLeadership: @unchecked Sendable {
     /// meanwhile); what it read is handed over at the first round after it is done.
     private func startLoading(_ now: RedisLease) {
         loading = true
+        let storage = RedisRelayStorage(endpoint: context.endpoint, fencingEpoch: now.epoch)
         condition.lock()
         loadingEpoch = now.epoch
         loaded = nil
+        loads[now.epoch] = storage
         condition.unlock()
         let thread = Thread.named("relay-load") { [self] in
-            let result = Result<Loaded, any Error> { try load(now) }
+            let result = Result<Loaded, any Error> { try load(now, from: storage) }
             condition.lock()
             let current = loadingEpoch == now.epoch
+            let handedOver = current && (try? result.get()) != nil
             if current { loaded = result }
+            // Handed over, the store is the lease thread's (its committer's, or closed at a stop).
+            if handedOver { finishLoad(now.epoch) }
             condition.unlock()
             if current { wakeUp.signal() }
+            guard !handedOver else { return }
+            // Its connection ends with this thread, not whenever the store is released.
+            storage.client.closeBlocking()
+            condition.lock()
+            finishLoad(now.epoch)
+            condition.unlock()
         }
         thread.start()
     }
 
-    /// The state of the cluster, read with `now`'s epoch, in a new engine (on the loader thread).
-    private func load(_ now: RedisLease) throws -> Loaded {
+    /// The loader of `epoch` no longer touches its store (`condition` held).
+    private func finishLoad(_ epoch: Int64) {
+        loads[epoch] = nil
+        condition.broadcast()
+    }
+
+    /// Ends the loads under way (at a stop): their stores' clients are closed, so each fails at
+    /// its next call to Redis, and this returns once their threads are done with them; a load done but not
+    /// handed over has its store closed too.
+    private func endLoads() {
+        condition.lock()
+        let reading = Array(loads.values)
+        let unused = loaded
+        loaded = nil
+        condition.unlock()
+        for storage in reading { storage.client.closeBlocking() }
+        close(unused)
+        condition.lock()
+        while !loads.isEmpty { condition.wait() }
+        condition.unlock()
+    }
+
+    /// Closes the store of a load that is dropped, not handed over.
+    private func close(_ unused: Result<Loaded, any Error>?) {
+        if case .success(let done)? = unused { done.storage.client.closeBlocking() }
+    }
+
+    /// The state of the cluster, read with `now`'s epoch from `storage`, in a new engine (on
+    /// the loader thread).
+    private func load(_ now: RedisLease, from storage: RedisRelayStorage) throws -> Loaded {
         let c = context
-        let storage = RedisRelayStorage(endpoint: c.endpoint, fencingEpoch: now.epoch)
+        c.configuration.clusterLoadHook?()
         if let warning = storage.durabilityWarning() { c.log.warning(warning) }
         let core = try c.configuration.loadCore(from: storage, environment: c.environment, now: c.clock.now())
         let engine = RelayEngine(
             core: core, metrics: c.metrics, clock: c.clock, log: c.log, console: c.console,
             maxQueuedBytesPerConnection: c.configuration.maxQueuedBytesPerConnection)
-        c.configuration.clusterLoadedHook?()
         return Loaded(storage: storage, engine: engine, pairs: core.pairCount)
     }
 
@@ -290,8 +337,10 @@ final class ClusterLeadership: @unchecked Sendable {
         let last = committer
         committer = nil
         loadingEpoch = nil
+        let unused = loaded
         loaded = nil
         condition.unlock()
+        close(unused)
         // Its batches are refused by now; stopping it drops them (nothing was confirmed).
         waitUntilStopped(last)
     }

@@ -47,10 +47,10 @@ public struct RelayServerConfiguration: Sendable {
     public var relay = RelayConfiguration(loadsPayloadsOnDemand: true)
     /// `serve --console`: the browser console and fault API at `/console` (off when nil).
     public var console: ConsoleConfiguration?
-    /// Tests only (`@testable`): runs on a cluster node's loader thread once it read the state
-    /// from Redis, before the node leads with it. A test holds a load there, as a large store's
-    /// takes long, to see the lease renewed meanwhile (ClusterTests).
-    var clusterLoadedHook: (@Sendable () -> Void)?
+    /// Tests only (`@testable`): runs on a cluster node's loader thread as it starts, before it
+    /// reads the state from Redis. A test holds a load there, as a large store's takes long, to
+    /// see the lease renewed meanwhile, or learns which thread loads (ClusterTests).
+    var clusterLoadHook: (@Sendable () -> Void)?
 
     public init() {}
 

@@ -2,6 +2,7 @@ import Foundation
 import Primitives
 import RedisClient
 import RelayProtocol
+import RelayRedisStore
 import TestSupport
 import Testing
 import WebSocketTransport
@@ -94,6 +95,38 @@ extension ClusterTests {
         await redis.stop()
     }
 
+    /// A stop while a node loaded the state it was to lead with returned with the loader thread
+    /// still reading Redis (its result dropped once done): a stopped node left work running on
+    /// its store. Now the stop closes the load's store, so the load fails at its next call, and
+    /// returns once the loader thread is done. The store is large: its load outlasts a stop.
+    @Test func aStopDuringALoadReturnsOnlyOnceTheLoaderThreadEnded() async throws {
+        let redis = try await RedisServerProcess.start()
+        let dir = TemporaryDirectory()
+        try await Self.storePairs(20_000, in: redis)
+        let a = try await Self.leaseNode("a", redis, in: dir)
+        let gate = LoadGate()
+        defer { gate.open() }
+        // The loader thread's id (`/proc/thread-self` is `PID/task/TID`).
+        let loader = LockedState<String?>(nil)
+        let b = try await Self.leaseNode("b", redis, in: dir) {
+            let task = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")
+            loader.withLock { $0 = task?.split(separator: "/").last.map(String.init) }
+            gate.hold()
+        }
+        // a's stop releases the lease: b takes it at its next round and starts loading.
+        await a.shutdown()
+        try await gate.reached(Self.takeover)
+
+        // b stops as its load goes on.
+        let stopping = Task { await b.shutdown() }
+        gate.open()
+        await stopping.value
+        let thread = try #require(loader.withLock { $0 })
+        let comm = try? String(contentsOfFile: "/proc/self/task/\(thread)/comm", encoding: .utf8)
+        #expect(comm == nil, "the loader thread (\(comm ?? "")) still ran after the node's stop returned")
+        await redis.stop()
+    }
+
     /// The lease client's read timeout (2 s) was longer than the lease (1 s in tests), and a
     /// renewal that failed left the leader leading: a leader whose Redis stalled kept serving
     /// its clients past the moment Redis let its lease expire. Now it steps down once no
@@ -143,15 +176,35 @@ extension ClusterTests {
 }
 
 extension ClusterTests {
-    /// An in-process cluster node `id` on `redis` whose loader thread runs `loaded` once it read
-    /// the state (``RelayServerConfiguration/clusterLoadedHook``).
+    /// An in-process cluster node `id` on `redis` whose loader thread runs `loaded` as it starts,
+    /// before it reads the state (``RelayServerConfiguration/clusterLoadHook``).
     static func leaseNode(
         _ id: String, _ redis: RedisServerProcess, in dir: TemporaryDirectory, loaded: (@Sendable () -> Void)? = nil
     ) async throws -> RelayServer {
         try await RelayServer.startForTest(in: dir.path) {
             $0.redis = redis.endpoint
             $0.cluster = ClusterConfiguration(nodeID: id, leaseTTLMilliseconds: Cluster.leaseTTL)
-            $0.clusterLoadedHook = loaded
+            $0.clusterLoadHook = loaded
+        }
+    }
+}
+
+extension ClusterTests {
+    /// Stores `count` pairs in `redis` as a relay does, in batches, on a thread of its own (a
+    /// store's calls block their thread).
+    static func storePairs(_ count: Int, in redis: RedisServerProcess) async throws {
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+            let writer = Thread {
+                done.resume(
+                    with: Result {
+                        let storage = RedisRelayStorage(endpoint: redis.endpoint)
+                        for start in stride(from: 0, to: count, by: 1000) {
+                            let pairs = (start..<min(count, start + 1000)).map { StoreFixture.pair("p\($0)") }
+                            try storage.apply(pairs.map { .insertPair($0) }, urgent: false)
+                        }
+                    })
+            }
+            writer.start()
         }
     }
 }
