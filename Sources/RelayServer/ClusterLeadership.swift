@@ -20,9 +20,13 @@ import RelayRedisStore
 /// next call) and the lease thread waits for their threads, so no thread of a stopped node still
 /// reads Redis.
 ///
+/// The node's service thread checks the lease's validity too (``LeaseValidity``), before its
+/// engine handles anything: a node resumed after standing still past it steps down before it
+/// answers a frame, rather than when this thread's next round posts the step-down.
+///
 /// `@unchecked Sendable`: `stopping`, `committer`, `fencedEpoch`, `loadingEpoch`, `loaded`,
-/// `loads`, `hasExited` and `exited` are touched only with `condition` held; `held`, `loading`,
-/// `abandoned` and `seen` only on the lease thread; the rest is immutable.
+/// `loads`, `hasExited` and `exited` are touched only with `condition` held; `held`, `validity`,
+/// `loading`, `abandoned` and `seen` only on the lease thread; the rest is immutable.
 final class ClusterLeadership: @unchecked Sendable {
     /// What the node needs to build an engine when it takes the lease.
     struct Context: Sendable {
@@ -72,6 +76,8 @@ final class ClusterLeadership: @unchecked Sendable {
     /// This node's lease, while it holds it (loading or leading), and until when it may act on
     /// it (``RedisLeaderLease/validity`` after sending the last call Redis confirmed).
     private var held: (lease: RedisLease, validUntil: ContinuousClock.Instant)?
+    /// ``held``'s validity as the node's service thread sees it, once the engine is handed over.
+    private var validity: LeaseValidity?
     /// Whether ``held``'s state is being loaded (the engine not handed over yet).
     private var loading = false
     /// A lease this node gave up because no renewal was confirmed in time: Redis may still
@@ -192,10 +198,18 @@ final class ClusterLeadership: @unchecked Sendable {
                 lose(current, "another node holds it")
                 return true
             }
-            self.held = (current, sent + lease.validity)
+            let until = sent + lease.validity
+            if let validity, !validity.extend(to: until) {
+                // The service thread saw the validity end first (the node stood still) and
+                // stepped down; Redis holds the lease a while yet.
+                abandoned = current
+                lose(current, "its validity ended before a renewal was confirmed")
+                return true
+            }
+            self.held = (current, until)
             if loading, let result = takeLoaded() {
                 loading = false
-                try handOver(current, result)
+                try handOver(current, until: until, result)
             }
             return true
         }
@@ -301,9 +315,9 @@ final class ClusterLeadership: @unchecked Sendable {
         return result
     }
 
-    /// Gives the loaded engine its committer and hands it to the node (the lease was just
-    /// renewed); a failed load gives the lease up.
-    private func handOver(_ now: RedisLease, _ result: Result<Loaded, any Error>) throws {
+    /// Gives the loaded engine its committer and hands it to the node with the lease's validity
+    /// (it was just renewed, valid `until`); a failed load gives the lease up.
+    private func handOver(_ now: RedisLease, until: ContinuousClock.Instant, _ result: Result<Loaded, any Error>) throws {
         let c = context
         let loaded: Loaded
         do {
@@ -321,8 +335,10 @@ final class ClusterLeadership: @unchecked Sendable {
         condition.lock()
         self.committer = committer
         condition.unlock()
+        let validity = LeaseValidity(until: until) { [wakeUp] in wakeUp.signal() }
+        self.validity = validity
         c.log.info("cluster: leading", ("lease", now.description), ("pairs", String(loaded.pairs)))
-        _ = c.post(ClusterNode.BecomeLeader(lease: now, engine: loaded.engine))
+        _ = c.post(ClusterNode.BecomeLeader(lease: now, engine: loaded.engine, validity: validity))
     }
 
     /// This node no longer holds `old` (or may not act on it): the node closes its clients and
@@ -330,6 +346,7 @@ final class ClusterLeadership: @unchecked Sendable {
     private func lose(_ old: RedisLease, _ why: String) {
         context.log.warning("cluster: lease lost", ("lease", old.description), ("why", why))
         held = nil
+        validity = nil
         seen = nil
         loading = false
         _ = context.post(ClusterNode.StepDown(epoch: old.epoch))

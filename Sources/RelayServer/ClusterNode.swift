@@ -33,10 +33,12 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
     struct Subscription: Sendable { let up: Bool }
     /// Another node leads (or nobody, nil): posted by the lease thread when that changes.
     struct LeaderSeen: Sendable { let lease: RedisLease? }
-    /// This node took the lease and loaded the state: it runs `engine` from now on.
+    /// This node took the lease and loaded the state: it runs `engine` from now on, while
+    /// `validity` holds.
     struct BecomeLeader: Sendable {
         let lease: RedisLease
         let engine: RelayEngine
+        let validity: LeaseValidity
     }
     /// This node's lease `epoch` is lost (another node took over, or the store fenced a batch).
     struct StepDown: Sendable { let epoch: Int64 }
@@ -51,6 +53,8 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
     private let clock: Primitives.Clock
     private var engine: RelayEngine?
     private var lease: RedisLease?
+    /// Until when ``engine`` may act (``leading(_:)`` checks it before each use).
+    private var validity: LeaseValidity?
     /// The leader this edge forwards to (nil while leading or while no leader is known).
     private var leader: RedisLease?
     private var subscribed = false
@@ -94,7 +98,7 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
         case .closed(let id, _, _): local.remove(id)
         default: break
         }
-        if let engine {
+        if let engine = leading(&outbound) {
             engine.handle(event, outbound: &outbound)
             route(&outbound)
             return
@@ -145,6 +149,7 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
             leader = nil
             lease = become.lease
             engine = become.engine
+            validity = become.validity
             console?.setNode(nodeID, leads: true, at: clock.now())
         case let failed as PublishFailed:
             // Whatever a forwarded connection was owed may have a hole now (a `deliver` lost and
@@ -156,35 +161,27 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
             closeForwarded(&outbound)
             dropRemote(&outbound)
         case let down as StepDown:
-            guard let engine, lease?.epoch == down.epoch else { return }
-            log.warning("cluster: this node no longer leads; its connections are closed", ("epoch", String(down.epoch)))
-            for id in local {
-                outbound.close(id, code: Self.leaderChangingCode, reason: Self.leaderChangingReason)
-            }
-            dropRemote(&outbound)
-            self.engine = nil
-            lease = nil
-            engine.finished()
-            engine.consoleStepDown()
-            console?.setNode(nodeID, leads: false, at: clock.now())
-        case let request as RelayEngine.StatsRequest where engine == nil:
+            guard engine != nil, lease?.epoch == down.epoch else { return }
+            stepDown(&outbound)
+        // Answered here when no engine may answer it (`leading` steps down if its time is over).
+        case let request as RelayEngine.StatsRequest where leading(&outbound) == nil:
             request.reply.resume(returning: RelayEngine.Stats(connections: local.count, pairs: 0, queued: 0))
         default:
-            guard let engine else { return }
+            guard let engine = leading(&outbound) else { return }
             engine.received(message, outbound: &outbound)
             route(&outbound)
         }
     }
 
     func timerFired(outbound: inout OutboundBatch) {
-        guard let engine else { return }
+        guard let engine = leading(&outbound) else { return }
         engine.timerFired(outbound: &outbound)
         route(&outbound)
     }
 
     func endOfTurn(outbound: inout OutboundBatch) -> Duration? {
         var delay: Duration?
-        if let engine {
+        if let engine = leading(&outbound) {
             delay = engine.endOfTurn(outbound: &outbound)
             route(&outbound)
         } else if let wait = console?.heartbeat(now: clock.now()) {
@@ -207,9 +204,38 @@ final class ClusterNode: ServerEventHandler, @unchecked Sendable {
 
     // MARK: - Leader
 
+    /// The engine, while this node may act on its lease: once its validity is over (the node
+    /// stood still past it), the node steps down here, before the engine handles anything more,
+    /// rather than when the lease thread's ``StepDown`` comes.
+    private func leading(_ outbound: inout OutboundBatch) -> RelayEngine? {
+        guard let engine else { return nil }
+        if let validity, !validity.holds(at: .now) {
+            stepDown(&outbound)
+            return nil
+        }
+        return engine
+    }
+
+    /// Closes this node's clients and the ones forwarded to it, and drops its engine (after
+    /// handing what it holds to the committer, whose batches are fenced if another node leads).
+    private func stepDown(_ outbound: inout OutboundBatch) {
+        guard let engine else { return }
+        log.warning("cluster: this node no longer leads; its connections are closed", ("epoch", String(lease?.epoch ?? 0)))
+        for id in local {
+            outbound.close(id, code: Self.leaderChangingCode, reason: Self.leaderChangingReason)
+        }
+        dropRemote(&outbound)
+        self.engine = nil
+        lease = nil
+        validity = nil
+        engine.finished()
+        engine.consoleStepDown()
+        console?.setNode(nodeID, leads: false, at: clock.now())
+    }
+
     private func leaderReceived(_ message: ClusterMessage, _ outbound: inout OutboundBatch) {
         let name = message.connection
-        guard let engine else {
+        guard let engine = leading(&outbound) else {
             // The edge thinks this node leads; it does not (any more).
             if case .clientGone = message { return }
             publish(.close(connection: name, code: Self.leaderChangingCode, reason: Self.leaderChangingReason), toEdgeOf: name)

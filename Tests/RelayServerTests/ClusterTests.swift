@@ -359,34 +359,60 @@ struct ClusterTests {
         }
     }
 
+    /// Freezes `node` (SIGSTOP) and returns its pid once `successor` took the lease; the caller
+    /// resumes it (SIGCONT).
+    static func freeze(_ node: String, until successor: String, in cluster: Cluster) async throws -> pid_t {
+        let pid = cluster.nodes[node]!.process.processIdentifier
+        try await cluster.nodes[node]!.freeze()
+        let redis = RedisClient(endpoint: cluster.redis.endpoint)
+        do {
+            try await eventually(takeover, "\(successor) to take the lease") {
+                let leader = await redis.execute([RedisCommand("GET", "wr:leader")])[0]
+                return (try? leader.get())?.text?.hasPrefix("\(successor):") == true
+            }
+        } catch {
+            await redis.close()
+            kill(pid, SIGCONT)
+            throw error
+        }
+        await redis.close()
+        return pid
+    }
+
+    /// What `device` receives until its connection ends, and how it ended.
+    static func framesUntilEnd(_ device: TestDevice) async -> (frames: [RelayFrame], end: String) {
+        var frames: [RelayFrame] = []
+        while true {
+            do { frames.append(try await device.next(takeover)) } catch { return (frames, String(describing: error)) }
+        }
+    }
+
+    /// A phone on `a` paired with a watch forwarded by `b`, and `u1` sent, accepted and
+    /// delivered (not acked).
+    static func pairWithOneDelivered(_ cluster: Cluster) async throws -> (
+        phone: TestDevice, watch: TestDevice, phoneToken: String, watchToken: String, delivered: Deliver
+    ) {
+        let (phone, watch, phoneToken, watchToken) = try await pair(cluster, phone: "a", watch: "b")
+        phone.send(userInfo("u1"))
+        guard case .accepted = try await phone.next(wait) else { throw TestFailure("accepted") }
+        guard case .deliver(let d1) = try await watch.next(wait) else { throw TestFailure("deliver") }
+        return (phone, watch, phoneToken, watchToken, d1)
+    }
+
     @Test func aPausedLeaderIsDeposedCommitsNothingAndStepsDownToForward() async throws {
         let cluster = try await Cluster(["a", "b"])
-        let (phone, watch, phoneToken, watchToken) = try await Self.pair(cluster, phone: "a", watch: "b")
-        phone.send(userInfo("u1"))
-        guard case .accepted = try await phone.next(Self.wait) else { throw TestFailure("accepted") }
-        guard case .deliver(let d1) = try await watch.next(Self.wait) else { throw TestFailure("deliver") }
+        let (phone, watch, phoneToken, watchToken, d1) = try await Self.pairWithOneDelivered(cluster)
         watch.send(.ack(Ack(seq: d1.seq)))
         guard case .transferred = try await phone.next(Self.wait) else { throw TestFailure("transferred") }
 
         // a stands still (a partition, a long GC pause) past its lease: b takes over.
-        let a = cluster.nodes["a"]!.process.processIdentifier
-        try await cluster.nodes["a"]!.freeze()
+        let a = try await Self.freeze("a", until: "b", in: cluster)
         phone.send(userInfo("u2"))
-        let redis = RedisClient(endpoint: cluster.redis.endpoint)
-        try await eventually(Self.takeover, "b to take the lease") {
-            let leader = await redis.execute([RedisCommand("GET", "wr:leader")])[0]
-            return (try? leader.get())?.text?.hasPrefix("b:") == true
-        }
-        await redis.close()
         #expect(try await watch.closed(Self.wait) == 1001, "b stopped forwarding to a")
         kill(a, SIGCONT)
-        // a reads u2 and commits it with its old epoch: fenced, so no `accepted`; it notices
-        // at its next renewal and closes its own clients.
-        var frames: [RelayFrame] = []
-        var end = ""
-        while end.isEmpty {
-            do { frames.append(try await phone.next(Self.takeover)) } catch { end = String(describing: error) }
-        }
+        // a steps down before it reads u2, or a commit of it with its old epoch is fenced:
+        // no `accepted`, and its own clients are closed.
+        let (frames, end) = await Self.framesUntilEnd(phone)
         #expect(!frames.contains { if case .accepted = $0 { true } else { false } }, "\(frames)")
         #expect(end.contains("closed (1001 relay leader changing)"), "\(end)")
         // The deposed node now forwards: the phone comes back through a, the watch through b.
