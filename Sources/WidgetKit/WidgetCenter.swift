@@ -1,5 +1,7 @@
 import AppIntents
-import Foundation
+// As Apple's module: `import WidgetKit` alone gives a file Foundation's names (`Date`, `URL`), so a
+// provider in a file of its own that imports only WidgetKit compiles on both.
+@_exported import Foundation
 
 /// An object that contains a list of user-configured widgets and is used for reloading
 /// widget timelines (WidgetKit's `WidgetCenter`).
