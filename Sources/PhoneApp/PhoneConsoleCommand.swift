@@ -56,6 +56,11 @@ public enum PhoneConsoleCommand: Sendable, Hashable {
     public static func parse(_ args: [String]) -> Result<PhoneConsoleCommand, ParseError> {
         guard let verb = args.first?.lowercased() else { return .failure(ParseError("empty command")) }
         let operands = Array(args.dropFirst())
+        // `add torvalds --json` (a script asking for JSON) was read as a second login. No
+        // GitHub login starts with `-`, so `--json` is never one: said as what it is.
+        if verb != "list" && verb != "ls" && operands.contains("--json") {
+            return .failure(ParseError("--json is for list (`list --json`), not \(verb)"))
+        }
         func one(_ make: (String) -> PhoneConsoleCommand) -> Result<PhoneConsoleCommand, ParseError> {
             guard operands.count <= 1 else {
                 let got = operands.joined(separator: ", ")

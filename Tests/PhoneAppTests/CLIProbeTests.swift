@@ -252,6 +252,10 @@ struct CLIProbeTests {
         let list = try await Self.run(["phone", "list", "--json", "--state", state.path("p")])
         #expect(list.status == 0, "\(list.stderr)")
         #expect(try JSONParser.parse(Array(list.stdout.utf8)).arrayValue?.first?["login"]?.stringValue == "octocat", "\(list.stdout)")
+        // On another subcommand it was taken for a second login ("got 2: torvalds, --json").
+        let add = try await Self.run(["phone", "add", "torvalds", "--json", "--state", state.path("p")])
+        #expect(add.status == 2, "\(add.stdout)")
+        #expect(add.stderr.contains("--json is for list (`list --json`), not add"), "\(add.stderr)")
     }
 
     /// `echo list | watchrelay phone …` (its help's own way to script it) ended with a warning per

@@ -36,6 +36,16 @@ struct PhoneConsoleTests {
         #expect(PhoneConsoleCommand.parse(["rm"]) == .failure(PhoneConsoleCommand.ParseError("usage: rm <login>")))
     }
 
+    /// `phone add torvalds --json` said "one login at a time (got 2: torvalds, --json)": the
+    /// option was taken for a login. It names what --json is for.
+    @Test(arguments: [["add", "torvalds", "--json"], ["rm", "--json", "torvalds"], ["move", "torvalds", "0", "--json"], ["status", "--json"]])
+    func jsonOnACommandOtherThanListSaysItIsForList(words: [String]) {
+        let verb = words[0]
+        #expect(
+            PhoneConsoleCommand.parse(words)
+                == .failure(PhoneConsoleCommand.ParseError("--json is for list (`list --json`), not \(verb)")))
+    }
+
     @Test func blankLinesAndCommentsAreSkipped() {
         #expect(PhoneConsoleCommand.parse(line: "") == nil)
         #expect(PhoneConsoleCommand.parse(line: "   ") == nil)
