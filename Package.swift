@@ -238,7 +238,7 @@ let package = Package(
         .testTarget(
             name: "WatchRelayBenchTests", dependencies: ["WatchRelayBench", "RelayProtocol"], swiftSettings: strict),
         .testTarget(
-            name: "SimulatorTests", dependencies: ["Simulator", "TestSupport", "GitExplorerPayloads", "Primitives", "RelayClient", "RelayProtocol", "WatchApp"], swiftSettings: strict),
+            name: "SimulatorTests", dependencies: ["Simulator", "TestSupport", "GitExplorerPayloads", "LineProtocol", "Primitives", "RelayClient", "RelayProtocol", "WatchApp"], swiftSettings: strict),
     ] + watchConnectivityTargets
 )
 

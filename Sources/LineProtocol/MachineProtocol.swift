@@ -7,7 +7,8 @@ import RelayProtocol
 /// stdout line.
 ///
 /// A request is either the console's words (`add octocat`) or a JSON object
-/// `{"id": 7, "command": "add", "args": ["octocat"]}`. Every request gets exactly one
+/// `{"id": 7, "command": "add", "args": ["octocat"]}` (a line that is any other JSON value is
+/// bad input). Every request gets exactly one
 /// `{"type": "response", "id": 7, "command": "add", "ok": true, …}` line, or
 /// `"ok": false` with `"error": {"code": …, "message": …}`; bad input is such an error
 /// (code `bad_request`) and the process keeps running. Events are
@@ -43,13 +44,15 @@ public enum MachineProtocol {
     public static func parse(_ line: String) -> Result<Request, BadRequest>? {
         let trimmed = line.trimmingCharacters(in: .whitespaces)
         if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
-        guard trimmed.hasPrefix("{") || trimmed.hasPrefix("[") else {
-            return .success(Request(id: nil, words: trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)))
-        }
+        // A line that is JSON is a JSON request, whatever value it holds: `"str"`, `42` or
+        // `true` were read as console words (`unknown command '"str"'`). No console word is JSON.
         let value: JSONValue
         do {
             value = try JSONParser.parse(Array(trimmed.utf8))
         } catch {
+            guard trimmed.hasPrefix("{") || trimmed.hasPrefix("[") else {
+                return .success(Request(id: nil, words: trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)))
+            }
             return .failure(BadRequest(id: nil, message: "not JSON: \(error)"))
         }
         guard let object = value.objectValue else {
