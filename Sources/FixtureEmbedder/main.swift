@@ -3,9 +3,24 @@
 // EmbedFixtures build-tool plugin: `FixtureEmbedder <fixtures dir> <output.swift>`.
 import Foundation
 
+let usage = """
+    USAGE: FixtureEmbedder <fixtures dir> <output.swift>
+
+    Writes the fixture GitHub catalog in <fixtures dir> (users/*.json, repos/*.json) as Swift
+    source to <output.swift>. The EmbedFixtures build-tool plugin runs it.
+
+    OPTIONS:
+      -h, --help   show this help
+    """
 let arguments = CommandLine.arguments
+if arguments.count == 2, arguments[1] == "-h" || arguments[1] == "--help" {
+    print(usage)
+    exit(0)
+}
 guard arguments.count == 3 else {
-    FileHandle.standardError.write(Data("usage: FixtureEmbedder <fixtures dir> <output.swift>\n".utf8))
+    let option = arguments.dropFirst().first { $0.hasPrefix("-") }
+    let problem = option.map { "unknown option '\($0)'" } ?? "it takes two paths, not \(arguments.count - 1)"
+    FileHandle.standardError.write(Data("FixtureEmbedder: \(problem)\n\n\(usage)\n".utf8))
     exit(2)
 }
 let root = URL(fileURLWithPath: arguments[1], isDirectory: true)

@@ -18,8 +18,14 @@ public enum BenchCoreCommand {
 
         The relay core's step per message, in this process: decode the client's `send`
         frame, handle it (seq, `accepted`, `deliver`), encode both answers. No socket, no
-        thread, no store. Prints ns per message (median, min, max over R repetitions of N
-        messages; defaults 100000 and 7) and the answer bytes per message.
+        thread, no store. Prints ns per message (median, min, max over R repetitions) and the
+        answer bytes per message.
+
+        OPTIONS:
+          --messages N   messages per repetition, 1...10000000 (default 100000)
+          --reps R       repetitions, 1...100 (default 7)
+          --payload B    payload bytes per message, 16...65536 (default 64)
+          -h, --help     show this help
         """
 
     public static func run(_ argv: [String]) throws -> Int32 {

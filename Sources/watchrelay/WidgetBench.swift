@@ -21,6 +21,7 @@ enum WidgetBench {
 
         Measures phone favorites change → watch widget reloaded (p50/p99, ms).
 
+        OPTIONS:
           --samples N                changes measured (default 200)
           --debounce-ms MS           the watch's reload coalescing window; without it, both
                                      0 (the pipeline alone) and 100 (the watch's default)

@@ -13,12 +13,14 @@ struct CLIProbeTests {
         var stderr: String
     }
 
-    /// Runs `watchrelay arguments` to its end in `directory`, stdin from `input` (a file) or empty.
+    /// Runs `watchrelay arguments` (or another of the package's `executable`s) to its end in
+    /// `directory`, stdin from `input` (a file) or empty.
     static func run(
-        _ arguments: [String], in directory: String? = nil, environment: [String: String] = [:], input: String? = nil
+        _ arguments: [String], executable: String = watchrelayBinary, in directory: String? = nil,
+        environment: [String: String] = [:], input: String? = nil
     ) async throws -> Run {
         let p = TestProcess()
-        p.executableURL = URL(fileURLWithPath: watchrelayBinary)
+        p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = arguments
         if let directory { p.currentDirectoryURL = URL(fileURLWithPath: directory) }
         p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -256,6 +258,39 @@ struct CLIProbeTests {
         let add = try await Self.run(["phone", "add", "torvalds", "--json", "--state", state.path("p")])
         #expect(add.status == 2, "\(add.stdout)")
         #expect(add.stderr.contains("--json is for list (`list --json`), not add"), "\(add.stderr)")
+    }
+
+    /// Every subcommand's help lists its options under OPTIONS with `-h, --help`, as a new user
+    /// expects from the others (bench-core's had neither, bench-widget's no OPTIONS heading).
+    @Test func everySubcommandsHelpListsItsOptionsAndHelp() async throws {
+        let usage = try await Self.run(["--help"])
+        let names = usage.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+            .drop { $0 != "SUBCOMMANDS:" }.dropFirst().prefix { $0.hasPrefix("  ") }
+            .compactMap { $0.split(separator: " ").first.map(String.init) }
+        #expect(names.contains("bench-core") && names.contains("watch"), "\(usage.stdout)")
+        for name in names {
+            let help = try await Self.run([name, "-h"])
+            #expect(help.status == 0, "\(name): \(help.stderr)")
+            #expect(help.stdout.hasPrefix("USAGE: watchrelay \(name)"), "\(name): \(help.stdout)")
+            #expect(help.stdout.contains("\nOPTIONS:\n"), "\(name): \(help.stdout)")
+            #expect(help.stdout.contains("\n  -h, --help "), "\(name): \(help.stdout)")
+        }
+    }
+
+    /// The package's other executables: `wc-probe --help` and `wc-probe --bogus` printed nothing
+    /// and exited 0 (it ran the app); `FixtureEmbedder --help` was a usage error (exit 2).
+    @Test func theProbeAppAndTheFixtureEmbedderAnswerHelpAndRefuseUnknownOptions() async throws {
+        let directory = URL(fileURLWithPath: watchrelayBinary).deletingLastPathComponent().path
+        for (tool, refusal) in [("wc-probe", "wc-probe: unknown option '--bogus'"), ("FixtureEmbedder", "FixtureEmbedder: ")] {
+            let help = try await Self.run(["--help"], executable: directory + "/" + tool)
+            #expect(help.status == 0, "\(tool): \(help.stderr)")
+            #expect(help.stdout.hasPrefix("USAGE: "), "\(tool): \(help.stdout)")
+            #expect(help.stdout.contains("\n  -h, --help "), "\(tool): \(help.stdout)")
+            let bogus = try await Self.run(["--bogus"], executable: directory + "/" + tool)
+            #expect(bogus.status == 2, "\(tool): \(bogus.stdout)")
+            #expect(bogus.stdout.isEmpty, "\(tool): \(bogus.stdout)")
+            #expect(bogus.stderr.hasPrefix(refusal) && bogus.stderr.contains("USAGE: "), "\(tool): \(bogus.stderr)")
+        }
     }
 
     /// `echo list | watchrelay phone …` (its help's own way to script it) ended with a warning per

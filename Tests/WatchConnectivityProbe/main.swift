@@ -53,6 +53,29 @@ func fnv1a(_ data: Data) -> UInt64 {
     data.reduce(14_695_981_039_346_656_037) { ($0 ^ UInt64($1)) &* 1_099_511_628_211 }
 }
 
+let usage = """
+    USAGE: WATCHRELAY_URL=URL WATCHRELAY_ROLE=phone|watch WATCHRELAY_STATE=DIR wc-probe
+
+    A WatchConnectivity app for the child-process tests (kill -9). Reads stdin commands:
+    `userInfo N` (transferUserInfo ["n": N], then prints `queued N`), `file PATH`
+    (transferFile, then `queued file`), `quit`. Prints `activated`, `userInfo N` as the
+    delegate handles an item (for WCPROBE_HANDLE_SECONDS, default 0), `finished N` or
+    `failed N CODE` on the sender, `file NAME SIZE FNV1A` for a received file, and
+    `fileFinished DONE/TOTAL` or `fileFailed CODE` on its sender.
+
+    OPTIONS:
+      -h, --help   show this help
+    """
+// Options before the session starts: `--help` and a typo printed nothing and ran the app.
+if let option = CommandLine.arguments.dropFirst().first {
+    if option == "-h" || option == "--help" {
+        say(usage)
+        exit(0)
+    }
+    FileHandle.standardError.write(Data("wc-probe: unknown option '\(option)' (it takes none but --help)\n\n\(usage)\n".utf8))
+    exit(2)
+}
+
 let delegate = ProbeDelegate()
 WCSession.default.delegate = delegate
 WCSession.default.activate()
