@@ -31,7 +31,9 @@ enum WatchCommand {
                                only with the `advance SECONDS` command (for scripts and tests)
           --once               show the newest state the relay holds for this watch, then exit:
                                handle (store and ack) what the relay has, or wait for a first
-                               snapshot if there is none (up to --wait-s); print the widgets
+                               snapshot if there is none (up to --wait-s); print the widgets.
+                               A watch that is not paired (and no --pair CODE) fails at once
+                               (exit 1; with --json, {"error":{"code":"not_paired",…}} on stdout)
           --wait-s S           how long --once waits for the relay (default 5); a relay
                                that can't be reached fails it after S (exit 1)
           --json               print JSON instead of the watch-like text frames: standard
@@ -130,6 +132,9 @@ enum WatchCommand {
             return 0
         }
         if once {
+            // Nothing can ever arrive for a watch that is not paired: said now, not after
+            // --wait-s with an empty state and exit 0.
+            if code == nil, await !watch.session.status().isPaired { try notPairedForOnce(state, json: json) }
             try await startOnce(watch, within: wait)
         } else if code == nil {
             // Like the phone: a relay that cannot be reached yet is said, and the watch keeps
@@ -149,6 +154,8 @@ enum WatchCommand {
             // With --json, stdout is JSON only.
             if json { log.info("paired") } else { StandardOutput.writeLine("paired") }
         } else if await !watch.session.status().isPaired {
+            // The relay ended the pair while the watch was away (its token is revoked).
+            if once { try notPairedForOnce(state, json: json) }
             log.warning(
                 "not paired: start the phone with --pair (or type 'pair' there), then pass its code with --pair CODE"
                     + (once ? "" : " or type 'pair CODE'"))
@@ -164,6 +171,18 @@ enum WatchCommand {
         if let termination { await interactive(watch, printer: printer, clock: manualClock, until: termination) }
         await watch.stop()
         return 0
+    }
+
+    /// `--once` on a watch that is not paired fails: it names the way to pair, on stdout as
+    /// `{"error":{"code":"not_paired","message":…}}` with `--json` (stdout stays JSON only),
+    /// and on stderr as every failure is (exit 1).
+    private static func notPairedForOnce(_ state: String, json: Bool) throws -> Never {
+        let error = WatchNotPaired(state: state)
+        if json {
+            let object: JSONValue = ["code": "not_paired", "message": .string(error.description)]
+            StandardOutput.writeLine(MachineProtocol.line(["error": object]))
+        }
+        throw error
     }
 
     /// `--once`: activates, giving up once `seconds` passed and a connection attempt failed
@@ -423,5 +442,16 @@ struct WatchPrinter: Sendable {
             if let s = w.staleReport { return "STALE \(s.widgetID): reload refused (no budget left)" }
             return nil
         }
+    }
+}
+
+/// `watch --once` on a state directory that is not paired: nothing can arrive for it.
+struct WatchNotPaired: Error, CustomStringConvertible {
+    let state: String
+
+    var description: String {
+        "the watch in \(state) is not paired, so nothing can arrive for --once to show: pass the code the phone shows "
+            + "with --pair CODE, or pair the two directories with "
+            + "'watchrelay pair --relay URL --phone-state PHONE-DIR --watch-state \(state)'"
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RelayClient
 import RelayProtocol
 import TestSupport
 import Testing
@@ -54,11 +55,21 @@ struct CLIProbeTests {
         #expect(took >= .seconds(3), "gave up before --wait-s 3")
     }
 
-    /// `watch --once --wait-s` against a relay address nothing listens on; how long it took.
+    /// Pairs `state`'s `p` (phone) and `w` (watch) directories through `relay` with `watchrelay pair`.
+    static func pair(_ relay: TestRelay, _ state: TemporaryDirectory, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let paired = try await run(["pair", "--relay", relay.url, "--phone-state", state.path("p"), "--watch-state", state.path("w")])
+        #expect(paired.status == 0, "\(paired.stderr)", sourceLocation: sourceLocation)
+    }
+
+    /// `watch --once --wait-s` of a paired watch against a relay address nothing listens on;
+    /// how long it took. (One that is not paired fails at once, whatever the relay.)
     static func watchOnceWithoutARelay(
         waitSeconds: String, requestTimeoutSeconds: String
     ) async throws -> (run: Run, took: Duration) {
         let state = TemporaryDirectory()
+        let relay = try await TestRelay.start()
+        try await Self.pair(relay, state)
+        await relay.stop()
         let started = ContinuousClock.now
         let run = try await Self.run(
             ["watch", "--relay", "ws://127.0.0.1:1/v1", "--state", state.path("w"), "--once", "--wait-s", waitSeconds],
@@ -104,12 +115,50 @@ struct CLIProbeTests {
     @Test func aPairedWatchIgnoresPairWithAWarning() async throws {
         let relay = try await TestRelay.start()
         let state = TemporaryDirectory()
-        let paired = try await Self.run(["pair", "--relay", relay.url, "--phone-state", state.path("p"), "--watch-state", state.path("w")])
-        #expect(paired.status == 0, "\(paired.stderr)")
+        try await Self.pair(relay, state)
         let again = try await Self.run(
             ["watch", "--relay", relay.url, "--state", state.path("w"), "--pair", "123456", "--once", "--wait-s", "0"])
         #expect(again.status == 0, "\(again.stderr)")
         #expect(again.stderr.contains("already paired: --pair 123456 is ignored"), "\(again.stderr)")
+        await relay.stop()
+    }
+
+    /// `watch --once` on a state directory that is not paired waited --wait-s, printed an
+    /// empty state and exited 0, though nothing could ever arrive: it fails at once (exit 1),
+    /// saying how to pair; with --json, stdout holds the error as one JSON object. A relay
+    /// that can't be reached does not matter (the relay's timeout was the error).
+    @Test func watchOnceOnAWatchThatIsNotPairedFailsSayingHowToPair() async throws {
+        let relay = try await TestRelay.start()
+        let state = TemporaryDirectory()
+        for url in [relay.url, "ws://127.0.0.1:1/v1"] {
+            let once = ["watch", "--relay", url, "--state", state.path("w"), "--once", "--wait-s", "5"]
+            let text = try await Self.run(once, environment: ["WATCHRELAY_REQUEST_TIMEOUT_S": "1"])
+            #expect(text.status == 1, "\(url): \(text.stdout)")
+            #expect(text.stdout.isEmpty, "\(url): \(text.stdout)")
+            #expect(text.stderr.contains("is not paired, so nothing can arrive for --once to show: pass the code"), "\(url): \(text.stderr)")
+            let json = try await Self.run(once + ["--json"], environment: ["WATCHRELAY_REQUEST_TIMEOUT_S": "1"])
+            #expect(json.status == 1, "\(url): \(json.stdout)")
+            let error = try JSONParser.parse(Array(json.stdout.utf8))["error"]
+            #expect(error?["code"] == "not_paired", "\(url): \(json.stdout)")
+            #expect(error?["message"]?.stringValue?.contains("watchrelay pair --relay URL") == true, "\(json.stdout)")
+        }
+        await relay.stop()
+    }
+
+    /// The same once the phone ended the pair while the watch was away: the relay revokes the
+    /// watch's token, and the watch learns it at activation.
+    @Test func watchOnceOnAWatchWhosePairEndedFails() async throws {
+        let relay = try await TestRelay.start()
+        let state = TemporaryDirectory()
+        try await Self.pair(relay, state)
+        let phone = try RelaySession(
+            configuration: RelaySessionConfiguration(url: relay.url, role: .phone, deviceName: "iPhone", stateDirectory: state.path("p")))
+        try await phone.activate()
+        try await phone.unpair()
+        await phone.close()
+        let once = try await Self.run(["watch", "--relay", relay.url, "--state", state.path("w"), "--once", "--wait-s", "5"])
+        #expect(once.status == 1, "\(once.stdout)")
+        #expect(once.stderr.contains("is not paired, so nothing can arrive"), "\(once.stderr)")
         await relay.stop()
     }
 
