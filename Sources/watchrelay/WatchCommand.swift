@@ -151,8 +151,11 @@ enum WatchCommand {
             log.warning("already paired: --pair \(code) is ignored (to join another phone, start with a new --state directory)")
         } else if let code {
             try await watch.pair(code: code)
-            // With --json, stdout is JSON only.
-            if json { log.info("paired") } else { StandardOutput.writeLine("paired") }
+            // --once prints no events, so it says it here (with --json, stdout is JSON only).
+            // The live view says `paired with PEER` itself, in the order it happened: a line
+            // printed here came before the events it prints once it starts, and read
+            // `paired`, `activated (paired: false)`, `paired with iPhone`.
+            if once { if json { log.info("paired") } else { StandardOutput.writeLine("paired") } }
         } else if await !watch.session.status().isPaired {
             // The relay ended the pair while the watch was away (its token is revoked).
             if once { try notPairedForOnce(state, json: json) }

@@ -42,6 +42,12 @@ final class ChildProcess: Sendable {
         try await lines.line(startingWith: prefix, from: "the child", within: seconds)
     }
 
+    /// The stdout lines up to one starting with `prefix`, none dropped: every line taken by the
+    /// time it came (it included); fails after `seconds`.
+    func lines(through prefix: String, within seconds: Double = 30) async throws -> [String] {
+        try await lines.lines(through: prefix, from: "the child", within: seconds)
+    }
+
     /// Closes the child's stdin (the end of input).
     func closeInput() {
         try? stdin.close()

@@ -91,6 +91,19 @@ struct NewUserTests {
         try await Self.end(watch, phone, relay)
     }
 
+    /// Pairing with --pair printed `paired`, then `activated (paired: false)`, then `paired with
+    /// iPhone`: the live view prints what was published before it started after that first line.
+    /// The lines say what happened, in its order: activated unpaired, then paired.
+    @Test func theInteractiveWatchSaysActivatedThenPairedInTheirOrder() async throws {
+        let (relay, state, phone, code) = try await Self.phoneWaitingToPair()
+        let watch = try Self.interactiveWatch(relay, state, pairing: code.code)
+        defer { watch.terminate() }
+        let lines = try await watch.lines(through: "paired with")
+        let pairing = lines.filter { $0.hasPrefix("activated") || $0.hasPrefix("paired") }
+        #expect(pairing == ["activated (paired: false)", "paired with iPhone"], "\(lines)")
+        try await Self.end(watch, phone, relay)
+    }
+
     /// The watch's console answers print the phone's logins too: `status` lists them, and a
     /// `delete` of a login the watch does not list says which it does. An escape sequence in a
     /// login shows as `\u{FFFD}` there as in the live view (it reached the terminal).

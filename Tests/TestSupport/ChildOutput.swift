@@ -80,4 +80,21 @@ public final class ChildOutput: Sendable {
         }
         throw TestFailure("\(child) printed no '\(prefix)…' line within \(seconds * timeoutScale) s")
     }
+
+    /// The lines up to one starting with `prefix`, none dropped: every line taken by the time it
+    /// came (it included); fails with a ``TestFailure`` that names `child` when the output ends
+    /// first, or after `seconds` × ``timeoutScale``.
+    public func lines(through prefix: String, from child: String, within seconds: Double) async throws -> [String] {
+        var taken: [String] = []
+        let deadline = ContinuousClock.now + .seconds(seconds * timeoutScale)
+        while true {
+            let closed = isClosed
+            taken += takeAll()
+            if taken.contains(where: { $0.hasPrefix(prefix) }) { return taken }
+            guard !closed, ContinuousClock.now < deadline else {
+                throw TestFailure("\(child): no line starting with \"\(prefix)\" (\(closed ? "output ended" : "timed out")): \(taken)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
 }

@@ -52,17 +52,7 @@ final class AppProcess: Sendable {
     /// The stdout lines up to one starting with `prefix`, none dropped: every line taken by the
     /// time it came (it included).
     func lines(through prefix: String, within seconds: Double = 20) async throws -> [String] {
-        var taken: [String] = []
-        let deadline = ContinuousClock.now + .seconds(seconds * timeoutScale)
-        while true {
-            let closed = output.isClosed
-            taken += output.takeAll()
-            if taken.contains(where: { $0.hasPrefix(prefix) }) { return taken }
-            guard !closed, ContinuousClock.now < deadline else {
-                throw TestFailure("\(name): no line starting with \"\(prefix)\" (\(closed ? "output ended" : "timed out")): \(taken)")
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await output.lines(through: prefix, from: name, within: seconds)
     }
 
     /// Every stdout line read so far (taken).
