@@ -30,7 +30,7 @@ enum WatchObservation: Sendable, Hashable {
         case .deleteAccepted(let login): self = .deleteAccepted(login: login)
         case .deleteCompleted(let login): self = .deleteCompleted(login: login)
         case .profile(let p): self = .profile(login: p.login, phase: p.phase.name)
-        case .error(let message): self = .error(message)
+        case .error(let failure): self = .error(failure.message)
         case .widget(.reloaded(let r)):
             self = .reloaded(
                 widget: r.widgetID, family: r.family.rawValue, generation: r.generation, reasons: r.reasons.map(\.rawValue))

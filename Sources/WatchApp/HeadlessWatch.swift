@@ -270,7 +270,7 @@ public actor HeadlessWatch {
                 payload = try reply.flatMap { try AppPayload($0) }
             } catch {
                 payload = nil
-                publish(.error("not a valid reply to open \(login): \(error)"))
+                publish(.error(.invalidPayload("not a valid reply to open \(login): \(error)")))
             }
             switch payload {
             case .repos(let repos)? where repos.login.lowercased() == asked: event = .replied(repos)
@@ -389,11 +389,11 @@ public actor HeadlessWatch {
                 await self.resendUnacceptedDeletes()
             }
         case .unpaired(let reason):
-            publish(.error("unpaired: \(reason)"))
+            publish(.error(WatchFailure(source: "relay", code: "unpaired", message: "unpaired: \(reason)")))
         case .disconnected:
             publish(.disconnected)
         case .error(let error):
-            publish(.error("session: \(error)"))
+            publish(.error(.relay(error, "session")))
         case .userInfoTransferFinished:
             break
         }
@@ -427,7 +427,7 @@ public actor HeadlessWatch {
         do {
             snapshot = try FavoritesSnapshot(json: d.payload.json)
         } catch {
-            publish(.error("not a valid favorites snapshot: \(error)"))
+            publish(.error(.invalidPayload("not a valid favorites snapshot: \(error)")))
             await session.acknowledge(d)
             return
         }
@@ -459,7 +459,7 @@ public actor HeadlessWatch {
             // the session and back.
             await session.acknowledge(d)
         } catch {
-            publish(.error("could not store the favorites snapshot: \(error)"))
+            publish(.error(WatchFailure(source: "store", code: "store_failed", message: "could not store the favorites snapshot: \(error)")))
             await session.release?(d)
         }
     }

@@ -22,6 +22,6 @@ public enum WatchEvent: Sendable, Hashable {
     case profile(ProfileDetail)
     /// A widget reloaded, went stale, or rendered an entry.
     case widget(WidgetEvent)
-    /// Something failed (shown to the user).
-    case error(String)
+    /// Something failed (shown to the user): its source, code and message.
+    case error(WatchFailure)
 }

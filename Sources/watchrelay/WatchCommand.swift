@@ -122,7 +122,7 @@ enum WatchCommand {
                         "nowMs": .int(watch.clock.now().millisecondsSinceEpoch), "manualClock": .bool(manualClock != nil),
                     ]))
             if let activationError {
-                StandardOutput.writeLine(MachineProtocol.event("error", ["message": .string("relay: \(activationError)")]))
+                StandardOutput.writeLine(WatchMachine.line(.error(.relay(activationError, "relay")), now: watch.clock.now()))
             }
             if let code {
                 let request = MachineProtocol.Request(id: nil, words: ["pair", code])
@@ -436,7 +436,7 @@ struct WatchPrinter: Sendable {
         case .deleteAccepted(let login): return "delete \(login): accepted by the relay (pending)"
         case .deleteCompleted(let login): return "delete \(login): done"
         case .profile: return nil
-        case .error(let message): return "error: \(message)"
+        case .error(let failure): return "error: \(failure.message)"
         case .widget(let w):
             if let r = w.reload {
                 let latency = r.latencyMilliseconds.map { " latency=\($0)ms" } ?? ""

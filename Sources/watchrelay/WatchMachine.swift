@@ -155,20 +155,7 @@ enum WatchMachine {
     /// A short machine-readable code for a failed command.
     static func code(of error: any Error) -> String {
         switch error {
-        case let e as RelaySessionError:
-            switch e {
-            case .notActivated: "not_activated"
-            case .notPaired: "not_paired"
-            case .notReachable: "not_reachable"
-            case .replyTimeout: "reply_timeout"
-            case .payloadTooLarge: "payload_too_large"
-            case .payloadTooDeep: "payload_too_deep"
-            case .notSupported: "not_supported"
-            case .disconnected: "disconnected"
-            case .timeout: "timeout"
-            case .relay(let code, _): code.rawValue
-            case .persistFailed: "persist_failed"
-            }
+        case let e as RelaySessionError: WatchFailure.code(of: e)
         case let e as WatchAppError: e.code
         default: "failed"
         }
@@ -190,7 +177,9 @@ enum WatchMachine {
         case .deleteAccepted(let login): return MachineProtocol.event("deleteAccepted", ["login": .string(login)])
         case .deleteCompleted(let login): return MachineProtocol.event("deleteCompleted", ["login": .string(login)])
         case .profile(let p): return MachineProtocol.event("profile", ["profile": JSONRenderer.json(p, now: now)])
-        case .error(let message): return MachineProtocol.event("error", ["message": .string(message)])
+        case .error(let failure):
+            return MachineProtocol.event(
+                "error", ["source": .string(failure.source), "code": .string(failure.code), "message": .string(failure.message)])
         case .widget(let w):
             var fields = MachineProtocol.members(JSONRenderer.json(w))
             let name = fields.removeValue(forKey: "type")?.stringValue ?? "widget"

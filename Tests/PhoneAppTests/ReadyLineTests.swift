@@ -1,5 +1,6 @@
 import Foundation
 import Primitives
+import RelayProtocol
 import RelayServer
 import TestSupport
 import Testing
@@ -99,8 +100,10 @@ struct ReadyWithoutARelayTests {
         defer { watch.terminate() }
         let ready = try await watch.line(startingWith: "{")
         #expect(ready.contains(#""type":"ready""#) && ready.contains(#""activated":false"#))
-        let error = try await watch.line(startingWith: "{")
-        #expect(error.contains(#""event":"error""#) && error.contains("relay: "))
+        let error = try JSONParser.parse(Array(try await watch.line(startingWith: "{").utf8))
+        #expect(error["event"] == "error" && error["message"]?.stringValue?.hasPrefix("relay: ") == true, "\(error)")
+        // The source and code the phone's error events carry (it had only the message).
+        #expect(error["source"] == "relay" && error["code"] == "timeout", "\(error)")
 
         var configuration = RelayServerConfiguration()
         configuration.port = port

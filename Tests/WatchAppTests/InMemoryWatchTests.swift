@@ -246,7 +246,8 @@ struct InMemoryWatchTests {
             throw TestFailure("expected failed, got \(String(describing: screen?.phase))")
         }
         let said = try await h.events.collect(1) { if case .error(let e) = $0 { e } else { nil } }
-        #expect(said.first?.hasPrefix("not a valid reply to open octocat") == true, "\(said)")
+        #expect(said.first?.message.hasPrefix("not a valid reply to open octocat") == true, "\(said)")
+        #expect(said.first?.source == "phone" && said.first?.code == "invalid_payload", "\(said)")
         answering.cancel()
         await h.stop()
     }

@@ -40,9 +40,10 @@ struct LiveWatchTests {
         try blocker.execute("BEGIN EXCLUSIVE")
         try await h.phone.updateApplicationContext(Fx.snapshot(1, Fx.three).payload)
         // After the store's 5 s busy timeout.
-        _ = try await h.events.collect(1, within: 30) {
-            if case .error(let text) = $0, text.hasPrefix("could not store the favorites snapshot") { $0 } else { nil }
+        let said = try await h.events.collect(1, within: 30) {
+            if case .error(let e) = $0, e.message.hasPrefix("could not store the favorites snapshot") { e } else { nil }
         }
+        #expect(said.first?.source == "store" && said.first?.code == "store_failed", "\(said)")
         try blocker.execute("COMMIT")
         try await h.expect { if case .snapshotStored(1, _, _) = $0 { true } else { false } }
         await h.stop()
@@ -53,7 +54,9 @@ struct LiveWatchTests {
     @Test func anInvalidSnapshotIsReportedAndDoesNotHoldLaterAcksBack() async throws {
         let h = try await LiveHarness.start()
         try await h.phone.updateApplicationContext(Payload(kind: FavoritesSnapshot.kind.rawValue, ["revision": "one"]))
-        try await h.expect { if case .error(let text) = $0 { text.hasPrefix("not a valid favorites snapshot") } else { false } }
+        try await h.expect {
+            if case .error(let e) = $0 { e.message.hasPrefix("not a valid favorites snapshot") && e.code == "invalid_payload" } else { false }
+        }
         let transfer = try await h.phone.transferUserInfo(Payload(kind: "ping"))
         try await withTimeout(10, "the transfer's end") {
             for await event in h.phone.events {
