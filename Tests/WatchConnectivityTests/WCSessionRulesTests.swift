@@ -3,7 +3,7 @@ import Primitives
 import RelayServer
 import TestSupport
 import Testing
-import WatchConnectivity
+@testable import WatchConnectivity
 
 /// WatchConnectivity's rules, end to end through a real relay on loopback.
 @Suite(.timeLimit(.minutes(3)))
@@ -316,6 +316,15 @@ struct WCSessionRulesTests {
         h.phone.transferUserInfo(["n": 2])
         first.cancel()
         #expect(!first.isTransferring && h.phone.outstandingUserInfoTransfers.count == 1)
+        // The cancel reaches the relay before the watch comes: the phone's outbox has taken it
+        // back there (or never sent it) and sent the other. A watch connecting before that may
+        // be given the first (it was on its way; a make test under load saw it arrive).
+        let phone = h.phone
+        try await eventually(10, "the phone's outbox drained") {
+            guard let outbox = phone.parts.withLock({ $0.outbox }) else { return false }
+            return try outbox.next() == nil
+        }
+        #expect(await h.relay.stats.queued == 1)
         try await h.activate(h.watch, h.watchDelegate)
         try await waitForCalls(h.watchDelegate, "userInfo")
         try await waitForCalls(h.phoneDelegate, "didFinish")
