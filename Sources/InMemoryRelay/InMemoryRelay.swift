@@ -95,6 +95,7 @@ public actor InMemoryRelay {
             events: events,
             activate: { _ = try await self.perform(id, .activate) },
             close: { await self.close(id) },
+            uninstallApp: { await self.close(id, uninstalling: true) },
             beginPairing: {
                 guard case .pairingCode(let code) = try await self.perform(id, .beginPairing) else {
                     throw RelaySessionError.relay(code: .internal, message: "unexpected answer to pair.begin")
@@ -169,8 +170,10 @@ public actor InMemoryRelay {
         }
     }
 
-    private func close(_ id: Int) async {
-        _ = try? await perform(id, .close)
+    /// Closes device `id`'s session (saying first, when `uninstalling`, that its app was
+    /// uninstalled) and forgets the device; its stored state stays for its next session.
+    private func close(_ id: Int, uninstalling: Bool = false) async {
+        _ = try? await perform(id, uninstalling ? .uninstallApp : .close)
         devices.removeValue(forKey: id)?.sink.finish()
     }
 }

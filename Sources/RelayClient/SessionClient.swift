@@ -11,6 +11,10 @@ public struct SessionClient: Sendable {
     public var activate: @Sendable () async throws -> Void
     /// Closes the connection and stops reconnecting; finishes ``events``.
     public var close: @Sendable () async -> Void
+    /// Says this device's app was uninstalled (`state` `{appInstalled: false}`, PROTOCOL.md
+    /// §7.1), then closes as ``close`` does; the next session on this device's state that
+    /// activates is the app installed again (``RelaySession/uninstallApp()``).
+    public var uninstallApp: @Sendable () async -> Void
     /// Phone: a pairing code for the watch.
     public var beginPairing: @Sendable () async throws -> PairingCode
     /// Watch: joins the phone showing the code; returns once paired.
@@ -50,6 +54,7 @@ public struct SessionClient: Sendable {
         events: AsyncStream<SessionEvent>,
         activate: @escaping @Sendable () async throws -> Void,
         close: @escaping @Sendable () async -> Void,
+        uninstallApp: @escaping @Sendable () async -> Void,
         beginPairing: @escaping @Sendable () async throws -> PairingCode,
         pair: @escaping @Sendable (_ code: String) async throws -> Void,
         unpair: @escaping @Sendable () async throws -> Void,
@@ -67,6 +72,7 @@ public struct SessionClient: Sendable {
         self.events = events
         self.activate = activate
         self.close = close
+        self.uninstallApp = uninstallApp
         self.beginPairing = beginPairing
         self.pair = pair
         self.unpair = unpair
@@ -88,6 +94,7 @@ public struct SessionClient: Sendable {
             events: session.events,
             activate: { try await session.activate() },
             close: { await session.close() },
+            uninstallApp: { await session.uninstallApp() },
             beginPairing: { try await session.beginPairing() },
             pair: { try await session.pair(code: $0) },
             unpair: { try await session.unpair() },
@@ -123,6 +130,9 @@ public struct SessionStatus: Sendable, Equatable {
     public var remainingComplicationUserInfoTransfers: Int
     /// The durable ack this device resumes from.
     public var lastSeq: Int64
+    /// The last context this device handled (`WCSession.receivedApplicationContext`), kept in
+    /// the session's state: what an app starting without its own copy shows.
+    public var receivedApplicationContext: Payload?
     /// Whether the app handled (and the session durably acked) everything it received.
     public var handledEverythingReceived: Bool
     /// Why the last connection attempt failed, until one opens (nil before any failed): the
@@ -142,6 +152,7 @@ public struct SessionStatus: Sendable, Equatable {
         outstandingUserInfoTransfers = core.outstandingUserInfoTransfers
         remainingComplicationUserInfoTransfers = core.remainingComplicationUserInfoTransfers
         lastSeq = core.lastSeq
+        receivedApplicationContext = core.receivedApplicationContext
         handledEverythingReceived = core.lastSeq >= core.receivedThrough
         lastConnectFailure = core.lastConnectFailure
     }

@@ -8,6 +8,8 @@ enum WatchObservation: Sendable, Hashable {
     case disconnected
     case paired(peer: String)
     case reachability(Bool)
+    /// The iPhone app was uninstalled (false) or runs again (true).
+    case companionAppInstalled(Bool)
     case snapshot(revision: Int64, logins: [String])
     case deleteAccepted(login: String)
     case deleteCompleted(login: String)
@@ -26,6 +28,7 @@ enum WatchObservation: Sendable, Hashable {
         case .disconnected: self = .disconnected
         case .paired(let peer): self = .paired(peer: peer)
         case .reachability(let r): self = .reachability(r)
+        case .companionAppInstalled(let installed): self = .companionAppInstalled(installed)
         case .snapshotStored(let revision, let logins, _): self = .snapshot(revision: revision, logins: logins)
         case .deleteAccepted(let login): self = .deleteAccepted(login: login)
         case .deleteCompleted(let login): self = .deleteCompleted(login: login)
@@ -48,6 +51,7 @@ enum WatchObservation: Sendable, Hashable {
         case "disconnected": self = .disconnected
         case "paired": self = .paired(peer: string("peer"))
         case "reachability": self = .reachability(o["reachable"]?.boolValue ?? false)
+        case "companionAppInstalled": self = .companionAppInstalled(o["installed"]?.boolValue ?? true)
         case "snapshot":
             self = .snapshot(
                 revision: o["revision"]?.intValue ?? 0, logins: (o["favorites"]?.arrayValue ?? []).compactMap(\.stringValue))
@@ -74,6 +78,7 @@ enum WatchObservation: Sendable, Hashable {
         case .disconnected: "disconnected"
         case .paired(let peer): "paired(\(peer))"
         case .reachability(let r): r ? "reachable" : "unreachable"
+        case .companionAppInstalled(let installed): installed ? "companionAppInstalled" : "companionAppUninstalled"
         case .snapshot(let revision, let logins): "snapshot(\(revision): \(logins.joined(separator: ",")))"
         case .deleteAccepted(let login): "deleteAccepted(\(login))"
         case .deleteCompleted(let login): "deleteCompleted(\(login))"

@@ -139,6 +139,7 @@ public actor HeadlessWatch {
                 })
         }
         rearmWidgetTimer()
+        await showReceivedContext()
         try await session.activate()
         // Deletes the relay never accepted (the app died first) go again; the activated event
         // does the same on every later connection.
@@ -147,12 +148,31 @@ public actor HeadlessWatch {
 
     /// Stops the loops and closes the session.
     public func stop() async {
+        await stop(closing: session.close)
+    }
+
+    /// `uninstall`: the watch app is uninstalled. The relay is told (`state`
+    /// `{appInstalled: false}`, PROTOCOL.md §7.1: the phone sees `isWatchAppInstalled` false and
+    /// its pushes fail with `watch_app_not_installed`), the watch stops as ``stop()`` does, and
+    /// its own store (`watch.db`: the favorites, pending deletes and settings) is emptied, as
+    /// watchOS deletes an uninstalled app's container. The session's state (the pairing, which
+    /// is the device's) stays: a watch started again on the same state directory is the app
+    /// installed again, it starts empty and shows the last list the phone sent (the session's
+    /// `receivedApplicationContext`), then whatever the phone sends.
+    /// - Throws: the store's error if it could not be emptied (the relay was told all the same).
+    public func uninstall() async throws {
+        await stop(closing: session.uninstallApp)
+        try store.erase()
+    }
+
+    /// Stops the loops, closes the session with `closing`, and lets every waiter go.
+    private func stop(closing: @Sendable () async -> Void) async {
         for t in tasks { t.cancel() }
         resending?.cancel()
         facesSink?.finish()
         widgetTimer?.cancel()
         widgetTimer = nil
-        await session.close()
+        await closing()
         for t in tasks { await t.value }
         await resending?.value
         resending = nil
@@ -224,6 +244,26 @@ public actor HeadlessWatch {
         try await sendDelete(command.login)
     }
 
+    /// A watch starting without a stored list (installed again after ``uninstall()``) shows
+    /// the last one the phone sent, which the session kept (`receivedApplicationContext`, as an
+    /// app reads at launch): the phone sends it no new one unless its list changed.
+    private func showReceivedContext() async {
+        guard state.favorites.snapshot == nil, let context = await session.status().receivedApplicationContext,
+            context.kind == FavoritesSnapshot.kind.rawValue, let snapshot = try? FavoritesSnapshot(json: context.json)
+        else { return }
+        let pair = await session.status().pairID
+        do {
+            try store.save(snapshot, sentAt: clock.now(), pair: pair)
+        } catch {
+            publish(.error("could not store the favorites snapshot: \(error)"))
+            return
+        }
+        snapshotPair = pair
+        guard state.receive(snapshot, sentAt: clock.now(), now: clock.now(), fromNewPair: true) else { return }
+        publish(.snapshotStored(revision: snapshot.revision, logins: snapshot.users.map(\.login), omitted: snapshot.omitted))
+        rearmWidgetTimer()
+    }
+
     /// Sends again, one at a time, every pending delete the relay has not accepted and nothing
     /// is sending now. The store is read again before each: another resend running beside this
     /// one (the start's, and the activation event's) may have had it accepted meanwhile.
@@ -244,12 +284,23 @@ public actor HeadlessWatch {
             _ = try await session.transferUserInfo(LoginCommand.favoritesDelete(login).payload)
         } catch {
             deletesCompletedEarly.remove(login)
+            if case RelaySessionError.relay(.companionAppNotInstalled, _) = error { companionAppMissed(login) }
             throw error
         }
         // Already completed (and announced) by a snapshot: nothing is pending any more.
         if deletesCompletedEarly.remove(login) != nil { return }
         try store.setPendingDelete(login, accepted: true)
         publish(.deleteAccepted(login: login))
+    }
+
+    /// A delete the relay refused because the iPhone app is not installed: it failed, as
+    /// WatchConnectivity fails such a transfer (`companionAppNotInstalled`, 7018). The favorite
+    /// is no longer pending (it shows again, and can be deleted again once the app runs) and an
+    /// error says why.
+    private func companionAppMissed(_ login: String) {
+        state.undoDelete(login)
+        try? store.removePendingDelete(login)
+        publish(.error("delete \(login) failed: the iPhone app is not installed (companion_app_not_installed); delete it again once it runs"))
     }
 
     /// `open <login>`: asks the phone for the repos (message with reply); returns the screen
@@ -369,8 +420,8 @@ public actor HeadlessWatch {
             break
         case .reachabilityChanged(let r):
             publish(.reachability(r))
-        case .peerAppInstalledChanged:
-            break  // the sends it refuses say so (`companion_app_not_installed`)
+        case .peerAppInstalledChanged(let installed):
+            publish(.companionAppInstalled(installed))
         case .paired(_, let peer):
             lastFaces = nil  // sent before pairing, they were dropped: send them again
             publish(.paired(peer: peer))

@@ -10,6 +10,9 @@ public enum WatchEvent: Sendable, Hashable {
     case disconnected
     /// The phone became reachable or not.
     case reachability(Bool)
+    /// The iPhone app was uninstalled (false: deletes fail with `companion_app_not_installed`)
+    /// or runs again (true), PROTOCOL.md §7.1: WatchConnectivity's `isCompanionAppInstalled`.
+    case companionAppInstalled(Bool)
     /// A favorites snapshot was stored (before the widget reload it requests): the users it
     /// lists and how many more the phone has but left out to fit the relay's limit (its
     /// `omitted`, PROTOCOL.md §12.2; 0 for a whole list).

@@ -78,6 +78,19 @@ final class WatchStore {
             [.text(login), .integer(accepted ? 1 : 0)])
     }
 
+    /// Forgets a pending delete (one the phone app could not take: it was not installed).
+    func removePendingDelete(_ login: String) throws {
+        try db.execute("DELETE FROM pending_deletes WHERE login = ?", [.text(login)])
+    }
+
+    /// Empties the store, as watchOS deletes an uninstalled app's container: the snapshot,
+    /// the pending deletes and the settings go, in one transaction.
+    func erase() throws {
+        try db.transaction {
+            for table in ["snapshot", "pending_deletes", "settings"] { try db.execute("DELETE FROM \(table)") }
+        }
+    }
+
     func setting(_ key: String) throws -> String? {
         try db.query("SELECT value FROM settings WHERE key = ?", [.text(key)]) { $0.text(0) }.first
     }

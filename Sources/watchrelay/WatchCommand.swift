@@ -43,7 +43,7 @@ enum WatchCommand {
                                object per stdout line (`ready`, a `response` per request, `event`s:
                                snapshot, reloaded, stale, rendered, profile, deleteAccepted,
                                deleteCompleted, paired, activated, disconnected, reachability,
-                               error); requests are the commands below or
+                               companionAppInstalled, error); requests are the commands below or
                                {"id":1,"command":"open","args":["octocat"]}; bad input answers
                                ok=false code=bad_request; end of stdin stops the watch
           --snapshot DIR       write SVG pictures of the widgets, the favorites (and the repo
@@ -375,6 +375,10 @@ enum WatchCommand {
                 printer.say("\(current.widgets.isAppForeground ? "foreground" : "background"); clock \(watch.clock.now().iso8601)")
             case .sync:
                 printer.say(await watch.caughtUpIfConnected() ? "caught up" : "not connected: nothing to wait for")
+            case .uninstall:
+                try await watch.uninstall()
+                printer.say("uninstalled: the phone sees the watch app gone; its favorites went with it (start the watch again on this --state to install it again)")
+                return false
             case .help: for line in WatchConsoleCommand.helpText.split(separator: "\n") { printer.say(String(line)) }
             }
         } catch {
@@ -431,6 +435,10 @@ struct WatchPrinter: Sendable {
         case .disconnected: return "disconnected from the relay (reconnecting)"
         case .paired(let peer): return "paired with \(peer)"
         case .reachability(let r): return "phone \(r ? "reachable" : "not reachable")"
+        case .companionAppInstalled(let installed):
+            return installed
+                ? "iPhone app installed again"
+                : "iPhone app uninstalled: deletes fail (companion_app_not_installed) until it runs again"
         case .snapshotStored(let revision, let logins, let omitted):
             return "snapshot r\(revision) stored: \(logins.joined(separator: ", "))" + (omitted > 0 ? " (+\(omitted) more on iPhone)" : "")
         case .deleteAccepted(let login): return "delete \(login): accepted by the relay (pending)"

@@ -29,6 +29,9 @@ enum WatchConsoleCommand: Sendable, Hashable {
     /// `sync`: answered once the watch handled (stored, reloaded, acked) everything the relay
     /// holds for it; at once when it is not connected (`caughtUp` false).
     case sync
+    /// `uninstall`: the watch app is uninstalled (the relay is told, the watch's own store is
+    /// emptied) and the watch exits; started again on the same state it is installed again.
+    case uninstall
     /// `help`.
     case help
     /// `quit` (also `exit`).
@@ -49,6 +52,7 @@ enum WatchConsoleCommand: Sendable, Hashable {
         case .state: "state"
         case .status: "status"
         case .sync: "sync"
+        case .uninstall: "uninstall"
         case .help: "help"
         case .quit: "quit"
         }
@@ -65,6 +69,8 @@ enum WatchConsoleCommand: Sendable, Hashable {
         reload           ask for a widget reload   flush          run due widget work now
         status           favorites, pending deletes, foreground, clock
         sync             wait until everything the relay holds for this watch is handled
+        uninstall        uninstall the watch app: the phone is told, the watch's favorites and
+                         widget settings go, the watch exits (start it again: reinstalled)
         quit             stop (also exit)
         """
 
@@ -97,6 +103,7 @@ enum WatchConsoleCommand: Sendable, Hashable {
         case "state", "json": return none(.state)
         case "status": return none(.status)
         case "sync": return none(.sync)
+        case "uninstall": return none(.uninstall)
         case "help", "?": return none(.help)
         case "quit", "exit": return none(.quit)
         default: return .failure(ParseError("unknown command \(Excerpt.quoted(verb)) (try help)"))

@@ -119,6 +119,9 @@ enum WatchMachine {
                 )
             case .sync:
                 return (MachineProtocol.ok(request, ["caughtUp": .bool(await watch.caughtUpIfConnected())]), false)
+            case .uninstall:
+                try await watch.uninstall()
+                return (MachineProtocol.ok(request, ["uninstalled": .bool(true)]), true)
             case .help:
                 let lines = WatchConsoleCommand.helpText.split(separator: "\n").map(String.init)
                 return (MachineProtocol.ok(request, ["commands": MachineProtocol.strings(lines)]), false)
@@ -170,6 +173,8 @@ enum WatchMachine {
         case .disconnected: return MachineProtocol.event("disconnected")
         case .paired(let peer): return MachineProtocol.event("paired", ["peer": .string(peer)])
         case .reachability(let r): return MachineProtocol.event("reachability", ["reachable": .bool(r)])
+        case .companionAppInstalled(let installed):
+            return MachineProtocol.event("companionAppInstalled", ["installed": .bool(installed)])
         case .snapshotStored(let revision, let logins, let omitted):
             var fields: [String: JSONValue] = ["revision": .int(revision), "favorites": MachineProtocol.strings(logins)]
             if omitted > 0 { fields["omitted"] = .int(Int64(omitted)) }

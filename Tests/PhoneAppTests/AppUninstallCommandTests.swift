@@ -1,0 +1,54 @@
+import Foundation
+import Primitives
+import RelayClient
+import RelayProtocol
+import SQLite
+import TestSupport
+import Testing
+
+/// The `uninstall` command of `watchrelay watch` (PROTOCOL.md §7.1), as
+/// real processes over a real relay: the app is uninstalled, the counterpart sees it, and the
+/// process exits by itself; started again on the same state, the app is installed again.
+@Suite(.timeLimit(.minutes(3)))
+struct AppUninstallCommandTests {
+    /// The watch's `uninstall`: the phone sees the watch app gone, the watch's own store
+    /// (favorites, settings) is emptied as watchOS deletes an uninstalled app's data, and the
+    /// process exits 0. Started again it is installed again, and shows the last list the phone
+    /// sent (the session kept it) although the phone sends nothing new.
+    @Test func theWatchUninstallsItsAppExitsAndShowsTheLastListWhenInstalledAgain() async throws {
+        let (relay, state, phone, code) = try await NewUserTests.phoneWaitingToPair()
+        let args = ["--machine", "--relay", relay.url, "--state", state.path("watch"), "--log-level", "error"]
+        let watch = try ChildProcess(args + ["--pair", code.code], subcommand: "watch")
+        defer { watch.terminate() }
+        _ = try await watch.line(startingWith: #"{"command":"pair""#)
+        // The watch's answer can come before the phone's `paired`: its push would be refused.
+        try await eventually(10 * timeoutScale, "the phone to see the pair") { await phone.isPaired }
+        try await NewUserTests.push(phone, 1, ["octocat"])
+        _ = try await watch.line(startingWith: #"{"event":"snapshot""#)
+        watch.type("select octocat")
+        _ = try await watch.line(startingWith: #"{"command":"select""#)
+
+        watch.type("uninstall")
+        let answer = try await watch.line(startingWith: #"{"command":"uninstall""#)
+        #expect(answer.contains(#""ok":true"#) && answer.contains(#""uninstalled":true"#), "\(answer)")
+        #expect(try await watch.exitStatus() == 0)
+        try await eventually(10 * timeoutScale, "the phone to see the watch app uninstalled") {
+            await !phone.isPeerAppInstalled
+        }
+        let db = try SQLiteDatabase(path: state.path("watch") + "/watch.db")
+        let rows = try db.query("SELECT (SELECT COUNT(*) FROM snapshot) + (SELECT COUNT(*) FROM settings)") { $0.int64(0) }
+        #expect(rows == [0], "the uninstalled app's data is gone")
+
+        let again = try ChildProcess(args, subcommand: "watch")
+        defer { again.terminate() }
+        let shown = try await again.line(startingWith: #"{"event":"snapshot""#)
+        #expect(shown.contains(#""favorites":["octocat"]"#), "\(shown)")
+        try await eventually(10 * timeoutScale, "the phone to see the watch app installed again") {
+            await phone.isPeerAppInstalled
+        }
+        again.closeInput()
+        #expect(try await again.exitStatus() == 0)
+        await phone.close()
+        await relay.stop()
+    }
+}
