@@ -131,11 +131,27 @@ public actor PhoneCompanion {
     /// Stops everything: cancels the refresh loops and any refresh in flight, closes the
     /// session, waits for every task, and finishes the ``errors`` and ``activity`` streams.
     public func shutdown() async {
+        await shutdown(closing: session.close)
+    }
+
+    /// `uninstall`: the iPhone app is uninstalled. The relay is told (`state`
+    /// `{appInstalled: false}`, PROTOCOL.md §7.1: the watch sees `isCompanionAppInstalled`
+    /// false and its sends fail with `companion_app_not_installed`), then the companion stops as
+    /// ``shutdown()`` does. Its store stays (unlike iOS, which deletes the app's data): an emptied
+    /// one would number its snapshots from 1 again, below the revision the watch shows, and the
+    /// watch would keep ignoring them. A companion started again on the same state is the app
+    /// installed again.
+    public func uninstall() async {
+        await shutdown(closing: session.uninstallApp)
+    }
+
+    /// ``shutdown()``, closing the session with `closing`.
+    private func shutdown(closing: @Sendable () async -> Void) async {
         guard !stopped else { return }
         stopped = true
         for task in tasks { task.cancel() }
         refreshInFlight?.cancel()
-        await session.close()
+        await closing()
         for task in tasks { await task.value }
         _ = await refreshInFlight?.value
         tasks = []

@@ -65,6 +65,9 @@ public enum PhoneConsole {
                             ("favorites", "\(s.favorites)"), ("omitted", "\(s.omitted)"),
                         ] + (s.pushError.map { [("push_error", $0.code), ("push_msg", $0.description)] } ?? []))
                 ])
+            case .uninstall:
+                await companion.uninstall()
+                return Output(lines: [ok(verb, [("uninstalled", "true")])], quit: true)
             case .help:
                 return Output(lines: PhoneConsoleCommand.helpText.split(separator: "\n").map(String.init))
             case .quit:

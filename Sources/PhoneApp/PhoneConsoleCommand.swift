@@ -18,6 +18,9 @@ public enum PhoneConsoleCommand: Sendable, Hashable {
     case pair
     /// `status`: session and snapshot state.
     case status
+    /// `uninstall`: the iPhone app is uninstalled (the relay is told) and the companion stops;
+    /// started again on the same state it is installed again.
+    case uninstall
     /// `help`.
     case help
     /// `quit` (or `exit`): stop the companion.
@@ -34,6 +37,7 @@ public enum PhoneConsoleCommand: Sendable, Hashable {
         case .repos: "repos"
         case .pair: "pair"
         case .status: "status"
+        case .uninstall: "uninstall"
         case .help: "help"
         case .quit: "quit"
         }
@@ -49,6 +53,8 @@ public enum PhoneConsoleCommand: Sendable, Hashable {
         repos <login>          the repos the watch would get for that user
         pair                   print a pairing code to type on the watch
         status                 session and snapshot state
+        uninstall              uninstall the iPhone app: the watch is told, the companion stops
+                               (its favorites stay; start it again: reinstalled)
         quit                   stop (also: exit)
         """
 
@@ -88,6 +94,7 @@ public enum PhoneConsoleCommand: Sendable, Hashable {
         case "refresh": return none(.refresh)
         case "pair": return none(.pair)
         case "status": return none(.status)
+        case "uninstall": return none(.uninstall)
         case "help", "?": return none(.help)
         case "quit", "exit": return none(.quit)
         default: return .failure(ParseError("unknown command \(Excerpt.quoted(verb)) (try help)"))

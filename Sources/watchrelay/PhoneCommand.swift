@@ -36,6 +36,10 @@ enum PhoneCommand {
           list [--json]          the favorites in order, with their last known data
           refresh                refresh from GitHub now (throttled; as a subcommand: a request)
           repos <login>, pair, status, quit   (stdin only)
+          uninstall              (stdin only) the iPhone app is uninstalled: the watch sees it
+                                 gone (its deletes fail with companion_app_not_installed) and
+                                 the companion exits; its favorites stay; start it again on the
+                                 same --state to install it again
 
         OPTIONS:
           --relay URL              the relay, e.g. ws://127.0.0.1:8765/v1 (required to run)
@@ -102,7 +106,7 @@ enum PhoneCommand {
         }
         let verb = command.verb
         switch command {
-        case .repos, .pair, .status, .help, .quit:
+        case .repos, .pair, .status, .uninstall, .help, .quit:
             throw Arguments.UsageError(description: "'\(verb)' needs the running companion: type it on its stdin")
         default: break
         }
@@ -132,7 +136,7 @@ enum PhoneCommand {
             case .refresh:
                 try store.enqueueRequest("refresh")
                 StandardOutput.writeLine(PhoneConsole.ok(verb, [("requested", "true")]))
-            case .repos, .pair, .status, .help, .quit:
+            case .repos, .pair, .status, .uninstall, .help, .quit:
                 break
             }
         } catch {

@@ -81,6 +81,9 @@ enum PhoneMachine {
                         ]),
                     false
                 )
+            case .uninstall:
+                await companion.uninstall()
+                return (MachineProtocol.ok(request, ["uninstalled": .bool(true)]), true)
             case .help:
                 let lines = PhoneConsoleCommand.helpText.split(separator: "\n").map(String.init)
                 return (MachineProtocol.ok(request, ["commands": MachineProtocol.strings(lines)]), false)

@@ -6,7 +6,7 @@ import SQLite
 import TestSupport
 import Testing
 
-/// The `uninstall` command of `watchrelay watch` (PROTOCOL.md §7.1), as
+/// The `uninstall` commands of `watchrelay watch` and `watchrelay phone` (PROTOCOL.md §7.1), as
 /// real processes over a real relay: the app is uninstalled, the counterpart sees it, and the
 /// process exits by itself; started again on the same state, the app is installed again.
 @Suite(.timeLimit(.minutes(3)))
@@ -49,6 +49,53 @@ struct AppUninstallCommandTests {
         again.closeInput()
         #expect(try await again.exitStatus() == 0)
         await phone.close()
+        await relay.stop()
+    }
+
+    /// The phone's `uninstall`: the phone exits 0, the watch says the iPhone app is gone, and a
+    /// delete fails with `companion_app_not_installed` (an error event names it) without staying
+    /// pending. The phone started again is installed again: the watch says so, and the same
+    /// delete completes.
+    @Test func thePhoneUninstallsItsAppAndTheWatchsDeleteFailsUntilItRunsAgain() async throws {
+        let relay = try await TestRelay.start()
+        let state = TemporaryDirectory()
+        let phoneArgs = ["--machine", "--relay", relay.url, "--state", state.path("phone"), "--log-level", "error"]
+        let phone = try ChildProcess(phoneArgs + ["--pair"])
+        defer { phone.terminate() }
+        let pairing = try JSONParser.parse(Array(try await phone.line(startingWith: #"{"code":"#).utf8))
+        let code = try #require(pairing["code"]?.stringValue)
+        let watch = try ChildProcess(
+            ["--machine", "--relay", relay.url, "--state", state.path("watch"), "--pair", code, "--log-level", "error"],
+            subcommand: "watch")
+        defer { watch.terminate() }
+        _ = try await watch.line(startingWith: #"{"command":"pair""#)
+        phone.type("add octocat")
+        _ = try await phone.line(startingWith: #"{"changed":true,"command":"add""#)
+        _ = try await watch.line(startingWith: #"{"event":"snapshot","favorites":["octocat"]"#)
+
+        phone.type("uninstall")
+        let answer = try await phone.line(startingWith: #"{"command":"uninstall""#)
+        #expect(answer.contains(#""ok":true"#) && answer.contains(#""uninstalled":true"#), "\(answer)")
+        #expect(try await phone.exitStatus() == 0)
+        _ = try await watch.line(startingWith: #"{"event":"companionAppInstalled","installed":false"#)
+        watch.type("delete octocat")
+        let said = try await watch.line(startingWith: #"{"event":"error""#)
+        #expect(said.contains("companion_app_not_installed") && said.contains("octocat"), "\(said)")
+        let refused = try await watch.line(startingWith: #"{"command":"delete""#)
+        #expect(refused.contains(#""code":"companion_app_not_installed""#) && refused.contains(#""ok":false"#), "\(refused)")
+        watch.type("status")
+        let status = try await watch.line(startingWith: #"{"command":"status""#)
+        #expect(status.contains(#""favorites":["octocat"]"#) && status.contains(#""pendingDeletes":[]"#), "\(status)")
+
+        let again = try ChildProcess(phoneArgs)
+        defer { again.terminate() }
+        _ = try await watch.line(startingWith: #"{"event":"companionAppInstalled","installed":true"#)
+        watch.type("delete octocat")
+        _ = try await watch.line(startingWith: #"{"event":"deleteCompleted","login":"octocat""#)
+        again.closeInput()
+        watch.closeInput()
+        #expect(try await again.exitStatus() == 0)
+        #expect(try await watch.exitStatus() == 0)
         await relay.stop()
     }
 }
