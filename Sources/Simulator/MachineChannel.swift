@@ -127,6 +127,16 @@ final class MachineChannel: Sendable {
         }
     }
 
+    /// Waits for a child that was asked to exit (`uninstall`) to end with status 0; fails,
+    /// naming how it ended, if it did not within `grace`. The caller ``kill()``s it after.
+    func awaitExit(grace: Duration = .seconds(10)) async throws {
+        await process.waitForEnd(grace: grace)
+        let ended = process.termination
+        guard ended == "exit status 0" else {
+            throw StepFailure(expected: "'\(process.name)' to exit by itself (status 0)", seen: ended ?? "still running")
+        }
+    }
+
     /// SIGKILLs the child and waits until it is reaped.
     func kill() async {
         await process.kill()

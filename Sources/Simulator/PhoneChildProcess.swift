@@ -47,6 +47,20 @@ actor PhoneChildProcess: ScenarioPhone {
         self.channel = nil
     }
 
+    /// `uninstall`; the child exits by itself once the relay was told.
+    func uninstall() async throws {
+        _ = try await running().request("uninstall")
+        try await channel?.awaitExit()
+        await stop()
+    }
+
+    func status() async throws -> PhoneSyncStatus {
+        let answer = try await running().request("status")
+        return PhoneSyncStatus(
+            watchAppInstalled: answer["watchAppInstalled"]?.boolValue ?? true,
+            pushError: answer["pushError"]?.objectValue?["code"]?.stringValue)
+    }
+
     private func running() throws -> MachineChannel {
         try MachineChannel.running(channel, "phone '\(name)'")
     }
@@ -59,9 +73,14 @@ actor PhoneChildProcess: ScenarioPhone {
         return code
     }
 
-    func add(_ login: String) async throws { _ = try await running().request("add", [login]) }
-    func remove(_ login: String) async throws { _ = try await running().request("remove", [login]) }
-    func move(_ login: String, to index: Int) async throws { _ = try await running().request("move", [login, String(index)]) }
+    func add(_ login: String) async throws -> String { try await change("add", [login]) }
+    func remove(_ login: String) async throws -> String { try await change("remove", [login]) }
+    func move(_ login: String, to index: Int) async throws -> String { try await change("move", [login, String(index)]) }
+
+    /// A favorites change's `sync`.
+    private func change(_ command: String, _ args: [String]) async throws -> String {
+        try await running().request(command, args)["sync"]?.stringValue ?? ""
+    }
     func refresh() async throws { _ = try await running().request("refresh") }
 
     func useWatch(_ watch: String?) { self.watch = watch }

@@ -181,8 +181,8 @@ public struct Scenario: Sendable, Codable, Hashable {
 
 /// What a step does (its `action` field).
 public enum ScenarioAction: String, Sendable, CaseIterable {
-    // Life cycle.
-    case start, stop, kill, restart, disconnect, reconnect
+    // Life cycle; a phone's or a watch's app uninstalled (its next start installs it again).
+    case start, stop, kill, restart, disconnect, reconnect, uninstallApp
     // Pairing; a phone with several watches switches to another one.
     case pair, switchWatch
     // Phone.
@@ -197,7 +197,7 @@ public enum ScenarioAction: String, Sendable, CaseIterable {
     case linkFault
     // Expectations.
     case expectWidget, expectReloads, expectProfile, expectPhoneFavorites, expectWatchFavorites, expectRelay
-    case expectGitHub
+    case expectGitHub, expectPhoneStatus
 }
 
 /// One step. Which fields matter depends on ``action`` (see `Simulator/README.md`).
@@ -263,6 +263,14 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
     public var status: Int?
     /// For `expectProfile`: the repo names in order (or a count with ``count``).
     public var repos: [String]?
+    /// For `add`, `remove`, `move`: the phone's answer's `sync` (`pushed`, `partial`, `queued`,
+    /// `unchanged`).
+    public var sync: String?
+    /// For `expectPhoneStatus`: whether the phone sees the watch app installed.
+    public var watchAppInstalled: Bool?
+    /// For `expectPhoneStatus`: the code of the phone's last push failure
+    /// (`watch_app_not_installed`…), or `none`.
+    public var pushError: String?
     /// For `expectPhoneFavorites`/`expectWatchFavorites`: the logins in order.
     public var favorites: [String]?
     /// For `expectWatchFavorites`: the logins pending delete.
@@ -308,9 +316,12 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
     /// The events a `wait` step waits for.
     public static let waitEvents = [
         "snapshot", "reload", "stale", "deleteAccepted", "deleteCompleted", "reachable", "unreachable", "paired",
+        "companionAppUninstalled", "companionAppInstalled",
     ]
     /// The fixture GitHub server's faults (`fault`).
     public static let gitHubFaults = ["down", "garbage", "wrongShape", "secondaryRateLimit", "rateLimit", "none"]
+    /// A phone change's answers (`sync` of `add`, `remove`, `move`).
+    public static let syncs = ["pushed", "partial", "queued", "unchanged"]
     /// The profile screen's phases (`expectProfile`'s `state`).
     public static let profileStates = ["loaded", "failed", "offline", "loading"]
     /// The relay's link faults (`linkFault`): the console's kinds, and `none`.
@@ -355,6 +366,9 @@ public struct ScenarioStep: Sendable, Codable, Hashable {
                     ("repos", repos != nil), ("count", count != nil), ("stale", stale != nil),
                 ])
         case .expectGitHub: return status == nil ? "needs 'status' (the HTTP status to count)" : nil
+        case .add, .remove, .move: return oneOf(sync, Self.syncs, "sync")
+        case .expectPhoneStatus:
+            return oneGiven([("watchAppInstalled", watchAppInstalled != nil), ("pushError", pushError != nil)])
         default: return nil
         }
     }

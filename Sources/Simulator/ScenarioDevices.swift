@@ -14,12 +14,19 @@ protocol ScenarioPhone: Actor {
     func start(relayURL: String, githubURL: URL, reposMaxAge: Double?) async throws
     /// In-process: a clean shutdown. A child: SIGKILL. The state directory stays.
     func stop() async
+    /// The iPhone app is uninstalled (`uninstall`: the relay is told, PROTOCOL.md §7.1) and the
+    /// phone stops (a child exits by itself); its state stays, and the next start is the app
+    /// installed again.
+    func uninstall() async throws
+    /// What `status` says of the watch app and the last push.
+    func status() async throws -> PhoneSyncStatus
     /// Asks the relay for a pairing code to type on the watch.
     func pairingCode() async throws -> String
-    /// Adds a favorite; returns once the relay took the snapshot or it was queued offline.
-    func add(_ login: String) async throws
-    func remove(_ login: String) async throws
-    func move(_ login: String, to index: Int) async throws
+    /// Adds a favorite; returns once the relay took the snapshot or it was queued offline, with
+    /// the answer's `sync` (`pushed`, `partial`, `queued`, `unchanged`).
+    func add(_ login: String) async throws -> String
+    func remove(_ login: String) async throws -> String
+    func move(_ login: String, to index: Int) async throws -> String
     /// Refreshes every favorite from GitHub.
     func refresh() async throws
     /// The favorites' logins, in order.
@@ -50,6 +57,10 @@ protocol ScenarioWatch: Actor {
     func start(relayURL: String, budget: Int?, foreground: Bool?) async throws
     /// In-process: a clean shutdown. A child: SIGKILL. The state directory stays.
     func stop() async
+    /// The watch app is uninstalled (`uninstall`: the relay is told, PROTOCOL.md §7.1; the
+    /// watch's own store is emptied) and the watch stops (a child exits by itself). The session
+    /// state, the widget clock and the log stay: the next start is the app installed again.
+    func uninstall() async throws
     func pair(code: String) async throws
     /// Deletes a favorite (durable userInfo); returns once the relay accepted it.
     func delete(_ login: String) async throws
@@ -68,6 +79,14 @@ protocol ScenarioWatch: Actor {
     func view() async throws -> WatchView
     /// The child processes this watch ran (none in-process).
     var processes: [ChildProcessRecord] { get }
+}
+
+/// What a phone's `status` says of its watch app and its last push (`expectPhoneStatus`).
+struct PhoneSyncStatus: Sendable, Hashable {
+    /// False while the watch app is uninstalled (PROTOCOL.md §7.1).
+    var watchAppInstalled: Bool
+    /// The code of the last push's failure (`watch_app_not_installed`…), nil when it went.
+    var pushError: String?
 }
 
 /// The relay in a scenario: ``RelayServer`` in this process or `watchrelay serve` as a child,

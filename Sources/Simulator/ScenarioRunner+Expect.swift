@@ -44,6 +44,9 @@ extension ScenarioRunner {
             pick = { $0 == .reachability(want) }
         case "paired":
             pick = { if case .paired = $0 { true } else { false } }
+        case "companionAppInstalled", "companionAppUninstalled":
+            let want = event == "companionAppInstalled"
+            pick = { $0 == .companionAppInstalled(want) }
         default:
             throw StepFailure(expected: "an event (\(ScenarioStep.waitEvents.joined(separator: ", ")))", seen: "'\(event)'")
         }
@@ -90,7 +93,32 @@ extension ScenarioRunner {
                 throw StepFailure(expected: "\(omitted) favorites on the phone only", seen: "\(view.omitted)")
             }
         case .expectGitHub: try expectGitHub(s)
+        case .expectPhoneStatus: try await expectPhoneStatus(s)
         default: try await expectRelay(s)
+        }
+    }
+
+    /// `expectPhoneStatus`: the phone's `status` says what the step gives, now or within
+    /// `timeout` (default 3 s: the relay tells the phone of an app uninstalled or installed
+    /// again once it stored it).
+    private func expectPhoneStatus(_ s: ScenarioStep) async throws {
+        let p = try phone(s.actor ?? s.phone)
+        let deadline = ContinuousClock.now + .milliseconds(Int((s.timeout ?? 3) * 1000))
+        let wantedError = s.pushError.map { $0 == "none" ? nil : $0 }
+        while true {
+            let seen = try await p.status()
+            let installedOK = s.watchAppInstalled.map { $0 == seen.watchAppInstalled } ?? true
+            let errorOK = wantedError.map { $0 == seen.pushError } ?? true
+            if installedOK && errorOK { return }
+            guard ContinuousClock.now < deadline else {
+                let expected = [
+                    s.watchAppInstalled.map { "watchAppInstalled=\($0)" }, s.pushError.map { "pushError=\($0)" },
+                ].compactMap { $0 }
+                throw StepFailure(
+                    expected: expected.joined(separator: " "),
+                    seen: "watchAppInstalled=\(seen.watchAppInstalled) pushError=\(seen.pushError ?? "none")")
+            }
+            try await Task.sleep(for: .milliseconds(20))
         }
     }
 

@@ -37,6 +37,7 @@ extension ScenarioRunner {
         switch action {
         case .start, .reconnect: try await start(s)
         case .stop, .kill, .disconnect: try await stop(s)
+        case .uninstallApp: try await uninstallApp(s)
         case .restart:
             try await stop(s)
             try await start(s)
@@ -49,7 +50,7 @@ extension ScenarioRunner {
         case .fault: try fault(s)
         case .linkFault: try await linkFault(s)
         case .expectWidget, .expectReloads, .expectProfile, .expectPhoneFavorites, .expectWatchFavorites, .expectRelay,
-            .expectGitHub:
+            .expectGitHub, .expectPhoneStatus:
             try await expect(action, s)
         }
     }
@@ -134,6 +135,17 @@ extension ScenarioRunner {
         case .github: await stopGitHub()
         case .phone: try await phone(name).stop()
         case .watch: try await watch(name).stop()
+        }
+    }
+
+    /// A phone's or a watch's app is uninstalled: the relay is told (PROTOCOL.md §7.1) and the
+    /// device stops; its next `start` is the app installed again.
+    private func uninstallApp(_ s: ScenarioStep) async throws {
+        let name = try actorName(s)
+        switch try kind(of: name, s) {
+        case .phone: try await phone(name).uninstall()
+        case .watch: try await watch(name).uninstall()
+        case .relay, .github: throw StepFailure(expected: "a phone or a watch to uninstall the app of", seen: "'\(name)'")
         }
     }
 
@@ -226,12 +238,15 @@ extension ScenarioRunner {
 
     private func phoneStep(_ action: ScenarioAction, _ s: ScenarioStep) async throws {
         let p = try phone(s.actor ?? s.phone)
+        let sync: String?
         do {
             switch action {
-            case .add: try await p.add(try login(s))
-            case .remove: try await p.remove(try login(s))
-            case .move: try await p.move(try login(s), to: s.index ?? 0)
-            default: try await p.refresh()
+            case .add: sync = try await p.add(try login(s))
+            case .remove: sync = try await p.remove(try login(s))
+            case .move: sync = try await p.move(try login(s), to: s.index ?? 0)
+            default:
+                try await p.refresh()
+                sync = nil
             }
         } catch let failure as StepFailure {
             throw failure
@@ -239,6 +254,9 @@ extension ScenarioRunner {
             throw StepFailure(expected: "success", seen: "error: \(error)")
         }
         // With `expectError`, ``perform(_:)`` checks the error (or says the step succeeded).
+        if let expected = s.sync, sync != expected {
+            throw StepFailure(expected: "sync \(expected)", seen: "sync \(sync ?? "none")")
+        }
     }
 
     func login(_ s: ScenarioStep) throws -> String {

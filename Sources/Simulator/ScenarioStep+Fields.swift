@@ -13,11 +13,11 @@ extension ScenarioStep {
     func readFields(_ action: ScenarioAction) -> Set<String> {
         switch action {
         case .start, .reconnect, .restart: ["kind", "budget", "foreground", "reposMaxAge", "contextBytes"]
-        case .stop, .kill, .disconnect: ["kind"]
+        case .stop, .kill, .disconnect, .uninstallApp: ["kind"]
         case .pair: ["phone", "watch", "code", "delay"]
         case .switchWatch: ["phone", "watch"]
-        case .add, .remove: ["phone", "login"]
-        case .move: ["phone", "login", "index"]
+        case .add, .remove: ["phone", "login", "sync"]
+        case .move: ["phone", "login", "index", "sync"]
         case .refresh: ["phone"]
         case .delete, .open, .select: ["watch", "login"]
         case .foreground, .background, .mark: ["watch"]
@@ -40,6 +40,7 @@ extension ScenarioStep {
         case .expectWatchFavorites: ["watch", "favorites", "pending", "omitted"]
         case .expectRelay: ["pairs", "queued", "connections", "timeout"]
         case .expectGitHub: ["status", "count"]
+        case .expectPhoneStatus: ["phone", "watchAppInstalled", "pushError", "timeout"]
         }
     }
 

@@ -59,15 +59,27 @@ actor SimulatedPhone: ScenarioPhone {
         phone = nil
     }
 
+    /// Uninstalls the iPhone app (the relay is told) and shuts the companion down.
+    func uninstall() async throws {
+        let p = try running()
+        await p.uninstall()
+        await stop()
+    }
+
+    func status() async throws -> PhoneSyncStatus {
+        let s = try await running().status()
+        return PhoneSyncStatus(watchAppInstalled: s.watchAppInstalled, pushError: s.pushError?.code)
+    }
+
     private func running() throws -> PhoneCompanion {
         guard let phone else { throw StepFailure(expected: "phone '\(name)' running", seen: "stopped") }
         return phone
     }
 
     func pairingCode() async throws -> String { try await running().pair().code }
-    func add(_ login: String) async throws { _ = try await running().add(login) }
-    func remove(_ login: String) async throws { _ = try await running().remove(login) }
-    func move(_ login: String, to index: Int) async throws { _ = try await running().move(login, to: index) }
+    func add(_ login: String) async throws -> String { try await running().add(login).sync.name }
+    func remove(_ login: String) async throws -> String { try await running().remove(login).sync.name }
+    func move(_ login: String, to index: Int) async throws -> String { try await running().move(login, to: index).sync.name }
     func refresh() async throws { _ = try await running().refresh() }
     func favorites() async throws -> [String] { try await running().favorites().map(\.login) }
     func useWatch(_ watch: String?) { self.watch = watch }

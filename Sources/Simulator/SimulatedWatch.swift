@@ -71,6 +71,14 @@ actor SimulatedWatch: ScenarioWatch {
         watch = nil
     }
 
+    /// Uninstalls the watch app (the relay is told, the watch's store emptied); the watch stops.
+    func uninstall() async throws {
+        try await running().uninstall()
+        await pump?.value
+        pump = nil
+        watch = nil
+    }
+
     private func running() throws -> HeadlessWatch {
         guard let watch else { throw StepFailure(expected: "watch '\(name)' running", seen: "stopped") }
         return watch

@@ -63,6 +63,13 @@ actor WatchChildProcess: ScenarioWatch {
         self.channel = nil
     }
 
+    /// `uninstall`; the child exits by itself once the relay was told and its store emptied.
+    func uninstall() async throws {
+        _ = try await running().request("uninstall")
+        try await channel?.awaitExit()
+        await stop()
+    }
+
     private func running() throws -> MachineChannel {
         try MachineChannel.running(channel, "watch '\(name)'")
     }

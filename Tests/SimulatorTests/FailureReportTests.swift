@@ -144,7 +144,7 @@ struct FailureReportTests {
         (#"{"name": "x", "steps": []}"#, "a scenario needs at least one step"),
         (
             #"{"name": "x", "steps": [{"action": "wait", "event": "snapshots"}]}"#,
-            "step 1 (wait): event 'snapshots' is not one of snapshot, reload, stale, deleteAccepted, deleteCompleted, reachable, unreachable, paired"
+            "step 1 (wait): event 'snapshots' is not one of snapshot, reload, stale, deleteAccepted, deleteCompleted, reachable, unreachable, paired, companionAppUninstalled, companionAppInstalled"
         ),
         // Wrong types and missing fields in the file's words (they were Foundation's
         // `DecodingError.typeMismatch … Path: steps[0].seconds. Debug description: …`).

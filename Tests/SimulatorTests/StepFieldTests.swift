@@ -58,6 +58,16 @@ import Testing
                 + "(a phone's or a watch's state directory in the run's directory, and the phone's --watch id)"
         ),
         (#"{"action": "start", "actor": "bob", "kind": "tablet"}"#, "step 1 (start): kind 'tablet' is not one of phone, watch"),
+        // An app uninstalled and what the phone says of it (PROTOCOL.md §7.1).
+        (
+            #"{"action": "add", "login": "octocat", "sync": "queud"}"#,
+            "step 1 (add): sync 'queud' is not one of pushed, partial, queued, unchanged"
+        ),
+        (#"{"action": "expectPhoneStatus", "actor": "phone"}"#, "step 1 (expectPhoneStatus): checks nothing: give 'watchAppInstalled', 'pushError' (at least one)"),
+        (
+            #"{"action": "uninstallApp", "actor": "watch", "login": "octocat"}"#,
+            "step 1 (uninstallApp): 'login' does not apply to uninstallApp (it would be ignored); its fields: actor, expectError, kind"
+        ),
     ])
     func aFieldTheStepWouldIgnoreOrANameThatIsNotOneIsRefused(step: String, why: String) {
         let json = #"{"name": "x", "steps": ["# + step + "]}"
@@ -73,6 +83,10 @@ import Testing
         #"{"action": "fault", "actor": "github", "fault": "rateLimit", "count": 1}"#,
         #"{"action": "linkFault", "actor": "phone", "fault": "complication-budget", "target": "pair", "left": 0}"#,
         #"{"action": "start", "actor": "w", "kind": "watch", "budget": 1, "foreground": false}"#,
+        #"{"action": "uninstallApp", "actor": "phone"}"#,
+        #"{"action": "move", "actor": "phone", "login": "octocat", "index": 0, "sync": "queued"}"#,
+        #"{"action": "expectPhoneStatus", "watchAppInstalled": false, "pushError": "watch_app_not_installed", "timeout": 5}"#,
+        #"{"action": "wait", "event": "companionAppUninstalled"}"#,
     ])
     func aStepWithTheFieldsItsActionReadsLoads(step: String) throws {
         let json = #"{"name": "x", "steps": ["# + step + "]}"
