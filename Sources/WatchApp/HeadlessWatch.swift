@@ -255,7 +255,7 @@ public actor HeadlessWatch {
         do {
             try store.save(snapshot, sentAt: clock.now(), pair: pair)
         } catch {
-            publish(.error("could not store the favorites snapshot: \(error)"))
+            publish(.error(.storeFailed("could not store the favorites snapshot: \(error)")))
             return
         }
         snapshotPair = pair
@@ -300,7 +300,11 @@ public actor HeadlessWatch {
     private func companionAppMissed(_ login: String) {
         state.undoDelete(login)
         try? store.removePendingDelete(login)
-        publish(.error("delete \(login) failed: the iPhone app is not installed (companion_app_not_installed); delete it again once it runs"))
+        publish(
+            .error(
+                WatchFailure(
+                    source: "relay", code: ErrorCode.companionAppNotInstalled.rawValue,
+                    message: "delete \(login) failed: the iPhone app is not installed (companion_app_not_installed); delete it again once it runs")))
     }
 
     /// `open <login>`: asks the phone for the repos (message with reply); returns the screen
@@ -510,7 +514,7 @@ public actor HeadlessWatch {
             // the session and back.
             await session.acknowledge(d)
         } catch {
-            publish(.error(WatchFailure(source: "store", code: "store_failed", message: "could not store the favorites snapshot: \(error)")))
+            publish(.error(.storeFailed("could not store the favorites snapshot: \(error)")))
             await session.release?(d)
         }
     }

@@ -15,6 +15,11 @@ public struct WatchFailure: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { message }
 
+    /// The watch's own store failed.
+    static func storeFailed(_ message: String) -> WatchFailure {
+        WatchFailure(source: "store", code: "store_failed", message: message)
+    }
+
     /// A payload from the phone the watch cannot read (`message` says which and why).
     static func invalidPayload(_ message: String) -> WatchFailure {
         WatchFailure(source: "phone", code: "invalid_payload", message: message)
