@@ -79,8 +79,9 @@ struct AppUninstallCommandTests {
         #expect(try await phone.exitStatus() == 0)
         _ = try await watch.line(startingWith: #"{"event":"companionAppInstalled","installed":false"#)
         watch.type("delete octocat")
-        let said = try await watch.line(startingWith: #"{"event":"error""#)
-        #expect(said.contains("companion_app_not_installed") && said.contains("octocat"), "\(said)")
+        // Members in key order: code, event, message, source.
+        let said = try await watch.line(startingWith: #"{"code":"companion_app_not_installed","event":"error""#)
+        #expect(said.contains(#""source":"relay""#) && said.contains("octocat"), "\(said)")
         let refused = try await watch.line(startingWith: #"{"command":"delete""#)
         #expect(refused.contains(#""code":"companion_app_not_installed""#) && refused.contains(#""ok":false"#), "\(refused)")
         watch.type("status")
