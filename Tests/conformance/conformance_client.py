@@ -55,7 +55,7 @@ QUIET = 0.5  # seconds during which "nothing else arrives" is asserted
 
 TIMESTAMP_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z$")  # §3.5
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{43,}$")  # §6.2, §10.2 paired.token
-# §11: wcCode is present on exactly these seven codes.
+# §11: wcCode is present on exactly these nine codes.
 WC_CODES = {
     "payload_too_large": 7009,
     "not_paired": 7005,
@@ -64,6 +64,8 @@ WC_CODES = {
     "not_supported": 7002,
     "quota_exceeded": 7015,
     "internal": 7001,
+    "watch_app_not_installed": 7006,
+    "companion_app_not_installed": 7018,
 }
 
 
@@ -153,6 +155,7 @@ class SchemaSet:
 
 
 SCHEMAS: SchemaSet | None = None
+BINARY = ""  # the relay binary, set by main()
 _ids = itertools.count(1)
 
 
@@ -178,6 +181,7 @@ class Client:
         self.buffer: list[dict] = []  # received and not yet consumed
         self.closed = False
         self.close_code: int | None = None
+        self.close_reason: str | None = None
         self.violations: list[str] = []
         self.reader: asyncio.Task | None = None
         self.delivered: dict[int, str] = {}  # seq -> id, delivers consumed on this connection
@@ -218,6 +222,7 @@ class Client:
         finally:
             self.closed = True
             self.close_code = self.ws.close_code
+            self.close_reason = self.ws.close_reason
             await self.queue.put(Client.CLOSED)
 
     def _raise_violations(self) -> None:
@@ -468,6 +473,47 @@ class Client:
 
     async def ack(self, seq: int) -> None:
         await self.send({"type": "ack", "seq": seq})
+
+    async def uninstall(self, sid: str | None = None, foreground: bool | None = None) -> None:
+        """§7.1: `state {appInstalled: false}` (the OS uninstalled this device's app): the relay
+        answers nothing and closes the connection with 1000, reason `app uninstalled`."""
+        frame: dict[str, Any] = {"type": "state", "appInstalled": False}
+        if sid is not None:
+            frame["id"] = sid
+        if foreground is not None:
+            frame["foreground"] = foreground
+        await self.send(frame)
+        await self.expect_closed_silently(1000, "app uninstalled", "after state {appInstalled: false} (§7.1)")
+
+    async def expect_closed_silently(self, code: int, reason: str | None, why: str) -> None:
+        """The relay closes this connection with `code` (and `reason`, unless None) and sends
+        no frame before it."""
+        got = await self.wait_closed()
+        frames = list(self.buffer)
+        while not self.queue.empty():
+            item = self.queue.get_nowait()
+            if item is not Client.CLOSED:
+                frames.append(item)
+        self.queue.put_nowait(Client.CLOSED)
+        self._raise_violations()
+        check(not frames, f"{self.label}: {why}: no frame is answered, got " + ", ".join(compact(f) for f in frames))
+        check(got == code, f"{self.label}: {why}: the relay must close with {code}, close code was {got}")
+        if reason is not None:
+            check(self.close_reason == reason,
+                  f"{self.label}: {why}: close reason should be {reason!r}, was {self.close_reason!r}")
+
+    async def expect_peer_uninstalled(self) -> dict:
+        """§7.1: one `peer` {connected: false, reachable: false, appInstalled: false}."""
+        f = await self.expect("peer", what="peer appInstalled=false")
+        check(f.get("connected") is False and f.get("reachable") is False and f.get("appInstalled") is False,
+              f"{self.label}: expected peer {{connected: false, reachable: false, appInstalled: false}} (§7.1), got {compact(f)}")
+        return f
+
+    async def expect_peer_installed(self, connected: bool, reachable: bool) -> dict:
+        """A `peer` frame without the appInstalled member (§7.1: written only when false)."""
+        f = await self.expect_peer(connected, reachable)
+        check("appInstalled" not in f, f"{self.label}: peer must not carry appInstalled once the app runs again (§7.1): {compact(f)}")
+        return f
 
 
 # ---------------------------------------------------------------------------------------------
@@ -917,6 +963,298 @@ async def case_faces(case: Case) -> None:
     await watch.expect_error("payload_too_large", wid)
 
 
+# -- §7.1 App installed ------------------------------------------------------------------------
+
+SEND_MODES = ("message", "context", "userInfo")
+
+
+async def _expect_refused_everywhere(sender: Client, code: str, modes: tuple[str, ...]) -> None:
+    """Every new send of `modes` (and a message with wantsReply) gets `code` with re (§7.1, §11),
+    and the connection stays open."""
+    for mode in modes:
+        sid = await sender.send_item(mode, {"kind": "favorites.delete", "login": f"refused-{mode}"})
+        await sender.expect_error(code, sid)  # with re and the wcCode of §11
+    sid = await sender.send_item("message", {"kind": "profile.repos.request", "login": "octocat"}, wants_reply=True)
+    await sender.expect_error(code, sid)  # check 7 comes before not_reachable (§4.1)
+    check(not sender.closed, f"{sender.label}: the connection must stay open after {code} (§7.1)")
+
+
+async def case_watch_app_uninstalled(case: Case) -> None:
+    """§7.1 from the phone's side: close 1000, one peer frame, refusals per mode, retries of an
+    accepted id, the error limit, queued items kept and delivered after the next hello."""
+    phone, watch, info = await case.pair("uninstall")
+    # Finished before the uninstall: a userInfo acked, and a complication acked.
+    p0 = {"kind": "favorites.delete", "login": "finished"}
+    s0 = await phone.send_item("userInfo", p0)
+    await phone.expect_accepted(s0)
+    pk = {"kind": "favorites.snapshot", "revision": 2, "users": []}
+    sk = await phone.send_item("complication", pk)
+    remaining = (await phone.expect_accepted(sk, complication=True))["remaining"]
+    await watch.expect_deliver(s0, "userInfo", "phone", p0)
+    dk = await watch.expect_deliver(sk, "complication", "phone", pk)
+    await watch.ack(dk["seq"])
+    await phone.expect_transferred([s0, sk])
+    # Queued before the uninstall: a userInfo and a context, delivered and not acked.
+    p1 = {"kind": "favorites.delete", "login": "queued"}
+    s1 = await phone.send_item("userInfo", p1)
+    await phone.expect_accepted(s1)
+    d1 = await watch.expect_deliver(s1, "userInfo", "phone", p1)
+    pc = {"kind": "favorites.snapshot", "revision": 3, "users": []}
+    sc = await phone.send_item("context", pc)
+    await phone.expect_accepted(sc)
+    dc = await watch.expect_deliver(sc, "context", "phone", pc)
+    # A message waiting for its reply when the watch app goes.
+    pm = {"kind": "profile.repos.request", "login": "torvalds"}
+    sm = await phone.send_item("message", pm, wants_reply=True)
+    await phone.expect_accepted(sm)
+    await watch.expect_deliver(sm, "message", "phone", pm, wants_reply=True)
+
+    await watch.uninstall(sid=new_id("wstate"))
+    await phone.expect_peer_uninstalled()
+    # The receiver of a message with wantsReply left before replying (§8.2).
+    await phone.expect_error("not_reachable", sm)
+    await phone.quiet()  # one peer frame
+
+    # Nothing queued was dropped: the phone's sends stay outstanding (§7.1, §8.9).
+    ids = await phone.outstanding()
+    check(ids == [s1, sc], f"phone: outstanding should still be [{s1}, {sc}] while the watch app is uninstalled (§7.1), got {ids}")
+
+    # A send too large fails on its size first (check 6 before 7, §4.1).
+    limit = phone.welcome["limits"]["userInfoBytes"]
+    big = await phone.send_item("userInfo", {"kind": "favorites.delete", "pad": "x" * (2 * limit)})
+    await phone.expect_error("payload_too_large", big)
+    # Every new send, in every mode, is refused with re and wcCode 7006.
+    await _expect_refused_everywhere(phone, "watch_app_not_installed", SEND_MODES + ("complication",))
+    # A retry of an id accepted before is answered accepted again (§4.1 check 7, §8.1).
+    await phone.send({"type": "send", "id": s1, "mode": "userInfo", "payload": p1})
+    await phone.expect_accepted(s1)
+    await phone.send({"type": "send", "id": sc, "mode": "context", "payload": pc})
+    await phone.expect_accepted(sc)
+    await phone.send({"type": "send", "id": s0, "mode": "userInfo", "payload": p0})  # acked already
+    await phone.expect_accepted(s0)
+    await phone.send({"type": "send", "id": sk, "mode": "complication", "payload": pk})
+    a = await phone.expect_accepted(sk, complication=True)
+    check(a.get("remaining") == remaining and "fallback" not in a,
+          f"phone: a retried complication is answered with the current remaining (§8.1): {compact(a)}, expected remaining {remaining}")
+    # A refused id was never accepted: it is refused again, and accepted after the reinstall (below).
+    refused_payload = {"kind": "favorites.delete", "login": "refused-then-sent"}
+    refused = await phone.send_item("userInfo", refused_payload)
+    await phone.expect_error("watch_app_not_installed", refused)
+    await phone.send({"type": "send", "id": refused, "mode": "userInfo", "payload": refused_payload})
+    await phone.expect_error("watch_app_not_installed", refused)
+    # The refusals do not count towards the error limit (§4.2): 110 of them leave the connection open.
+    sids = []
+    for n in range(110):
+        sid = new_id("pflood")
+        sids.append(sid)
+        await phone.send({"type": "send", "id": sid, "mode": "userInfo", "payload": {"kind": "favorites.delete", "n": n}})
+    for sid in sids:
+        await phone.expect_error("watch_app_not_installed", sid)
+    ids = await phone.outstanding()  # the connection still answers, and nothing refused was stored
+    check(ids == [s1, sc], f"phone: refused sends must not be stored (§7.1): outstanding {ids}, expected [{s1}, {sc}]")
+    # Only send is refused (§4.1 check 7): cancel answers as usual (s1 was sent: already_delivered).
+    cid = new_id("pcancel")
+    await phone.send({"type": "cancel", "id": cid, "target": s1})
+    await phone.expect_error("already_delivered", cid)
+
+    # A phone that reconnects learns it from welcome.peer.appInstalled.
+    await phone.close()
+    phone2, w = await case.reconnect("phone", info)
+    check(w["peer"] == {"name": info["watch_name"], "connected": False, "reachable": False, "appInstalled": False},
+          f"phone: welcome.peer should be the uninstalled watch (§7.1): {compact(w['peer'])}")
+    await phone2.quiet()
+
+    # A hello with the watch's token that the relay refuses (protocol 2) runs no app (§5.1).
+    bad = await case.client("watch")
+    hid = new_id("whello")
+    await bad.send({"type": "hello", "id": hid, "protocol": 2, "role": "watch",
+                    "device": {"name": info["watch_name"]}, "token": info["watch_token"]})
+    await bad.expect_error("unsupported_protocol", hid)
+    code = await bad.wait_closed()
+    check(code == 1008, f"watch: unsupported_protocol closes with 1008 (§5.5), got {code}")
+    await phone2.quiet()
+    sid = await phone2.send_item("userInfo", {"kind": "favorites.delete", "login": "still-refused"})
+    await phone2.expect_error("watch_app_not_installed", sid)
+
+    # The next hello with the watch's token installs the app again.
+    watch2, w = await case.reconnect("watch", info, last_seq=0)
+    check("appInstalled" not in w["peer"], f"watch: its peer's app is installed: {compact(w['peer'])}")
+    await phone2.expect_peer_installed(True, True)
+    # The kept items come again with their seqs; none of the refused ones, no duplicate of the retries.
+    ctx = w.get("context")
+    check(ctx is None or ctx.get("id") == sc, f"watch: welcome.context may only be the context sent before: {compact(ctx)}")
+    await watch2.expect_deliver(s1, "userInfo", "phone", p1, seq=d1["seq"])
+    await watch2.expect_deliver(sc, "context", "phone", pc, seq=dc["seq"])
+    await watch2.quiet()
+    await watch2.ack(dc["seq"])
+    await phone2.expect_transferred([s1])  # the transfer completes as usual
+    # New sends go through again.
+    p2 = {"kind": "favorites.delete", "login": "after"}
+    s2 = await phone2.send_item("userInfo", p2)
+    await phone2.expect_accepted(s2)
+    await watch2.expect_deliver(s2, "userInfo", "phone", p2)
+    await phone2.send({"type": "send", "id": refused, "mode": "userInfo", "payload": refused_payload})
+    await phone2.expect_accepted(refused)
+    await watch2.expect_deliver(refused, "userInfo", "phone", refused_payload)
+    await phone2.quiet()
+
+
+async def case_app_uninstalled_while_peer_away(case: Case) -> None:
+    """§7.1: what the uninstalled device had sent stays queued for its peer; a peer that was away
+    gets no peer frame and learns it from welcome; the sender's transferred follows its next hello."""
+    phone, watch, info = await case.pair("away")
+    await phone.close()
+    await watch.expect_peer(False, False)
+    pw = {"kind": "favorites.delete", "login": "from-watch"}
+    sw = await watch.send_item("userInfo", pw)
+    await watch.expect_accepted(sw)
+    await watch.uninstall()  # no id: state's id is optional
+
+    phone2, w = await case.reconnect("phone", info, last_seq=0)
+    check(w["peer"].get("appInstalled") is False and w["peer"].get("connected") is False,
+          f"phone: welcome.peer should say appInstalled false (§7.1): {compact(w['peer'])}")
+    d = await phone2.expect_deliver(sw, "userInfo", "watch", pw)
+    await phone2.quiet()
+    await phone2.ack(d["seq"])
+    await _expect_refused_everywhere(phone2, "watch_app_not_installed", SEND_MODES)
+
+    watch2, _ = await case.reconnect("watch", info, last_seq=0)
+    await watch2.expect_transferred([sw])  # pending transferred right after welcome (§5.3)
+    await phone2.expect_peer_installed(True, True)
+    await watch2.quiet()
+    await phone2.quiet()
+
+
+async def case_companion_app_uninstalled(case: Case) -> None:
+    """§7.1, the phone-side mirror: a phone's state may carry appInstalled alone."""
+    phone, watch, info = await case.pair("companion")
+    await phone.uninstall()
+    await watch.expect_peer_uninstalled()
+    await watch.quiet()
+    # Refused with companion_app_not_installed (wcCode 7018); a complication from a watch is
+    # not_supported first (check 5 before 7, §4.1).
+    await _expect_refused_everywhere(watch, "companion_app_not_installed", SEND_MODES)
+    cid = await watch.send_item("complication", {"kind": "favorites.snapshot", "revision": 1, "users": []})
+    await watch.expect_error("not_supported", cid)
+    await watch.close()
+    watch2, w = await case.reconnect("watch", info)
+    check(w["peer"] == {"name": info["phone_name"], "connected": False, "reachable": False, "appInstalled": False},
+          f"watch: welcome.peer should be the uninstalled phone app (§7.1): {compact(w['peer'])}")
+    phone2, w = await case.reconnect("phone", info)
+    check("appInstalled" not in w["peer"], f"phone: its peer's app is installed: {compact(w['peer'])}")
+    await watch2.expect_peer_installed(True, True)
+    p = {"kind": "favorites.delete", "login": "again"}
+    sid = await watch2.send_item("userInfo", p)
+    await watch2.expect_accepted(sid)
+    await phone2.expect_deliver(sid, "userInfo", "watch", p)
+
+
+async def case_app_installed_state_variants(case: Case) -> None:
+    """§7.1: `appInstalled: true` changes nothing; a phone's `state` with `foreground` is still
+    not_supported (with or without appInstalled) and stores nothing; an unpaired device's
+    `state {appInstalled: false}` only closes its connection."""
+    phone, watch, _ = await case.pair("variants")
+    sid = new_id("pstate")
+    await phone.send({"type": "state", "id": sid, "foreground": True, "appInstalled": False})
+    await phone.expect_error("not_supported", sid)
+    sid = new_id("pstate")
+    await phone.send({"type": "state", "id": sid, "foreground": False})
+    await phone.expect_error("not_supported", sid)
+    await phone.send({"type": "state", "id": new_id("pstate"), "appInstalled": True})
+    await watch.send({"type": "state", "id": new_id("wstate"), "appInstalled": True})
+    await phone.quiet()
+    await watch.quiet()
+    # With foreground, a watch's appInstalled true leaves the state change as it is (§7).
+    await watch.send({"type": "state", "foreground": False, "appInstalled": True})
+    await phone.expect_peer_installed(True, False)
+    await watch.send({"type": "state", "foreground": True})
+    await phone.expect_peer_installed(True, True)
+    # Both apps are still installed: sends go both ways.
+    p = {"kind": "favorites.delete", "login": "installed"}
+    s = await watch.send_item("userInfo", p)
+    await watch.expect_accepted(s)
+    await phone.expect_deliver(s, "userInfo", "watch", p)
+    s = await phone.send_item("userInfo", p)
+    await phone.expect_accepted(s)
+    await watch.expect_deliver(s, "userInfo", "phone", p)
+    # A watch's state may carry both members; appInstalled false wins (the app is gone).
+    await watch.uninstall(foreground=True)
+    await phone.expect_peer_uninstalled()
+
+    for role in ("phone", "watch"):
+        c = await case.client(role)
+        await c.hello(role, f"unpaired {role}")
+        await c.send({"type": "state", "id": new_id("ustate"), "appInstalled": False})
+        await c.expect_closed_silently(1000, None, "an unpaired device's state {appInstalled: false} (§7.1)")
+
+
+async def case_app_uninstalled_new_pair(case: Case) -> None:
+    """§7.1: `paired` (a new pair) never carries appInstalled; the flag stays with the old pair."""
+    phone, watch, info = await case.pair("repair")
+    await watch.uninstall()
+    await phone.expect_peer_uninstalled()
+    bid = new_id("pbegin")
+    await phone.send({"type": "pair.begin", "id": bid})
+    code = await phone.expect("pair.code", where=lambda f: f.get("re") == bid)
+    watch2 = await case.client("watch")
+    await watch2.hello("watch", "repair watch 2")
+    jid = new_id("wjoin")
+    await watch2.send({"type": "pair.join", "id": jid, "code": code["code"]})
+    wp = await watch2.expect("paired")
+    pp = await phone.expect("paired")
+    for who, p in (("phone", pp), ("watch", wp)):
+        check("appInstalled" not in p.get("peer", {}), f"{who}: paired.peer never carries appInstalled (§7.1): {compact(p)}")
+    p = {"kind": "favorites.delete", "login": "new-pair"}
+    s = await phone.send_item("userInfo", p)
+    await phone.expect_accepted(s)
+    await watch2.expect_deliver(s, "userInfo", "phone", p)
+
+
+async def case_app_installed_survives_restart(case: Case) -> None:
+    """§7.1: the flag is stored before the peer hears of it (kill -9 right after the peer frame
+    keeps it), and the reinstall on hello is stored too. A relay of its own (SQLite), so that it
+    can be killed."""
+    relay = Relay(BINARY)
+    try:
+        await relay.start()
+        case.url = case.other_url = relay.url
+        phone, watch, info = await case.pair("restart")
+        p1 = {"kind": "favorites.delete", "login": "kept"}
+        s1 = await phone.send_item("userInfo", p1)
+        await phone.expect_accepted(s1)
+        d1 = await watch.expect_deliver(s1, "userInfo", "phone", p1)
+        await watch.send({"type": "state", "appInstalled": False})
+        await phone.expect_peer_uninstalled()
+        await relay.stop(graceful=False)  # kill -9 as soon as the peer frame arrived
+
+        await relay.start()
+        case.url = case.other_url = relay.url
+        phone2, w = await case.reconnect("phone", info)
+        check(w["peer"].get("appInstalled") is False,
+              f"phone: after a kill -9 the stored flag must survive (§7.1): welcome.peer {compact(w['peer'])}")
+        sid = await phone2.send_item("userInfo", {"kind": "favorites.delete", "login": "refused"})
+        await phone2.expect_error("watch_app_not_installed", sid)
+        ids = await phone2.outstanding()
+        check(ids == [s1], f"phone: outstanding after the restart should be [{s1}], got {ids}")
+
+        watch2, _ = await case.reconnect("watch", info, last_seq=0)
+        await watch2.expect_deliver(s1, "userInfo", "phone", p1, seq=d1["seq"])
+        await phone2.expect_peer_installed(True, True)
+        await relay.stop(graceful=False)  # kill -9 as soon as the reinstall was seen
+
+        await relay.start()
+        case.url = case.other_url = relay.url
+        phone3, w = await case.reconnect("phone", info)
+        check("appInstalled" not in w["peer"], f"phone: the reinstall must survive a kill -9 (§7.1): welcome.peer {compact(w['peer'])}")
+        s2 = await phone3.send_item("userInfo", {"kind": "favorites.delete", "login": "after"})
+        await phone3.expect_accepted(s2)
+    finally:
+        await case.cleanup()
+        case.clients.clear()
+        await relay.stop(graceful=False)
+        relay.remove()
+
+
 CASES: list[tuple[str, Callable[[Case], Awaitable[None]]]] = [
     ("pairing", case_pairing),
     ("message_reply", case_message_reply),
@@ -936,7 +1274,15 @@ CASES: list[tuple[str, Callable[[Case], Awaitable[None]]]] = [
     ("http_not_found", case_http_not_found),
     ("upgrade_requires_subprotocol", case_upgrade_needs_subprotocol),
     ("upgrade_wrong_path", case_upgrade_wrong_path),
+    ("watch_app_uninstalled", case_watch_app_uninstalled),
+    ("app_uninstalled_while_peer_away", case_app_uninstalled_while_peer_away),
+    ("companion_app_uninstalled", case_companion_app_uninstalled),
+    ("app_installed_state_variants", case_app_installed_state_variants),
+    ("app_uninstalled_new_pair", case_app_uninstalled_new_pair),
+    ("app_installed_survives_restart", case_app_installed_survives_restart),
 ]
+# Cases that need longer than CASE_TIMEOUT (they start relays of their own).
+CASE_TIMEOUTS = {"app_installed_survives_restart": 60.0}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -996,7 +1342,9 @@ class Relay:
     async def start(self) -> None:
         if not os.access(self.binary, os.X_OK):
             raise RuntimeError(f"relay binary {self.binary} not found or not executable (set WATCHRELAY_BIN)")
-        self._stderr = open(self.stderr_path, "wb")
+        if getattr(self, "_stderr", None) is not None:
+            self._stderr.close()  # a restart (case_app_installed_survives_restart)
+        self._stderr = open(self.stderr_path, "ab")
         # A node on Redis takes no --db (`serve` refuses --db with --store).
         store = [] if "--store" in self.extra else ["--db", os.path.join(self.tmp, "relay.db")]
         self.proc = await asyncio.create_subprocess_exec(
@@ -1065,7 +1413,7 @@ async def run_case(
     case = Case(url, other_url)
     why: str | None = None
     try:
-        await asyncio.wait_for(fn(case), CASE_TIMEOUT)
+        await asyncio.wait_for(fn(case), CASE_TIMEOUTS.get(name, CASE_TIMEOUT))
     except CheckFailed as exc:
         why = str(exc)
     except asyncio.TimeoutError:
@@ -1081,11 +1429,12 @@ async def run_case(
 
 
 async def main() -> int:
-    global SCHEMAS
+    global SCHEMAS, BINARY
     SCHEMAS = SchemaSet()
     if not SCHEMAS.available:
         print(f"# note: {SCHEMAS.reason}", flush=True)
     binary = os.environ.get("WATCHRELAY_BIN") or str(REPO / ".build" / "debug" / "watchrelay")
+    BINARY = binary
     cluster = "--cluster" in sys.argv[1:]
     redis = RedisServer() if cluster else None
     node = ["--lease-ttl-ms", "5000"]
