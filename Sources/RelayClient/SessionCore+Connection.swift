@@ -89,7 +89,6 @@ extension SessionCore {
         case .unpaired(let u):
             forgetPair()
             setReachable(false)
-            setPeerAppInstalled(true)
             emit(.unpaired(reason: u.reason))
             if let re = u.re, let p = takePending(re) { complete(p.ticket, .success(.done)) }
         case .peer(let p):
@@ -207,6 +206,9 @@ extension SessionCore {
         token = nil
         pairID = nil
         isPaired = false
+        // Said by `unpaired`, not as the peer's app installed again (PROTOCOL.md §7.1): the
+        // next pair starts installed.
+        isPeerAppInstalled = true
         tracker.reset()
         durableThrough = 0
         ackSent = 0
@@ -264,7 +266,6 @@ extension SessionCore {
             // The token was revoked while this device was away: it is no longer paired.
             forgetPair()
             setReachable(false)
-            setPeerAppInstalled(true)
             emit(.unpaired(reason: "token revoked"))
             return
         }

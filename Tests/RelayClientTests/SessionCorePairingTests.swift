@@ -106,6 +106,29 @@ import Testing
         #expect(!h.core.isPaired)
     }
 
+    /// PROTOCOL.md §7.1: a pair that ends while the peer's app is uninstalled is not the app
+    /// installed again. The session said `peerAppInstalledChanged(true)` before `unpaired`, and
+    /// WCSession told its delegate `sessionWatchStateDidChange` with `isPaired` and
+    /// `isWatchAppInstalled` both still true, after the pair was gone.
+    @Test func aPairEndingWhileThePeersAppIsUninstalledSaysNoInstall() {
+        var h = CoreHarness.paired(role: .phone)
+        let gone = h.frame(.peer(PeerChange(connected: false, reachable: false, appInstalled: false)))
+        #expect(gone.events == [.reachabilityChanged(false), .peerAppInstalledChanged(false)])
+        let unpaired = h.frame(.unpaired(Unpaired(reason: "peer unpaired")))
+        #expect(unpaired.events == [.unpaired(reason: "peer unpaired")])
+        #expect(!h.core.isPaired && h.core.isPeerAppInstalled, "unpaired: the flag starts over for the next pair")
+
+        // The token revoked while away, the same.
+        var r = CoreHarness.paired(role: .phone)
+        r.frame(.peer(PeerChange(connected: false, reachable: false, appInstalled: false)))
+        r.feed(.closed(code: 1006))
+        r.advance(.seconds(2))
+        r.feed(.connected)
+        let refused = r.frame(.error(ErrorFrame(re: r.core.helloID, code: .unauthorized, message: "token revoked")))
+        #expect(refused.events == [.unpaired(reason: "token revoked")])
+        #expect(r.core.isPeerAppInstalled)
+    }
+
     @Test func aRevokedTokenAtHelloUnpairs() {
         var h = CoreHarness(restored: SessionSnapshot(token: "revoked", lastSeq: 2))
         _ = h.command(.activate)
