@@ -172,8 +172,11 @@ public actor InMemoryRelay {
 
     /// Closes device `id`'s session (saying first, when `uninstalling`, that its app was
     /// uninstalled) and forgets the device; its stored state stays for its next session.
-    private func close(_ id: Int, uninstalling: Bool = false) async {
-        _ = try? await perform(id, uninstalling ? .uninstallApp : .close)
+    /// Returns whether the command succeeded (an uninstall: whether the relay was told).
+    @discardableResult
+    private func close(_ id: Int, uninstalling: Bool = false) async -> Bool {
+        let done = (try? await perform(id, uninstalling ? .uninstallApp : .close)) != nil
         devices.removeValue(forKey: id)?.sink.finish()
+        return done
     }
 }

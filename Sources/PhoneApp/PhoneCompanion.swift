@@ -131,7 +131,8 @@ public actor PhoneCompanion {
     /// Stops everything: cancels the refresh loops and any refresh in flight, closes the
     /// session, waits for every task, and finishes the ``errors`` and ``activity`` streams.
     public func shutdown() async {
-        await shutdown(closing: session.close)
+        let close = session.close
+        _ = await shutdown(closing: { await close(); return true })
     }
 
     /// `uninstall`: the iPhone app is uninstalled. The relay is told (`state`
@@ -141,22 +142,27 @@ public actor PhoneCompanion {
     /// one would number its snapshots from 1 again, below the revision the watch shows, and the
     /// watch would keep ignoring them. A companion started again on the same state is the app
     /// installed again.
-    public func uninstall() async {
+    /// - Returns: whether the relay was told: false when the session was not activated (the
+    ///   relay away) or the companion had stopped, and the watch still sees the app installed.
+    @discardableResult
+    public func uninstall() async -> Bool {
         await shutdown(closing: session.uninstallApp)
     }
 
-    /// ``shutdown()``, closing the session with `closing`.
-    private func shutdown(closing: @Sendable () async -> Void) async {
-        guard !stopped else { return }
+    /// ``shutdown()``, closing the session with `closing`; returns what `closing` did (false
+    /// when already stopped).
+    private func shutdown(closing: @Sendable () async -> Bool) async -> Bool {
+        guard !stopped else { return false }
         stopped = true
         for task in tasks { task.cancel() }
         refreshInFlight?.cancel()
-        await closing()
+        let closed = await closing()
         for task in tasks { await task.value }
         _ = await refreshInFlight?.value
         tasks = []
         errorSink.finish()
         activitySink.finish()
+        return closed
     }
 
     /// Phone: asks the relay for a pairing code to type on the watch.

@@ -66,8 +66,9 @@ public enum PhoneConsole {
                         ] + (s.pushError.map { [("push_error", $0.code), ("push_msg", $0.description)] } ?? []))
                 ])
             case .uninstall:
-                await companion.uninstall()
-                return Output(lines: [ok(verb, [("uninstalled", "true")])], quit: true)
+                // relay_told false: not connected, the watch still sees the app installed.
+                let told = await companion.uninstall()
+                return Output(lines: [ok(verb, [("uninstalled", "true"), ("relay_told", "\(told)")])], quit: true)
             case .help:
                 return Output(lines: PhoneConsoleCommand.helpText.split(separator: "\n").map(String.init))
             case .quit:

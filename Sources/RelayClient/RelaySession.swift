@@ -103,19 +103,23 @@ public actor RelaySession {
 
     /// Closes the connection and stops reconnecting.
     public func close() async {
-        await stop(with: .close)
+        _ = await stop(with: .close)
     }
 
     /// Says this device's app was uninstalled (`state` `{appInstalled: false}`, PROTOCOL.md
     /// §7.1), then closes as ``close()`` does: the peer sees the app uninstalled until this
     /// device's next `hello` (a new session with the same state), which installs it again.
-    public func uninstallApp() async {
+    /// - Returns: whether the relay was told: false when the session was not activated (the
+    ///   relay away), and the peer still sees the app installed. The session stops either way.
+    @discardableResult
+    public func uninstallApp() async -> Bool {
         await stop(with: .uninstallApp)
     }
 
-    /// Performs `command` (one that closes the connection) and waits for the session to stop.
-    private func stop(with command: SessionCommand) async {
-        _ = performNow(command)
+    /// Performs `command` (one that closes the connection) and waits for the session to stop;
+    /// returns whether the command succeeded.
+    private func stop(with command: SessionCommand) async -> Bool {
+        let result = performNow(command)
         await connectionTask?.value
         connectionTask = nil
         timer?.cancel()
@@ -123,6 +127,7 @@ public actor RelaySession {
         await clients.shutdown()
         eventSink.finish()
         reachabilitySink.finish()
+        return (try? result.get()) != nil
     }
 
     // MARK: - Pairing

@@ -13,8 +13,9 @@ public struct SessionClient: Sendable {
     public var close: @Sendable () async -> Void
     /// Says this device's app was uninstalled (`state` `{appInstalled: false}`, PROTOCOL.md
     /// §7.1), then closes as ``close`` does; the next session on this device's state that
-    /// activates is the app installed again (``RelaySession/uninstallApp()``).
-    public var uninstallApp: @Sendable () async -> Void
+    /// activates is the app installed again (``RelaySession/uninstallApp()``). Returns whether
+    /// the relay was told (false when not activated: the peer still sees the app installed).
+    public var uninstallApp: @Sendable () async -> Bool
     /// Phone: a pairing code for the watch.
     public var beginPairing: @Sendable () async throws -> PairingCode
     /// Watch: joins the phone showing the code; returns once paired.
@@ -54,7 +55,7 @@ public struct SessionClient: Sendable {
         events: AsyncStream<SessionEvent>,
         activate: @escaping @Sendable () async throws -> Void,
         close: @escaping @Sendable () async -> Void,
-        uninstallApp: @escaping @Sendable () async -> Void,
+        uninstallApp: @escaping @Sendable () async -> Bool,
         beginPairing: @escaping @Sendable () async throws -> PairingCode,
         pair: @escaping @Sendable (_ code: String) async throws -> Void,
         unpair: @escaping @Sendable () async throws -> Void,

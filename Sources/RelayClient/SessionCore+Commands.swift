@@ -68,9 +68,12 @@ extension SessionCore {
             request(id, .outstanding, .outstanding(Request(id: id)), ticket)
         case .close: close(ticket)
         case .uninstallApp:
-            // Written before the close frame (the connection sends what it queued first).
-            if phase == .activated { send(.state(StateChange(appInstalled: false))) }
-            close(ticket)
+            // Written before the close frame (the connection sends what it queued first). Not
+            // activated, nothing can be said: the peer still sees the app installed, and the
+            // caller hears so (the session stops all the same).
+            let told = phase == .activated
+            if told { send(.state(StateChange(appInstalled: false))) }
+            close(ticket, told ? .success(.done) : .failure(.notActivated))
         }
     }
 
@@ -165,7 +168,9 @@ extension SessionCore {
         resync(reason: "redeliver an item the app could not handle")
     }
 
-    private mutating func close(_ ticket: SessionTicket) {
+    private mutating func close(
+        _ ticket: SessionTicket, _ outcome: Result<SessionOutcome, RelaySessionError> = .success(.done)
+    ) {
         let wasConnected = phase == .helloSent || phase == .activated || phase == .connecting
         let wasActive = phase == .activated
         phase = .closed
@@ -184,6 +189,6 @@ extension SessionCore {
             emit(.disconnected)
         }
         if wasConnected { out.append(.disconnect(code: 1000, reason: "app closed")) }
-        complete(ticket, .success(.done))
+        complete(ticket, outcome)
     }
 }

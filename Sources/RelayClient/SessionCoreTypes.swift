@@ -45,8 +45,9 @@ public enum SessionCommand: Sendable, Equatable {
     case synchronize
     /// Stop: close the connection and never reconnect.
     case close
-    /// The app was uninstalled: tell the relay (`state` `{appInstalled: false}`, when
-    /// activated), then stop as ``close``.
+    /// The app was uninstalled: tell the relay (`state` `{appInstalled: false}`), then stop as
+    /// ``close``; fails with ``RelaySessionError/notActivated`` (stopped all the same) when not
+    /// activated, as nothing could be said.
     case uninstallApp
 }
 

@@ -148,7 +148,8 @@ public actor HeadlessWatch {
 
     /// Stops the loops and closes the session.
     public func stop() async {
-        await stop(closing: session.close)
+        let close = session.close
+        await stop(closing: { await close(); return true })
     }
 
     /// `uninstall`: the watch app is uninstalled. The relay is told (`state`
@@ -159,26 +160,33 @@ public actor HeadlessWatch {
     /// is the device's) stays: a watch started again on the same state directory is the app
     /// installed again, it starts empty and shows the last list the phone sent (the session's
     /// `receivedApplicationContext`), then whatever the phone sends.
+    /// - Returns: whether the relay was told: false when the session was not activated (the
+    ///   relay away), and the phone still sees the app installed. The store is emptied either way.
     /// - Throws: the store's error if it could not be emptied (the relay was told all the same).
-    public func uninstall() async throws {
-        await stop(closing: session.uninstallApp)
+    @discardableResult
+    public func uninstall() async throws -> Bool {
+        let told = await stop(closing: session.uninstallApp)
         try store.erase()
+        return told
     }
 
-    /// Stops the loops, closes the session with `closing`, and lets every waiter go.
-    private func stop(closing: @Sendable () async -> Void) async {
+    /// Stops the loops, closes the session with `closing`, and lets every waiter go; returns
+    /// what `closing` did.
+    @discardableResult
+    private func stop(closing: @Sendable () async -> Bool) async -> Bool {
         for t in tasks { t.cancel() }
         resending?.cancel()
         facesSink?.finish()
         widgetTimer?.cancel()
         widgetTimer = nil
-        await closing()
+        let closed = await closing()
         for t in tasks { await t.value }
         await resending?.value
         resending = nil
         tasks = []
         releaseWaiters()
         sink.finish()
+        return closed
     }
 
     // MARK: - Commands

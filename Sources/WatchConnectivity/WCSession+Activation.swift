@@ -34,21 +34,27 @@ extension WCSession {
     /// and its sends fail with `watchAppNotInstalled` (or `companionAppNotInstalled`) until a
     /// session on this device's state activates again: the app was installed again
     /// (PROTOCOL.md §7.1).
-    public func uninstallApp() async {
+    /// - Returns: whether the relay was told: false when the session was not activated and
+    ///   connected (the counterpart still sees the app installed). The session stops either way.
+    @discardableResult
+    public func uninstallApp() async -> Bool {
         await parts.withLock({ $0.switching })?.value
-        await stopRunning(uninstalling: true)
+        return await stopRunning(uninstalling: true)
     }
 
     /// Ends the tasks and closes the relay connection (saying first, when `uninstalling`, that
     /// the app was uninstalled); `activationState` is `.notActivated` and `isReachable` false after.
-    func stopRunning(uninstalling: Bool = false) async {
+    /// Returns whether the relay was told of an uninstall (true when not `uninstalling`).
+    @discardableResult
+    func stopRunning(uninstalling: Bool = false) async -> Bool {
         let (tasks, relay, streams) = parts.withLock { p in
             (p.tasks, p.relay, [p.messages, p.replies])
         }
         parts.withLock { $0.drainWake?.finish() }
         for stream in streams { stream?.finish() }
         for task in tasks { task.cancel() }
-        if uninstalling { await relay?.uninstallApp() } else { await relay?.close() }
+        var told = true
+        if uninstalling { told = await relay?.uninstallApp() ?? false } else { await relay?.close() }
         for task in tasks { await task.value }
         // Nothing goes out of a stopped session: the counterpart is not reachable from it
         // (Apple's `isReachable`: "available for live messaging").
@@ -56,6 +62,7 @@ extension WCSession {
             s.activationState = .notActivated
             s.peerReachable = false
         }
+        return told
     }
 
     // MARK: - Running

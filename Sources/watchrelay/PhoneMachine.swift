@@ -82,8 +82,9 @@ enum PhoneMachine {
                     false
                 )
             case .uninstall:
-                await companion.uninstall()
-                return (MachineProtocol.ok(request, ["uninstalled": .bool(true)]), true)
+                // relayTold false: not connected, the watch still sees the app installed.
+                let told = await companion.uninstall()
+                return (MachineProtocol.ok(request, ["uninstalled": .bool(true), "relayTold": .bool(told)]), true)
             case .help:
                 let lines = PhoneConsoleCommand.helpText.split(separator: "\n").map(String.init)
                 return (MachineProtocol.ok(request, ["commands": MachineProtocol.strings(lines)]), false)

@@ -376,8 +376,12 @@ enum WatchCommand {
             case .sync:
                 printer.say(await watch.caughtUpIfConnected() ? "caught up" : "not connected: nothing to wait for")
             case .uninstall:
-                try await watch.uninstall()
-                printer.say("uninstalled: the phone sees the watch app gone; its favorites went with it (start the watch again on this --state to install it again)")
+                let told = try await watch.uninstall()
+                printer.say(
+                    (told
+                        ? "uninstalled: the phone sees the watch app gone"
+                        : "uninstalled, but the relay was not told (not connected): the phone still sees the watch app installed")
+                        + "; its favorites went with it (start the watch again on this --state to install it again)")
                 return false
             case .help: for line in WatchConsoleCommand.helpText.split(separator: "\n") { printer.say(String(line)) }
             }

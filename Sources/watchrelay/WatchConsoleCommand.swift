@@ -69,8 +69,9 @@ enum WatchConsoleCommand: Sendable, Hashable {
         reload           ask for a widget reload   flush          run due widget work now
         status           favorites, pending deletes, foreground, clock
         sync             wait until everything the relay holds for this watch is handled
-        uninstall        uninstall the watch app: the phone is told, the watch's favorites and
-                         widget settings go, the watch exits (start it again: reinstalled)
+        uninstall        uninstall the watch app: the phone is told (if connected), the watch's
+                         favorites and widget settings go, the watch exits (start it again:
+                         reinstalled)
         quit             stop (also exit)
         """
 

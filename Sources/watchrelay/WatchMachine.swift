@@ -120,8 +120,9 @@ enum WatchMachine {
             case .sync:
                 return (MachineProtocol.ok(request, ["caughtUp": .bool(await watch.caughtUpIfConnected())]), false)
             case .uninstall:
-                try await watch.uninstall()
-                return (MachineProtocol.ok(request, ["uninstalled": .bool(true)]), true)
+                // relayTold false: not connected, the phone still sees the app installed.
+                let told = try await watch.uninstall()
+                return (MachineProtocol.ok(request, ["uninstalled": .bool(true), "relayTold": .bool(told)]), true)
             case .help:
                 let lines = WatchConsoleCommand.helpText.split(separator: "\n").map(String.init)
                 return (MachineProtocol.ok(request, ["commands": MachineProtocol.strings(lines)]), false)

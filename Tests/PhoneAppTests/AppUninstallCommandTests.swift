@@ -16,13 +16,8 @@ struct AppUninstallCommandTests {
     /// process exits 0. Started again it is installed again, and shows the last list the phone
     /// sent (the session kept it) although the phone sends nothing new.
     @Test func theWatchUninstallsItsAppExitsAndShowsTheLastListWhenInstalledAgain() async throws {
-        let (relay, state, phone, code) = try await NewUserTests.phoneWaitingToPair()
-        let args = ["--machine", "--relay", relay.url, "--state", state.path("watch"), "--log-level", "error"]
-        let watch = try ChildProcess(args + ["--pair", code.code], subcommand: "watch")
+        let (relay, state, phone, args, watch) = try await Self.pairedWatch()
         defer { watch.terminate() }
-        _ = try await watch.line(startingWith: #"{"command":"pair""#)
-        // The watch's answer can come before the phone's `paired`: its push would be refused.
-        try await eventually(10 * timeoutScale, "the phone to see the pair") { await phone.isPaired }
         try await NewUserTests.push(phone, 1, ["octocat"])
         _ = try await watch.line(startingWith: #"{"event":"snapshot""#)
         watch.type("select octocat")
@@ -31,6 +26,7 @@ struct AppUninstallCommandTests {
         watch.type("uninstall")
         let answer = try await watch.line(startingWith: #"{"command":"uninstall""#)
         #expect(answer.contains(#""ok":true"#) && answer.contains(#""uninstalled":true"#), "\(answer)")
+        #expect(answer.contains(#""relayTold":true"#), "\(answer)")
         #expect(try await watch.exitStatus() == 0)
         try await eventually(10 * timeoutScale, "the phone to see the watch app uninstalled") {
             await !phone.isPeerAppInstalled
@@ -50,6 +46,22 @@ struct AppUninstallCommandTests {
         #expect(try await again.exitStatus() == 0)
         await phone.close()
         await relay.stop()
+    }
+
+    /// An uninstall while the relay is away cannot be said: the watch still uninstalls (its
+    /// store emptied, exit 0) but its answer says `relayTold` false, so a script knows the phone
+    /// still sees the app installed. It answered as if the relay had been told.
+    @Test func aWatchUninstalledWhileTheRelayIsAwaySaysTheRelayWasNotTold() async throws {
+        let (relay, _, phone, _, watch) = try await Self.pairedWatch()
+        defer { watch.terminate() }
+        await phone.close()
+        await relay.stop()
+        _ = try await watch.line(startingWith: #"{"event":"disconnected""#)
+
+        watch.type("uninstall")
+        let answer = try await watch.line(startingWith: #"{"command":"uninstall""#)
+        #expect(answer.contains(#""ok":true"#) && answer.contains(#""relayTold":false"#), "\(answer)")
+        #expect(try await watch.exitStatus() == 0)
     }
 
     /// The phone's `uninstall`: the phone exits 0, the watch says the iPhone app is gone, and a
@@ -76,6 +88,7 @@ struct AppUninstallCommandTests {
         phone.type("uninstall")
         let answer = try await phone.line(startingWith: #"{"command":"uninstall""#)
         #expect(answer.contains(#""ok":true"#) && answer.contains(#""uninstalled":true"#), "\(answer)")
+        #expect(answer.contains(#""relayTold":true"#), "\(answer)")
         #expect(try await phone.exitStatus() == 0)
         _ = try await watch.line(startingWith: #"{"event":"companionAppInstalled","installed":false"#)
         watch.type("delete octocat")
@@ -98,5 +111,17 @@ struct AppUninstallCommandTests {
         #expect(try await again.exitStatus() == 0)
         #expect(try await watch.exitStatus() == 0)
         await relay.stop()
+    }
+
+    /// A relay, a phone session and a `watch --machine` child paired with it (the phone has seen
+    /// the pair), and the watch's arguments without `--pair`.
+    private static func pairedWatch() async throws -> (TestRelay, TemporaryDirectory, RelaySession, [String], ChildProcess) {
+        let (relay, state, phone, code) = try await NewUserTests.phoneWaitingToPair()
+        let args = ["--machine", "--relay", relay.url, "--state", state.path("watch"), "--log-level", "error"]
+        let watch = try ChildProcess(args + ["--pair", code.code], subcommand: "watch")
+        _ = try await watch.line(startingWith: #"{"command":"pair""#)
+        // The watch's answer can come before the phone's `paired`: its push would be refused.
+        try await eventually(10 * timeoutScale, "the phone to see the pair") { await phone.isPaired }
+        return (relay, state, phone, args, watch)
     }
 }

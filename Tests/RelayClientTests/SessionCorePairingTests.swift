@@ -129,6 +129,25 @@ import Testing
         #expect(r.core.isPeerAppInstalled)
     }
 
+    /// PROTOCOL.md §7.1: `uninstallApp` says `state {appInstalled: false}` ahead of the close
+    /// when activated. Not activated (the relay away), nothing can be said: the command fails
+    /// (`notActivated`) so the caller knows the peer still sees the app installed. It
+    /// succeeded, and `watchrelay watch`'s uninstall printed that the phone sees the app gone.
+    @Test func uninstallingTheAppSaysWhetherTheRelayWasTold() {
+        var h = CoreHarness.paired(role: .watch)
+        let (told, actions) = h.command(.uninstallApp)
+        #expect(actions.sentFrames == [.state(StateChange(appInstalled: false))])
+        #expect(actions.completion(told) == .success(.done))
+
+        var away = CoreHarness(role: .watch, restored: SessionSnapshot(token: "tok", pairID: "pair-1", peerName: "Peer"))
+        _ = away.command(.activate)
+        away.feed(.closed(code: 1006))  // the relay cannot be reached: backing off
+        let (untold, refused) = away.command(.uninstallApp)
+        #expect(refused.sentFrames.isEmpty)
+        #expect(refused.failure(untold) == .notActivated)
+        #expect(away.core.phase == .closed)
+    }
+
     @Test func aRevokedTokenAtHelloUnpairs() {
         var h = CoreHarness(restored: SessionSnapshot(token: "revoked", lastSeq: 2))
         _ = h.command(.activate)
