@@ -24,7 +24,7 @@ extension WCSession {
         var size: Int64 = 0
         do {
             metadataPayload = try metadata.map { try PropertyListPayload.encode($0, channel: .userInfo) }
-            let (outbox, limit) = try readyForDurableSend(\.userInfoBytes)
+            let (outbox, limit) = try readyForDurableSend(nil, \.userInfoBytes)
             // Looked at before it is read: a 2 GB video is refused without reading it on the
             // caller's thread (often the main one), and a FIFO or a device without blocking it.
             let data = try Self.readRegularFile(file)

@@ -58,8 +58,9 @@ extension WCSession {
         guard hasDelegate else { throw WCError(.sessionMissingDelegate) }
         guard activation == .activated else { throw Self.notActivated(activation) }
         guard paired else { throw WCError(.deviceNotPaired) }
-        guard installed else { throw counterpartAppNotInstalled }
+        // The relay's order (PROTOCOL.md §4.1): the size, then the counterpart's app.
         try Self.checkSize(payload, limit: limit)
+        guard installed else { throw counterpartAppNotInstalled }
         guard reachable else { throw WCError(.notReachable) }
     }
 
@@ -77,10 +78,9 @@ extension WCSession {
     /// - Throws: `sessionNotActivated` before activation, `deviceNotPaired`,
     ///   `payloadUnsupportedTypes`, `payloadTooLarge` (over 256 KiB).
     public func updateApplicationContext(_ applicationContext: [String: Any]) throws {
-        let (outbox, limit) = try readyForDurableSend(\.contextBytes)
         let id = Self.newID()
         let payload = try PropertyListPayload.encode(applicationContext, channel: .context, extra: ["tid": .string(id)])
-        try Self.checkSize(payload, limit: limit)
+        let (outbox, _) = try readyForDurableSend(payload, \.contextBytes)
         // As on a device, a context identical to the last one sent is not sent again: the
         // counterpart's delegate hears it once (apps add a timestamp to force a delivery).
         let (last, refused) = state.withLock { ($0.applicationContext, $0.lastContextRefused) }
@@ -122,8 +122,7 @@ extension WCSession {
                 throw WCError(.sessionNotSupported, userInfo: [NSLocalizedDescriptionKey: "Complications go phone → watch."])
             }
             payload = try PropertyListPayload.encode(userInfo, channel: .userInfo, extra: ["tid": .string(id)])
-            let (outbox, limit) = try readyForDurableSend(\.userInfoBytes)
-            try Self.checkSize(payload, limit: limit)
+            let (outbox, _) = try readyForDurableSend(payload, \.userInfoBytes)
             // The budget is taken only for a transfer that goes: a refused one spends nothing
             // (the relay never counts it), and nothing can overwrite the count in between.
             isCurrent =
@@ -167,7 +166,10 @@ extension WCSession {
 
     // MARK: - Checks
 
-    func readyForDurableSend(_ limit: KeyPath<Limits, Int>) throws(WCError) -> (SessionOutbox, Int) {
+    /// The outbox, once the session may send `payload` (nil: a file, whose chunks are sized
+    /// apart) within `limit`: activated, paired, the size (PROTOCOL.md §4.1's order), and the
+    /// counterpart's app installed; with the limit in force.
+    func readyForDurableSend(_ payload: Payload?, _ limit: KeyPath<Limits, Int>) throws(WCError) -> (SessionOutbox, Int) {
         let (activation, paired, installed, bytes) = state.withLock {
             ($0.activationState, $0.isPaired, $0.peerAppInstalled, $0.limits[keyPath: limit])
         }
@@ -177,6 +179,7 @@ extension WCSession {
             throw Self.notActivated(activation)
         }
         guard paired else { throw WCError(.deviceNotPaired) }
+        if let payload { try Self.checkSize(payload, limit: bytes) }
         guard installed else { throw counterpartAppNotInstalled }
         return (outbox, bytes)
     }

@@ -32,6 +32,15 @@ struct AppInstalledTests {
         try await waitForCalls(h.phoneDelegate, "didFinish")
         #expect(h.phoneDelegate.details("didFinish") == ["7006"])
         #expect(h.phone.activationState == .activated, "the session stays usable")
+        // Too large is said first, as the relay does (PROTOCOL.md §4.1: the size, then the app).
+        let tooLarge = String(repeating: "x", count: 300 * 1024)
+        #expect(throws: WCError(.payloadTooLarge)) { try h.phone.updateApplicationContext(["big": tooLarge]) }
+        let largeMessageError = LockedState<Int?>(nil)
+        h.phone.sendMessage(["big": tooLarge], replyHandler: nil) { error in
+            largeMessageError.withLock { $0 = (error as? WCError)?.code.rawValue }
+        }
+        try await eventually(10, "the large message's errorHandler") { largeMessageError.withLock { $0 } != nil }
+        #expect(largeMessageError.withLock { $0 } == 7009)
 
         // A restarted relay still knows: a phone app started after it reads the flag at activation.
         await h.phone.close()
