@@ -1,4 +1,5 @@
 import Foundation
+import RelayClient
 
 /// Where a phone's state directory keeps each of its watches (WatchRelay addition).
 ///
@@ -16,7 +17,7 @@ import Foundation
 /// changes it in Apple's order (inactive, deactivated, activate again).
 public struct PhoneWatches: Sendable, Hashable {
     /// The id of the watch kept at the top of the phone's state directory.
-    public static let defaultID = "default"
+    public static let defaultID = PhoneIdentities.defaultID
 
     /// The phone's state directory.
     public var root: String
@@ -28,17 +29,10 @@ public struct PhoneWatches: Sendable, Hashable {
     public init(root: String) { self.root = root }
 
     /// Whether `id` can name a watch: 1–64 of `A–Z a–z 0–9 . _ -`, not `.` or `..`.
-    public static func isValid(_ id: String) -> Bool {
-        guard (1...64).contains(id.count), id != ".", id != ".." else { return false }
-        return id.unicodeScalars.allSatisfy { s in
-            s.isASCII && (CharacterSet.alphanumerics.contains(s) || s == "." || s == "_" || s == "-")
-        }
-    }
+    public static func isValid(_ id: String) -> Bool { PhoneIdentities.isValid(id) }
 
     /// The device state directory of watch `id` (the root itself for ``defaultID``).
-    public func directory(of id: String) -> String {
-        id == Self.defaultID ? root : root + "/watches/" + id
-    }
+    public func directory(of id: String) -> String { PhoneIdentities.directory(of: id, root: root) }
 
     /// The active watch's id (``defaultID`` when none was chosen).
     public var activeID: String {
@@ -57,13 +51,5 @@ public struct PhoneWatches: Sendable, Hashable {
 
     /// The ids of the watches that have a state directory, ``defaultID`` first when the root
     /// holds one (a relay session store).
-    public var ids: [String] {
-        let fm = FileManager.default
-        var ids: [String] = []
-        let rootPaired = (try? fm.contentsOfDirectory(atPath: root))?.contains { $0.hasPrefix("session.db") } ?? false
-        if rootPaired { ids.append(Self.defaultID) }
-        let others = (try? fm.contentsOfDirectory(atPath: root + "/watches")) ?? []
-        ids += others.filter(Self.isValid).sorted()
-        return ids
-    }
+    public var ids: [String] { PhoneIdentities.ids(root: root) }
 }

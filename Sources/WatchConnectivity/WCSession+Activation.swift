@@ -34,12 +34,29 @@ extension WCSession {
     /// and its sends fail with `watchAppNotInstalled` (or `companionAppNotInstalled`) until a
     /// session on this device's state activates again: the app was installed again
     /// (PROTOCOL.md §7.1).
-    /// - Returns: whether the relay was told: false when the session was not activated and
-    ///   connected (the counterpart still sees the app installed). The session stops either way.
+    ///
+    /// On a phone with several watches (PROTOCOL.md §6.5) the iPhone app is uninstalled for all
+    /// of them, as on iOS: after the active watch's, the session connects as each of the phone's
+    /// other watch identities in turn, just long enough to say it, so every watch sees
+    /// `isCompanionAppInstalled` false; the phone's next activation installs it again for the
+    /// watch it is of only.
+    /// - Returns: whether the relay was told for every watch: false when the session was not
+    ///   activated and connected (the counterpart still sees the app installed), or another
+    ///   watch's identity could not say it (the relay did not answer within the request
+    ///   timeout). The session stops either way.
     @discardableResult
     public func uninstallApp() async -> Bool {
         await parts.withLock({ $0.switching })?.value
-        return await stopRunning(uninstalling: true)
+        // The identity this session ran as; not activated, the active watch's (which, as on a
+        // single-watch phone, is not told).
+        let ranAs = parts.withLock { $0.deviceDirectory }
+        let told = await stopRunning(uninstalling: true)
+        guard let environment, environment.role == .phone else { return told }
+        let watches = PhoneWatches(root: environment.stateDirectory)
+        let notTold = await PhoneIdentities.uninstallApp(
+            root: watches.root, except: ranAs ?? watches.directory(of: watches.activeID),
+            configuration: relayConfiguration(environment, directory: watches.root))
+        return told && notTold.isEmpty
     }
 
     /// Ends the tasks and closes the relay connection (saying first, when `uninstalling`, that
@@ -86,11 +103,7 @@ extension WCSession {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             outbox = try SessionOutbox(directory: directory)
-            relay = try RelaySession(
-                configuration: RelaySessionConfiguration(
-                    url: environment.url, role: environment.role, deviceName: environment.deviceName,
-                    stateDirectory: directory, foreground: environment.foreground,
-                    requestTimeoutSeconds: environment.requestTimeoutSeconds))
+            relay = try RelaySession(configuration: relayConfiguration(environment, directory: directory))
         } catch {
             await completeActivation(
                 .notActivated,
@@ -156,6 +169,14 @@ extension WCSession {
         parts.withLock { $0.tasks.append(contentsOf: workers) }
         wakeSink.yield()
         await receive(from: relay, outbox: outbox)
+    }
+
+    /// The relay session's configuration for the device state in `directory`.
+    private func relayConfiguration(_ environment: WCSessionEnvironment, directory: String) -> RelaySessionConfiguration {
+        RelaySessionConfiguration(
+            url: environment.url, role: environment.role, deviceName: environment.deviceName,
+            stateDirectory: directory, foreground: environment.foreground,
+            requestTimeoutSeconds: environment.requestTimeoutSeconds)
     }
 
     private func completeActivation(_ activationState: WCSessionActivationState, _ error: WCError?) async {
