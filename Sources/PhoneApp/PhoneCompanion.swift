@@ -142,11 +142,25 @@ public actor PhoneCompanion {
     /// one would number its snapshots from 1 again, below the revision the watch shows, and the
     /// watch would keep ignoring them. A companion started again on the same state is the app
     /// installed again.
-    /// - Returns: whether the relay was told: false when the session was not activated (the
-    ///   relay away) or the companion had stopped, and the watch still sees the app installed.
+    ///
+    /// On a phone with several watches (PROTOCOL.md §6.5) the iPhone app goes for all of them,
+    /// as on iOS: after the active watch's session says it, the companion connects as each of
+    /// the phone's other watch identities in turn (``PhoneIdentities``), just long enough to say
+    /// it; a companion started again installs it again for its `--watch` only.
+    /// - Returns: which watches' pairs were told: the active one's not when the session was not
+    ///   activated (the relay away) or the companion had stopped (then no other either), another's
+    ///   not when the relay did not answer as it; those watches still see the app installed.
     @discardableResult
-    public func uninstall() async -> Bool {
-        await shutdown(closing: session.uninstallApp)
+    public func uninstall() async -> PhoneUninstall {
+        let active = configuration.watchID ?? PhoneIdentities.defaultID
+        let root = configuration.stateDirectory
+        guard !stopped else {
+            return PhoneUninstall(watchesNotTold: [active] + PhoneIdentities.ids(root: root).filter { $0 != active })
+        }
+        let told = await shutdown(closing: session.uninstallApp)
+        let others = await PhoneIdentities.uninstallApp(
+            root: root, except: configuration.session.stateDirectory, configuration: configuration.session)
+        return PhoneUninstall(watchesNotTold: (told ? [] : [active]) + others)
     }
 
     /// ``shutdown()``, closing the session with `closing`; returns what `closing` did (false

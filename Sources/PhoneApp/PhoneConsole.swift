@@ -66,9 +66,11 @@ public enum PhoneConsole {
                         ] + (s.pushError.map { [("push_error", $0.code), ("push_msg", $0.description)] } ?? []))
                 ])
             case .uninstall:
-                // relay_told false: not connected, the watch still sees the app installed.
-                let told = await companion.uninstall()
-                return Output(lines: [ok(verb, [("uninstalled", "true"), ("relay_told", "\(told)")])], quit: true)
+                // relay_told false: not connected (as a watch not_told names), that watch still
+                // sees the app installed.
+                let result = await companion.uninstall()
+                let notTold = result.relayTold ? [] : [("not_told", result.watchesNotTold.joined(separator: ","))]
+                return Output(lines: [ok(verb, [("uninstalled", "true"), ("relay_told", "\(result.relayTold)")] + notTold)], quit: true)
             case .help:
                 return Output(lines: PhoneConsoleCommand.helpText.split(separator: "\n").map(String.init))
             case .quit:

@@ -53,8 +53,9 @@ public enum PhoneConsoleCommand: Sendable, Hashable {
         repos <login>          the repos the watch would get for that user
         pair                   print a pairing code to type on the watch
         status                 session and snapshot state
-        uninstall              uninstall the iPhone app: the watch is told (if connected), the
-                               companion stops (its favorites stay; start it again: reinstalled)
+        uninstall              uninstall the iPhone app: every watch is told (if the relay
+                               answers; not_told names those that were not), the companion
+                               stops (its favorites stay; start it again: reinstalled)
         quit                   stop (also: exit)
         """
 

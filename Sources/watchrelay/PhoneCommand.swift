@@ -36,10 +36,12 @@ enum PhoneCommand {
           list [--json]          the favorites in order, with their last known data
           refresh                refresh from GitHub now (throttled; as a subcommand: a request)
           repos <login>, pair, status, quit   (stdin only)
-          uninstall              (stdin only) the iPhone app is uninstalled: the watch sees it
-                                 gone (its deletes fail with companion_app_not_installed) and
-                                 the companion exits; its favorites stay; start it again on the
-                                 same --state to install it again
+          uninstall              (stdin only) the iPhone app is uninstalled: every watch of
+                                 the phone sees it gone (deletes fail with
+                                 companion_app_not_installed; not_told names a watch the relay
+                                 was not told of) and the companion exits; its favorites stay;
+                                 start it again on the same --state to install it again (for
+                                 its --watch only)
 
         OPTIONS:
           --relay URL              the relay, e.g. ws://127.0.0.1:8765/v1 (required to run)

@@ -82,9 +82,14 @@ enum PhoneMachine {
                     false
                 )
             case .uninstall:
-                // relayTold false: not connected, the watch still sees the app installed.
-                let told = await companion.uninstall()
-                return (MachineProtocol.ok(request, ["uninstalled": .bool(true), "relayTold": .bool(told)]), true)
+                // relayTold false: not connected (as each watch of notTold), that watch still sees
+                // the app installed.
+                let result = await companion.uninstall()
+                let fields: [String: JSONValue] = [
+                    "uninstalled": .bool(true), "relayTold": .bool(result.relayTold),
+                    "notTold": MachineProtocol.strings(result.watchesNotTold),
+                ]
+                return (MachineProtocol.ok(request, fields), true)
             case .help:
                 let lines = PhoneConsoleCommand.helpText.split(separator: "\n").map(String.init)
                 return (MachineProtocol.ok(request, ["commands": MachineProtocol.strings(lines)]), false)
