@@ -33,7 +33,9 @@ enum WatchCommand {
                                handle (store and ack) what the relay has, or wait for a first
                                snapshot if there is none (up to --wait-s); print the widgets.
                                A watch that is not paired (and no --pair CODE) fails at once
-                               (exit 1; with --json, {"error":{"code":"not_paired",…}} on stdout)
+                               (exit 1). With --json every failure is one line on stdout,
+                               {"error":{"code":…,"message":…}}: not_paired, timeout, the
+                               relay's code (pairing_code_invalid…), or failed
           --wait-s S           how long --once waits for the relay (default 5); a relay
                                that can't be reached fails it after S (exit 1)
           --json               print JSON instead of the watch-like text frames: standard
@@ -131,61 +133,72 @@ enum WatchCommand {
             await WatchMachine.run(watch, manualClock: manualClock, until: termination)
             return 0
         }
-        if once {
-            // Nothing can ever arrive for a watch that is not paired: said now, not after
-            // --wait-s with an empty state and exit 0.
-            if code == nil, await !watch.session.status().isPaired { try notPairedForOnce(state, json: json) }
-            try await startOnce(watch, within: wait)
-        } else if code == nil {
-            // Like the phone: a relay that cannot be reached yet is said, and the watch keeps
-            // trying (`activated` follows when it gets through).
-            do { try await watch.start() } catch {
-                log.warning("relay: \(error): the watch keeps trying and says 'activated' when it gets through")
+        // With --once --json, stdout says every failure as one JSON object (a script reading it
+        // got nothing when the relay could not be reached or a code was refused).
+        func rest() async throws -> Int32 {
+            if once {
+                // Nothing can ever arrive for a watch that is not paired: said now, not after
+                // --wait-s with an empty state and exit 0.
+                if code == nil, await !watch.session.status().isPaired { throw WatchNotPaired(state: state) }
+                try await startOnce(watch, within: wait)
+            } else if code == nil {
+                // Like the phone: a relay that cannot be reached yet is said, and the watch keeps
+                // trying (`activated` follows when it gets through).
+                do { try await watch.start() } catch {
+                    log.warning("relay: \(error): the watch keeps trying and says 'activated' when it gets through")
+                }
+            } else {
+                // Joining with a code needs the relay now: without it, say so and exit 1.
+                try await watch.start()
             }
-        } else {
-            // Joining with a code needs the relay now: without it, say so and exit 1.
-            try await watch.start()
-        }
-        if let code, await watch.session.status().isPaired {
-            // Running the README's command again: the watch joined with this code already.
-            log.warning("already paired: --pair \(code) is ignored (to join another phone, start with a new --state directory)")
-        } else if let code {
-            try await watch.pair(code: code)
-            // --once prints no events, so it says it here (with --json, stdout is JSON only).
-            // The live view says `paired with PEER` itself, in the order it happened: a line
-            // printed here came before the events it prints once it starts, and read
-            // `paired`, `activated (paired: false)`, `paired with iPhone`.
-            if once { if json { log.info("paired") } else { StandardOutput.writeLine("paired") } }
-        } else if await !watch.session.status().isPaired {
-            // The relay ended the pair while the watch was away (its token is revoked).
-            if once { try notPairedForOnce(state, json: json) }
-            log.warning(
-                "not paired: start the phone with --pair (or type 'pair' there), then pass its code with --pair CODE"
-                    + (once ? "" : " or type 'pair CODE'"))
-        }
-        let printer = WatchPrinter(json: json, svgDirectory: svgDirectory)
-        if once {
-            await showNewest(watch, seconds: wait, manualClock: manualClock != nil)
-            try await printer.show(watch)
+            if let code, await watch.session.status().isPaired {
+                // Running the README's command again: the watch joined with this code already.
+                log.warning("already paired: --pair \(code) is ignored (to join another phone, start with a new --state directory)")
+            } else if let code {
+                try await watch.pair(code: code)
+                // --once prints no events, so it says it here (with --json, stdout is JSON only).
+                // The live view says `paired with PEER` itself, in the order it happened: a line
+                // printed here came before the events it prints once it starts, and read
+                // `paired`, `activated (paired: false)`, `paired with iPhone`.
+                if once { if json { log.info("paired") } else { StandardOutput.writeLine("paired") } }
+            } else if await !watch.session.status().isPaired {
+                // The relay ended the pair while the watch was away (its token is revoked).
+                if once { throw WatchNotPaired(state: state) }
+                log.warning(
+                    "not paired: start the phone with --pair (or type 'pair' there), then pass its code with --pair CODE"
+                        + (once ? "" : " or type 'pair CODE'"))
+            }
+            let printer = WatchPrinter(json: json, svgDirectory: svgDirectory)
+            if once {
+                await showNewest(watch, seconds: wait, manualClock: manualClock != nil)
+                try await printer.show(watch)
+                await watch.stop()
+                return 0
+            }
+            log.info("watch running", ("relay", relay), ("state", state))
+            if let termination { await interactive(watch, printer: printer, clock: manualClock, until: termination) }
             await watch.stop()
             return 0
         }
-        log.info("watch running", ("relay", relay), ("state", state))
-        if let termination { await interactive(watch, printer: printer, clock: manualClock, until: termination) }
-        await watch.stop()
-        return 0
+        do {
+            return try await rest()
+        } catch {
+            if once && json { StandardOutput.writeLine(Self.onceErrorLine(error)) }
+            throw error
+        }
     }
 
-    /// `--once` on a watch that is not paired fails: it names the way to pair, on stdout as
-    /// `{"error":{"code":"not_paired","message":…}}` with `--json` (stdout stays JSON only),
-    /// and on stderr as every failure is (exit 1).
-    private static func notPairedForOnce(_ state: String, json: Bool) throws -> Never {
-        let error = WatchNotPaired(state: state)
-        if json {
-            let object: JSONValue = ["code": "not_paired", "message": .string(error.description)]
-            StandardOutput.writeLine(MachineProtocol.line(["error": object]))
+    /// `{"error":{"code":…,"message":…}}`: a `--once --json` run's failure, on stdout. The code is
+    /// `not_paired`, the relay's or the session's (``WatchFailure/code(of:)``: `timeout`,
+    /// `pairing_code_invalid`, …), or `failed`.
+    static func onceErrorLine(_ error: any Error) -> String {
+        let code: String
+        switch error {
+        case is WatchNotPaired: code = "not_paired"
+        case let session as RelaySessionError: code = WatchFailure.code(of: session)
+        default: code = "failed"
         }
-        throw error
+        return MachineProtocol.line(["error": ["code": .string(code), "message": .string("\(error)")]])
     }
 
     /// `--once`: activates, giving up once `seconds` passed and a connection attempt failed

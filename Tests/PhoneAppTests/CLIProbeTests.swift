@@ -145,6 +145,27 @@ struct CLIProbeTests {
         await relay.stop()
     }
 
+    /// `--once --json` says every failure as a JSON object on stdout, not only `not_paired`: a
+    /// relay that can't be reached, and a pairing code the relay refuses, left stdout empty.
+    @Test func watchOnceInJSONModeSaysEveryFailureAsAJSONObject() async throws {
+        let relay = try await TestRelay.start()
+        let state = TemporaryDirectory()
+        let environment = ["WATCHRELAY_REQUEST_TIMEOUT_S": "1"]
+        let away = try await Self.run(
+            ["watch", "--relay", "ws://127.0.0.1:1/v1", "--state", state.path("a"), "--pair", "123456", "--once", "--json", "--wait-s", "1"],
+            environment: environment)
+        #expect(away.status == 1, "\(away.stdout)")
+        let awayError = try JSONParser.parse(Array(away.stdout.utf8))["error"]
+        #expect(awayError?["code"] == "timeout", "\(away.stdout)")
+        let refused = try await Self.run(
+            ["watch", "--relay", relay.url, "--state", state.path("b"), "--pair", "000000", "--once", "--json"], environment: environment)
+        #expect(refused.status == 1, "\(refused.stdout)")
+        let refusedError = try JSONParser.parse(Array(refused.stdout.utf8))["error"]
+        #expect(refusedError?["code"]?.stringValue?.hasPrefix("pairing_code") == true, "\(refused.stdout)")
+        #expect(refusedError?["message"]?.stringValue?.isEmpty == false, "\(refused.stdout)")
+        await relay.stop()
+    }
+
     /// The same once the phone ended the pair while the watch was away: the relay revokes the
     /// watch's token, and the watch learns it at activation.
     @Test func watchOnceOnAWatchWhosePairEndedFails() async throws {
