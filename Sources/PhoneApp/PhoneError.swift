@@ -46,17 +46,8 @@ public enum PhoneError: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: String {
         switch self {
         case .github(_, let error): error.reposErrorCode.rawValue
-        case .relay(let error):
-            switch error {
-            case .disconnected: "disconnected"
-            case .notPaired: "not_paired"
-            case .notActivated: "not_activated"
-            case .timeout: "timeout"
-            case .notReachable: "not_reachable"
-            case .payloadTooLarge: "payload_too_large"
-            case .relay(let code, _): code.rawValue
-            default: "relay_error"
-            }
+        // The watch's codes for the same errors (a reply timeout was `relay_error` here).
+        case .relay(let error): error.code
         case .store: "store_failed"
         case .invalidLogin: "invalid_login"
         case .notAFavorite: "not_a_favorite"

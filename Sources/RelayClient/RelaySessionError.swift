@@ -70,3 +70,24 @@ public enum RelaySessionError: Error, Sendable, Equatable, CustomStringConvertib
         }
     }
 }
+
+extension RelaySessionError {
+    /// The short machine-readable code of the error, the same for the phone's and the watch's
+    /// `error` events and answers (Simulator/README.md): the relay's protocol error code
+    /// (PROTOCOL.md §11) when the relay refused a frame, else the session's own.
+    public var code: String {
+        switch self {
+        case .notActivated: "not_activated"
+        case .notPaired: "not_paired"
+        case .notReachable: "not_reachable"
+        case .replyTimeout: "reply_timeout"
+        case .payloadTooLarge: "payload_too_large"
+        case .payloadTooDeep: "payload_too_deep"
+        case .notSupported: "not_supported"
+        case .disconnected: "disconnected"
+        case .timeout: "timeout"
+        case .relay(let code, _): code.rawValue
+        case .persistFailed: "persist_failed"
+        }
+    }
+}

@@ -189,13 +189,13 @@ enum WatchCommand {
     }
 
     /// `{"error":{"code":…,"message":…}}`: a `--once --json` run's failure, on stdout. The code is
-    /// `not_paired`, the relay's or the session's (``WatchFailure/code(of:)``: `timeout`,
+    /// `not_paired`, the relay's or the session's (``RelaySessionError/code``: `timeout`,
     /// `pairing_code_invalid`, …), or `failed`.
     static func onceErrorLine(_ error: any Error) -> String {
         let code: String
         switch error {
         case is WatchNotPaired: code = "not_paired"
-        case let session as RelaySessionError: code = WatchFailure.code(of: session)
+        case let session as RelaySessionError: code = session.code
         default: code = "failed"
         }
         return MachineProtocol.line(["error": ["code": .string(code), "message": .string("\(error)")]])

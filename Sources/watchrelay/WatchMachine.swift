@@ -159,7 +159,7 @@ enum WatchMachine {
     /// A short machine-readable code for a failed command.
     static func code(of error: any Error) -> String {
         switch error {
-        case let e as RelaySessionError: WatchFailure.code(of: e)
+        case let e as RelaySessionError: e.code
         case let e as WatchAppError: e.code
         default: "failed"
         }
