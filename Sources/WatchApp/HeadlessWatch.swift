@@ -256,10 +256,12 @@ public actor HeadlessWatch {
     /// the last one the phone sent, which the session kept (`receivedApplicationContext`, as an
     /// app reads at launch): the phone sends it no new one unless its list changed.
     private func showReceivedContext() async {
-        guard state.favorites.snapshot == nil, let context = await session.status().receivedApplicationContext,
-            context.kind == FavoritesSnapshot.kind.rawValue, let snapshot = try? FavoritesSnapshot(json: context.json)
+        guard state.favorites.snapshot == nil else { return }
+        let status = await session.status()
+        guard let context = status.receivedApplicationContext, context.kind == FavoritesSnapshot.kind.rawValue,
+            let snapshot = try? FavoritesSnapshot(json: context.json)
         else { return }
-        let pair = await session.status().pairID
+        let pair = status.pairID
         do {
             try store.save(snapshot, sentAt: clock.now(), pair: pair)
         } catch {
@@ -306,8 +308,14 @@ public actor HeadlessWatch {
     /// is no longer pending (it shows again, and can be deleted again once the app runs) and an
     /// error says why.
     private func companionAppMissed(_ login: String) {
+        do {
+            try store.removePendingDelete(login)
+        } catch {
+            // Still written down, so it goes again at the next start: pending here too, and said.
+            publish(.error(.storeFailed("delete \(login) was refused (companion_app_not_installed) and stays pending: \(error)")))
+            return
+        }
         state.undoDelete(login)
-        try? store.removePendingDelete(login)
         publish(
             .error(
                 WatchFailure(
