@@ -28,7 +28,7 @@ struct AppUninstallCommandTests {
         #expect(answer.contains(#""ok":true"#) && answer.contains(#""uninstalled":true"#), "\(answer)")
         #expect(answer.contains(#""relayTold":true"#), "\(answer)")
         #expect(try await watch.exitStatus() == 0)
-        try await eventually(10 * timeoutScale, "the phone to see the watch app uninstalled") {
+        try await eventually(10, "the phone to see the watch app uninstalled") {
             await !phone.isPeerAppInstalled
         }
         let db = try SQLiteDatabase(path: state.path("watch") + "/watch.db")
@@ -39,7 +39,7 @@ struct AppUninstallCommandTests {
         defer { again.terminate() }
         let shown = try await again.line(startingWith: #"{"event":"snapshot""#)
         #expect(shown.contains(#""favorites":["octocat"]"#), "\(shown)")
-        try await eventually(10 * timeoutScale, "the phone to see the watch app installed again") {
+        try await eventually(10, "the phone to see the watch app installed again") {
             await phone.isPeerAppInstalled
         }
         again.closeInput()
@@ -121,7 +121,7 @@ struct AppUninstallCommandTests {
         let watch = try ChildProcess(args + ["--pair", code.code], subcommand: "watch")
         _ = try await watch.line(startingWith: #"{"command":"pair""#)
         // The watch's answer can come before the phone's `paired`: its push would be refused.
-        try await eventually(10 * timeoutScale, "the phone to see the pair") { await phone.isPaired }
+        try await eventually(10, "the phone to see the pair") { await phone.isPaired }
         return (relay, state, phone, args, watch)
     }
 }

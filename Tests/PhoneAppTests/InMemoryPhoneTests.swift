@@ -69,7 +69,7 @@ struct InMemoryPhoneTests {
                 await relay.setRunning(false)
                 await relay.setLimits(Limits(contextBytes: 600))
                 await relay.setRunning(true)
-                try await eventually(10 * timeoutScale, "the phone welcomed with the new limit") {
+                try await eventually(10, "the phone welcomed with the new limit") {
                     let status = await inner.status()
                     return status.limits.contextBytes == 600 && status.activationState == .activated
                 }

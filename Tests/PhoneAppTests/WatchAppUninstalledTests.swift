@@ -13,7 +13,7 @@ struct WatchAppUninstalledTests {
     @Test func aListChangedWhileTheWatchAppWasUninstalledGoesOnceItRunsAgain() async throws {
         let h = try await PhoneHarness.start()
         h.watch.send(.state(StateChange(appInstalled: false)))
-        try await eventually(10 * timeoutScale, "the phone to hear of the uninstall") {
+        try await eventually(10, "the phone to hear of the uninstall") {
             await h.phone.status().watchAppInstalled == false
         }
         let change = try await h.phone.add("octocat")
@@ -24,7 +24,7 @@ struct WatchAppUninstalledTests {
         let again = try await RawWatch.reconnect(relay: h.relay.url, token: h.watch.token, lastSeq: lastSeq)
         let snapshot = try await again.nextSnapshot(10 * timeoutScale)
         #expect(snapshot.users.map(\.login) == ["octocat"])
-        try await eventually(10 * timeoutScale, "the push error cleared") {
+        try await eventually(10, "the push error cleared") {
             let status = await h.phone.status()
             return status.pushError == nil && status.watchAppInstalled
         }

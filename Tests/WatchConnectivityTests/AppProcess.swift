@@ -59,9 +59,11 @@ final class AppProcess: Sendable {
     func takeLines() -> [String] { output.takeAll() }
 
     /// Waits for the child to end by itself: its status, whether a signal ended it, and its stderr.
+    /// Returns once both its stdout and stderr were read to their end, so ``takeLines()`` after it
+    /// holds everything the child printed (the readers can lag the exit on a loaded machine).
     func exit(within seconds: Double = 30) async throws -> (status: Int32, signalled: Bool, stderr: String) {
         try await withTimeout(seconds * timeoutScale, "\(name) to exit") { await waitForExit(self.process) }
-        try await eventually(5, "\(name)'s stderr to end") { self.errors.isClosed }
+        try await eventually(5, "\(name)'s stdout and stderr to end") { self.output.isClosed && self.errors.isClosed }
         return (
             process.terminationStatus, process.terminationReason == .uncaughtSignal,
             errors.takeAll().joined(separator: "\n")
