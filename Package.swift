@@ -20,13 +20,20 @@ let memorySafe: [SwiftSetting] = strict + [.strictMemorySafety()]
 // of that name stands, and a package module of the same name would shadow it.
 #if os(Linux)
 let watchConnectivityProducts: [Product] = [
-    .library(name: "WatchConnectivity", targets: ["WatchConnectivity"])
+    .library(name: "WatchConnectivity", targets: ["WatchConnectivity"]),
+    .library(name: "WatchRelayTesting", targets: ["WatchRelayTesting"]),
 ]
 let watchConnectivityCLI: [Target.Dependency] = ["WatchConnectivity"]
 let watchConnectivityTargets: [Target] = [
     .target(
         name: "WatchConnectivity", dependencies: ["RelayClient", "RelayProtocol", "Primitives", "SQLite"],
         swiftSettings: strict),
+    // A relay in an app's test process and a paired phone and watch on it (for apps' own tests).
+    .target(
+        name: "WatchRelayTesting", dependencies: ["WatchConnectivity", "RelayServer", "Primitives"],
+        swiftSettings: strict),
+    .testTarget(
+        name: "WatchRelayTestingTests", dependencies: ["WatchRelayTesting"], swiftSettings: strict),
     // A WatchConnectivity app the tests start as a child process (and kill -9).
     .executableTarget(
         name: "wc-probe", dependencies: ["WatchConnectivity"], path: "Tests/WatchConnectivityProbe",
