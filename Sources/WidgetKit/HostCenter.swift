@@ -178,16 +178,23 @@ enum RunningHosts {
         centers.withLock { $0[ObjectIdentifier(center)] = nil }
     }
 
-    /// The only running host; `nil` with none or several (warning once about several).
-    static func only() -> HostCenter? {
+    /// The only running host; with several, for a call naming `kind`, the only one of them
+    /// hosting widgets of that kind (the others' widgets would ignore the call). `nil` with none,
+    /// or when that does not tell one (warning once).
+    static func only(kind: String? = nil) -> HostCenter? {
         let running = centers.withLock { Array($0.values) }
         if running.count == 1 { return running[0] }
+        if let kind {
+            let hosting = running.filter { center in center.widgets.contains { $0.kind == kind } }
+            if hosting.count == 1 { return hosting[0] }
+        }
         if running.count > 1, warned.withLock({ w in defer { w = true }; return !w }) {
             let message = """
                 WidgetKit: a WidgetCenter call from a dispatch queue or a thread \
-                while \(running.count) WidgetHosts run in this process: whose it is can't be told, \
-                so it does nothing. Run such tests one at a time (swift test --no-parallel), or call \
-                from the host's event.
+                while \(running.count) WidgetHosts run in this process: whose it is can't be told \
+                (a kind that one host alone has would tell), so it does nothing. Give parallel tests' \
+                hosts kinds of their own, run such tests one at a time (swift test --no-parallel), \
+                or call from the host's event.
 
                 """
             StandardError.write(message)

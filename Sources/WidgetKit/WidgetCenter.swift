@@ -18,8 +18,11 @@ import AppIntents
 /// A call from outside any Swift task — a dispatch queue (`DispatchQueue.main.async`, a
 /// WatchConnectivity delegate's queue) or a `Thread` — goes to the one host running in the
 /// process: into the event that is running, or else as an unscoped call. With several hosts
-/// running at once (parallel tests) nobody can tell whose it is: it does nothing, with a
-/// warning on standard error (run such tests with `swift test --no-parallel`). A call from a
+/// running at once (parallel tests), `reloadTimelines(ofKind:)` and
+/// `invalidateRelevance(ofKind:)` go to the one of them that hosts widgets of that kind (the
+/// others' widgets would ignore it); when none or several do, and for the calls that name no
+/// kind, nobody can tell whose it is: it does nothing, with a warning on standard error (give
+/// parallel tests' hosts kinds of their own, or run them with `swift test --no-parallel`). A call from a
 /// task with no host (`Task.detached`, a test of its own) does nothing, like an app whose
 /// widgets are not placed: it can't be another test's.
 public final class WidgetCenter: Sendable {
@@ -31,33 +34,34 @@ public final class WidgetCenter: Sendable {
 
     private init() {}
 
-    /// The task's host; outside any task, the only host running in the process.
-    private static var target: (any WidgetCenterHost)? {
+    /// The task's host; outside any task, the only host running in the process (or, for a
+    /// call naming `kind`, the only running host of that kind).
+    private static func target(kind: String? = nil) -> (any WidgetCenterHost)? {
         if let host { return host }
         let inTask = withUnsafeCurrentTask { $0 != nil }
-        return inTask ? nil : RunningHosts.only()
+        return inTask ? nil : RunningHosts.only(kind: kind)
     }
 
     /// Reloads the timelines for all configured widgets of `kind`.
     public func reloadTimelines(ofKind kind: String) {
-        Self.target?.reloadTimelines(ofKind: kind)
+        Self.target(kind: kind)?.reloadTimelines(ofKind: kind)
     }
 
     /// Reloads the timelines for all configured widgets of the app.
     public func reloadAllTimelines() {
-        Self.target?.reloadTimelines(ofKind: nil)
+        Self.target()?.reloadTimelines(ofKind: nil)
     }
 
     /// Asks the watch to refresh the widgets' `recommendations()` (watchOS); recorded by the host.
     public func invalidateConfigurationRecommendations() {
-        Self.target?.invalidateConfigurationRecommendations()
+        Self.target()?.invalidateConfigurationRecommendations()
     }
 
     /// Asks the system to read the relevance of the widgets of `kind` again (iOS 18, watchOS
     /// 11). Recorded by the host (``WidgetDay/relevanceInvalidated``); the host models no Smart
     /// Stack, so nothing else follows from it (README, "What differs").
     public func invalidateRelevance(ofKind kind: String) {
-        Self.target?.invalidateRelevance(ofKind: kind)
+        Self.target(kind: kind)?.invalidateRelevance(ofKind: kind)
     }
 
     /// The configured widgets: kind, family and configuration of each instance.
@@ -72,7 +76,7 @@ public final class WidgetCenter: Sendable {
     /// and Swift 6 mode says a non-`Sendable` use in the handler with a warning, not an error.
     @preconcurrency
     public func getCurrentConfigurations(_ completion: @escaping @Sendable (Result<[WidgetInfo], any Error>) -> Void) {
-        let target = Self.target
+        let target = Self.target()
         let widgets = target?.currentConfigurations() ?? []
         let call: @Sendable () -> Void = { completion(.success(widgets)) }
         if let target { target.later(call) } else { DispatchQueue.global().async(execute: call) }
@@ -80,7 +84,7 @@ public final class WidgetCenter: Sendable {
 
     /// The configured widgets: kind, family and configuration of each instance.
     public func currentConfigurations() async throws -> [WidgetInfo] {
-        Self.target?.currentConfigurations() ?? []
+        Self.target()?.currentConfigurations() ?? []
     }
 }
 

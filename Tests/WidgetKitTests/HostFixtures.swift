@@ -111,3 +111,32 @@ final class LockedCount: Sendable {
     var families: [WidgetFamily] { value.withLock { $0 } }
     func set(_ f: [WidgetFamily]) { value.withLock { $0 = f } }
 }
+
+/// A one-shot gate between tasks: ``wait()`` returns once ``open()`` was called, before or after.
+final class AsyncGate: Sendable {
+    private struct State {
+        var isOpen = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = LockedState(State())
+
+    func open() {
+        let waiters = state.withLock { s in
+            s.isOpen = true
+            defer { s.waiters = [] }
+            return s.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let isOpen = state.withLock { s in
+                if !s.isOpen { s.waiters.append(waiter) }
+                return s.isOpen
+            }
+            if isOpen { waiter.resume() }
+        }
+    }
+}

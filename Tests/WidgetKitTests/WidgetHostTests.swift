@@ -79,6 +79,59 @@ import Testing
         RunningHosts.remove(b)
     }
 
+    /// With several hosts running, a call naming a kind goes to the one host of that kind; a
+    /// kind none or two of them host, and a call naming none, still have no host.
+    @Test func withSeveralHostsRunningACallNamingAKindGoesToTheOneHostOfThatKind() {
+        let (kindA, kindB) = ("only-a-" + UUID().uuidString, "only-b-" + UUID().uuidString)
+        let a = HostCenter(widgets: [WidgetInfo(kind: kindA, family: .accessoryCircular)])
+        let b = HostCenter(widgets: [WidgetInfo(kind: kindB, family: .accessoryCircular)])
+        let b2 = HostCenter(widgets: [WidgetInfo(kind: kindB, family: .accessoryInline)])
+        RunningHosts.add(a)
+        RunningHosts.add(b)
+        #expect(RunningHosts.only(kind: kindA) === a)
+        #expect(RunningHosts.only(kind: kindB) === b)
+        #expect(RunningHosts.only(kind: "nobody's") == nil)
+        #expect(RunningHosts.only() == nil)
+        RunningHosts.add(b2)
+        #expect(RunningHosts.only(kind: kindB) == nil)
+        #expect(RunningHosts.only(kind: kindA) === a)
+        for center in [a, b, b2] { RunningHosts.remove(center) }
+    }
+
+    /// A WatchConnectivity delegate's reload while another test's host runs: its kind tells whose
+    /// it is, so it counts in this host's event (it did nothing, with a warning, before).
+    @Test func aReloadFromADispatchQueueWhileAnotherHostRunsReachesTheHostOfItsKind() async throws {
+        let kind = "mine-" + UUID().uuidString
+        let otherRunning = AsyncGate()
+        let release = AsyncGate()
+        let other = WidgetHost(kind: "other-" + UUID().uuidString, provider: CountProvider(store: CounterStore()))
+        other.at(hours: 1, "another test's event, held") {
+            otherRunning.open()
+            await release.wait()
+        }
+        async let otherDay = other.run()
+        await otherRunning.wait()
+
+        let store = CounterStore()
+        let host = WidgetHost(kind: kind, provider: CountProvider(store: store))
+        host.at(hours: 9, "data from the phone") {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().async {
+                    store.set(5)
+                    WidgetCenter.shared.reloadTimelines(ofKind: kind)
+                    done.resume()
+                }
+            }
+        }
+        let day = await host.run()
+        release.open()
+        _ = await otherDay
+        #expect(day.appEvents.first?.reloadCalls == [kind])
+        #expect(day.appEvents.first?.isUnscoped == false)
+        #expect(day.reloads.map(\.reasons) == [[.widgetAdded], [.reloadTimelines]])
+        #expect(day.shown.last?.entry.count == 5)
+    }
+
     @Test func theTemplatesAtEndPolicyReloadsWhenItsLastEntryComes() async {
         let host = WidgetHost(kind: "emoji", provider: Provider())
         let day = await host.run()
