@@ -12,9 +12,10 @@ struct CompanionPair: Sendable {
     let directory: TemporaryDirectory
     let phone: PhoneSessionManager
     let watch: WatchSessionManager
-    /// The watch app's complication reloads. Counted here instead of going to `WidgetCenter`: a
-    /// call from WatchConnectivity's queue would land in whichever `WidgetHost` another test
-    /// runs in parallel (README, "Test your own widget"); ComplicationTests runs the real one.
+    /// The watch app's complication reloads. Counted here instead of going to `WidgetCenter`:
+    /// these tests run no `WidgetHost`, so a call from WatchConnectivity's queue would go to
+    /// another test's host of this kind if one ran in parallel (README, "Test your own widget");
+    /// ComplicationTests runs the real one.
     let reloads: LockedState<Int>
 
     static func start(watchForeground: Bool = true, complicationEnabled: Bool = true) async throws -> CompanionPair {
