@@ -13,7 +13,15 @@ struct SessionState: Sendable {
     /// Watch: its own app must be in the foreground to message the phone.
     let foregroundMatters: Bool
     var complicationEnabled: Bool
-    var remainingComplications = Limits.default.complicationsPerDay
+    /// The complication budget left as the relay last said it (it counts a transfer when it
+    /// accepts one).
+    var relayRemainingComplications = Limits.default.complicationsPerDay
+    /// Complication transfers the app made that the relay has not accepted yet (outbox ids):
+    /// spent already, though the relay's count does not show them.
+    var unacceptedComplications: Set<String> = []
+    /// `remainingComplicationUserInfoTransfers`: the relay's count less what it has not seen yet,
+    /// so that neither a relaunch nor a reconnection gives back a transfer still queued here.
+    var remainingComplications: Int { max(0, relayRemainingComplications - unacceptedComplications.count) }
     var limits = Limits.default
     var applicationContext: Payload?
     /// The relay refused ``applicationContext`` for good: it was not sent, so an equal one goes.
@@ -66,7 +74,8 @@ struct SessionState: Sendable {
         isPaired = false
         peerReachable = false
         peerAppInstalled = true
-        remainingComplications = Limits.default.complicationsPerDay
+        relayRemainingComplications = Limits.default.complicationsPerDay
+        unacceptedComplications = []
         limits = Limits.default
         applicationContext = nil
         receivedApplicationContext = nil

@@ -197,6 +197,8 @@ extension WCSession {
         state.withLock { s in
             for t in transfers { s.addTransfer(t) }
             s.currentComplicationID = items.last { $0.channel == .complication }?.id
+            // Spent before the app stopped, not yet counted by the relay.
+            s.unacceptedComplications = Set(items.filter { $0.channel == .complication && $0.relayID == nil }.map(\.id))
             s.applicationContext = sent
         }
     }
@@ -218,7 +220,7 @@ extension WCSession {
             s.peerReachable = reachable
             s.peerAppInstalled = installed
             s.limits = limits
-            s.remainingComplications = remaining
+            s.relayRemainingComplications = remaining
             if let received { s.receivedApplicationContext = received }
             return s.isReachable != before
         }

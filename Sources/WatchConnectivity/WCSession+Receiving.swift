@@ -172,6 +172,8 @@ extension WCSession {
                 if s.applicationContext?.members["tid"] == item.payload.members["tid"] { s.lastContextRefused = true }
             }
         case .userInfo, .complication:
+            // Refused: the relay never counted it, so it spent nothing.
+            _ = state.withLock { $0.unacceptedComplications.remove(item.id) }
             try? outbox.failed(item.id, code: error.code.rawValue)
             await finishTransfer(item.id, error: error)
             try? outbox.remove(item.id)

@@ -129,7 +129,7 @@ extension WCSession {
                 complication
                 && state.withLock { s in
                     guard s.isPaired, s.complicationEnabled, s.remainingComplications > 0 else { return false }
-                    s.remainingComplications -= 1
+                    s.unacceptedComplications.insert(id)
                     return true
                 }
             let transfer = WCSessionUserInfoTransfer(id: id, payload: payload, sentAsComplication: isCurrent, session: self)
@@ -142,7 +142,7 @@ extension WCSession {
             return transfer
         } catch {
             // Only a failed save gets here with the budget taken.
-            if isCurrent { state.withLock { $0.remainingComplications += 1 } }
+            if isCurrent { _ = state.withLock { $0.unacceptedComplications.remove(id) } }
             let transfer = WCSessionUserInfoTransfer(id: id, payload: payload, sentAsComplication: false, session: self, unsent: userInfo)
             let wcError = Self.wcError(error)
             delegateQueue.async {
@@ -159,7 +159,10 @@ extension WCSession {
 
     /// `cancel()` of a user info transfer.
     func cancel(_ transfer: WCSessionUserInfoTransfer) {
-        guard state.withLock({ $0.removeTransfer(transfer.id) }) != nil else { return }
+        guard state.withLock({ s in
+            s.unacceptedComplications.remove(transfer.id)
+            return s.removeTransfer(transfer.id)
+        }) != nil else { return }
         _ = try? parts.withLock { $0.outbox }?.cancel(transfer.id)
         wakeDrainer()
     }

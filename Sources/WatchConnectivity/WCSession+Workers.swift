@@ -76,6 +76,7 @@ extension WCSession {
                 try? await relay.cancel(sent)
             }
             try outbox.remove(item.id)
+            _ = state.withLock { $0.unacceptedComplications.remove(item.id) }
             return
         }
         switch item.channel {
@@ -88,7 +89,10 @@ extension WCSession {
                 ? try await relay.transferCurrentComplicationUserInfo(item.payload)
                 : try await relay.transferUserInfo(item.payload)
             let remaining = await relay.remainingComplicationUserInfoTransfers
-            state.withLock { $0.remainingComplications = remaining }
+            state.withLock { s in
+                s.relayRemainingComplications = remaining
+                s.unacceptedComplications.remove(item.id)
+            }
             guard try outbox.accepted(item.id, relayID: sent.id, keep: true) else {
                 // Cancelled while it was on its way.
                 try? await relay.cancel(sent)

@@ -679,6 +679,35 @@ struct AppleDocumentedBehaviourTests {
         await h.stop()
     }
 
+    /// The budget a complication transfer spent at the call stays spent when the app is
+    /// launched again before the relay accepted the transfer (it waits on the device): the
+    /// relay's count, which does not show it yet, is not the whole answer.
+    @Test func aRelaunchDoesNotGiveBackTheBudgetOfATransferStillQueuedOnTheDevice() async throws {
+        let h = try await WCHarness.start()
+        let before = h.phone.remainingComplicationUserInfoTransfers
+        await h.relay.shutdown()
+        try await eventually(10, "the phone sees the relay gone") { !h.phone.isReachable }
+        h.phone.transferCurrentComplicationUserInfo(["n": 1])
+        #expect(h.phone.remainingComplicationUserInfoTransfers == before - 1)
+        await h.phone.close()
+        // The app again, the relay still away: activation completes after the request timeout.
+        var environment = WCHarness.environment(h.relay, "phone", h.directory.path("phone"))
+        environment?.requestTimeoutSeconds = 1
+        let again = WCSession(environment: environment)
+        let delegate = RecordingDelegate()
+        again.delegate = delegate
+        try await h.activate(again, delegate)
+        #expect(again.outstandingUserInfoTransfers.count == 1)
+        #expect(again.remainingComplicationUserInfoTransfers == before - 1)
+        // The relay back: it counts the transfer once, and the count stays.
+        let relay = try await h.relayAgain()
+        try await waitForCalls(h.watchDelegate, "userInfo")
+        try await waitForCalls(delegate, "didFinish")
+        #expect(again.remainingComplicationUserInfoTransfers == before - 1)
+        await again.close()
+        await h.stop(relay: relay)
+    }
+
     /// The common pattern: send as soon as `activationDidCompleteWith` says `.activated`,
     /// from inside that call (the session is usable there).
     @Test func sendingFromInsideActivationDidCompleteWorks() async throws {
