@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import RelayClient
 import RelayProtocol
 
@@ -71,7 +72,7 @@ extension WCSession {
                 if !state.withLock({ $0.isPaired }) { await failTransfersLostWithPair(outbox: outbox) }
                 wakeDrainer()
             case .disconnected:
-                break
+                if await relay.wasReplaced { sayReplaced() }
             case .error:
                 // The session could not store something it received (its item is delivered
                 // again, unacknowledged); WCSessionDelegate has no method for that, and the
@@ -79,6 +80,19 @@ extension WCSession {
                 break
             }
         }
+    }
+
+    /// Another process connected with this device's identity and the relay closed this
+    /// session's connection for it; the session does not connect again (two would take turns
+    /// replacing each other), so nothing more is sent or received. Without a word the app just
+    /// went unreachable, its transfers queueing for ever.
+    private func sayReplaced() {
+        let directory = parts.withLock { $0.deviceDirectory } ?? environment?.stateDirectory ?? "?"
+        StandardError.write(
+            "WatchConnectivity: another process connected to the relay as this device (its state directory \(directory): "
+                + "a second copy of the app, `watchrelay pair` run again, or `watchrelay phone`/`watch` on it), and the relay "
+                + "closed this session's connection for it; this session does not connect again: nothing is sent or "
+                + "received until the app is started again\n")
     }
 
     /// The counterpart's app was installed or uninstalled (or the pair changed): phone

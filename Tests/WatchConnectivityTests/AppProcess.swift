@@ -55,6 +55,12 @@ final class AppProcess: Sendable {
         try await output.lines(through: prefix, from: name, within: seconds)
     }
 
+    /// The next stderr line starting with `prefix` (earlier ones are dropped).
+    @discardableResult
+    func errorLine(startingWith prefix: String, within seconds: Double = 20) async throws -> String {
+        try await errors.line(startingWith: prefix, from: "\(name)'s stderr", within: seconds)
+    }
+
     /// Every stdout line read so far (taken).
     func takeLines() -> [String] { output.takeAll() }
 

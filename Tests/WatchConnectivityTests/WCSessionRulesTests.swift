@@ -256,6 +256,32 @@ struct WCSessionRulesTests {
         await relay.shutdown()
     }
 
+    /// `watchrelay pair` run again on the state directories of running apps connects as those
+    /// devices, and the relay closes the apps' connections for it (4001). A replaced session
+    /// does not connect again; the app only heard its counterpart go unreachable, and its
+    /// transfers queued for ever. It says on stderr what happened and what to do.
+    @Test func anAppWhoseDeviceAnotherProcessConnectedAsSaysSo() async throws {
+        let directory = TemporaryDirectory()
+        let relay = try await RelayServer.startForTest(in: directory.path)
+        func pair() async throws {
+            _ = try await WatchRelayPairing.pair(
+                relayURL: relay.url, phoneState: directory.path("phone"), watchState: directory.path("watch"),
+                requestTimeoutSeconds: 10 * timeoutScale)
+        }
+        try await pair()
+        let probe = try AppProcess(
+            "wc-probe", executable: buildDirectory + "/wc-probe", relayURL: relay.url, role: "watch",
+            state: directory.path("watch"))
+        defer { probe.terminate() }
+        try await probe.line(startingWith: "activated")
+        try await pair()
+        let said = try await probe.errorLine(startingWith: "WatchConnectivity: another process connected to the relay as this device")
+        #expect(said.contains(directory.path("watch")) && said.contains("until the app is started again"), "\(said)")
+        probe.type("quit")
+        _ = try await probe.exit()
+        await relay.shutdown()
+    }
+
     /// Sessions and transfers are `NSObject`s, as Apple's: the idioms of iOS code compile and work.
     @Test func sessionsAndTransfersAreEqualOnlyToThemselvesAsNSObjects() async throws {
         let h = try await WCHarness.start(activate: false)
