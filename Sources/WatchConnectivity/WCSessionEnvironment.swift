@@ -30,10 +30,11 @@ public struct WCSessionEnvironment: Sendable, Hashable {
     /// How long activation and each request wait for the relay, in seconds.
     public var requestTimeoutSeconds: Double
 
-    /// Reads the variables from `environment`; `nil` when one of the required ones is missing
-    /// or `WATCHRELAY_ROLE` is neither `phone` nor `watch` (then `isSupported()` is false).
+    /// Reads the variables from `environment`; `nil` when one of the required ones is missing,
+    /// `WATCHRELAY_URL` is not a `ws://` or `wss://` URL, or `WATCHRELAY_ROLE` is neither
+    /// `phone` nor `watch` (then `isSupported()` is false).
     public init?(_ environment: [String: String] = ProcessInfo.processInfo.environment) {
-        guard let url = environment["WATCHRELAY_URL"], !url.isEmpty,
+        guard let url = environment["WATCHRELAY_URL"], !url.isEmpty, Self.isWebSocketURL(url),
             let state = environment["WATCHRELAY_STATE"], !state.isEmpty,
             let role = environment["WATCHRELAY_ROLE"].flatMap(Self.role(named:))
         else { return nil }
@@ -54,10 +55,20 @@ public struct WCSessionEnvironment: Sendable, Hashable {
             missing.append(name)
         }
         if !missing.isEmpty { return "\(missing.joined(separator: ", ")) not set" }
+        if let url = environment["WATCHRELAY_URL"], !isWebSocketURL(url) {
+            // An http:// URL (the console's, say) could never connect: the session retried for ever.
+            return "WATCHRELAY_URL is '\(url)', not a ws:// or wss:// URL"
+        }
         if let role = environment["WATCHRELAY_ROLE"], Self.role(named: role) == nil {
             return "WATCHRELAY_ROLE is '\(role)', not phone or watch"
         }
         return nil
+    }
+
+    /// Whether `url` starts with `ws://` or `wss://` (any case) and names a host.
+    private static func isWebSocketURL(_ url: String) -> Bool {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased() else { return false }
+        return (scheme == "ws" || scheme == "wss") && !(components.host ?? "").isEmpty
     }
 
     private static func role(named name: String) -> Role? {

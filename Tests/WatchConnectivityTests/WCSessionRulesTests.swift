@@ -217,6 +217,17 @@ struct WCSessionRulesTests {
         #expect(WCSessionEnvironment(wrong) == nil)
         wrong["WATCHRELAY_STATE"] = ""
         #expect(WCSessionEnvironment.problem(in: wrong) == "WATCHRELAY_STATE not set")
+        // A URL that could never connect (the console's http://, a host left out) selects no
+        // device either: the session retried it for ever.
+        for url in ["http://127.0.0.1:8765/v1", "127.0.0.1:8765/v1", "ws:///v1"] {
+            var bad = complete
+            bad["WATCHRELAY_URL"] = url
+            #expect(WCSessionEnvironment(bad) == nil, "\(url)")
+            #expect(WCSessionEnvironment.problem(in: bad) == "WATCHRELAY_URL is '\(url)', not a ws:// or wss:// URL")
+        }
+        var secure = complete
+        secure["WATCHRELAY_URL"] = "WSS://relay.example:443/v1"
+        #expect(WCSessionEnvironment(secure) != nil && WCSessionEnvironment.problem(in: secure) == nil)
     }
 
     /// An app that activates without asking `isSupported()` (watch apps often don't: sessions are
