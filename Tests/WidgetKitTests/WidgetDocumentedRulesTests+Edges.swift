@@ -1,0 +1,188 @@
+import Foundation
+import Primitives
+import Testing
+import WidgetKit
+
+/// The documented rules at their edges: the foreground and a stale widget, requests joining a
+/// pending reload, a slow provider's dates, an empty first timeline, the last instant of a run,
+/// and the host's set-up errors.
+extension WidgetDocumentedRulesTests {
+    @Test func policyReloadsWhileTheAppIsInTheForegroundAreFree() async {
+        let host = Self.host(DocumentedRulesProvider(always: .entries(0, policy: .after(Self.hour))))
+        host.foreground(at: host.date(hours: 9, minutes: 30))
+        host.background(at: host.date(hours: 12, minutes: 30))
+        let day = await host.run()
+        let policy = day.reloads.filter { $0.reasons == [.policyAfterDate] }
+        let inForeground = policy.filter { $0.at > host.date(hours: 9, minutes: 30) && $0.at < host.date(hours: 12, minutes: 30) }
+        #expect(inForeground.count == 3)
+        #expect(inForeground.allSatisfy { !$0.charged })
+        #expect(policy.filter { $0.at > host.date(hours: 13) }.allSatisfy { $0.charged })
+    }
+
+    @Test func aStaleWidgetReloadsForFreeWhenTheAppComesToTheForeground() async throws {
+        let host = Self.host(
+            DocumentedRulesProvider(always: .entries(0, policy: .never)), rules: WidgetReloadRules(dailyBudget: 1))
+        host.reloadTimelines(ofKind: Self.kind, at: host.date(hours: 9))
+        host.reloadTimelines(ofKind: Self.kind, at: host.date(hours: 10))
+        host.foreground(at: host.date(hours: 15))
+        let day = await host.run()
+        #expect(day.refusals.count == 1)
+        let served = try #require(day.reloads.last)
+        #expect(served.at >= host.date(hours: 15) && served.at < host.date(hours: 15, seconds: 1))
+        #expect(!served.charged)
+        #expect(served.requestedAt == host.date(hours: 10))
+        #expect(!day.isStale(.accessoryRectangular, at: host.date(hours: 16)))
+    }
+
+    @Test func aRequestToAStaleWidgetJoinsThePendingReloadAndIsRefusedAgain() async throws {
+        let host = Self.host(
+            DocumentedRulesProvider(always: .entries(0, policy: .never)), rules: WidgetReloadRules(dailyBudget: 1))
+        for h in [9.0, 10, 11] { host.reloadTimelines(ofKind: Self.kind, at: host.date(hours: h)) }
+        let day = await host.run(for: 2 * 86_400)
+        #expect(day.refusals.map(\.requestCount) == [1, 2])
+        let served = try #require(day.reloads.last)
+        #expect(served.requestCount == 2)
+        #expect(served.requestedAt == host.date(hours: 10))
+        let charged = try #require(day.reloads.first { $0.charged })
+        #expect(Self.sameInstant(served.at, charged.at.addingTimeInterval(86_400)))
+    }
+
+    @Test func aRequestJoiningTheFirstTimelineMakesItNoDearer() async throws {
+        let host = Self.host(DocumentedRulesProvider(always: .entries(0, policy: .never)))
+        host.reloadTimelines(ofKind: Self.kind, at: host.date(seconds: 0.05))
+        let day = await host.run()
+        #expect(day.reloads.count == 1)
+        let first = try #require(day.reloads.first)
+        #expect(first.reasons == [.widgetAdded, .reloadTimelines])
+        #expect(!first.charged)
+    }
+
+    @Test func aSlowProvidersDatesMoveByTheGapAtTheCallAndItsNowIsTheReloads() async throws {
+        let provider = SlowRulesProvider(delay: 1.2)
+        let host = WidgetHost(kind: Self.kind, provider: provider, rules: WidgetReloadRules(providerTimeout: 10))
+        host.place(.accessoryRectangular)
+        let day = await host.run()
+        let reload = try #require(day.reloads.first).at
+        #expect(day.providerFailures.isEmpty)
+        let from = day.timelineEntries().map { $0.from.timeIntervalSince(reload) }
+        // `Date()` read while the call ran is the reload's now; a quarter of an hour after it
+        // is as far after the call as on the wall clock, to the second.
+        let tookBeforeReading = try #require(provider.readAfter.withLock { $0 })
+        #expect(from.first == 0)
+        #expect(from.count == 2)
+        #expect(abs(from[1] - (900 + tookBeforeReading)) <= 0.5)
+        #expect(from[1] == from[1].rounded())
+    }
+
+    @Test func entriesDatedBeforeTheReloadShowOnlyTheLatestOfThemAtTheReload() async throws {
+        let day = await Self.host(DocumentedRulesProvider(always: .entries(-600, -300, 600, policy: .never))).run()
+        let reload = try #require(day.reloads.first).at
+        #expect(day.timelineEntries().map(\.entry.index) == [1, 2])
+        #expect(day.timelineEntries().map(\.from) == [reload, reload.addingTimeInterval(600)])
+    }
+
+    @Test func aReloadThatNeverAnswersUnderNeverWaitsForTheNextRequest() async throws {
+        let provider = DocumentedRulesProvider { call in call == 1 ? nil : .entries(0, policy: .never) }
+        let host = Self.host(provider, rules: WidgetReloadRules(providerTimeout: 0.1))
+        host.reloadTimelines(ofKind: Self.kind, at: host.date(hours: 9))
+        host.reloadTimelines(ofKind: Self.kind, at: host.date(hours: 12))
+        let day = await host.run()
+        #expect(day.providerFailures.count == 1)
+        #expect(provider.timelineContexts.withLock { $0.count } == 3)
+        #expect(day.reloads.count == 2)
+        #expect(day.reloads.last.map { $0.at >= host.date(hours: 12) } == true)
+        #expect(day.showing(.accessoryRectangular, at: host.date(hours: 11))?.entry.call == 0)
+    }
+
+    @Test func anEmptyFirstTimelineKeepsThePlaceholderAndAsksAgainAfterFiveMinutes() async throws {
+        let provider = DocumentedRulesProvider { call in
+            call == 0 ? .entries(policy: .atEnd) : .entries(0, policy: .never)
+        }
+        let day = await Self.host(provider).run()
+        #expect(day.reloads.count == 2)
+        let first = try #require(day.reloads.first)
+        #expect(first.warnings == [.noEntries])
+        let next = try #require(day.reloads.last)
+        #expect(next.at == first.at.addingTimeInterval(300))
+        #expect(day.showing(.accessoryRectangular, at: next.at.addingTimeInterval(-1))?.isPlaceholder == true)
+        #expect(day.showing(.accessoryRectangular, at: next.at)?.entry.call == 1)
+    }
+
+    @Test func aRefusalAtTheLastInstantOfTheRunIsCaught() async throws {
+        let host = Self.host(
+            DocumentedRulesProvider(always: .entries(0, policy: .never)), rules: WidgetReloadRules(dailyBudget: 1))
+        host.reloadTimelines(ofKind: Self.kind, at: host.date(hours: 9))
+        host.reloadTimelines(ofKind: Self.kind, at: host.date(hours: 24, seconds: -0.1))
+        let day = await host.run()
+        #expect(day.refusals.map(\.at) == [day.end])
+        #expect(throws: WidgetExpectationFailure.self) { try day.expectNoRefusedReloads() }
+    }
+
+    @Test func theHostSaysWhatItRefusedToSetUpAndPlacesARectangularWidgetByDefault() async {
+        let host = WidgetHost(kind: Self.kind, provider: DocumentedRulesProvider(always: .entries(0, policy: .never)))
+        #expect(host.every(0.000_1) { _ in } == .badInterval(0.000_1))
+        #expect(host.every(.infinity) { _ in } == .badInterval(.infinity))
+        #expect(host.setupErrors == [.badInterval(0.000_1), .badInterval(.infinity)])
+        let day = await host.run()
+        #expect(day.widgets.map(\.id) == ["rules.accessoryRectangular"])
+        #expect(host.place(.accessoryRectangular) == .alreadyPlaced(id: "rules.accessoryRectangular"))
+        #expect(host.place(.accessoryRectangular, id: "second") == nil)
+    }
+
+    @Test func anAppThatStartsInTheForegroundReloadsForFreeUntilItLeaves() async {
+        let host = Self.host(
+            DocumentedRulesProvider(always: .entries(0, policy: .never)), rules: WidgetReloadRules(dailyBudget: 1))
+        host.startsInForeground = true
+        for h in [1.0, 2, 3] { host.reloadTimelines(ofKind: Self.kind, at: host.date(hours: h)) }
+        host.background(at: host.date(hours: 4))
+        for h in [5.0, 6] { host.reloadTimelines(ofKind: Self.kind, at: host.date(hours: h)) }
+        let day = await host.run()
+        #expect(Self.requested(day).map(\.charged) == [false, false, false, true])
+        #expect(day.refusals.count == 1)
+    }
+
+    @Test func aSpentReloadFreesItsSlotExactlyOneWindowLater() {
+        let t = WidgetHost<RuleEntry>.defaultStart.addingTimeInterval(0.1)
+        var budget = ReloadBudget(limit: 1)
+        let spent = budget.spend(at: t)
+        let spentAgain = budget.spend(at: t.addingTimeInterval(86_399.999))
+        #expect(spent && !spentAgain)
+        #expect(budget.remaining(at: t.addingTimeInterval(86_399.999)) == 0)
+        #expect(budget.nextAvailable(at: t.addingTimeInterval(60)) == budget.spent.first?.addingTimeInterval(86_400))
+        #expect(budget.remaining(at: t.addingTimeInterval(86_400)) == 1)
+        let freed = budget.spend(at: t.addingTimeInterval(86_400))
+        #expect(freed)
+        #expect(ReloadBudget(limit: 0).nextAvailable(at: t) == nil)
+    }
+}
+
+/// A provider whose work takes `delay` seconds of real time: it reads `Date()` when it is done,
+/// then dates its entries from that (now and a quarter of an hour later), as a provider that
+/// fetched first would.
+final class SlowRulesProvider: TimelineProvider, Sendable {
+    let delay: TimeInterval
+    /// How long after it was called the provider read `Date()` (its last call).
+    let readAfter = LockedState<TimeInterval?>(nil)
+
+    init(delay: TimeInterval) { self.delay = delay }
+
+    func placeholder(in context: Context) -> RuleEntry {
+        RuleEntry(date: Date(), call: -1, index: 0, value: 0)
+    }
+
+    func getSnapshot(in context: Context, completion: @escaping @Sendable (RuleEntry) -> Void) {
+        completion(placeholder(in: context))
+    }
+
+    func getTimeline(in context: Context, completion: @escaping @Sendable (Timeline<RuleEntry>) -> Void) {
+        let called = Date()
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [readAfter] in
+            let now = Date()
+            readAfter.withLock { $0 = now.timeIntervalSince(called) }
+            let entries = [0.0, 900].enumerated().map { index, offset in
+                RuleEntry(date: now.addingTimeInterval(offset), call: 0, index: index, value: 0)
+            }
+            completion(Timeline(entries: entries, policy: .never))
+        }
+    }
+}
