@@ -256,7 +256,7 @@ struct WidgetDocumentedRulesTests {
     // MARK: - Providers that never answer
 
     @Test func aFirstTimelineThatNeverComesIsAskedForAgainAfterFiveMinutesThenTwiceAsLongUpToSixHours() async throws {
-        let host = Self.host(DocumentedRulesProvider { _ in nil }, rules: WidgetReloadRules(providerTimeout: 0.1))
+        let host = Self.host(DocumentedRulesProvider { _ in nil }, rules: WidgetReloadRules(providerTimeout: 0.05))
         let day = await host.run()
         let failures = day.providerFailures
         let first = try #require(failures.first).at
