@@ -14,6 +14,8 @@ final class CompletionBox<Value: Sendable>: Sendable {
         var waiter: CheckedContinuation<Value?, Never>?
         var timer: Task<Void, Never>?
         var extraCalls = 0
+        /// The wall clock when the handler was first called.
+        var answeredAt: Date?
     }
 
     private let state = LockedState(State())
@@ -24,12 +26,14 @@ final class CompletionBox<Value: Sendable>: Sendable {
 
     /// The completion handler: the first call wins.
     func complete(_ value: Value) {
+        let now = Date()
         let (waiter, timer) = state.withLock { s -> (CheckedContinuation<Value?, Never>?, Task<Void, Never>?) in
             guard s.result == nil else {
                 s.extraCalls += 1
                 return (nil, nil)
             }
             s.result = .some(value)
+            s.answeredAt = now
             defer { (s.waiter, s.timer) = (nil, nil) }
             return (s.waiter, s.timer)
         }
@@ -39,6 +43,9 @@ final class CompletionBox<Value: Sendable>: Sendable {
 
     /// How many times the handler was called after the first.
     var extraCalls: Int { state.withLock { $0.extraCalls } }
+
+    /// When (wall clock) the handler was first called, if it was before the time limit.
+    var answeredAt: Date? { state.withLock { $0.answeredAt } }
 
     /// Whether the handler has been called.
     var isAnswered: Bool { state.withLock { s in s.result.map { $0 != nil } ?? false } }

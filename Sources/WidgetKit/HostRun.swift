@@ -94,9 +94,9 @@ struct HostRun<Entry: TimelineEntry & Sendable> {
             case .reload(let batch, let charged):
                 let context = TimelineProviderContext(family: w.family)
                 let wall = Date()
-                let (answer, extraCalls) = await source.timeline(context, w.configuration, rules.providerTimeout)
-                let duration = Date().timeIntervalSince(wall)
-                guard let timeline = answer else {
+                let (answer, answeredAt, extraCalls) = await source.timeline(
+                    context, w.configuration, rules.providerTimeout)
+                guard let timeline = answer, let answeredAt else {
                     slots[i].state.abandonReload(now: now, rules: rules)
                     failures.append(
                         ProviderFailure(
@@ -104,12 +104,12 @@ struct HostRun<Entry: TimelineEntry & Sendable> {
                     continue
                 }
                 let dates = timeline.entries.map {
-                    providerClock.translate($0.date, calledAt: wall, answeredAfter: duration, now: now)
+                    providerClock.translate($0.date, calledAt: wall, answeredAt: answeredAt, now: now)
                 }
                 answeredCalls.append((w, now, extraCalls))
                 var policy = timeline.policy
                 if let d = policy.date {
-                    policy = .after(providerClock.translate(d, calledAt: wall, answeredAfter: duration, now: now))
+                    policy = .after(providerClock.translate(d, calledAt: wall, answeredAt: answeredAt, now: now))
                 }
                 let warnings = slots[i].state.install(entryDates: dates, policy: policy, now: now, rules: rules)
                 if !timeline.entries.isEmpty {

@@ -57,20 +57,32 @@ extension WidgetDocumentedRulesTests {
         #expect(!first.charged)
     }
 
-    @Test func aSlowProvidersDatesMoveByTheGapAtTheCallAndItsNowIsTheReloads() async throws {
-        let provider = SlowRulesProvider(delay: 1.2)
-        let host = WidgetHost(kind: Self.kind, provider: provider, rules: WidgetReloadRules(providerTimeout: 10))
+    /// A day of a provider that takes 0.7 s, and its entries' times after its one reload.
+    static func slowDay(readsDateFirst: Bool) async throws -> (SlowRulesProvider, [TimeInterval]) {
+        let provider = SlowRulesProvider(delay: 0.7, readsDateFirst: readsDateFirst)
+        let host = WidgetHost(kind: kind, provider: provider, rules: WidgetReloadRules(providerTimeout: 10))
         host.place(.accessoryRectangular)
         let day = await host.run()
-        let reload = try #require(day.reloads.first).at
         #expect(day.providerFailures.isEmpty)
-        let from = day.timelineEntries().map { $0.from.timeIntervalSince(reload) }
-        // `Date()` read while the call ran is the reload's now; a quarter of an hour after it
-        // is as far after the call as on the wall clock, to the second.
-        let tookBeforeReading = try #require(provider.readAfter.withLock { $0 })
+        let reload = try #require(day.reloads.first).at
+        return (provider, day.timelineEntries().map { $0.from.timeIntervalSince(reload) })
+    }
+
+    @Test func aSlowProviderThatReadsItsNowWhenItAnswersHasItsEntriesAtTheirOffsets() async throws {
+        // WidgetKit shows an entry at its date; the timeline arrives when the provider answers,
+        // which is the reload's virtual now: "now + 15 min" read then is 15 minutes after it.
+        let (_, from) = try await Self.slowDay(readsDateFirst: false)
+        #expect(from == [0, 900])
+    }
+
+    @Test func aSlowProviderThatReadsItsNowFirstHasItsLaterEntriesAsFarAfterItsAnswer() async throws {
+        let (provider, from) = try await Self.slowDay(readsDateFirst: true)
+        // `Date()` read while the call ran is the reload's now; the entry a quarter of an hour
+        // after it is as far after the answer as on the wall clock, to the second.
+        let readBeforeAnswer = try #require(provider.readBeforeAnswer.withLock { $0 })
         #expect(from.first == 0)
         #expect(from.count == 2)
-        #expect(abs(from[1] - (900 + tookBeforeReading)) <= 0.5)
+        #expect(abs(from[1] - (900 - readBeforeAnswer)) <= 0.55)
         #expect(from[1] == from[1].rounded())
     }
 
@@ -156,15 +168,18 @@ extension WidgetDocumentedRulesTests {
     }
 }
 
-/// A provider whose work takes `delay` seconds of real time: it reads `Date()` when it is done,
-/// then dates its entries from that (now and a quarter of an hour later), as a provider that
-/// fetched first would.
+/// A provider whose work takes `delay` seconds of real time: it reads `Date()` as it is called
+/// or when it is done, and dates its entries from that (now and a quarter of an hour later).
 final class SlowRulesProvider: TimelineProvider, Sendable {
     let delay: TimeInterval
-    /// How long after it was called the provider read `Date()` (its last call).
-    let readAfter = LockedState<TimeInterval?>(nil)
+    let readsDateFirst: Bool
+    /// How long before it answered the provider read `Date()` (its last call).
+    let readBeforeAnswer = LockedState<TimeInterval?>(nil)
 
-    init(delay: TimeInterval) { self.delay = delay }
+    init(delay: TimeInterval, readsDateFirst: Bool) {
+        self.delay = delay
+        self.readsDateFirst = readsDateFirst
+    }
 
     func placeholder(in context: Context) -> RuleEntry {
         RuleEntry(date: Date(), call: -1, index: 0, value: 0)
@@ -175,13 +190,13 @@ final class SlowRulesProvider: TimelineProvider, Sendable {
     }
 
     func getTimeline(in context: Context, completion: @escaping @Sendable (Timeline<RuleEntry>) -> Void) {
-        let called = Date()
-        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [readAfter] in
-            let now = Date()
-            readAfter.withLock { $0 = now.timeIntervalSince(called) }
+        let early = Date()
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [readsDateFirst, readBeforeAnswer] in
+            let now = readsDateFirst ? early : Date()
             let entries = [0.0, 900].enumerated().map { index, offset in
                 RuleEntry(date: now.addingTimeInterval(offset), call: 0, index: index, value: 0)
             }
+            readBeforeAnswer.withLock { $0 = Date().timeIntervalSince(now) }
             completion(Timeline(entries: entries, policy: .never))
         }
     }

@@ -183,17 +183,21 @@ import Testing
         #expect(day.reloads.count == 1)
     }
 
-    /// Wall-clock dates move onto the virtual clock to the second; one read while the call ran
-    /// (`Date()`, in a call a loaded machine made slow) is the reload's now, never a second on.
+    /// Wall-clock dates move onto the virtual clock to the second, from the answer (when the
+    /// timeline arrives); one read while the call ran (`Date()`, in a call a loaded machine made
+    /// slow) is the reload's now, never a second on.
     @Test func wallClockDatesMoveToTheSecondAndDuringTheCallIsNow() {
         let wall = Date(timeIntervalSince1970: 1_800_000_000)
+        let answered = wall.addingTimeInterval(1.2)
         let now = Date(timeIntervalSince1970: 1_780_000_000)
         let clock = ProviderClock.wallClock
-        #expect(clock.translate(wall.addingTimeInterval(0.9), calledAt: wall, answeredAfter: 1.2, now: now) == now)
-        #expect(clock.translate(wall.addingTimeInterval(0.4), calledAt: wall, now: now) == now)
-        #expect(clock.translate(wall.addingTimeInterval(900.3), calledAt: wall, answeredAfter: 1.2, now: now) == now.addingTimeInterval(900))
-        #expect(clock.translate(wall.addingTimeInterval(-5.2), calledAt: wall, now: now) == now.addingTimeInterval(-5))
-        #expect(ProviderClock.virtual.translate(wall, calledAt: wall, answeredAfter: 3, now: now) == wall)
+        #expect(clock.translate(wall.addingTimeInterval(0.9), calledAt: wall, answeredAt: answered, now: now) == now)
+        #expect(clock.translate(wall.addingTimeInterval(0.4), calledAt: wall, answeredAt: wall, now: now) == now)
+        #expect(clock.translate(answered.addingTimeInterval(900.3), calledAt: wall, answeredAt: answered, now: now) == now.addingTimeInterval(900))
+        // Read as the call began, then 1.2 s of work: on screen 1.2 s sooner after the answer.
+        #expect(clock.translate(wall.addingTimeInterval(900.3), calledAt: wall, answeredAt: answered, now: now) == now.addingTimeInterval(899))
+        #expect(clock.translate(wall.addingTimeInterval(-5.2), calledAt: wall, answeredAt: wall, now: now) == now.addingTimeInterval(-5))
+        #expect(ProviderClock.virtual.translate(wall, calledAt: wall, answeredAt: wall.addingTimeInterval(3), now: now) == wall)
     }
 
     /// An entry comes on screen at its date, never before: until then what was shown stays.
