@@ -186,41 +186,6 @@ extension WidgetDocumentedRulesTests {
         return await host.run()
     }
 
-    @Test func aTaskTheEventStartedAndDidNotAwaitIsAnUnscopedCallWhenNoticed() async throws {
-        let (released, release) = AsyncStream.makeStream(of: Void.self)
-        let (called, callDone) = AsyncStream.makeStream(of: Void.self)
-        let host = Self.host(DocumentedRulesProvider(always: .entries(0, policy: .never)))
-        host.at(hours: 9, "starts a task") {
-            Task {
-                for await _ in released { break }
-                WidgetCenter.shared.reloadTimelines(ofKind: Self.kind)
-                callDone.yield()
-            }
-        }
-        host.at(hours: 10, "releases it") {
-            release.yield()
-            for await _ in called { break }
-        }
-        let day = await host.run()
-        #expect(Self.event("starts a task", in: day)?.reloadCalls == [])
-        let unscoped = try #require(day.appEvents.first { $0.isUnscoped })
-        #expect(unscoped.label == WidgetHost<RuleEntry>.unscopedLabel)
-        #expect(unscoped.reloadCalls == [Self.kind])
-        #expect(unscoped.at >= host.date(hours: 10))
-        #expect(Self.requested(day).count == 1)
-    }
-
-    @Test func aTaskTheAsyncEventAwaitedCountsAtTheEvent() async throws {
-        let host = Self.host(DocumentedRulesProvider(always: .entries(0, policy: .never)))
-        host.at(hours: 9, "awaits a task") {
-            await Task { WidgetCenter.shared.reloadTimelines(ofKind: Self.kind) }.value
-        }
-        let day = await host.run()
-        #expect(Self.event("awaits a task", in: day)?.reloadCalls == [Self.kind])
-        #expect(!day.appEvents.contains { $0.isUnscoped })
-        #expect(Self.requested(day).map(\.requestedAt) == [host.date(hours: 9)])
-    }
-
     @Test func aDetachedTaskSeesNoHost() async throws {
         let host = Self.host(DocumentedRulesProvider(always: .entries(0, policy: .never)))
         host.at(hours: 9, "detached") {

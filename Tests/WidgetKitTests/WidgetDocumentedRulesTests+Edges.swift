@@ -3,37 +3,10 @@ import Primitives
 import Testing
 import WidgetKit
 
-/// The documented rules at their edges: the foreground and a stale widget, requests joining a
-/// pending reload, a slow provider's dates, an empty first timeline, the last instant of a run,
-/// and the host's set-up errors.
+/// The documented rules at their edges: a stale widget's pending reload, a slow provider's dates,
+/// a silent provider under `.never`, an empty first timeline, the default placement, an app that
+/// starts in the foreground, and a budget slot freeing.
 extension WidgetDocumentedRulesTests {
-    @Test func policyReloadsWhileTheAppIsInTheForegroundAreFree() async {
-        let host = Self.host(DocumentedRulesProvider(always: .entries(0, policy: .after(Self.hour))))
-        host.foreground(at: host.date(hours: 9, minutes: 30))
-        host.background(at: host.date(hours: 12, minutes: 30))
-        let day = await host.run()
-        let policy = day.reloads.filter { $0.reasons == [.policyAfterDate] }
-        let inForeground = policy.filter { $0.at > host.date(hours: 9, minutes: 30) && $0.at < host.date(hours: 12, minutes: 30) }
-        #expect(inForeground.count == 3)
-        #expect(inForeground.allSatisfy { !$0.charged })
-        #expect(policy.filter { $0.at > host.date(hours: 13) }.allSatisfy { $0.charged })
-    }
-
-    @Test func aStaleWidgetReloadsForFreeWhenTheAppComesToTheForeground() async throws {
-        let host = Self.host(
-            DocumentedRulesProvider(always: .entries(0, policy: .never)), rules: WidgetReloadRules(dailyBudget: 1))
-        host.reloadTimelines(ofKind: Self.kind, at: host.date(hours: 9))
-        host.reloadTimelines(ofKind: Self.kind, at: host.date(hours: 10))
-        host.foreground(at: host.date(hours: 15))
-        let day = await host.run()
-        #expect(day.refusals.count == 1)
-        let served = try #require(day.reloads.last)
-        #expect(served.at >= host.date(hours: 15) && served.at < host.date(hours: 15, seconds: 1))
-        #expect(!served.charged)
-        #expect(served.requestedAt == host.date(hours: 10))
-        #expect(!day.isStale(.accessoryRectangular, at: host.date(hours: 16)))
-    }
-
     @Test func aRequestToAStaleWidgetJoinsThePendingReloadAndIsRefusedAgain() async throws {
         let host = Self.host(
             DocumentedRulesProvider(always: .entries(0, policy: .never)), rules: WidgetReloadRules(dailyBudget: 1))
@@ -45,16 +18,6 @@ extension WidgetDocumentedRulesTests {
         #expect(served.requestedAt == host.date(hours: 10))
         let charged = try #require(day.reloads.first { $0.charged })
         #expect(Self.sameInstant(served.at, charged.at.addingTimeInterval(86_400)))
-    }
-
-    @Test func aRequestJoiningTheFirstTimelineMakesItNoDearer() async throws {
-        let host = Self.host(DocumentedRulesProvider(always: .entries(0, policy: .never)))
-        host.reloadTimelines(ofKind: Self.kind, at: host.date(seconds: 0.05))
-        let day = await host.run()
-        #expect(day.reloads.count == 1)
-        let first = try #require(day.reloads.first)
-        #expect(first.reasons == [.widgetAdded, .reloadTimelines])
-        #expect(!first.charged)
     }
 
     /// A day of a provider that takes 0.7 s, and its entries' times after its one reload.
@@ -86,13 +49,6 @@ extension WidgetDocumentedRulesTests {
         #expect(from[1] == from[1].rounded())
     }
 
-    @Test func entriesDatedBeforeTheReloadShowOnlyTheLatestOfThemAtTheReload() async throws {
-        let day = await Self.host(DocumentedRulesProvider(always: .entries(-600, -300, 600, policy: .never))).run()
-        let reload = try #require(day.reloads.first).at
-        #expect(day.timelineEntries().map(\.entry.index) == [1, 2])
-        #expect(day.timelineEntries().map(\.from) == [reload, reload.addingTimeInterval(600)])
-    }
-
     @Test func aReloadThatNeverAnswersUnderNeverWaitsForTheNextRequest() async throws {
         let provider = DocumentedRulesProvider { call in call == 1 ? nil : .entries(0, policy: .never) }
         let host = Self.host(provider, rules: WidgetReloadRules(providerTimeout: 0.1))
@@ -120,25 +76,11 @@ extension WidgetDocumentedRulesTests {
         #expect(day.showing(.accessoryRectangular, at: next.at)?.entry.call == 1)
     }
 
-    @Test func aRefusalAtTheLastInstantOfTheRunIsCaught() async throws {
-        let host = Self.host(
-            DocumentedRulesProvider(always: .entries(0, policy: .never)), rules: WidgetReloadRules(dailyBudget: 1))
-        host.reloadTimelines(ofKind: Self.kind, at: host.date(hours: 9))
-        host.reloadTimelines(ofKind: Self.kind, at: host.date(hours: 24, seconds: -0.1))
-        let day = await host.run()
-        #expect(day.refusals.map(\.at) == [day.end])
-        #expect(throws: WidgetExpectationFailure.self) { try day.expectNoRefusedReloads() }
-    }
-
-    @Test func theHostSaysWhatItRefusedToSetUpAndPlacesARectangularWidgetByDefault() async {
+    @Test func aRunWithNoWidgetPlacedPlacesARectangularOne() async {
         let host = WidgetHost(kind: Self.kind, provider: DocumentedRulesProvider(always: .entries(0, policy: .never)))
-        #expect(host.every(0.000_1) { _ in } == .badInterval(0.000_1))
-        #expect(host.every(.infinity) { _ in } == .badInterval(.infinity))
-        #expect(host.setupErrors == [.badInterval(0.000_1), .badInterval(.infinity)])
         let day = await host.run()
         #expect(day.widgets.map(\.id) == ["rules.accessoryRectangular"])
-        #expect(host.place(.accessoryRectangular) == .alreadyPlaced(id: "rules.accessoryRectangular"))
-        #expect(host.place(.accessoryRectangular, id: "second") == nil)
+        #expect(day.reloads.map(\.family) == [.accessoryRectangular])
     }
 
     @Test func anAppThatStartsInTheForegroundReloadsForFreeUntilItLeaves() async {

@@ -140,42 +140,6 @@ struct WidgetDocumentedRulesTests {
 
     // MARK: - Policies
 
-    @Test func atEndAsksForTheNextTimelineWhenTheLastEntryIsDue() async throws {
-        let provider = DocumentedRulesProvider { call in
-            call == 0 ? .entries(0, 1_800, 3_600, policy: .atEnd) : .entries(0, policy: .never)
-        }
-        let host = Self.host(provider)
-        let day = await host.run()
-        #expect(day.reloads.count == 2)
-        let first = try #require(day.reloads.first)
-        let second = try #require(day.reloads.last)
-        #expect(second.at == first.at.addingTimeInterval(3_600))
-        #expect(second.reasons == [.policyAtEnd])
-        #expect(second.charged)
-        // The last entry comes on screen at its date, then the next timeline replaces it.
-        let shown = day.timelineEntries().map { [$0.entry.call, $0.entry.index] }
-        #expect(shown == [[0, 0], [0, 1], [0, 2], [1, 0]])
-        #expect(day.timelineEntries()[2].from == second.at)
-    }
-
-    @Test func afterAsksAtItsDateBeforeOrAfterTheLastEntry() async throws {
-        let provider = DocumentedRulesProvider { call in
-            switch call {
-            case 0: .entries(0, 3_600, policy: .after(1_200))
-            case 1: .entries(0, policy: .after(7_200))
-            default: .entries(0, policy: .never)
-            }
-        }
-        let day = await Self.host(provider).run()
-        #expect(day.reloads.count == 3)
-        let at = day.reloads.map(\.at)
-        #expect(day.reloads.dropFirst().allSatisfy { $0.reasons == [.policyAfterDate] })
-        #expect(at[1] == at[0].addingTimeInterval(1_200))
-        #expect(at[2] == at[1].addingTimeInterval(7_200))
-        // The entry past the policy's date never came on screen.
-        #expect(!day.timelineEntries().contains { $0.entry.call == 0 && $0.entry.index == 1 })
-    }
-
     @Test func aPolicyNeverAsksSoonerThanFiveMinutesAfterTheLastReload() async {
         let provider = DocumentedRulesProvider { call in
             call == 0 ? .entries(0, policy: .after(60)) : .entries(0, policy: .never)
@@ -185,28 +149,7 @@ struct WidgetDocumentedRulesTests {
         #expect(day.reloads.map(\.at).last == day.reloads.first?.at.addingTimeInterval(300))
     }
 
-    @Test func neverWaitsForTheApp() async {
-        let host = Self.host(DocumentedRulesProvider(always: .entries(0, 600, policy: .never)))
-        host.reloadTimelines(ofKind: Self.kind, at: host.date(hours: 20))
-        let day = await host.run()
-        #expect(day.reloads.count == 2)
-        #expect(day.reloads.last?.reasons == [.reloadTimelines])
-        #expect(day.reloads.last.map { $0.at >= host.date(hours: 20) } == true)
-    }
-
     // MARK: - Entries
-
-    @Test func anEntryIsOnScreenAtItsDateAndNeverBefore() async throws {
-        let day = await Self.host(DocumentedRulesProvider(always: .entries(600, 1_200, policy: .never))).run()
-        let reload = try #require(day.reloads.first).at
-        let entries = day.timelineEntries()
-        #expect(entries.map(\.from) == [reload.addingTimeInterval(600), reload.addingTimeInterval(1_200)])
-        // Until its first entry's date the widget keeps its placeholder.
-        #expect(day.showing(.accessoryRectangular, at: reload.addingTimeInterval(599))?.isPlaceholder == true)
-        #expect(day.showing(.accessoryRectangular, at: reload.addingTimeInterval(600))?.entry.index == 0)
-        #expect(day.showing(.accessoryRectangular, at: reload.addingTimeInterval(1_199))?.entry.index == 0)
-        #expect(day.showing(.accessoryRectangular, at: reload.addingTimeInterval(1_200))?.entry.index == 1)
-    }
 
     @Test func entriesOutOfOrderAreFlaggedAndShownInDateOrder() async throws {
         let day = await Self.host(DocumentedRulesProvider(always: .entries(1_200, 0, 600, policy: .never))).run()
@@ -254,18 +197,6 @@ struct WidgetDocumentedRulesTests {
     }
 
     // MARK: - Providers that never answer
-
-    @Test func aFirstTimelineThatNeverComesIsAskedForAgainAfterFiveMinutesThenTwiceAsLongUpToSixHours() async throws {
-        let host = Self.host(DocumentedRulesProvider { _ in nil }, rules: WidgetReloadRules(providerTimeout: 0.05))
-        let day = await host.run()
-        let failures = day.providerFailures
-        let first = try #require(failures.first).at
-        let offsets = failures.map { $0.at.timeIntervalSince(first).rounded() }
-        #expect(offsets == [0, 300, 900, 2_100, 4_500, 9_300, 18_900, 38_100, 59_700, 81_300])
-        #expect(failures.allSatisfy { if case .neverCompleted = $0.kind { true } else { false } })
-        #expect(day.shown(.accessoryRectangular).allSatisfy { $0.isPlaceholder })
-        #expect(throws: WidgetExpectationFailure.self) { try day.expectProviderAlwaysCompleted() }
-    }
 
     @Test func theRetriesOfAFirstTimelineAreChargedToTheBudget() async throws {
         let host = Self.host(
@@ -317,14 +248,6 @@ struct WidgetDocumentedRulesTests {
         let day = await host.run()
         #expect(day.reloads.count == 1)
         #expect(provider.timelineContexts.withLock { $0.map(\.isPreview) } == [false])
-    }
-
-    @Test func aSnapshotThatNeverCompletesThrows() async {
-        let provider = DocumentedRulesProvider(snapshotAnswers: false) { _ in .entries(0, policy: .never) }
-        let host = Self.host(provider, rules: WidgetReloadRules(providerTimeout: 0.1))
-        await #expect(throws: WidgetSnapshotError.neverCompleted(family: .accessoryRectangular, timeout: 0.1)) {
-            _ = try await host.snapshot(.accessoryRectangular)
-        }
     }
 
     // MARK: - Provider dates
