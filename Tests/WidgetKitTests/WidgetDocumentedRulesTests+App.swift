@@ -156,7 +156,8 @@ extension WidgetDocumentedRulesTests {
         Issue.record("this host never ran alone")
     }
 
-    @Test func aDispatchQueueCallWithSeveralHostsRunningDoesNothing() async throws {
+    /// Two hosts of one kind: the kind does not tell whose the call is (README).
+    @Test func aDispatchQueueCallWithSeveralHostsOfOneKindRunningDoesNothing() async throws {
         let (bRunning, bRunningGo) = AsyncStream.makeStream(of: Void.self)
         let (aCalled, aCalledGo) = AsyncStream.makeStream(of: Void.self)
         async let dayA = Self.day(label: "A") {
