@@ -26,6 +26,10 @@ public enum RelaySessionError: Error, Sendable, Equatable, CustomStringConvertib
     case relay(code: ErrorCode, message: String)
     /// The session's own state could not be saved (the item it concerned is not acked).
     case persistFailed(String)
+    /// Another connection with this device's identity replaced this session's (close 4001: a
+    /// second process on its state directory, `watchrelay pair` run again on it). The session
+    /// does not connect again: two would take turns replacing each other.
+    case replaced
 
     /// The nearest `WCErrorCode`, when there is one.
     public var wcCode: Int? {
@@ -67,6 +71,9 @@ public enum RelaySessionError: Error, Sendable, Equatable, CustomStringConvertib
         case .timeout(let what): return "timed out waiting for \(what)"
         case .relay(let code, let message): return "\(code): \(message)"
         case .persistFailed(let why): return "could not save the session state: \(why)"
+        case .replaced:
+            return "another process connected to the relay as this device (the same state directory), and the relay "
+                + "closed this connection for it; this session does not connect again"
         }
     }
 }
@@ -88,6 +95,7 @@ extension RelaySessionError {
         case .timeout: "timeout"
         case .relay(let code, _): code.rawValue
         case .persistFailed: "persist_failed"
+        case .replaced: "replaced"
         }
     }
 }

@@ -48,13 +48,15 @@ extension SessionCore {
         // The relay failed the replies this connection owed (`not_reachable` to their senders).
         owedReplies.removeAll()
         setReachable(false)
-        if wasActive { emit(.disconnected) }
         if code == 4001 {
-            // Another connection of this device replaced this one: two would only fight.
+            // Another connection of this device replaced this one: two would only fight. Said
+            // as the error it is, not `disconnected` (which promises a reconnection).
             phase = .replaced
+            emit(.error(.replaced))
             failWaitingForActivation(.notActivated)
             return
         }
+        if wasActive { emit(.disconnected) }
         let delays = settings.backoff.isEmpty ? [1.0] : settings.backoff
         let base = delays[min(attempt, delays.count - 1)]
         attempt += 1

@@ -29,7 +29,8 @@ public enum SessionEvent: Sendable, Equatable {
     /// The connection to the relay dropped; the session reconnects by itself.
     case disconnected
     /// Something failed that no call returns, e.g. saving the session state: the app must
-    /// hear it (an unsaved item is not acked and comes again).
+    /// hear it (an unsaved item is not acked and comes again). ``RelaySessionError/replaced``
+    /// ends the session's connection for good (it comes instead of ``disconnected``).
     case error(RelaySessionError)
 }
 

@@ -72,7 +72,9 @@ extension WCSession {
                 if !state.withLock({ $0.isPaired }) { await failTransfersLostWithPair(outbox: outbox) }
                 wakeDrainer()
             case .disconnected:
-                if await relay.wasReplaced { sayReplaced() }
+                break
+            case .error(.replaced):
+                sayReplaced()
             case .error:
                 // The session could not store something it received (its item is delivered
                 // again, unacknowledged); WCSessionDelegate has no method for that, and the

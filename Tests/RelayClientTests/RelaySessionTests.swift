@@ -35,6 +35,26 @@ struct RelaySessionTests {
         await h.stop()
     }
 
+    /// A second session on the watch's state directory (a second process, `pair` run again)
+    /// replaces the first: the first hears `error(replaced)`, not `disconnected` (which promises
+    /// a reconnection that never comes), and stays down.
+    @Test func aSessionAnotherProcessReplacedSaysReplacedNotDisconnected() async throws {
+        let h = try await Harness.start()
+        let second = try RelaySession(configuration: h.watchConfig)
+        try await second.activate()
+        let event = try await h.next(h.watch) { event -> SessionEvent? in
+            switch event {
+            case .disconnected, .error: event
+            default: nil
+            }
+        }
+        #expect(event == .error(.replaced))
+        #expect(RelaySessionError.replaced.code == "replaced")
+        #expect(await h.watch.wasReplaced)
+        await second.close()
+        await h.stop()
+    }
+
     @Test func aBackgroundWatchIsNotReachable() async throws {
         let h = try await Harness.start()
         await h.watch.setForeground(false)

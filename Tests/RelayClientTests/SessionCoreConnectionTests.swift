@@ -144,6 +144,7 @@ import Testing
     @Test func replacedByAnotherConnectionItNeverReconnects() {
         var h = CoreHarness.paired()
         let lost = h.feed(.closed(code: 4001))
+        #expect(lost.events.contains(.error(.replaced)) && !lost.events.contains(.disconnected))
         #expect(lost.deadlines.allSatisfy { $0 == nil })
         #expect(h.advance(.seconds(60)).connects == 0)
         let (ticket, actions) = h.command(.activate)
