@@ -140,9 +140,11 @@ public final class WatchRelayTestLink: Sendable {
     /// Returns once `condition` holds, checking it every 10 ms; throws
     /// ``WatchRelayTestLinkError/timedOut(_:)`` naming `what` after `seconds`. What a test waits
     /// on: the other side's delegate ran on the session's queue, so a condition reads what it
-    /// recorded under a lock of its own.
+    /// recorded under a lock of its own, or main-actor state it updated: `condition` runs on
+    /// the caller's actor (a `@MainActor` test reads its view models directly).
     public func waitUntil(
-        _ what: String, within seconds: Double = 10, _ condition: () throws -> Bool
+        _ what: String, within seconds: Double = 10, isolation: isolated (any Actor)? = #isolation,
+        _ condition: () throws -> Bool
     ) async throws {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while true {
@@ -210,7 +212,7 @@ public final class WatchRelayTestLink: Sendable {
 
 /// What ``WatchRelayTestLink`` throws when a wait ran out.
 public enum WatchRelayTestLinkError: Error, CustomStringConvertible, Sendable {
-    /// ``WatchRelayTestLink/waitUntil(_:within:_:)`` or ``WatchRelayTestLink/activate(_:within:)``
+    /// ``WatchRelayTestLink/waitUntil(_:within:isolation:_:)`` or ``WatchRelayTestLink/activate(_:within:)``
     /// ran out of time: what was awaited.
     case timedOut(String)
 
