@@ -127,13 +127,14 @@ public final class WatchRelayTestLink: Sendable {
         return WCSession(environment: environment)
     }
 
-    /// Calls `session.activate()` and returns once its `activationState` is `.activated`
-    /// (after the delegate's `activationDidCompleteWith`), or throws after `seconds` (by
+    /// Calls `session.activate()` and returns once its `activationState` is `.activated` and
+    /// the delegate's `activationDidCompleteWith` has returned, or throws after `seconds` (by
     /// default the link's request timeout, and a second more).
     public func activate(_ session: WCSession, within seconds: Double? = nil) async throws {
         session.activate()
+        // `activationState` turns `.activated` just before the delegate is called.
         try await waitUntil("the session activated", within: seconds ?? requestTimeoutSeconds + 1) {
-            session.activationState == .activated
+            session.activationState == .activated && session.activationReported
         }
     }
 

@@ -154,6 +154,20 @@ final class Connector: NSObject, WCSessionDelegate, @unchecked Sendable {
         #expect(!link.isRelayRunning)
     }
 
+    /// `activate` returns after the delegate's `activationDidCompleteWith`, not only once
+    /// `activationState` says `.activated` (set before that call): what a connector does there
+    /// (here, slowly) is done when the test goes on.
+    @Test func activateReturnsAfterTheDelegateHeardTheActivation() async throws {
+        let link = try await WatchRelayTestLink.start(requestTimeoutSeconds: wait)
+        let slow = SlowActivationDelegate()
+        let session = link.makeSession(.phone)
+        session.delegate = slow
+        try await link.activate(session)
+        #expect(slow.heard == [.activated])
+        await session.close()
+        await link.stop()
+    }
+
     @Test func aWaitThatRunsOutSaysWhatItAwaited() async throws {
         let link = try await WatchRelayTestLink.start(requestTimeoutSeconds: wait)
         await #expect(throws: WatchRelayTestLinkError.self) {
@@ -166,4 +180,25 @@ final class Connector: NSObject, WCSessionDelegate, @unchecked Sendable {
         }
         await link.stop()
     }
+}
+
+/// A connector that takes its time over `activationDidCompleteWith` (it sets things up there).
+final class SlowActivationDelegate: NSObject, WCSessionDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var states: [WCSessionActivationState] = []
+    var heard: [WCSessionActivationState] {
+        lock.lock()
+        defer { lock.unlock() }
+        return states
+    }
+
+    func session(_ session: WCSession, activationDidCompleteWith activationState: WCSessionActivationState, error: (any Error)?) {
+        Thread.sleep(forTimeInterval: 0.3)  // on the session's queue, as an app's slow set-up is
+        lock.lock()
+        states.append(activationState)
+        lock.unlock()
+    }
+
+    func sessionDidBecomeInactive(_ session: WCSession) {}
+    func sessionDidDeactivate(_ session: WCSession) {}
 }
