@@ -16,8 +16,7 @@ import RelayServer
 /// try await link.activate(watch)
 /// // … the app's code sends; the test waits for what the other side's delegate saw:
 /// try await link.waitUntil("the watch got the list") { watchConnector.favorites == ["octocat"] }
-/// await phone.close(); await watch.close()
-/// await link.stop()
+/// await link.stop()   // closes both sessions, stops the relay, removes its directory
 /// ```
 ///
 /// Everything goes through the real relay, as between two app processes: the sessions' stores
@@ -43,6 +42,8 @@ public final class WatchRelayTestLink: Sendable {
     public var url: String { "ws://127.0.0.1:\(port)/v1" }
 
     private let relay: LockedState<RelayServer?>
+    /// The sessions ``makeSession(_:foreground:complicationEnabled:)`` made, which ``stop()`` closes.
+    private let sessions = LockedState<[WCSession]>([])
     private let replyTimeoutSeconds: Double
     private let requestTimeoutSeconds: Double
 
@@ -124,7 +125,9 @@ public final class WatchRelayTestLink: Sendable {
         guard let environment = WCSessionEnvironment(values) else {
             preconditionFailure("WatchRelayTestLink made an environment WCSessionEnvironment refuses: \(values)")
         }
-        return WCSession(environment: environment)
+        let session = WCSession(environment: environment)
+        sessions.withLock { $0.append(session) }
+        return session
     }
 
     /// Calls `session.activate()` and returns once its `activationState` is `.activated` and
@@ -194,9 +197,10 @@ public final class WatchRelayTestLink: Sendable {
         try await startRelay()
     }
 
-    /// Stops the relay and removes ``directory``. Close the sessions first (`await
-    /// session.close()`): a session left open keeps trying to reach the relay.
+    /// Closes every session ``makeSession(_:foreground:complicationEnabled:)`` made (those
+    /// closed already stay closed), stops the relay and removes ``directory``.
     public func stop() async {
+        for session in sessions.withLock({ $0 }) { await session.close() }
         await stopRelay()
         try? FileManager.default.removeItem(atPath: directory)
     }

@@ -168,6 +168,21 @@ final class Connector: NSObject, WCSessionDelegate, @unchecked Sendable {
         await link.stop()
     }
 
+    /// `stop()` closes the sessions the link made: one a test left open (it forgot, or a
+    /// `try` threw before its `close()`) does not go on reaching for a relay that is gone, in
+    /// a directory that is gone.
+    @Test func stopClosesTheSessionsTheLinkMade() async throws {
+        let link = try await WatchRelayTestLink.start(requestTimeoutSeconds: wait)
+        let phone = Connector(link.makeSession(.phone))
+        let watch = Connector(link.makeSession(.watch))
+        try await link.activate(phone.session)
+        try await link.activate(watch.session)
+        await link.stop()
+        #expect(phone.session.activationState == .notActivated)
+        #expect(watch.session.activationState == .notActivated)
+        #expect(!FileManager.default.fileExists(atPath: link.directory))
+    }
+
     @Test func aWaitThatRunsOutSaysWhatItAwaited() async throws {
         let link = try await WatchRelayTestLink.start(requestTimeoutSeconds: wait)
         await #expect(throws: WatchRelayTestLinkError.self) {
