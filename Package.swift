@@ -122,8 +122,9 @@ let package = Package(
             // properties; in a release build their run-time exclusivity checks were ~3 % of the
             // relay per 64 B message (swift_beginAccess and its thread-local access set, perf
             // 2026-12-03). Debug and TSan builds (make test, make test-tsan) keep the checks.
-            // Safe to use here: no library product contains this target, so no app that
-            // depends on this package compiles it.
+            // An app compiles this target only through WatchRelayTesting (its test target's
+            // in-process relay), and only a release build of its tests runs the relay unchecked,
+            // as this package's release binaries do.
             swiftSettings: memorySafe + [
                 .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))
             ]),
