@@ -115,9 +115,10 @@ extension WidgetDocumentedRulesTests {
     }
 
     @Test func callsFromDispatchQueuesAndAThreadWithOneHostRunningCountInTheRunningEvent() async throws {
-        // Another suite's host may run beside this one; then the call does nothing (the next
-        // test's rule). Try until this host ran alone (for up to about 30 s: other suites' days
-        // with slow providers keep a host running for seconds), checking each outcome.
+        // Another suite's host may run beside this one: the call still finds this host by its
+        // kind, which only this serialized suite's hosts have (two of them running would make it
+        // do nothing: the next test's rule). Tried until it counts (for up to about 30 s),
+        // checking each outcome.
         for _ in 1...3_000 {
             let host = Self.host(DocumentedRulesProvider(always: .entries(0, policy: .never)))
             host.at(hours: 9, "delegate queue") {

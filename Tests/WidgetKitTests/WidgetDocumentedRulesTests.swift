@@ -5,7 +5,8 @@ import WidgetKit
 /// One test per rule README.md's "Test your own widget", the public API's doc comments and
 /// the WidgetKit notes promise, written from those documents alone, with a provider of its own
 /// (``DocumentedRulesProvider``). Serialized: one test at a time keeps this suite's hosts from
-/// running beside each other (the dispatch-queue rule needs a single running host).
+/// running beside each other (a dispatch queue's call finds its host by the suite's kind only
+/// while no other host of that kind runs).
 @Suite(.serialized)
 struct WidgetDocumentedRulesTests {
     static let kind = "rules"

@@ -33,9 +33,9 @@ import Testing
 
     /// A reload asked from a dispatch queue (a WatchConnectivity delegate's, `main.async`) or a
     /// thread carries no host: with one host running it is that host's, in the event still
-    /// running. Other suites' hosts may run at the same time, and then whose call it is can't
-    /// be told (it does nothing): try until this host ran alone (for up to about 30 s: other
-    /// suites' days with slow providers keep a host running for seconds).
+    /// running. Other tests' hosts of the same kind ("counter") may run at the same time, and
+    /// then whose call it is can't be told (it does nothing): try until no other one ran (for up
+    /// to about 30 s: days with slow providers keep a host running for seconds).
     @Test func aReloadFromADispatchQueueReachesTheOnlyRunningHost() async throws {
         for _ in 0..<3_000 {
             let store = CounterStore()
