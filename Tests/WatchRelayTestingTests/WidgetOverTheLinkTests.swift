@@ -84,8 +84,8 @@ final class PhoneSide: NSObject, WCSessionDelegate, @unchecked Sendable {
     /// app reloads its timeline after storing the list.
     @Test(arguments: [true, false])
     func theComplicationShowsThePhonesChange(watchReloads: Bool) async throws {
-        let link = try await WatchRelayTestLink.start(
-            requestTimeoutSeconds: 20 * (Double(ProcessInfo.processInfo.environment["WATCHRELAY_TIMEOUT_SCALE"] ?? "") ?? 1))
+        let wait = 20 * (Double(ProcessInfo.processInfo.environment["WATCHRELAY_TIMEOUT_SCALE"] ?? "") ?? 1)
+        let link = try await WatchRelayTestLink.start(requestTimeoutSeconds: wait)
         let phoneSide = PhoneSide()
         let store = SharedFavorites()
         let watchApp = WatchFavorites(store: store, reloads: watchReloads)
@@ -101,7 +101,7 @@ final class PhoneSide: NSObject, WCSessionDelegate, @unchecked Sendable {
         host.at(hours: 9, "the phone adds two favorites") {
             try? phone.updateApplicationContext(["favorites": ["octocat", "torvalds"]])
             // The event lasts until the watch app handled the context, so its reload counts at 09:00.
-            try? await link.waitUntil("the watch app stored the list", within: 20) { watchApp.contextsReceived == 1 }
+            try? await link.waitUntil("the watch app stored the list", within: wait) { watchApp.contextsReceived == 1 }
         }
         let day = await host.run()
         #expect(watchApp.contextsReceived == 1)
