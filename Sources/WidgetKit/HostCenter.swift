@@ -178,27 +178,47 @@ enum RunningHosts {
         centers.withLock { $0[ObjectIdentifier(center)] = nil }
     }
 
-    /// The only running host; with several, for a call naming `kind`, the only one of them
-    /// hosting widgets of that kind (the others' widgets would ignore the call). `nil` with none,
-    /// or when that does not tell one (warning once).
+    /// The host a call from a dispatch queue or a thread goes to. A call naming a kind goes to
+    /// the running host of that kind, however many others run: a host of another kind is not
+    /// its (another test's, or a kind the app misspelt, said on standard error once per kind).
+    /// A call naming none goes to the only running host. `nil` when that tells none (warning
+    /// once when several could be meant).
     static func only(kind: String? = nil) -> HostCenter? {
         let running = centers.withLock { Array($0.values) }
-        if running.count == 1 { return running[0] }
-        if let kind {
-            let hosting = running.filter { center in center.widgets.contains { $0.kind == kind } }
-            if hosting.count == 1 { return hosting[0] }
+        guard !running.isEmpty else { return nil }
+        guard let kind else {
+            if running.count == 1 { return running[0] }
+            warnOnce(
+                "a WidgetCenter call naming no kind (reloadAllTimelines(), the configurations) from a dispatch "
+                    + "queue or a thread while \(running.count) WidgetHosts run in this process: whose it is "
+                    + "can't be told, so it does nothing")
+            return nil
         }
-        if running.count > 1, warned.withLock({ w in defer { w = true }; return !w }) {
-            let message = """
-                WidgetKit: a WidgetCenter call from a dispatch queue or a thread \
-                while \(running.count) WidgetHosts run in this process: whose it is can't be told \
-                (a kind that one host alone has would tell), so it does nothing. Give parallel tests' \
-                hosts kinds of their own, run such tests one at a time (swift test --no-parallel), \
-                or call from the host's event.
-
-                """
-            StandardError.write(message)
+        let hosting = running.filter { center in center.widgets.contains { $0.kind == kind } }
+        if hosting.count == 1 { return hosting[0] }
+        if hosting.isEmpty {
+            if unhostedKindsSaid.withLock({ $0.insert(kind).inserted }) {
+                StandardError.write(
+                    "WidgetKit: reloadTimelines(ofKind: \"\(kind)\") from a dispatch queue or a thread: no running "
+                        + "WidgetHost has widgets of that kind (running: "
+                        + Set(running.flatMap { $0.widgets.map(\.kind) }).sorted().joined(separator: ", ")
+                        + "), so it does nothing\n")
+            }
+            return nil
         }
+        warnOnce(
+            "a WidgetCenter call for kind \"\(kind)\" from a dispatch queue or a thread while \(hosting.count) "
+                + "WidgetHosts of that kind run in this process: whose it is can't be told, so it does nothing")
         return nil
+    }
+
+    /// The kinds a call named that no running host had, said once each.
+    private static let unhostedKindsSaid = LockedState<Set<String>>([])
+
+    private static func warnOnce(_ what: String) {
+        guard warned.withLock({ w in defer { w = true }; return !w }) else { return }
+        StandardError.write(
+            "WidgetKit: \(what). Give parallel tests' hosts kinds of their own, run such tests one at a time "
+                + "(swift test --no-parallel), or call from the host's event.\n")
     }
 }

@@ -16,13 +16,13 @@ import AppIntents
 /// notices it (``AppEventRecord/isUnscoped``).
 ///
 /// A call from outside any Swift task — a dispatch queue (`DispatchQueue.main.async`, a
-/// WatchConnectivity delegate's queue) or a `Thread` — goes to the one host running in the
-/// process: into the event that is running, or else as an unscoped call. With several hosts
-/// running at once (parallel tests), `reloadTimelines(ofKind:)` and
-/// `invalidateRelevance(ofKind:)` go to the one of them that hosts widgets of that kind (the
-/// others' widgets would ignore it); when none or several do, and for the calls that name no
-/// kind, nobody can tell whose it is: it does nothing, with a warning on standard error (give
-/// parallel tests' hosts kinds of their own, or run them with `swift test --no-parallel`). A call from a
+/// WatchConnectivity delegate's queue) or a `Thread` — goes to a running host: into the event
+/// that is running, or else as an unscoped call. `reloadTimelines(ofKind:)` and
+/// `invalidateRelevance(ofKind:)` go to the running host of that kind, whatever other hosts run
+/// (parallel tests): a kind no running host has does nothing, named on standard error once. The
+/// calls that name no kind go to the one host running. When that tells no host (several running,
+/// or two of one kind), it does nothing, with a warning on standard error (give parallel tests'
+/// hosts kinds of their own, or run them with `swift test --no-parallel`). A call from a
 /// task with no host (`Task.detached`, a test of its own) does nothing, like an app whose
 /// widgets are not placed: it can't be another test's.
 public final class WidgetCenter: Sendable {

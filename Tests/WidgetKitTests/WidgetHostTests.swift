@@ -80,8 +80,8 @@ import Testing
         RunningHosts.remove(b)
     }
 
-    /// With several hosts running, a call naming a kind goes to the one host of that kind; a
-    /// kind none or two of them host, and a call naming none, still have no host.
+    /// A call naming a kind goes to the one running host of that kind, however many others run;
+    /// a kind none or two of them host, and (with several running) a call naming none, have no host.
     @Test func withSeveralHostsRunningACallNamingAKindGoesToTheOneHostOfThatKind() {
         let (kindA, kindB) = ("only-a-" + UUID().uuidString, "only-b-" + UUID().uuidString)
         let a = HostCenter(widgets: [WidgetInfo(kind: kindA, family: .accessoryCircular)])
@@ -96,7 +96,12 @@ import Testing
         RunningHosts.add(b2)
         #expect(RunningHosts.only(kind: kindB) == nil)
         #expect(RunningHosts.only(kind: kindA) === a)
-        for center in [a, b, b2] { RunningHosts.remove(center) }
+        for center in [b, b2] { RunningHosts.remove(center) }
+        // A host of another kind is never the call's, even running alone: another test's call
+        // (or a misspelt kind) does not land in this host's day.
+        #expect(RunningHosts.only(kind: kindB) == nil)
+        #expect(RunningHosts.only(kind: kindA) === a)
+        RunningHosts.remove(a)
     }
 
     /// A WatchConnectivity delegate's reload while another test's host runs: its kind tells whose
