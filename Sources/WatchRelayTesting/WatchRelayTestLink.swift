@@ -46,9 +46,11 @@ public final class WatchRelayTestLink: Sendable {
     private let sessions = LockedState<[WCSession]>([])
     private let replyTimeoutSeconds: Double
     private let requestTimeoutSeconds: Double
+    private let complicationsPerDay: Int
 
     private init(
-        directory: String, relay: RelayServer, replyTimeoutSeconds: Double, requestTimeoutSeconds: Double
+        directory: String, relay: RelayServer, replyTimeoutSeconds: Double, requestTimeoutSeconds: Double,
+        complicationsPerDay: Int
     ) {
         self.directory = directory
         phoneState = directory + "/phone"
@@ -57,6 +59,7 @@ public final class WatchRelayTestLink: Sendable {
         self.relay = LockedState(relay)
         self.replyTimeoutSeconds = replyTimeoutSeconds
         self.requestTimeoutSeconds = requestTimeoutSeconds
+        self.complicationsPerDay = complicationsPerDay
     }
 
     /// Starts a relay and pairs a phone and a watch through it; returns once both are paired.
@@ -66,19 +69,23 @@ public final class WatchRelayTestLink: Sendable {
     ///     sender's error handler gets `messageReplyTimedOut` (10 s, as the relay's default).
     ///   - requestTimeoutSeconds: how long each session's activation and requests wait for the
     ///     relay (`WATCHRELAY_REQUEST_TIMEOUT_S`; raise it on a slow CI machine).
+    ///   - complicationsPerDay: the pair's daily budget of complication transfers (the phone's
+    ///     `remainingComplicationUserInfoTransfers`; 50, as the relay's default): a test of what
+    ///     the app does once it is spent sets a small one. It does not refill while a test runs.
     ///   - phoneName: the phone's name as the watch sees it; `watchName` the watch's.
     /// - Throws: when the relay cannot start or the pairing fails (its directory is removed then).
     public static func start(
-        replyTimeoutSeconds: Double = 10, requestTimeoutSeconds: Double = 10, phoneName: String = "iPhone",
-        watchName: String = "Apple Watch"
+        replyTimeoutSeconds: Double = 10, requestTimeoutSeconds: Double = 10, complicationsPerDay: Int = 50,
+        phoneName: String = "iPhone", watchName: String = "Apple Watch"
     ) async throws -> WatchRelayTestLink {
         let directory = FileManager.default.temporaryDirectory.path + "/watchrelay-link-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         do {
-            let relay = try await startRelay(in: directory, port: 0, replyTimeoutSeconds: replyTimeoutSeconds)
+            let relay = try await startRelay(
+                in: directory, port: 0, replyTimeoutSeconds: replyTimeoutSeconds, complicationsPerDay: complicationsPerDay)
             let link = WatchRelayTestLink(
                 directory: directory, relay: relay, replyTimeoutSeconds: replyTimeoutSeconds,
-                requestTimeoutSeconds: requestTimeoutSeconds)
+                requestTimeoutSeconds: requestTimeoutSeconds, complicationsPerDay: complicationsPerDay)
             do {
                 _ = try await WatchRelayPairing.pair(
                     relayURL: link.url, phoneState: link.phoneState, watchState: link.watchState,
@@ -180,7 +187,8 @@ public final class WatchRelayTestLink: Sendable {
     /// - Throws: when the port is taken meanwhile or the store cannot be opened.
     public func startRelay() async throws {
         guard !isRelayRunning else { return }
-        let started = try await Self.startRelay(in: directory, port: port, replyTimeoutSeconds: replyTimeoutSeconds)
+        let started = try await Self.startRelay(
+            in: directory, port: port, replyTimeoutSeconds: replyTimeoutSeconds, complicationsPerDay: complicationsPerDay)
         let other = relay.withLock { relay -> RelayServer? in
             if let relay { return relay }
             relay = started
@@ -205,12 +213,16 @@ public final class WatchRelayTestLink: Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    private static func startRelay(in directory: String, port: Int, replyTimeoutSeconds: Double) async throws -> RelayServer {
+    private static func startRelay(
+        in directory: String, port: Int, replyTimeoutSeconds: Double, complicationsPerDay: Int
+    ) async throws -> RelayServer {
         var configuration = RelayServerConfiguration()
         configuration.host = "127.0.0.1"
         configuration.port = port
         configuration.databasePath = directory + "/relay.db"
         configuration.relay.limits.replyTimeoutMs = Int(replyTimeoutSeconds * 1000)
+        configuration.relay.limits.complicationsPerDay = complicationsPerDay
+        configuration.relay.limits.complicationsRemaining = complicationsPerDay
         return try await RelayServer.start(configuration, log: .silent)
     }
 }

@@ -217,3 +217,30 @@ final class SlowActivationDelegate: NSObject, WCSessionDelegate, @unchecked Send
     func sessionDidBecomeInactive(_ session: WCSession) {}
     func sessionDidDeactivate(_ session: WCSession) {}
 }
+
+@Suite struct WatchRelayTestLinkBudgetTests {
+    /// A link with a budget of two: the third complication transfer goes as plain userInfo, in
+    /// order, and the budget stays spent across a relay restart.
+    @Test func aSmallComplicationBudgetIsSpentThenTransfersGoAsUserInfo() async throws {
+        let link = try await WatchRelayTestLink.start(requestTimeoutSeconds: wait, complicationsPerDay: 2)
+        let phone = Connector(link.makeSession(.phone))
+        let watch = Connector(link.makeSession(.watch))
+        try await link.activate(phone.session)
+        try await link.activate(watch.session)
+        #expect(phone.session.isComplicationEnabled)
+        try await link.waitUntil("the relay's budget at the phone", within: wait) {
+            phone.session.remainingComplicationUserInfoTransfers == 2
+        }
+        for n in 1...3 { phone.session.transferCurrentComplicationUserInfo(["n": n]) }
+        try await link.waitUntil("the three transfers at the watch", within: wait) { watch.receivedUserInfo.count == 3 }
+        #expect(watch.receivedUserInfo == [1, 2, 3])
+        #expect(phone.session.remainingComplicationUserInfoTransfers == 0)
+
+        try await link.restartRelay()
+        try await link.waitUntil("the phone back on the relay", within: wait) { phone.session.isReachable }
+        #expect(phone.session.remainingComplicationUserInfoTransfers == 0)
+        await phone.session.close()
+        await watch.session.close()
+        await link.stop()
+    }
+}
