@@ -33,7 +33,7 @@ let watchConnectivityTargets: [Target] = [
         name: "WatchRelayTesting", dependencies: ["WatchConnectivity", "RelayServer", "Primitives"],
         swiftSettings: strict),
     .testTarget(
-        name: "WatchRelayTestingTests", dependencies: ["WatchRelayTesting", "WidgetKit"], swiftSettings: strict),
+        name: "WatchRelayTestingTests", dependencies: ["WatchRelayTesting", "WidgetKit", "wc-probe"], swiftSettings: strict),
     // A WatchConnectivity app the tests start as a child process (and kill -9).
     .executableTarget(
         name: "wc-probe", dependencies: ["WatchConnectivity"], path: "Tests/WatchConnectivityProbe",

@@ -23,7 +23,8 @@ import RelayServer
 /// are in ``phoneState`` and ``watchState``, so a session closed and made again is the app
 /// relaunched (queued transfers and the received context come back), and ``restartRelay()``
 /// restarts the relay on its port and store. An app that reads `WCSession.default` runs as a
-/// process of its own with ``environment(_:foreground:complicationEnabled:)``.
+/// process of its own: ``launch(_:executable:arguments:foreground:complicationEnabled:environment:)``
+/// starts it with ``environment(_:foreground:complicationEnabled:)``.
 public final class WatchRelayTestLink: Sendable {
     /// A side of the link.
     public enum Device: String, Sendable, CaseIterable {
@@ -232,10 +233,14 @@ public enum WatchRelayTestLinkError: Error, CustomStringConvertible, Sendable {
     /// ``WatchRelayTestLink/waitUntil(_:within:isolation:_:)`` or ``WatchRelayTestLink/activate(_:within:)``
     /// ran out of time: what was awaited.
     case timedOut(String)
+    /// ``WatchRelayTestLink/launch(_:executable:arguments:foreground:complicationEnabled:environment:)``
+    /// could not set up the app's process: why.
+    case launchFailed(String)
 
     public var description: String {
         switch self {
         case .timedOut(let what): "timed out: \(what)"
+        case .launchFailed(let why): "cannot launch the app: \(why)"
         }
     }
 }
