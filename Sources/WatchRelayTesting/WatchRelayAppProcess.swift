@@ -131,7 +131,7 @@ import Primitives
         /// Starts `executable`, an app that reads `WCSession.default`, as `device` on this link:
         /// its environment is this process's, then ``environment(_:foreground:complicationEnabled:)``,
         /// then `environment`. Stop it with ``WatchRelayAppProcess/terminate(within:)`` or
-        /// ``WatchRelayAppProcess/kill()`` before ``stop()``. Making sessions of the same device in
+        /// ``WatchRelayAppProcess/kill()``; ``stop()`` kills it if it still runs. Making sessions of the same device in
         /// the test while it runs is a second app process on that device: the relay keeps the later.
         ///
         /// - Parameter executable: a path; ``builtProduct(_:)`` finds one the tests' build made.
@@ -164,9 +164,11 @@ import Primitives
             process.standardOutput = output
             process.standardError = error
             try process.run()
-            return WatchRelayAppProcess(
+            let app = WatchRelayAppProcess(
                 device: device, process: process, input: input.fileHandleForWriting, outputPath: outputPath,
                 errorPath: errorPath)
+            started(app)
+            return app
         }
 
         /// The path of the executable product `name` built with the tests (`swift build

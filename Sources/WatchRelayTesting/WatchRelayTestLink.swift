@@ -43,8 +43,14 @@ public final class WatchRelayTestLink: Sendable {
     public var url: String { "ws://127.0.0.1:\(port)/v1" }
 
     private let relay: LockedState<RelayServer?>
-    /// The sessions ``makeSession(_:foreground:complicationEnabled:)`` made, which ``stop()`` closes.
-    private let sessions = LockedState<[WCSession]>([])
+    /// What ``stop()`` ends: the sessions ``makeSession(_:foreground:complicationEnabled:)`` made
+    /// and the app processes ``launch(_:executable:arguments:foreground:complicationEnabled:environment:)`` started.
+    private let made = LockedState(Made())
+
+    private struct Made {
+        var sessions: [WCSession] = []
+        var apps: [WatchRelayAppProcess] = []
+    }
     private let replyTimeoutSeconds: Double
     private let requestTimeoutSeconds: Double
     private let complicationsPerDay: Int
@@ -134,8 +140,13 @@ public final class WatchRelayTestLink: Sendable {
             preconditionFailure("WatchRelayTestLink made an environment WCSessionEnvironment refuses: \(values)")
         }
         let session = WCSession(environment: environment)
-        sessions.withLock { $0.append(session) }
+        made.withLock { $0.sessions.append(session) }
         return session
+    }
+
+    /// Records an app process ``stop()`` kills if it still runs.
+    func started(_ app: WatchRelayAppProcess) {
+        made.withLock { $0.apps.append(app) }
     }
 
     /// Calls `session.activate()` and returns once its `activationState` is `.activated` and
@@ -206,12 +217,41 @@ public final class WatchRelayTestLink: Sendable {
         try await startRelay()
     }
 
-    /// Closes every session ``makeSession(_:foreground:complicationEnabled:)`` made (those
-    /// closed already stay closed), stops the relay and removes ``directory``.
+    /// Closes every session this link made (`close()`: one left open would keep trying to reach
+    /// the relay), kills the app processes it launched that still run, stops the relay and
+    /// removes ``directory``. A test that fails before it stops leaves all of that running for
+    /// the rest of the test process: ``withLink(replyTimeoutSeconds:requestTimeoutSeconds:complicationsPerDay:phoneName:watchName:_:)``
+    /// stops the link whichever way the test ends.
     public func stop() async {
-        for session in sessions.withLock({ $0 }) { await session.close() }
+        let (sessions, apps) = made.withLock { made in
+            defer { made = Made() }
+            return (made.sessions, made.apps)
+        }
+        for session in sessions { await session.close() }
+        for app in apps { await app.kill() }
         await stopRelay()
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Starts a link (as ``start(replyTimeoutSeconds:requestTimeoutSeconds:complicationsPerDay:phoneName:watchName:)``),
+    /// runs `body` with it, and stops it (``stop()``) when `body` returned or threw, so a failed
+    /// expectation leaves no relay, session or app process running.
+    nonisolated(nonsending) public static func withLink<Result>(
+        replyTimeoutSeconds: Double = 10, requestTimeoutSeconds: Double = 10, complicationsPerDay: Int = 50,
+        phoneName: String = "iPhone", watchName: String = "Apple Watch",
+        _ body: (WatchRelayTestLink) async throws -> Result
+    ) async throws -> Result {
+        let link = try await start(
+            replyTimeoutSeconds: replyTimeoutSeconds, requestTimeoutSeconds: requestTimeoutSeconds,
+            complicationsPerDay: complicationsPerDay, phoneName: phoneName, watchName: watchName)
+        do {
+            let result = try await body(link)
+            await link.stop()
+            return result
+        } catch {
+            await link.stop()
+            throw error
+        }
     }
 
     private static func startRelay(

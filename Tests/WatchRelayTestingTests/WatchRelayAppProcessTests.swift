@@ -61,3 +61,47 @@ private let wait = 20 * scale
         await link.stop()
     }
 }
+
+@Suite struct WatchRelayTestLinkStopTests {
+    private struct Failure: Error {}
+
+    /// `stop()` closes the sessions the link made and kills the app processes it launched that
+    /// still run: a test that forgot one (or failed before closing it) leaves nothing running.
+    @Test func stopClosesTheSessionsAndKillsTheAppsTheLinkMade() async throws {
+        let link = try await WatchRelayTestLink.start(requestTimeoutSeconds: wait)
+        let phone = link.makeSession(.phone)
+        try await link.activate(phone)
+        let watchApp = try link.launch(.watch, executable: WatchRelayTestLink.builtProduct("wc-probe"))
+        try await watchApp.waitForOutput("activated", within: wait)
+
+        await link.stop()
+        #expect(phone.activationState == .notActivated)
+        #expect(!watchApp.isRunning)
+        #expect(!link.isRelayRunning)
+        #expect(!FileManager.default.fileExists(atPath: link.directory))
+    }
+
+    /// `withLink` stops the link when the test's body throws.
+    @Test func withLinkStopsTheLinkWhenTheBodyThrows() async throws {
+        var kept: (link: WatchRelayTestLink, session: WCSession)?
+        do {
+            try await WatchRelayTestLink.withLink(requestTimeoutSeconds: wait) { link in
+                let session = link.makeSession(.watch)
+                kept = (link, session)
+                try await link.activate(session)
+                throw Failure()
+            }
+            Issue.record("withLink returned although its body threw")
+        } catch is Failure {}
+        let (link, session) = try #require(kept)
+        #expect(session.activationState == .notActivated)
+        #expect(!link.isRelayRunning)
+        #expect(!FileManager.default.fileExists(atPath: link.directory))
+
+        let answer = try await WatchRelayTestLink.withLink(requestTimeoutSeconds: wait) { link in
+            try await link.activate(link.makeSession(.phone))
+            return link.directory
+        }
+        #expect(!FileManager.default.fileExists(atPath: answer))
+    }
+}
