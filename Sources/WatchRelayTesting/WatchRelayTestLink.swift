@@ -161,14 +161,17 @@ public final class WatchRelayTestLink: Sendable {
     }
 
     /// Returns once `condition` holds, checking it every 10 ms; throws
-    /// ``WatchRelayTestLinkError/timedOut(_:)`` naming `what` after `seconds`. What a test waits
-    /// on: the other side's delegate ran on the session's queue, so a condition reads what it
-    /// recorded under a lock of its own, or main-actor state it updated: `condition` runs on
-    /// the caller's actor (a `@MainActor` test reads its view models directly).
+    /// ``WatchRelayTestLinkError/timedOut(_:)`` naming `what` after `seconds` (by default 10 s,
+    /// or the link's request timeout when that is longer: a slow CI machine's, raised there
+    /// once, covers its waits too). What a test waits on: the other side's delegate ran on the
+    /// session's queue, so a condition reads what it recorded under a lock of its own, or
+    /// main-actor state it updated: `condition` runs on the caller's actor (a `@MainActor` test
+    /// reads its view models directly).
     public func waitUntil(
-        _ what: String, within seconds: Double = 10, isolation: isolated (any Actor)? = #isolation,
+        _ what: String, within seconds: Double? = nil, isolation: isolated (any Actor)? = #isolation,
         _ condition: () throws -> Bool
     ) async throws {
+        let seconds = seconds ?? max(10, requestTimeoutSeconds)
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while true {
             if try condition() { return }
@@ -195,7 +198,9 @@ public final class WatchRelayTestLink: Sendable {
     }
 
     /// Starts the relay again on ``port`` and its store (a relay restart); sessions reconnect
-    /// by themselves. Does nothing when it runs.
+    /// by themselves. Does nothing when it runs. Call it, ``stopRelay()`` and
+    /// ``restartRelay()`` one at a time: a second start while one is under way finds the port
+    /// taken and throws.
     /// - Throws: when the port is taken meanwhile or the store cannot be opened.
     public func startRelay() async throws {
         guard !isRelayRunning else { return }
