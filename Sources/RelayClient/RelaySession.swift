@@ -90,9 +90,6 @@ public actor RelaySession {
     public var handledEverythingReceived: Bool { core.lastSeq >= core.receivedThrough }
     /// All of the above in one value.
     public var status: SessionStatus { SessionStatus(core) }
-    /// Whether another connection with this device's identity replaced this session's (close
-    /// 4001: a second process on the same state directory); such a session never reconnects.
-    public var wasReplaced: Bool { core.phase == .replaced }
 
     // MARK: - Activation
 

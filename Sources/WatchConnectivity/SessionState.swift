@@ -4,9 +4,9 @@ import RelayProtocol
 /// The session's mutable state, behind the session's lock.
 struct SessionState: Sendable {
     var activationState = WCSessionActivationState.notActivated
-    /// How many times `activationDidCompleteWith` returned (or found no delegate to call):
+    /// Whether `activationDidCompleteWith` has returned (or found no delegate to call):
     /// ``activationState`` is set before the call, so it alone does not say the delegate ran.
-    var activationsReported = 0
+    var activationReported = false
     var isPaired = false
     /// Whether the relay sees the counterpart app reachable.
     var peerReachable = false

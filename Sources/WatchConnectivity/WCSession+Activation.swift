@@ -184,12 +184,12 @@ extension WCSession {
         await withDelegate { session, delegate in
             delegate.session(session, activationDidCompleteWith: activationState, error: error)
         }
-        state.withLock { $0.activationsReported += 1 }
+        state.withLock { $0.activationReported = true }
     }
 
     /// Whether the delegate's `activationDidCompleteWith` has returned (or there was no
     /// delegate to call) since the session was made: WatchRelayTesting's `activate` waits for it.
-    package var activationReported: Bool { state.withLock { $0.activationsReported > 0 } }
+    package var activationReported: Bool { state.withLock { $0.activationReported } }
 
     /// Outstanding transfers and the sent context from the device's store (after a restart).
     private func restore(from outbox: SessionOutbox) {

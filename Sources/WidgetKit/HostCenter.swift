@@ -183,7 +183,7 @@ enum RunningHosts {
     /// its (another test's, or a kind the app misspelt, said on standard error once per kind).
     /// A call naming none goes to the only running host. `nil` when that tells none (warning
     /// once when several could be meant).
-    static func only(kind: String? = nil) -> HostCenter? {
+    static func host(kind: String? = nil) -> HostCenter? {
         let running = centers.withLock { Array($0.values) }
         guard !running.isEmpty else { return nil }
         guard let kind else {
@@ -199,7 +199,7 @@ enum RunningHosts {
         if hosting.isEmpty {
             if unhostedKindsSaid.withLock({ $0.insert(kind).inserted }) {
                 StandardError.write(
-                    "WidgetKit: reloadTimelines(ofKind: \"\(kind)\") from a dispatch queue or a thread: no running "
+                    "WidgetKit: a WidgetCenter call for kind \"\(kind)\" from a dispatch queue or a thread: no running "
                         + "WidgetHost has widgets of that kind (running: "
                         + Set(running.flatMap { $0.widgets.map(\.kind) }).sorted().joined(separator: ", ")
                         + "), so it does nothing\n")

@@ -39,7 +39,7 @@ public final class WidgetCenter: Sendable {
     private static func target(kind: String? = nil) -> (any WidgetCenterHost)? {
         if let host { return host }
         let inTask = withUnsafeCurrentTask { $0 != nil }
-        return inTask ? nil : RunningHosts.only(kind: kind)
+        return inTask ? nil : RunningHosts.host(kind: kind)
     }
 
     /// Reloads the timelines for all configured widgets of `kind`.

@@ -50,7 +50,8 @@ struct RelaySessionTests {
         }
         #expect(event == .error(.replaced))
         #expect(RelaySessionError.replaced.code == "replaced")
-        #expect(await h.watch.wasReplaced)
+        // Down for good: activating it again fails at once instead of connecting.
+        await #expect(throws: RelaySessionError.notActivated) { try await h.watch.activate() }
         await second.close()
         await h.stop()
     }

@@ -75,7 +75,7 @@ import Testing
         let (a, b) = (HostCenter(widgets: []), HostCenter(widgets: []))
         RunningHosts.add(a)
         RunningHosts.add(b)
-        #expect(RunningHosts.only() == nil)
+        #expect(RunningHosts.host() == nil)
         RunningHosts.remove(a)
         RunningHosts.remove(b)
     }
@@ -89,18 +89,18 @@ import Testing
         let b2 = HostCenter(widgets: [WidgetInfo(kind: kindB, family: .accessoryInline)])
         RunningHosts.add(a)
         RunningHosts.add(b)
-        #expect(RunningHosts.only(kind: kindA) === a)
-        #expect(RunningHosts.only(kind: kindB) === b)
-        #expect(RunningHosts.only(kind: "nobody's") == nil)
-        #expect(RunningHosts.only() == nil)
+        #expect(RunningHosts.host(kind: kindA) === a)
+        #expect(RunningHosts.host(kind: kindB) === b)
+        #expect(RunningHosts.host(kind: "nobody's") == nil)
+        #expect(RunningHosts.host() == nil)
         RunningHosts.add(b2)
-        #expect(RunningHosts.only(kind: kindB) == nil)
-        #expect(RunningHosts.only(kind: kindA) === a)
+        #expect(RunningHosts.host(kind: kindB) == nil)
+        #expect(RunningHosts.host(kind: kindA) === a)
         for center in [b, b2] { RunningHosts.remove(center) }
         // A host of another kind is never the call's, even running alone: another test's call
         // (or a misspelt kind) does not land in this host's day.
-        #expect(RunningHosts.only(kind: kindB) == nil)
-        #expect(RunningHosts.only(kind: kindA) === a)
+        #expect(RunningHosts.host(kind: kindB) == nil)
+        #expect(RunningHosts.host(kind: kindA) === a)
         RunningHosts.remove(a)
     }
 
